@@ -1,0 +1,84 @@
+"""Percent-encoding normalisation of rule paths and URLs (RFC 9309 2.2.2).
+
+Rules and URLs are brought to one canonical form before any comparison:
+
+* octets outside ASCII (and characters not allowed in a URI, such as space)
+  are percent-encoded as their UTF-8 octets;
+* ``%XX`` escapes of unreserved characters (RFC 3986 2.3) are decoded
+  (``%7E`` is ``~``, ``%62%61%7A`` is ``baz``);
+* every other escape stays escaped, with upper-case hex digits
+  (``%2f`` is ``%2F``, never ``/``).
+
+Pure functions, no Scrapy import.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["normalize", "path_of"]
+
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+# Anything that is not an unescaped URI character needs work: a linear scan,
+# one character class, no backtracking.
+_NEEDS_WORK = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
+_WORK_ITEM = re.compile(r"%([0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
+
+
+def _encode_octets(char: str) -> str:
+    # surrogateescape restores the original octet of invalid UTF-8 input.
+    return "".join(f"%{octet:02X}" for octet in char.encode("utf-8", "surrogateescape"))
+
+
+def _replace(match: re.Match[str]) -> str:
+    hex_digits = match.group(1)
+    if hex_digits is None:
+        return _encode_octets(match.group())
+    char = chr(int(hex_digits, 16))
+    if char in _UNRESERVED:
+        return char
+    return "%" + hex_digits.upper()
+
+
+def normalize(text: str) -> str:
+    """Canonical percent-encoded form of a path, a query or a rule fragment."""
+    if _NEEDS_WORK.search(text) is None:
+        return text
+    try:
+        return _WORK_ITEM.sub(_replace, text)
+    except UnicodeEncodeError:  # a lone surrogate that was not an escaped octet
+        return _WORK_ITEM.sub(_replace, text.encode("utf-8", "replace").decode("utf-8"))
+
+
+def path_of(url: str) -> str:
+    """The path and query of ``url`` (absolute, or a path), without fragment.
+
+    RFC 9309 2.2.2: matching starts with the first octet of the path; the
+    query is part of what is matched, the fragment is not.
+
+    Raises ``ValueError`` for a value that is neither, which is what a call
+    with ``url`` and ``agent`` swapped looks like.
+    """
+    if url.startswith("/"):
+        path = url
+    else:
+        scheme_end = url.find("://")
+        if scheme_end <= 0 or not url[:scheme_end].isascii() or not url[0].isalpha():
+            raise ValueError(
+                f"url must be an absolute URL or a path starting with '/', got {url[:80]!r}"
+                " (were url= and agent= swapped?)"
+            )
+        authority_start = scheme_end + 3
+        path_start = len(url)
+        for delimiter in "/?#":
+            found = url.find(delimiter, authority_start)
+            if 0 <= found < path_start:
+                path_start = found
+        path = url[path_start:]
+        if not path.startswith("/"):
+            path = "/" + path
+    fragment = path.find("#")
+    if fragment >= 0:
+        path = path[:fragment]
+    return path

@@ -1,0 +1,205 @@
+"""A compiled, per-agent rule matcher (RFC 9309 2.2.2 and 2.2.3).
+
+Pure, no Scrapy import. The most specific rule wins: the one with the most
+octets in its (normalised) pattern; on a tie, ``allow`` wins. ``*`` matches
+any run of octets, a final ``$`` anchors the end; ``%2A`` and ``%24`` in a
+rule stand for a literal ``*`` and ``$``.
+
+Cost of one check does not grow with the number of rules:
+
+* plain-prefix rules live in a dict keyed by pattern, probed once per
+  distinct pattern length (a path of length L costs at most L probes);
+* ``$``-anchored rules without ``*`` are one dict probe on the whole path;
+* wildcard rules are indexed by their literal prefix or, when they have one,
+  by their rarest 3-octet substring, so only rules that can match are tried,
+  most specific first, and each try is a left-to-right scan with
+  ``str.find`` (linear, no backtracking).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from ._encoding import normalize
+
+__all__ = ["AgentMatcher", "Rule", "Verdict"]
+
+_GRAM = 3
+
+
+class Rule(NamedTuple):
+    """One allow/disallow line: ``value`` as written, ``text`` the whole line."""
+
+    allow: bool
+    value: str
+    line: int
+    text: str
+
+
+class Verdict(NamedTuple):
+    """The outcome of a check and the rule (with its line) that decided it.
+
+    ``line`` and ``rule`` are ``None`` when no rule matched (RFC 9309 2.2.2:
+    then the URI is allowed).
+    """
+
+    allowed: bool
+    line: int | None = None
+    rule: str | None = None
+
+
+ALLOWED_BY_DEFAULT = Verdict(True)
+
+# A decided rule, ordered so that ``max`` picks the RFC's winner:
+# (specificity, allow wins a tie, earliest line first on a full tie).
+_Key = tuple[int, bool, int]
+
+
+def _key(specificity: int, rule: Rule) -> _Key:
+    return (specificity, rule.allow, -rule.line)
+
+
+class _Wildcard(NamedTuple):
+    key: _Key
+    prefix: str
+    pieces: tuple[str, ...]
+    anchored: bool
+    rule: Rule
+
+    def matches(self, path: str) -> bool:
+        if not path.startswith(self.prefix):
+            return False
+        position = len(self.prefix)
+        pieces = self.pieces
+        if self.anchored:
+            last = pieces[-1]
+            pieces = pieces[:-1]
+        for piece in pieces:
+            if piece:
+                found = path.find(piece, position)
+                if found < 0:
+                    return False
+                position = found + len(piece)
+        if self.anchored:
+            return len(path) - len(last) >= position and path.endswith(last)
+        return True
+
+
+def _literal(fragment: str) -> str:
+    """A rule fragment in canonical form; ``%2A``/``%24`` become literal."""
+    return normalize(fragment).replace("%2A", "*").replace("%24", "$")
+
+
+def _compile_pattern(value: str) -> tuple[str, tuple[str, ...], bool, int]:
+    """Split a rule value into (prefix, pieces after each ``*``, anchored, length)."""
+    anchored = value.endswith("$")
+    if anchored:
+        value = value[:-1]
+    parts = [_literal(part) for part in value.split("*")]
+    specificity = sum(len(part) for part in parts) + (len(parts) - 1) + anchored
+    pieces = tuple(part for part in parts[1:] if part)
+    if anchored and len(parts) > 1 and not parts[-1]:
+        pieces += ("",)  # "/a*$": the star reaches the end, which always holds
+    return parts[0], pieces, anchored, specificity
+
+
+class AgentMatcher:
+    """The rules that apply to one product token, compiled for fast checks."""
+
+    __slots__ = (
+        "_exact",
+        "_gram_index",
+        "_plain",
+        "_plain_lengths",
+        "_prefix_index",
+        "_prefix_lengths",
+        "rule_count",
+    )
+
+    def __init__(self, rules: Iterable[Rule]) -> None:
+        plain: dict[str, tuple[_Key, Rule]] = {}
+        exact: dict[str, tuple[_Key, Rule]] = {}
+        wildcards: list[_Wildcard] = []
+        count = 0
+        for rule in rules:
+            if not rule.value:
+                continue  # RFC 9309 2.2.2: an empty pattern matches nothing
+            count += 1
+            prefix, pieces, anchored, specificity = _compile_pattern(rule.value)
+            key = _key(specificity, rule)
+            if "*" in rule.value:
+                wildcards.append(_Wildcard(key, prefix, pieces, anchored, rule))
+            else:
+                table = exact if anchored else plain
+                known = table.get(prefix)
+                if known is None or key > known[0]:
+                    table[prefix] = (key, rule)
+        self.rule_count = count
+        self._plain = plain
+        self._exact = exact
+        self._plain_lengths = sorted({len(pattern) for pattern in plain})
+        self._prefix_index, self._gram_index = _index_wildcards(wildcards)
+        self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
+
+    def check_path(self, path: str) -> Verdict:
+        """Decide for a path already in canonical form (see ``normalize``)."""
+        best: tuple[_Key, Rule] | None = None
+        lengths = self._plain_lengths
+        for index in range(bisect_right(lengths, len(path)) - 1, -1, -1):
+            found = self._plain.get(path[: lengths[index]])
+            if found is not None:
+                best = found
+                break
+        found = self._exact.get(path) if self._exact else None
+        if found is not None and (best is None or found[0] > best[0]):
+            best = found
+        if self._prefix_index or self._gram_index:
+            for wildcard in self._candidates(path, best[0] if best else None):
+                if wildcard.matches(path):
+                    best = (wildcard.key, wildcard.rule)
+                    break
+        if best is None:
+            return ALLOWED_BY_DEFAULT
+        rule = best[1]
+        return Verdict(rule.allow, rule.line, rule.text)
+
+    def _candidates(self, path: str, beat: _Key | None) -> list[_Wildcard]:
+        """Wildcard rules that could match ``path`` and beat ``beat``, best first."""
+        found: list[_Wildcard] = []
+        lengths = self._prefix_lengths
+        for length in lengths[: bisect_right(lengths, len(path))]:
+            found.extend(self._prefix_index.get(path[:length], ()))
+        if self._gram_index:
+            grams = {path[i : i + _GRAM] for i in range(len(path) - _GRAM + 1)}
+            for gram in grams:
+                found.extend(self._gram_index.get(gram, ()))
+        if beat is not None:
+            found = [wildcard for wildcard in found if wildcard.key > beat]
+        found.sort(key=lambda wildcard: wildcard.key, reverse=True)
+        return found
+
+
+def _index_wildcards(
+    wildcards: list[_Wildcard],
+) -> tuple[dict[str, list[_Wildcard]], dict[str, list[_Wildcard]]]:
+    """Index wildcard rules by their rarest 3-gram, else by literal prefix."""
+    frequency: Counter[str] = Counter()
+    rule_grams: list[set[str]] = []
+    for wildcard in wildcards:
+        grams = {
+            piece[i : i + _GRAM] for piece in wildcard.pieces for i in range(len(piece) - _GRAM + 1)
+        }
+        rule_grams.append(grams)
+        frequency.update(grams)
+    by_prefix: dict[str, list[_Wildcard]] = {}
+    by_gram: dict[str, list[_Wildcard]] = {}
+    for wildcard, grams in zip(wildcards, rule_grams, strict=True):
+        if grams:
+            rarest = min(sorted(grams), key=frequency.__getitem__)
+            by_gram.setdefault(rarest, []).append(wildcard)
+        else:
+            by_prefix.setdefault(wildcard.prefix, []).append(wildcard)
+    return by_prefix, by_gram

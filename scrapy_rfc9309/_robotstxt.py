@@ -1,0 +1,129 @@
+"""``RobotsTxt``: a parsed robots.txt file and its verdicts (RFC 9309 section 2).
+
+Pure Python, no Scrapy import, no I/O. Data flows one way:
+bytes -> numbered lines (``_lines``) -> groups (``_groups``) -> a compiled
+per-agent matcher (``_matcher``), built on first use and kept.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._agent import product_token
+from ._encoding import normalize, path_of
+from ._groups import WILDCARD_AGENT, Group, Grouping, build_groups
+from ._lines import DEFAULT_MAX_SIZE, Warnings, split_lines
+from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Verdict
+
+__all__ = ["RobotsTxt", "Verdict"]
+
+_URL_LIKE = re.compile(r"/|[A-Za-z][A-Za-z0-9+.-]*://")
+_ROBOTS_PATH = "/robots.txt"
+
+
+def _as_bytes(body: bytes | str) -> bytes:
+    if isinstance(body, str):
+        try:
+            return body.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # lone surrogates that stand for no octet
+            return body.encode("utf-8", "replace")
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return bytes(body)
+    raise TypeError(f"robots.txt body must be bytes or str, not {type(body).__name__}")
+
+
+def _token(agent: str) -> str:
+    if not isinstance(agent, str):
+        raise TypeError(f"agent must be a str, not {type(agent).__name__}")
+    if _URL_LIKE.match(agent):
+        raise ValueError(f"agent {agent[:80]!r} looks like a URL; call check(url=..., agent=...)")
+    return product_token(agent)
+
+
+class RobotsTxt:
+    """A parsed robots.txt file. Build it with :meth:`parse`.
+
+    >>> robots = RobotsTxt.parse(b"User-agent: *\\nDisallow: /private")
+    >>> robots.allowed(url="https://example.com/private/x", agent="ExampleBot")
+    False
+    >>> robots.check(url="/private/x", agent="ExampleBot")
+    Verdict(allowed=False, line=2, rule='Disallow: /private')
+    """
+
+    __slots__ = ("_grouping", "_matchers", "truncated", "warnings")
+
+    def __init__(self, grouping: Grouping, warnings: tuple[tuple[int, str], ...], truncated: bool):
+        self._grouping = grouping
+        self._matchers: dict[str, AgentMatcher] = {}
+        #: Lint findings, ``(line, message)``: each lenient reading and each ignored line.
+        self.warnings = warnings
+        #: Whether the body was longer than ``max_size`` and cut (RFC 9309 2.5).
+        self.truncated = truncated
+
+    @classmethod
+    def parse(cls, body: bytes | str, max_size: int = DEFAULT_MAX_SIZE) -> RobotsTxt:
+        """Parse the first ``max_size`` octets of ``body``; never raises on content.
+
+        RFC 9309 2.5: ``max_size`` should be at least 500 KiB (512,000 bytes).
+        """
+        if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 0:
+            raise ValueError(f"max_size must be a non-negative int, got {max_size!r}")
+        collector = Warnings()
+        lines, truncated = split_lines(_as_bytes(body), max_size, collector)
+        grouping = build_groups(lines, collector)
+        return cls(grouping, tuple(collector.items), truncated)
+
+    @property
+    def sitemaps(self) -> tuple[str, ...]:
+        """Sitemap URLs in file order (RFC 9309 2.2.4: other records)."""
+        return self._grouping.sitemaps
+
+    def groups_for(self, agent: str) -> list[Group]:
+        """The groups that govern ``agent`` (RFC 9309 2.2.1), in file order."""
+        return self._grouping.groups_for(_token(agent))
+
+    def matcher(self, agent: str) -> AgentMatcher:
+        """The compiled rules for ``agent``; built once per distinct group set."""
+        token = _token(agent)
+        if token not in self._grouping.by_token or token == WILDCARD_AGENT:
+            token = WILDCARD_AGENT
+        matcher = self._matchers.get(token)
+        if matcher is None:
+            groups = self._grouping.groups_for(token)
+            matcher = AgentMatcher(rule for group in groups for rule in group.rules)
+            self._matchers[token] = matcher
+        return matcher
+
+    def check(self, url: str, agent: str) -> Verdict:
+        """Decide whether ``agent`` may fetch ``url``, and by which line.
+
+        ``url`` is an absolute URL or a path with an optional query; ``agent``
+        a product token or a whole User-Agent value (its leading product name
+        is used). RFC 9309 2.2.2: the most specific rule wins, allow on a tie;
+        ``/robots.txt`` is always allowed.
+        """
+        if not isinstance(url, str):
+            raise TypeError(f"url must be a str, not {type(url).__name__}")
+        path = normalize(path_of(url))
+        matcher = self.matcher(agent)
+        if path == _ROBOTS_PATH:
+            return ALLOWED_BY_DEFAULT
+        return matcher.check_path(path)
+
+    def allowed(self, url: str, agent: str) -> bool:
+        """``check(url, agent).allowed``."""
+        return self.check(url, agent).allowed
+
+    def crawl_delay(self, agent: str) -> float | None:
+        """The first valid ``Crawl-delay`` of ``agent``'s groups, in seconds.
+
+        Not part of RFC 9309; widely used. ``None`` when there is none.
+        """
+        for group in self.groups_for(agent):
+            if group.crawl_delay is not None:
+                return group.crawl_delay
+        return None
+
+    def __repr__(self) -> str:
+        counts = (len(self._grouping.groups), len(self.sitemaps), len(self.warnings))
+        return "<RobotsTxt groups={} sitemaps={} warnings={}>".format(*counts)

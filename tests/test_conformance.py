@@ -1,0 +1,434 @@
+"""RFC 9309 conformance, written from the RFC text and the documents in
+``../shared/seeds/`` (the 1994 standard, the RFC tables, the Mary's Antiques
+example). Test ids start with the RFC section they check."""
+
+from __future__ import annotations
+
+import pytest
+
+from scrapy_rfc9309 import RobotsTxt, Verdict
+
+param = pytest.param
+
+
+def verdicts(body: str, agent: str, urls: list[str]) -> list[bool]:
+    robots = RobotsTxt.parse(body)
+    return [robots.allowed(url=url, agent=agent) for url in urls]
+
+
+# -- 2.1 / 2.2.1: groups and product tokens ---------------------------------
+
+GROUPS = [
+    param(
+        "user-agent: ExampleBot\ndisallow: /foo\ndisallow: /bar\n\n"
+        "user-agent: ExampleBot\ndisallow: /baz\n",
+        "ExampleBot",
+        {"/foo": False, "/bar": False, "/baz": False, "/qux": True},
+        id="2.2.1-groups-naming-the-same-agent-are-merged",
+    ),
+    param(
+        "user-agent: *\ndisallow: /foo\ndisallow: /bar\n\nuser-agent: BazBot\ndisallow: /baz\n",
+        "ExampleBot",
+        {"/foo": False, "/bar": False, "/baz": True},
+        id="2.2.1-no-matching-group-obeys-star",
+    ),
+    param(
+        "user-agent: BazBot\ndisallow: /baz\n",
+        "ExampleBot",
+        {"/baz": True, "/": True},
+        id="2.2.1-no-matching-group-and-no-star-allows-all",
+    ),
+    param(
+        "user-agent: *\ndisallow: /\n\nuser-agent: examplebot\ndisallow: /x\n",
+        "EXAMPLEBOT",
+        {"/": True, "/x": False},
+        id="2.2.1-agent-matching-is-case-insensitive",
+    ),
+    param(
+        "user-agent: bot\ndisallow: /\n\nuser-agent: *\ndisallow: /star\n",
+        "Googlebot",
+        {"/": True, "/star": False},
+        id="2.2.1-token-is-not-a-substring-match",
+    ),
+    param(
+        "user-agent: foo\ndisallow: /\n",
+        "FooBar",
+        {"/": True},
+        id="2.2.1-token-is-not-a-prefix-match",
+    ),
+    param(
+        "user-agent: hedwig-news\ndisallow: /\n",
+        "hedwig-news2",
+        {"/": True},
+        id="2.2.1-token-hedwig-news-does-not-govern-hedwig-news2",
+    ),
+    param(
+        "user-agent: ExampleBot/1.0\ndisallow: /v\n",
+        "ExampleBot",
+        {"/v": False},
+        id="2.2.1-user-agent-line-reduced-to-product-token",
+    ),
+    param(
+        "user-agent: ExampleBot\ndisallow: /v\n",
+        "ExampleBot/1.2 (+https://example.com/bot)",
+        {"/v": False},
+        id="2.2.1-caller-agent-reduced-to-leading-product",
+    ),
+    param(
+        "user-agent: a\nuser-agent: b\ndisallow: /x\n",
+        "b",
+        {"/x": False},
+        id="2.1-several-user-agent-lines-share-a-group",
+    ),
+    param(
+        "user-agent: a\ndisallow: /x\nuser-agent: b\ndisallow: /y\n",
+        "a",
+        {"/x": False, "/y": True},
+        id="2.1-user-agent-after-rule-starts-a-new-group",
+    ),
+    param(
+        "disallow: /x\nuser-agent: *\ndisallow: /y\n",
+        "a",
+        {"/x": True, "/y": False},
+        id="2.2.2-rules-before-first-user-agent-ignored",
+    ),
+    param(
+        "user-agent: a\nsitemap: https://e.com/s.xml\nuser-agent: b\ndisallow: /x\n",
+        "a",
+        {"/x": False},
+        id="2.2.4-sitemap-does-not-end-a-run-of-user-agent-lines",
+    ),
+    param(
+        "user-agent: a\ncrawl-delay: 5\nuser-agent: b\ndisallow: /x\n",
+        "a",
+        {"/x": False},
+        id="2.2.4-crawl-delay-does-not-end-a-run-of-user-agent-lines",
+    ),
+    param(
+        "user-agent: a\nfoo: bar\nuser-agent: b\ndisallow: /x\n",
+        "a",
+        {"/x": False},
+        id="2.2.4-unknown-line-does-not-end-a-run-of-user-agent-lines",
+    ),
+    param(
+        "user-agent: a\ndisallow: /x\nsitemap: https://e.com/s.xml\ndisallow: /y\n",
+        "a",
+        {"/x": False, "/y": False},
+        id="2.2.4-sitemap-does-not-end-a-group",
+    ),
+    param(
+        "user-agent: a\ndisallow: /x\n\n\ndisallow: /y\n",
+        "a",
+        {"/y": False},
+        id="2.1-blank-lines-do-not-end-a-group",
+    ),
+    param(
+        "user-agent: a\n",
+        "a",
+        {"/": True},
+        id="2.1-last-group-without-rules-allows-everything",
+    ),
+    param("", "a", {"/": True, "/x": True}, id="2.1-empty-file-allows-everything"),
+]
+
+
+@pytest.mark.parametrize(("body", "agent", "expected"), GROUPS)
+def test_groups(body: str, agent: str, expected: dict[str, bool]) -> None:
+    assert dict(zip(expected, verdicts(body, agent, list(expected)), strict=True)) == expected
+
+
+# -- 2.2.2 / 2.2.3: matching ---------------------------------------------------
+
+MATCHING = [
+    param("disallow: /foo", "/foo/bar", False, id="2.2.2-prefix-match"),
+    param("disallow: /foo", "/fo", True, id="2.2.2-shorter-path-does-not-match"),
+    param("disallow: /Foo", "/foo", True, id="2.2.2-paths-are-case-sensitive"),
+    param("disallow: /a\nallow: /a/b", "/a/b/c", True, id="2.2.2-longest-match-wins-allow"),
+    param("allow: /a\ndisallow: /a/b", "/a/b/c", False, id="2.2.2-longest-match-wins-disallow"),
+    param("disallow: /a\nallow: /a", "/a", True, id="2.2.2-allow-wins-a-tie"),
+    param("allow: /a$\ndisallow: /a*", "/a", True, id="2.2.2-allow-wins-a-tie-wildcards"),
+    param("disallow: /a/*/c", "/a/b/b/c", False, id="2.2.3-star-any-sequence"),
+    param("disallow: /a/*/c", "/a/c", True, id="2.2.3-star-needs-its-slashes"),
+    param("disallow: /*.php$", "/x/index.php", False, id="2.2.3-dollar-anchors-end"),
+    param("disallow: /*.php$", "/x/index.php?a", True, id="2.2.3-dollar-query-is-path"),
+    param("disallow: /x$", "/x/", True, id="2.2.3-dollar-exact"),
+    param("allow: /$\ndisallow: /", "/", True, id="2.2.3-allow-root-only"),
+    param("allow: /$\ndisallow: /", "/$x", False, id="2.2.3-dollar-has-no-literal-twin"),
+    param("disallow: /a$b", "/a$b", False, id="2.2.3-dollar-mid-pattern-is-literal"),
+    param("disallow: /*", "/anything", False, id="2.2.3-star-alone"),
+    param("disallow: /a**b", "/axxb", False, id="2.2.3-repeated-stars"),
+    param("disallow:", "/x", True, id="2.2.2-empty-rule-matches-nothing"),
+    param("disallow: /", "/robots.txt", True, id="2.2.2-robots-txt-implicitly-allowed"),
+    param("disallow: /a?b=1", "/a?b=1&c", False, id="2.2.2-query-is-part-of-path"),
+    param("disallow: /a#b", "/a", False, id="2.2.2-hash-starts-a-comment"),
+    param("disallow: /a", "/b#/a", True, id="2.2.2-fragment-is-not-matched"),
+    param("disallow: /foo/bar?baz=quz", "/foo/bar?baz=quz", False, id="2.2.2-table-query"),
+    param(
+        "disallow: /foo/bar?baz=https://foo.bar",
+        "/foo/bar?baz=https%3A%2F%2Ffoo.bar",
+        True,
+        id="2.2.2-table-reserved-escapes-stay-escaped",
+    ),
+    param(
+        "disallow: /foo/bar?baz=https%3A%2F%2Ffoo.bar",
+        "/foo/bar?baz=https%3A%2F%2Ffoo.bar",
+        False,
+        id="2.2.2-table-escaped-rule-escaped-url",
+    ),
+    param("disallow: /foo/bar/ツ", "/foo/bar/%E3%83%84", False, id="2.2.2-table-utf8-rule"),
+    param("disallow: /foo/bar/%E3%83%84", "/foo/bar/ツ", False, id="2.2.2-table-utf8-url"),
+    param("disallow: /foo/bar/%e3%83%84", "/foo/bar/%E3%83%84", False, id="2.2.2-hex-case"),
+    param("disallow: /foo/bar/baz", "/foo/bar/%62%61%7A", False, id="2.2.2-table-unreserved"),
+    param("disallow: /foo/bar/%62%61%7A", "/foo/bar/baz", False, id="2.2.2-unreserved-rule"),
+    param("disallow: /a%2Fb", "/a/b", True, id="2.2.2-escaped-slash-is-not-slash"),
+    param("disallow: /a/b", "/a%2Fb", True, id="2.2.2-slash-is-not-escaped-slash"),
+    param(
+        "disallow: /path/file-with-a-%2A.html",
+        "https://www.example.com/path/file-with-a-*.html",
+        False,
+        id="2.2.3-percent-2A-is-literal-star",
+    ),
+    param(
+        "disallow: /path/file-with-a-%2A.html",
+        "/path/file-with-a-b.html",
+        True,
+        id="2.2.3-percent-2A-is-not-a-wildcard",
+    ),
+    param(
+        "disallow: /path/foo-%24",
+        "https://www.example.com/path/foo-$",
+        False,
+        id="2.2.3-percent-24-is-literal-dollar",
+    ),
+    param("disallow: /path/foo-%24", "/path/foo-", True, id="2.2.3-percent-24-not-an-anchor"),
+]
+
+
+@pytest.mark.parametrize(("rules", "url", "expected"), MATCHING)
+def test_matching(rules: str, url: str, expected: bool) -> None:
+    robots = RobotsTxt.parse("user-agent: *\n" + rules + "\n")
+    assert robots.allowed(url=url, agent="ExampleBot") is expected
+
+
+def test_2_2_2_verdict_names_the_deciding_line() -> None:
+    robots = RobotsTxt.parse(
+        "# comment\nUser-agent: *\nDisallow: /private   # keep out\nAllow: /private/pub\n"
+    )
+    assert robots.check(url="https://e.com/private/a", agent="x") == Verdict(
+        False, 3, "Disallow: /private"
+    )
+    assert robots.check(url="/private/pub/a", agent="x") == Verdict(True, 4, "Allow: /private/pub")
+    assert robots.check(url="/public", agent="x") == Verdict(True, None, None)
+
+
+def test_2_2_2_allow_wins_a_tie_whatever_the_order() -> None:
+    for body in ("allow: /a\ndisallow: /a", "disallow: /a\nallow: /a"):
+        verdict = RobotsTxt.parse("user-agent: *\n" + body).check(url="/a", agent="x")
+        assert verdict.allowed and verdict.rule == "allow: /a"
+
+
+def test_2_2_2_merged_groups_keep_their_own_line_numbers() -> None:
+    robots = RobotsTxt.parse("user-agent: a\ndisallow: /x\n\nuser-agent: a\ndisallow: /xy\n")
+    assert robots.check(url="/xyz", agent="a") == Verdict(False, 5, "disallow: /xy")
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        param("https://example.com", "/", id="2.2.2-empty-path-is-root"),
+        param("https://example.com?q=1", "/?q=1", id="2.2.2-query-without-path"),
+        param("https://example.com:8080/a/b?c=d#e", "/a/b?c=d", id="2.2.2-port-and-fragment"),
+    ],
+)
+def test_2_2_2_absolute_urls(url: str, expected: str) -> None:
+    robots = RobotsTxt.parse(f"user-agent: *\ndisallow: {expected}$\n")
+    assert robots.allowed(url=url, agent="x") is False
+
+
+# -- the 1994 standard (seed 000) --------------------------------------------
+
+NORobots_1994 = """# robots.txt for http://www.example.com/
+
+User-agent: *
+Disallow: /cyberworld/map/ # This is an infinite virtual URL space
+Disallow: /tmp/ # these will soon disappear
+Disallow: /foo.html
+"""
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        param("/cyberworld/map/index.html", False, id="1994-example1-map"),
+        param("/tmp/x", False, id="1994-example1-tmp"),
+        param("/tmp", True, id="1994-example1-tmp-without-slash"),
+        param("/foo.html", False, id="1994-example1-foo"),
+        param("/index.html", True, id="1994-example1-other"),
+    ],
+)
+def test_1994_example_1(url: str, expected: bool) -> None:
+    assert RobotsTxt.parse(NORobots_1994).allowed(url=url, agent="webcrawler") is expected
+
+
+def test_1994_example_2_cybermapper_exception() -> None:
+    body = (
+        "User-agent: *\nDisallow: /cyberworld/map/ # This is an infinite virtual URL space\n\n"
+        "# Cybermapper knows where to go.\nUser-agent: cybermapper\nDisallow:\n"
+    )
+    robots = RobotsTxt.parse(body)
+    assert robots.allowed(url="/cyberworld/map/x", agent="cybermapper")
+    assert not robots.allowed(url="/cyberworld/map/x", agent="other")
+
+
+def test_1994_example_3_go_away() -> None:
+    robots = RobotsTxt.parse("# go away\nUser-agent: *\nDisallow: /\n")
+    assert not robots.allowed(url="/", agent="any")
+    assert not robots.allowed(url="/anything", agent="any")
+
+
+# -- HTTP: The Definitive Guide, table 9-3 and Mary's Antiques (seed 004) ----------
+
+
+@pytest.mark.parametrize(
+    ("rule", "path", "matches"),
+    [
+        param("/tmp", "/tmp", True, id="table9-3-equal"),
+        param("/tmp", "/tmpfile.html", True, id="table9-3-prefix"),
+        param("/tmp", "/tmp/a.html", True, id="table9-3-prefix-dir"),
+        param("/tmp/", "/tmp", False, id="table9-3-longer-rule"),
+        param("/~fred/hi.html", "/%7Efred/hi.html", True, id="table9-3-tilde-escaped-url"),
+        param("/%7Efred/hi.html", "/~fred/hi.html", True, id="table9-3-tilde-escaped-rule"),
+        param("/%7efred/hi.html", "/%7Efred/hi.html", True, id="table9-3-escape-case"),
+        param("/~fred/hi.html", "/~fred%2Fhi.html", False, id="table9-3-escaped-slash"),
+    ],
+)
+def test_table_9_3(rule: str, path: str, matches: bool) -> None:
+    robots = RobotsTxt.parse(f"user-agent: *\ndisallow: {rule}\n")
+    assert robots.allowed(url=path, agent="x") is not matches
+
+
+MARYS_ANTIQUES = """#####################################################################
+# This is the robots.txt file for Mary's Antiques web site
+#####################################################################
+
+# Keep Suzy's robot out of all the dynamic URLs because it doesn't
+# understand them, and out of all the private data, except for the
+# small section Mary has reserved on the site for Suzy.
+
+User-Agent: Suzy-Spider
+Disallow: /dynamic
+Allow: /private/suzy-stuff
+Disallow: /private
+
+# The Furniture-Finder robot was specially designed to understand
+# Mary's antique store's furniture inventory program, so let it
+# crawl that resource, but keep it out of all the other dynamic
+# resources and out of all the private data.
+
+User-Agent: Furniture-Finder
+Allow: /dynamic/check-inventory
+Disallow: /dynamic
+Disallow: /private
+
+# Keep everyone else out of the dynamic gateways and private data.
+
+User-Agent: *
+Disallow: /dynamic
+Disallow: /private
+"""
+
+_MARY = "http://www.marys-antiques.com"
+
+
+@pytest.mark.parametrize(
+    ("url", "suzy", "furniture", "nosy"),
+    [
+        param(f"{_MARY}/", True, True, True, id="table9-4-root"),
+        param(f"{_MARY}/index.html", True, True, True, id="table9-4-index"),
+        param(f"{_MARY}/private/payroll.xls", False, False, False, id="table9-4-payroll"),
+        param(f"{_MARY}/private/suzy-stuff/taxes.txt", True, False, False, id="table9-4-suzy"),
+        param(f"{_MARY}/dynamic/buy-stuff?id=3546", False, False, False, id="table9-4-buy"),
+        param(
+            f"{_MARY}/dynamic/check-inventory?kitchen", False, True, False, id="table9-4-inventory"
+        ),
+    ],
+)
+def test_table_9_4_marys_antiques(url: str, suzy: bool, furniture: bool, nosy: bool) -> None:
+    robots = RobotsTxt.parse(MARYS_ANTIQUES)
+    assert robots.allowed(url=url, agent="Suzy-Spider") is suzy
+    assert robots.allowed(url=url, agent="Furniture-Finder") is furniture
+    assert robots.allowed(url=url, agent="NosyBot") is nosy
+    assert robots.warnings == ()
+
+
+# -- 2.5: limits, and the other records ----------------------------------------
+
+
+def test_2_5_only_max_size_bytes_are_parsed() -> None:
+    head = "user-agent: *\ndisallow: /early\n"
+    body = head + "#" * (1000 - len(head) - 1) + "\ndisallow: /late\n"
+    robots = RobotsTxt.parse(body, max_size=1000)
+    assert robots.truncated
+    assert not robots.allowed(url="/early", agent="x")
+    assert robots.allowed(url="/late", agent="x")
+    assert not RobotsTxt.parse(body).allowed(url="/late", agent="x")
+
+
+def test_2_5_a_rule_cut_by_the_limit_is_dropped_not_guessed() -> None:
+    body = "user-agent: *\nallow: /private/public\ndisallow: /private\n"
+    cut_at = body.index("/public") + 2  # "allow: /p" would allow all of /private
+    robots = RobotsTxt.parse(body.replace("disallow", "Disallow").encode(), max_size=cut_at)
+    assert robots.check(url="/private/x", agent="x") == Verdict(True, None, None)
+    assert any("parse limit" in message for _, message in robots.warnings)
+    robots = RobotsTxt.parse("user-agent: *\ndisallow: /private\nallow: /private/pub", max_size=42)
+    assert not robots.allowed(url="/private/pub", agent="x")
+
+
+def test_2_5_default_limit_is_500_kib() -> None:
+    body = b"user-agent: *\n" + b"#" * 511_000 + b"\ndisallow: /x\n"
+    assert not RobotsTxt.parse(body).allowed(url="/x", agent="a")
+    body = b"user-agent: *\n" + b"#" * 512_000 + b"\ndisallow: /x\n"
+    assert RobotsTxt.parse(body).allowed(url="/x", agent="a")
+
+
+def test_2_2_4_sitemaps_in_file_order_and_crawl_delay() -> None:
+    robots = RobotsTxt.parse(
+        "Sitemap: https://e.com/a.xml\nuser-agent: a\ncrawl-delay: 2.5\nuser-agent: b\n"
+        "disallow: /x\nsitemap: https://e.com/b.xml\nuser-agent: *\ncrawl-delay: 1\n"
+    )
+    assert robots.sitemaps == ("https://e.com/a.xml", "https://e.com/b.xml")
+    assert robots.crawl_delay("a") == 2.5
+    assert robots.crawl_delay("B/1.0") == 2.5
+    assert robots.crawl_delay("other") == 1.0
+    assert RobotsTxt.parse("user-agent: *\ndisallow: /").crawl_delay("a") is None
+
+
+def test_crawl_delay_invalid_values_are_ignored_with_a_warning() -> None:
+    for value in ("-1", "nan", "inf", "soon"):
+        robots = RobotsTxt.parse(f"user-agent: *\ncrawl-delay: {value}\n")
+        assert robots.crawl_delay("a") is None
+        assert robots.warnings[0][0] == 2
+
+
+# -- the API contract ---------------------------------------------------------------
+
+
+def test_keyword_arguments_and_swapped_arguments_are_refused() -> None:
+    robots = RobotsTxt.parse("user-agent: *\ndisallow: /")
+    assert robots.allowed(url="https://e.com/", agent="ExampleBot") is False
+    assert robots.allowed("https://e.com/", "ExampleBot") is False
+    with pytest.raises(ValueError, match="swapped"):
+        robots.allowed("ExampleBot", "https://e.com/")
+    with pytest.raises(ValueError, match="looks like a URL"):
+        robots.check(url="/x", agent="/x")
+    with pytest.raises(TypeError):
+        robots.check(url=b"/x", agent="a")  # type: ignore[arg-type]
+
+
+def test_parse_accepts_bytes_and_str_and_rejects_bad_limits() -> None:
+    for body in (b"user-agent: *\ndisallow: /x", "user-agent: *\ndisallow: /x"):
+        assert not RobotsTxt.parse(body).allowed(url="/x", agent="a")
+    with pytest.raises(ValueError, match="max_size"):
+        RobotsTxt.parse(b"", max_size=-1)
+    with pytest.raises(TypeError):
+        RobotsTxt.parse(None)  # type: ignore[arg-type]

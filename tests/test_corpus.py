@@ -1,0 +1,40 @@
+"""Every real-world robots.txt of ``../shared/corpus`` parses and answers
+without raising, in time proportional to its size (RFC 9309 2.5: parse
+what can be parsed)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from scrapy_rfc9309 import RobotsTxt
+
+from .corpus import SKIP_REASON, corpus_files
+
+FILES = corpus_files()
+pytestmark = pytest.mark.skipif(not FILES, reason=SKIP_REASON)
+
+# A generous guard against super-linear behaviour, not a benchmark:
+# fixed overhead plus 2 microseconds per parsed byte.
+_SECONDS_PER_BYTE = 2e-6
+_OVERHEAD = 0.05
+
+
+def test_corpus_is_complete() -> None:
+    assert len(FILES) == 6073
+
+
+def test_every_corpus_file_parses_and_answers() -> None:
+    slow = []
+    for path in FILES:
+        body = path.read_bytes()
+        started = time.perf_counter()
+        robots = RobotsTxt.parse(body)
+        for agent in ("ExampleBot", "Googlebot", "*"):
+            for url in ("/", "/index.html", "/search?q=1", "/a/b/c.php", "/%E3%83%84"):
+                assert isinstance(robots.allowed(url=url, agent=agent), bool)
+        elapsed = time.perf_counter() - started
+        if elapsed > _OVERHEAD + _SECONDS_PER_BYTE * min(len(body), 512_000):
+            slow.append((path.name, len(body), round(elapsed, 3)))
+    assert not slow, f"parse time not proportional to size: {slow[:10]}"

@@ -1,0 +1,81 @@
+"""Hostile input: huge, binary, pathological files never raise and never take
+super-linear time (RFC 9309 section 3: parsers must protect themselves).
+
+The time limits are generous guards (seconds where quadratic or exponential
+behaviour would take minutes), not benchmarks; see ``benchmarks/``."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from scrapy_rfc9309 import RobotsTxt
+
+T = TypeVar("T")
+
+
+def timed(limit: float, call: Callable[[], T]) -> T:
+    started = time.perf_counter()
+    result = call()
+    elapsed = time.perf_counter() - started
+    assert elapsed < limit, f"took {elapsed:.2f}s, limit {limit}s"
+    return result
+
+
+def test_3_many_agents_share_one_group_without_copies() -> None:
+    names = ["bot-" + "".join(chr(97 + int(digit)) for digit in str(i)) for i in range(2000)]
+    agents = "".join(f"User-agent: {name}\n" for name in names)
+    rules = "".join(f"Disallow: /p{i}/\n" for i in range(2000))
+    robots = timed(2.0, lambda: RobotsTxt.parse(agents + rules))
+    assert robots.warnings == ()
+    assert len(robots.groups_for(names[0])) == 1
+    assert robots.groups_for(names[0])[0] is robots.groups_for(names[-1])[0]
+    assert len(robots.groups_for(names[0])[0].rules) == 2000
+    assert not robots.allowed(url="/p1999/x", agent=names[-1].upper())
+    assert robots.allowed(url="/p1999/x", agent="other")
+
+
+def test_3_stars_do_not_backtrack() -> None:
+    body = "User-agent: *\nDisallow: /" + "*a" * 20_000 + "*b$\n"
+    robots = timed(2.0, lambda: RobotsTxt.parse(body))
+    timed(2.0, lambda: robots.allowed(url="/" + "a" * 50_000, agent="x"))
+    assert not robots.allowed(url="/" + "a" * 20_000 + "b", agent="x")
+    body = "User-agent: *\nDisallow: /" + "*" * 100_000 + "\n"
+    robots = timed(2.0, lambda: RobotsTxt.parse(body))
+    assert not timed(1.0, lambda: robots.allowed(url="/x" * 10_000, agent="x"))
+
+
+def test_3_twenty_thousand_wildcard_rules() -> None:
+    rng = random.Random(9309)
+    words = ["".join(rng.choice("abcdefghij") for _ in range(6)) for _ in range(20_000)]
+    body = "User-agent: *\n" + "".join(f"Disallow: /*{word}*.php$\n" for word in words)
+    robots = timed(5.0, lambda: RobotsTxt.parse(body))
+    url = f"/shop/{words[12345]}/item.php"
+    assert not robots.allowed(url=url, agent="x")
+    assert robots.check(url=url, agent="x").line == 12345 + 2
+    timed(
+        2.0, lambda: [robots.allowed(url=f"/shop/{w}x/item.html", agent="x") for w in words[:1000]]
+    )
+
+
+def test_3_binary_junk_and_huge_bodies() -> None:
+    rng = random.Random(3)
+    junk = bytes(rng.getrandbits(8) for _ in range(600_000))
+    robots = timed(5.0, lambda: RobotsTxt.parse(junk))
+    assert robots.truncated
+    assert isinstance(robots.allowed(url="/x", agent="x"), bool)
+    one_line = b"User-agent: *\nDisallow: /" + b"a" * 3_000_000
+    robots = timed(5.0, lambda: RobotsTxt.parse(one_line))
+    assert robots.allowed(url="/aaa", agent="x")  # the cut line is dropped
+    only_newlines = b"\n" * 3_000_000
+    assert timed(5.0, lambda: RobotsTxt.parse(only_newlines)).allowed(url="/", agent="x")
+
+
+def test_3_long_urls_and_escapes() -> None:
+    robots = RobotsTxt.parse("User-agent: *\nDisallow: /a%\nAllow: /%zz\n")
+    url = "/" + "%" * 100_000 + "é" * 10_000
+    assert isinstance(timed(2.0, lambda: robots.allowed(url=url, agent="x")), bool)
+    assert not robots.allowed(url="/a%", agent="x")
+    assert robots.allowed(url="/%zz", agent="x")

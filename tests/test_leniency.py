@@ -1,0 +1,101 @@
+"""Deliberate departures from the RFC 9309 grammar (RFC 9309 2.2.4 allows
+leniency for other records; the rest keeps real-world files working).
+
+Each departure is tagged ``LENIENT(<id>)`` in the source, is tested here under
+test id ``lenient-<id>``, and produces a warning naming its line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import scrapy_rfc9309
+from scrapy_rfc9309 import RobotsTxt
+
+param = pytest.param
+
+# (id, body, url, expected verdict for agent "ExampleBot", line of the warning)
+LENIENT_CASES = [
+    param(b"user-agent: *\nDissallow: /tmp\n", "/tmp/a", False, 2, id="lenient-misspelling"),
+    param(b"useragent: *\ndisallow: /tmp\n", "/tmp/a", False, 1, id="lenient-misspelling-ua"),
+    param(b"user agent: *\ndisallow: /tmp\n", "/tmp/a", False, 1, id="lenient-misspelling-ua2"),
+    param(b"user-agent: *\nDisallow /tmp\n", "/tmp/a", False, 2, id="lenient-missing-colon"),
+    param(b"\xef\xbb\xbfuser-agent: *\ndisallow: /tmp\n", "/tmp", False, 1, id="lenient-bom"),
+    param(
+        b"user-agent: *\nallow: /\xe9\ndisallow: /\n", "/%E9", True, 2, id="lenient-invalid-utf8"
+    ),
+    param(
+        b"user-agent: *\nallow: /\xe9\ndisallow: /\n",
+        "/x",
+        False,
+        2,
+        id="lenient-invalid-utf8-kept",
+    ),
+    param(b"u\x00s\x00e\x00r\x00-agent: *\ndisallow: /x\n", "/x", False, 1, id="lenient-nul"),
+    param(
+        b"user-agent: *\ndisallow: private/\n",
+        "/private/a",
+        False,
+        2,
+        id="lenient-rule-without-slash",
+    ),
+    param(b"user-agent: ExampleBot/2.1\ndisallow: /x\n", "/x", False, 1, id="lenient-agent-suffix"),
+]
+
+
+@pytest.mark.parametrize(("body", "url", "allowed", "warning_line"), LENIENT_CASES)
+def test_lenient_reading(body: bytes, url: str, allowed: bool, warning_line: int) -> None:
+    robots = RobotsTxt.parse(body)
+    assert robots.allowed(url=url, agent="ExampleBot") is allowed
+    assert warning_line in [line for line, _ in robots.warnings]
+
+
+def test_every_lenient_tag_in_the_source_is_tested() -> None:
+    source = Path(scrapy_rfc9309.__file__).parent
+    tags = set()
+    for path in source.glob("*.py"):
+        tags |= set(re.findall(r"LENIENT\(([a-z0-9-]+)\)", path.read_text()))
+    tested = {case.id.removeprefix("lenient-") for case in LENIENT_CASES}
+    assert tags, "no LENIENT tags found"
+    assert tags <= tested, f"untested leniency: {sorted(tags - tested)}"
+
+
+@pytest.mark.parametrize(
+    "ending", [param(b"\n", id="2.2-LF"), param(b"\r\n", id="2.2-CRLF"), param(b"\r", id="2.2-CR")]
+)
+def test_2_2_line_endings(ending: bytes) -> None:
+    body = ending.join([b"user-agent: *", b"disallow: /a", b"allow: /a/b", b""])
+    robots = RobotsTxt.parse(body)
+    assert robots.check(url="/a/x", agent="x").line == 2
+    assert robots.check(url="/a/b", agent="x").line == 3
+
+
+def test_2_2_no_other_character_ends_a_line() -> None:
+    # str.splitlines() would split at these; RFC 9309's NL is CR, LF or CRLF only.
+    rest = "\x0b\x0c\x1c\x85\u2028disallow: /b"
+    robots = RobotsTxt.parse("user-agent: *\ndisallow: /a" + rest + "\n")
+    assert robots.allowed(url="/b", agent="x")
+    assert robots.check(url="/a" + rest + "/x", agent="x").line == 2
+
+
+def test_invalid_utf8_is_never_dropped() -> None:
+    # Scrapy decodes with errors="ignore": "Allow: /\xe9" would become "Allow: /".
+    robots = RobotsTxt.parse(b"user-agent: *\ndisallow: /\nallow: /\xe9\n")
+    assert not robots.allowed(url="/other", agent="x")
+    verdict = robots.check(url="/%e9", agent="x")
+    assert verdict.allowed and verdict.rule == "allow: /\\xe9"
+
+
+def test_unknown_and_broken_lines_are_warned_about() -> None:
+    robots = RobotsTxt.parse("foo: bar\njunk line\nuser-agent: *\ndisallow: /x\nuser-agent: ???\n")
+    lines = [line for line, _ in robots.warnings]
+    assert lines == [1, 2, 5]
+    assert not robots.allowed(url="/x", agent="a")
+
+
+def test_rules_before_any_group_are_warned_about() -> None:
+    robots = RobotsTxt.parse("disallow: /x\n")
+    assert robots.warnings == ((1, "rule before any user-agent line ignored"),)
