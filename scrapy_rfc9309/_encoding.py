@@ -62,6 +62,13 @@ def path_of(url: str) -> str:
     """
     if url.startswith("/"):
         path = url
+    elif url.startswith(("https://", "http://")):
+        authority_start = 8 if url[4] == "s" else 7
+        slash = url.find("/", authority_start)
+        authority = url[authority_start:slash]
+        if slash < 0 or "?" in authority or "#" in authority:
+            return _path_after_authority(url, authority_start)
+        path = url[slash:]
     else:
         scheme_end = url.find("://")
         if scheme_end <= 0 or not url[:scheme_end].isascii() or not url[0].isalpha():
@@ -69,16 +76,21 @@ def path_of(url: str) -> str:
                 f"url must be an absolute URL or a path starting with '/', got {url[:80]!r}"
                 " (were url= and agent= swapped?)"
             )
-        authority_start = scheme_end + 3
-        path_start = len(url)
-        for delimiter in "/?#":
-            found = url.find(delimiter, authority_start)
-            if 0 <= found < path_start:
-                path_start = found
-        path = url[path_start:]
-        if not path.startswith("/"):
-            path = "/" + path
+        return _path_after_authority(url, scheme_end + 3)
     fragment = path.find("#")
     if fragment >= 0:
         path = path[:fragment]
     return path
+
+
+def _path_after_authority(url: str, authority_start: int) -> str:
+    path_start = len(url)
+    for delimiter in "/?#":
+        found = url.find(delimiter, authority_start)
+        if 0 <= found < path_start:
+            path_start = found
+    path = url[path_start:]
+    fragment = path.find("#")
+    if fragment >= 0:
+        path = path[:fragment]
+    return path if path.startswith("/") else "/" + path

@@ -7,19 +7,23 @@ Crawl-delay and unknown lines never end a group nor a run of user-agent lines
 
 Groups are kept once, whatever the number of agents naming them: an index maps
 each product token to its groups, so 2,000 user-agent lines over 2,000 rules
-cost 2,000 index entries, not four million rule copies.
+cost 2,000 index entries, not four million rule copies. A group keeps its
+rules as two integer arrays (line numbers, offsets into the body); the rules
+are read again only when a matcher is compiled.
 """
 
 from __future__ import annotations
 
 import math
+from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ._agent import is_valid_token, product_token
-from ._lines import Line, Warnings
+from ._lines import Directive, Warnings, directive_at, printable
 from ._matcher import Rule
 
-__all__ = ["Group", "Grouping", "build_groups"]
+__all__ = ["WILDCARD_AGENT", "Group", "Grouping", "build_groups"]
 
 WILDCARD_AGENT = "*"
 
@@ -29,7 +33,8 @@ class Group:
     """One group: its user-agent lines as ``(line, token)`` and its records."""
 
     agents: list[tuple[int, str]] = field(default_factory=list)
-    rules: list[Rule] = field(default_factory=list)
+    rule_lines: array[int] = field(default_factory=lambda: array("I"))
+    rule_offsets: array[int] = field(default_factory=lambda: array("I"))
     crawl_delay: float | None = None
 
 
@@ -37,6 +42,7 @@ class Group:
 class Grouping:
     """All groups of a file, the token index and the file-wide sitemaps."""
 
+    body: bytes
     groups: list[Group]
     by_token: dict[str, list[int]]
     sitemaps: tuple[str, ...]
@@ -52,75 +58,86 @@ class Grouping:
             indexes = self.by_token.get(WILDCARD_AGENT, [])
         return [self.groups[index] for index in indexes]
 
+    def rules(self, groups: Iterable[Group]) -> Iterator[Rule]:
+        """The rules of ``groups``, read again from the body."""
+        for group in groups:
+            for number, offset in zip(group.rule_lines, group.rule_offsets, strict=True):
+                key, value, text = directive_at(self.body, offset)
+                yield _rule(key, value, number, text)
 
-def _agent_token(line: Line, warnings: Warnings) -> str:
-    value = line.value
+
+def _agent_token(directive: Directive, warnings: Warnings) -> str:
+    value = directive.value.decode("utf-8", "replace")
     if value == WILDCARD_AGENT:
         return WILDCARD_AGENT
     token = product_token(value)
     if not is_valid_token(token):
-        warnings.add(line.number, f"user-agent {value[:60]!r} is not a product token ([A-Za-z_-])")
+        warnings.add(directive.number, f"user-agent {value[:60]!r} is not a product token")
     elif len(token) != len(value):
         # LENIENT(agent-suffix): "Googlebot/2.1" or "Googlebot News" read as "Googlebot".
-        warnings.add(line.number, f"user-agent {value[:60]!r} read as product token {token!r}")
+        warnings.add(directive.number, f"user-agent {value[:60]!r} read as product token {token!r}")
     return token
 
 
-def _crawl_delay(line: Line, warnings: Warnings) -> float | None:
+def _crawl_delay(directive: Directive, warnings: Warnings) -> float | None:
     try:
-        delay = float(line.value)
+        delay = float(directive.value)
     except ValueError:
         delay = math.nan
     if math.isfinite(delay) and delay >= 0:
         return delay
-    warnings.add(line.number, f"crawl-delay {line.value[:30]!r} is not a number of seconds")
+    shown = printable(directive.value[:30])
+    warnings.add(directive.number, f"crawl-delay {shown!r} is not a number of seconds")
     return None
 
 
-def build_groups(lines: list[Line], warnings: Warnings) -> Grouping:
+def _rule(key: str, value: bytes, number: int, text: str) -> Rule:
+    pattern = value.decode("utf-8", "surrogateescape")
+    if pattern and not pattern.startswith(("/", "*")):
+        # LENIENT(rule-without-slash): "Disallow: private/" read as "/private/".
+        pattern = "/" + pattern
+    return Rule(key == "allow", pattern, number, text)
+
+
+def build_groups(body: bytes, lines: Iterable[Directive], warnings: Warnings) -> Grouping:
     """Fold directive lines into groups (RFC 9309 2.1, 2.2.1, 2.2.4)."""
     groups: list[Group] = []
     by_token: dict[str, list[int]] = {}
     sitemaps: list[str] = []
     current: Group | None = None
     rules_started = False
-    for line in lines:
-        key = line.key
-        if key == "user-agent":
+    for directive in lines:
+        key = directive.key
+        if key == "disallow" or key == "allow":
+            if current is None:
+                warnings.add(directive.number, "rule before any user-agent line ignored")
+                continue
+            rules_started = True
+            if directive.value and directive.value[:1] not in (b"/", b"*"):
+                warnings.add(
+                    directive.number,
+                    f"rule {printable(directive.value[:60])!r} does not start with '/'",
+                )
+            current.rule_lines.append(directive.number)
+            current.rule_offsets.append(directive.offset)
+        elif key == "user-agent":
             if current is None or rules_started:
                 current = Group()
                 groups.append(current)
                 rules_started = False
-            token = _agent_token(line, warnings)
-            current.agents.append((line.number, token))
+            token = _agent_token(directive, warnings)
+            current.agents.append((directive.number, token))
             if token:
                 indexes = by_token.setdefault(token, [])
                 if not indexes or indexes[-1] != len(groups) - 1:
                     indexes.append(len(groups) - 1)
-        elif key in ("allow", "disallow"):
-            if current is None:
-                warnings.add(line.number, "rule before any user-agent line ignored")
-                continue
-            rules_started = True
-            current.rules.append(_rule(line, warnings))
         elif key == "sitemap":
-            if line.value:
-                sitemaps.append(line.value)
+            if directive.value:
+                sitemaps.append(directive.value.decode("utf-8", "replace"))
         elif key == "crawl-delay":
-            delay = _crawl_delay(line, warnings)
+            delay = _crawl_delay(directive, warnings)
             if current is None:
-                warnings.add(line.number, "crawl-delay before any user-agent line ignored")
+                warnings.add(directive.number, "crawl-delay before any user-agent line ignored")
             elif delay is not None and current.crawl_delay is None:
                 current.crawl_delay = delay
-    return Grouping(groups, by_token, tuple(sitemaps))
-
-
-def _rule(line: Line, warnings: Warnings) -> Rule:
-    value = line.value
-    if value and not value.startswith(("/", "*")):
-        # LENIENT(rule-without-slash): "Disallow: private/" read as "/private/".
-        warnings.add(
-            line.number, f"rule {value[:60]!r} does not start with '/'; read as '/{value[:60]}'"
-        )
-        value = "/" + value
-    return Rule(line.key == "allow", value, line.number, line.text)
+    return Grouping(body, groups, by_token, tuple(sitemaps))

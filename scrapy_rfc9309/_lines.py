@@ -1,154 +1,206 @@
 """Bytes to numbered directive lines: the lexer of RFC 9309 section 2.2.
 
-No Scrapy import and no I/O. Each line of the file becomes at most one
-:class:`Line` carrying its 1-based line number, so every later verdict can
-name the line that decided it.
+No Scrapy import and no I/O. :func:`prepare` turns a body into canonical
+bytes (size limit, BOM, line ends, NUL); :func:`directives` then yields one
+:class:`Directive` per directive line with its 1-based line number and its
+offset, so a rule can be read again later (:func:`directive_at`) instead of
+being kept as Python objects, and every verdict can name its line.
 
 Departures from the RFC grammar that real files need are marked in the code
 one way only: a comment ``LENIENT(<id>)`` at the place, and a warning
-``(line, message)`` for the user. The test suite checks that every id is
-exercised (``tests/test_leniency.py``).
+``(line, message)`` for the user. ``tests/test_leniency.py`` checks that every
+id is exercised.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
-__all__ = ["DEFAULT_MAX_SIZE", "KNOWN_DIRECTIVES", "Line", "Warnings", "split_lines"]
+__all__ = [
+    "DEFAULT_MAX_SIZE",
+    "Directive",
+    "Warnings",
+    "directive_at",
+    "directives",
+    "prepare",
+    "printable",
+]
 
 #: RFC 9309 section 2.5: the parsing limit MUST be at least 500 KiB.
 DEFAULT_MAX_SIZE = 512_000
 
 _BOM = b"\xef\xbb\xbf"
-_WHITESPACE = b" \t"
-_BLANKS = re.compile(r"[ \t]+")  # RFC 9309 2.2 WS: space and tab only
+_BLANKS = re.compile(rb"[ \t]+")  # RFC 9309 2.2 WS: space and tab only
+# A line with content: optional blanks, then anything up to a comment or the
+# line end. One character class per step, so the scan is linear.
+_CONTENT = re.compile(rb"^[ \t]*([^ \t\n#][^#\n]*)", re.MULTILINE)
 
-#: Canonical directive names (RFC 9309 2.2 plus the common extensions).
-KNOWN_DIRECTIVES = frozenset({"user-agent", "allow", "disallow", "sitemap", "crawl-delay"})
+_INVALID_OCTET = re.compile("[\udc80-\udcff]")
 
-#: LENIENT(misspelling): common misspellings (RFC 9309 2.2.4 allows this),
-#: the set Google's reference parser accepts and a few seen in the corpus.
-_MISSPELLINGS = {
-    "useragent": "user-agent",
-    "user agent": "user-agent",
-    "user_agent": "user-agent",
-    "user-agents": "user-agent",
-    "dissallow": "disallow",
-    "dissalow": "disallow",
-    "disalow": "disallow",
-    "diasllow": "disallow",
-    "disallaw": "disallow",
-    "dis-allow": "disallow",
-    "site-map": "sitemap",
-    "sitemaps": "sitemap",
-    "crawldelay": "crawl-delay",
-    "crawl_delay": "crawl-delay",
+_CANONICAL = {
+    b"user-agent": "user-agent",
+    b"allow": "allow",
+    b"disallow": "disallow",
+    b"sitemap": "sitemap",
+    b"crawl-delay": "crawl-delay",
+}
+#: LENIENT(misspelling): common misspellings (RFC 9309 2.2.4 allows this):
+#: the set Google's reference parser accepts and a few seen in real files.
+_MISSPELT = {
+    b"useragent": "user-agent",
+    b"user agent": "user-agent",
+    b"user_agent": "user-agent",
+    b"user-agents": "user-agent",
+    b"dissallow": "disallow",
+    b"dissalow": "disallow",
+    b"disalow": "disallow",
+    b"diasllow": "disallow",
+    b"disallaw": "disallow",
+    b"dis-allow": "disallow",
+    b"site-map": "sitemap",
+    b"sitemaps": "sitemap",
+    b"crawldelay": "crawl-delay",
+    b"crawl_delay": "crawl-delay",
 }
 
 
-class Line(NamedTuple):
-    """One directive line: ``number`` is 1-based, ``key`` canonical lower case.
-
-    ``value`` may hold lone surrogates for invalid UTF-8 octets; ``text`` is
-    the line as written (comment and outer blanks removed), always printable.
-    """
+class Directive(NamedTuple):
+    """One directive line. ``key`` is canonical; ``value`` raw, blanks stripped."""
 
     number: int
+    offset: int
     key: str
-    value: str
-    text: str
+    value: bytes
 
 
 class Warnings:
-    """Collects ``(line, message)`` lint findings, one per lenient reading."""
+    """Collects ``(line, message)`` lint findings, one per lenient reading.
 
-    __slots__ = ("items",)
+    At most ``limit`` are kept, so junk input cannot grow them without bound.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("items", "limit")
+
+    def __init__(self, limit: int = 1000) -> None:
         self.items: list[tuple[int, str]] = []
+        self.limit = limit
 
     def add(self, line: int, message: str) -> None:
-        self.items.append((line, message))
+        if len(self.items) < self.limit:
+            self.items.append((line, message))
+        elif len(self.items) == self.limit:
+            self.items.append((line, "more warnings not shown"))
 
 
-def _canonical_key(raw_key: str) -> str:
-    key = " ".join(_BLANKS.split(raw_key.lower().strip(" \t")))
-    return _MISSPELLINGS.get(key, key)
+def printable(raw: bytes) -> str:
+    """Bytes as text for messages: invalid UTF-8 shown as ``\\xNN``."""
+    return raw.decode("utf-8", "backslashreplace")
 
 
-def _decode(raw: bytes, number: int, warnings: Warnings) -> tuple[str, str]:
-    """Decode one line as UTF-8 (RFC 9309 2.3): ``(text, printable text)``.
-
-    Invalid bytes become lone surrogates (``surrogateescape``) so the matcher
-    can percent-encode the original octets instead of dropping them; the
-    printable text shows them as ``\\xNN``.
-    """
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        # LENIENT(invalid-utf8): the file MUST be UTF-8; keep the octets.
-        warnings.add(number, "invalid UTF-8: octets kept as percent-encoded bytes")
-        return raw.decode("utf-8", "surrogateescape"), raw.decode("utf-8", "backslashreplace")
-    return text, text
+def _line_of(body: bytes, offset: int) -> int:
+    return body.count(b"\n", 0, offset) + 1
 
 
-def _directive(raw: bytes, number: int, warnings: Warnings) -> Line | None:
-    """Read one physical line (already without its line end) as a directive."""
-    hash_at = raw.find(b"#")
-    if hash_at >= 0:
-        raw = raw[:hash_at]
-    if b"\x00" in raw:
-        # LENIENT(nul): NUL is not a UTF8-char-noctl; UTF-16 files are mostly NULs.
-        warnings.add(number, "NUL bytes ignored")
-        raw = raw.replace(b"\x00", b"")
-    raw = raw.strip(_WHITESPACE)
-    if not raw:
-        return None
-    text, printable = _decode(raw, number, warnings)
-    colon = text.find(":")
-    if colon >= 0:
-        raw_key, value = text[:colon], text[colon + 1 :]
-    else:
-        parts = _BLANKS.split(text, maxsplit=1)
-        key = _canonical_key(parts[0])
-        if len(parts) != 2 or key not in KNOWN_DIRECTIVES:
-            warnings.add(number, f"not a directive, ignored: {printable[:80]!r}")
-            return None
-        # LENIENT(missing-colon): "Disallow /tmp" read as "Disallow: /tmp".
-        warnings.add(number, f"missing ':' after {parts[0]!r}")
-        raw_key, value = parts
-    key = _canonical_key(raw_key)
-    if key not in KNOWN_DIRECTIVES:
-        warnings.add(number, f"unknown directive {raw_key.strip()[:40]!r} ignored")
-        return None
-    if key != " ".join(_BLANKS.split(raw_key.lower().strip(" \t"))):
-        warnings.add(number, f"misspelt directive {raw_key.strip()!r} read as {key!r}")
-    return Line(number, key, value.strip(" \t"), printable)
+def prepare(body: bytes, max_size: int, warnings: Warnings) -> tuple[bytes, bool]:
+    """Canonical bytes to scan, and whether the body was cut at ``max_size``.
 
-
-def split_lines(body: bytes, max_size: int, warnings: Warnings) -> tuple[list[Line], bool]:
-    """Split ``body`` into directive lines; return them and whether it was cut.
-
-    Only the first ``max_size`` octets are read (RFC 9309 2.5). Lines end at
-    CR, LF or CRLF and at nothing else (RFC 9309 2.2 ``NL``).
+    Only the first ``max_size`` octets are read (RFC 9309 2.5); lines end at
+    CR, LF or CRLF and at nothing else (RFC 9309 2.2 ``NL``), all turned to LF.
     """
     truncated = len(body) > max_size
     if truncated:
         body = body[:max_size]
+        last_end = max(body.rfind(b"\n"), body.rfind(b"\r"))
+        if last_end < len(body) - 1:
+            # A cut rule could widen or narrow what it covers: drop, don't guess.
+            body = body[: last_end + 1]
+            line = _line_of(body.replace(b"\r\n", b"\n").replace(b"\r", b"\n"), len(body))
+            warnings.add(line, f"line cut by the {max_size}-byte parse limit, ignored")
     if body.startswith(_BOM):
         # LENIENT(bom): a UTF-8 byte order mark before the first line.
         warnings.add(1, "UTF-8 byte order mark ignored")
         body = body[len(_BOM) :]
-    physical = body.splitlines()  # bytes.splitlines: only CR, LF and CRLF end a line
-    if truncated and physical and not body.endswith((b"\n", b"\r")):
-        # The last line was cut by the size limit: a cut rule could widen or
-        # narrow what it covers, so it is dropped rather than guessed at.
-        warnings.add(len(physical), f"line cut by the {max_size}-byte parse limit, ignored")
-        physical.pop()
-    lines = []
-    for number, raw in enumerate(physical, 1):
-        line = _directive(raw, number, warnings)
-        if line is not None:
-            lines.append(line)
-    return lines, truncated
+    if b"\r" in body:
+        body = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if b"\x00" in body:
+        # LENIENT(nul): NUL is not a UTF8-char-noctl; UTF-16 files are mostly NULs.
+        lines = body.count(b"\n", 0, body.find(b"\x00")) + 1
+        warnings.add(lines, "NUL bytes ignored")
+        body = body.replace(b"\x00", b"")
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        _warn_invalid_utf8(body, warnings)
+    return body, truncated
+
+
+def _warn_invalid_utf8(body: bytes, warnings: Warnings) -> None:
+    # LENIENT(invalid-utf8): the file MUST be UTF-8 (RFC 9309 2.3); invalid
+    # octets are kept and percent-encoded, never dropped.
+    text = body.decode("utf-8", "surrogateescape")
+    number, counted_to, last_warned = 1, 0, 0
+    for match in _INVALID_OCTET.finditer(text):
+        number += text.count("\n", counted_to, match.start())
+        counted_to = match.start()
+        if number != last_warned:
+            warnings.add(number, "invalid UTF-8: octets kept as percent-encoded bytes")
+            last_warned = number
+
+
+def _key(raw_key: bytes, number: int, warnings: Warnings | None) -> str | None:
+    lowered = raw_key.rstrip(b" \t").lower()
+    key = _CANONICAL.get(lowered)
+    if key is not None:
+        return key
+    spaced = b" ".join(_BLANKS.split(lowered))
+    key = _CANONICAL.get(spaced) or _MISSPELT.get(spaced)
+    if warnings is not None:
+        if key is None:
+            warnings.add(number, f"unknown directive {printable(raw_key[:40])!r} ignored")
+        else:
+            warnings.add(number, f"misspelt directive {printable(raw_key)!r} read as {key!r}")
+    return key
+
+
+def _read(content: bytes, number: int, warnings: Warnings | None) -> tuple[str, bytes] | None:
+    """``(key, value)`` of one line's content (comment removed), or ``None``."""
+    colon = content.find(b":")
+    if colon >= 0:
+        key = _key(content[:colon], number, warnings)
+        return None if key is None else (key, content[colon + 1 :].strip(b" \t"))
+    parts = _BLANKS.split(content.rstrip(b" \t"), maxsplit=1)
+    key = _key(parts[0], number, None) if len(parts) == 2 else None
+    if warnings is not None:
+        if key is None:
+            warnings.add(number, f"not a directive, ignored: {printable(content[:80])!r}")
+        else:
+            # LENIENT(missing-colon): "Disallow /tmp" read as "Disallow: /tmp".
+            warnings.add(number, f"missing ':' after {printable(parts[0])!r}")
+    return None if key is None else (key, parts[1])
+
+
+def directives(body: bytes, warnings: Warnings) -> Iterator[Directive]:
+    """The directive lines of a prepared body, with their line numbers."""
+    number = 1
+    counted_to = 0
+    for match in _CONTENT.finditer(body):
+        offset = match.start(1)
+        number += body.count(b"\n", counted_to, offset)
+        counted_to = offset
+        read = _read(match.group(1), number, warnings)
+        if read is not None:
+            yield Directive(number, offset, read[0], read[1])
+
+
+def directive_at(body: bytes, offset: int) -> tuple[str, bytes, str]:
+    """Read again the directive at ``offset``: ``(key, value, text as written)``."""
+    end = len(body)
+    for stop in (b"\n", b"#"):
+        found = body.find(stop, offset, end)
+        if found >= 0:
+            end = found
+    content = body[offset:end].rstrip(b" \t")
+    key, value = _read(content, 0, None) or ("", b"")
+    return key, value, printable(content)

@@ -10,9 +10,10 @@ Cost of one check does not grow with the number of rules:
 * plain-prefix rules live in a dict keyed by pattern, probed once per
   distinct pattern length (a path of length L costs at most L probes);
 * ``$``-anchored rules without ``*`` are one dict probe on the whole path;
-* wildcard rules are indexed by their literal prefix or, when they have one,
-  by their rarest 3-octet substring, so only rules that can match are tried,
-  most specific first, and each try is a left-to-right scan with
+* a few wildcard rules are tried most specific first, stopping as soon as
+  none left can beat the best match; many are indexed by their literal
+  prefix or, when they have one, by their rarest 3-octet substring, so only
+  rules that can match are tried. Each try is a left-to-right scan with
   ``str.find`` (linear, no backtracking).
 """
 
@@ -28,6 +29,8 @@ from ._encoding import normalize
 __all__ = ["AgentMatcher", "Rule", "Verdict"]
 
 _GRAM = 3
+# Up to this many wildcard rules, a best-first scan beats probing an index.
+_SCAN_LIMIT = 16
 
 
 class Rule(NamedTuple):
@@ -63,29 +66,34 @@ def _key(specificity: int, rule: Rule) -> _Key:
 
 
 class _Wildcard(NamedTuple):
+    """A compiled wildcard rule: ``prefix``, then ``pieces`` in order, after
+    each ``*``; when ``anchored`` the last piece must end the path."""
+
     key: _Key
     prefix: str
     pieces: tuple[str, ...]
     anchored: bool
     rule: Rule
 
-    def matches(self, path: str) -> bool:
-        if not path.startswith(self.prefix):
+
+def _wildcard_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path: str) -> bool:
+    """Greedy left-to-right glob match: linear, never backtracks.
+
+    Taking the leftmost occurrence of each piece is optimal for ``*``-only
+    patterns, so no other alignment needs to be tried.
+    """
+    if not path.startswith(prefix):
+        return False
+    position = len(prefix)
+    last = pieces[-1] if anchored else None
+    for piece in pieces[:-1] if anchored else pieces:
+        found = path.find(piece, position)
+        if found < 0:
             return False
-        position = len(self.prefix)
-        pieces = self.pieces
-        if self.anchored:
-            last = pieces[-1]
-            pieces = pieces[:-1]
-        for piece in pieces:
-            if piece:
-                found = path.find(piece, position)
-                if found < 0:
-                    return False
-                position = found + len(piece)
-        if self.anchored:
-            return len(path) - len(last) >= position and path.endswith(last)
-        return True
+        position = found + len(piece)
+    if last is not None:
+        return len(path) - len(last) >= position and path.endswith(last)
+    return True
 
 
 def _literal(fragment: str) -> str:
@@ -116,6 +124,7 @@ class AgentMatcher:
         "_plain_lengths",
         "_prefix_index",
         "_prefix_lengths",
+        "_scan",
         "rule_count",
     )
 
@@ -141,11 +150,16 @@ class AgentMatcher:
         self._plain = plain
         self._exact = exact
         self._plain_lengths = sorted({len(pattern) for pattern in plain})
-        self._prefix_index, self._gram_index = _index_wildcards(wildcards)
+        if len(wildcards) <= _SCAN_LIMIT:
+            self._scan: list[_Wildcard] | None = sorted(wildcards, reverse=True)
+            self._prefix_index, self._gram_index = {}, {}
+        else:
+            self._scan = None
+            self._prefix_index, self._gram_index = _index_wildcards(wildcards)
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
 
-    def check_path(self, path: str) -> Verdict:
-        """Decide for a path already in canonical form (see ``normalize``)."""
+    def decide(self, path: str) -> Rule | None:
+        """The deciding rule for a path in canonical form (see ``normalize``)."""
         best: tuple[_Key, Rule] | None = None
         lengths = self._plain_lengths
         for index in range(bisect_right(lengths, len(path)) - 1, -1, -1):
@@ -153,32 +167,45 @@ class AgentMatcher:
             if found is not None:
                 best = found
                 break
-        found = self._exact.get(path) if self._exact else None
-        if found is not None and (best is None or found[0] > best[0]):
-            best = found
-        if self._prefix_index or self._gram_index:
-            for wildcard in self._candidates(path, best[0] if best else None):
-                if wildcard.matches(path):
-                    best = (wildcard.key, wildcard.rule)
-                    break
-        if best is None:
+        if self._exact:
+            found = self._exact.get(path)
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+        if self._scan is not None:
+            scan = self._scan  # few wildcards: best first, stop when beaten
+        elif self._prefix_index or self._gram_index:
+            scan = self._candidates(path)
+        else:
+            scan = ()
+        for key, prefix, pieces, anchored, rule in scan:
+            if best is not None and key < best[0]:
+                break
+            if _wildcard_matches(prefix, pieces, anchored, path):
+                return rule
+        return best[1] if best is not None else None
+
+    def check_path(self, path: str) -> Verdict:
+        """The verdict for a path in canonical form, with its deciding line."""
+        rule = self.decide(path)
+        if rule is None:
             return ALLOWED_BY_DEFAULT
-        rule = best[1]
         return Verdict(rule.allow, rule.line, rule.text)
 
-    def _candidates(self, path: str, beat: _Key | None) -> list[_Wildcard]:
-        """Wildcard rules that could match ``path`` and beat ``beat``, best first."""
+    def _candidates(self, path: str) -> list[_Wildcard]:
+        """The indexed wildcard rules that could match ``path``, best first."""
         found: list[_Wildcard] = []
         lengths = self._prefix_lengths
         for length in lengths[: bisect_right(lengths, len(path))]:
             found.extend(self._prefix_index.get(path[:length], ()))
-        if self._gram_index:
-            grams = {path[i : i + _GRAM] for i in range(len(path) - _GRAM + 1)}
-            for gram in grams:
-                found.extend(self._gram_index.get(gram, ()))
-        if beat is not None:
-            found = [wildcard for wildcard in found if wildcard.key > beat]
-        found.sort(key=lambda wildcard: wildcard.key, reverse=True)
+        grams = self._gram_index
+        if len(grams) < len(path):
+            for gram, bucket in grams.items():
+                if gram in path:
+                    found.extend(bucket)
+        else:
+            for gram in {path[i : i + _GRAM] for i in range(len(path) - _GRAM + 1)}:
+                found.extend(grams.get(gram, ()))
+        found.sort(reverse=True)
         return found
 
 

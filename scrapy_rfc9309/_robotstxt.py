@@ -12,13 +12,14 @@ import re
 from ._agent import product_token
 from ._encoding import normalize, path_of
 from ._groups import WILDCARD_AGENT, Group, Grouping, build_groups
-from ._lines import DEFAULT_MAX_SIZE, Warnings, split_lines
-from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Verdict
+from ._lines import DEFAULT_MAX_SIZE, Warnings, directives, prepare
+from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
 
 __all__ = ["RobotsTxt", "Verdict"]
 
 _URL_LIKE = re.compile(r"/|[A-Za-z][A-Za-z0-9+.-]*://")
 _ROBOTS_PATH = "/robots.txt"
+_AGENT_CACHE_SIZE = 64  # distinct agent strings remembered per file
 
 
 def _as_bytes(body: bytes | str) -> bytes:
@@ -66,11 +67,11 @@ class RobotsTxt:
 
         RFC 9309 2.5: ``max_size`` should be at least 500 KiB (512,000 bytes).
         """
-        if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 0:
-            raise ValueError(f"max_size must be a non-negative int, got {max_size!r}")
+        if isinstance(max_size, bool) or not isinstance(max_size, int) or not 0 <= max_size < 2**32:
+            raise ValueError(f"max_size must be an int from 0 to 2**32 - 1, got {max_size!r}")
         collector = Warnings()
-        lines, truncated = split_lines(_as_bytes(body), max_size, collector)
-        grouping = build_groups(lines, collector)
+        prepared, truncated = prepare(_as_bytes(body), max_size, collector)
+        grouping = build_groups(prepared, directives(prepared, collector), collector)
         return cls(grouping, tuple(collector.items), truncated)
 
     @property
@@ -84,15 +85,29 @@ class RobotsTxt:
 
     def matcher(self, agent: str) -> AgentMatcher:
         """The compiled rules for ``agent``; built once per distinct group set."""
+        matcher = self._matchers.get(agent)
+        if matcher is not None:
+            return matcher
         token = _token(agent)
-        if token not in self._grouping.by_token or token == WILDCARD_AGENT:
+        if token not in self._grouping.by_token:
             token = WILDCARD_AGENT
         matcher = self._matchers.get(token)
         if matcher is None:
             groups = self._grouping.groups_for(token)
-            matcher = AgentMatcher(rule for group in groups for rule in group.rules)
+            matcher = AgentMatcher(self._grouping.rules(groups))
             self._matchers[token] = matcher
+        if len(self._matchers) < _AGENT_CACHE_SIZE:
+            self._matchers[agent] = matcher
         return matcher
+
+    def _decide(self, url: str, agent: str) -> Rule | None:
+        if not isinstance(url, str):
+            raise TypeError(f"url must be a str, not {type(url).__name__}")
+        path = normalize(path_of(url))
+        matcher = self.matcher(agent)
+        if path == _ROBOTS_PATH:
+            return None
+        return matcher.decide(path)
 
     def check(self, url: str, agent: str) -> Verdict:
         """Decide whether ``agent`` may fetch ``url``, and by which line.
@@ -102,17 +117,15 @@ class RobotsTxt:
         is used). RFC 9309 2.2.2: the most specific rule wins, allow on a tie;
         ``/robots.txt`` is always allowed.
         """
-        if not isinstance(url, str):
-            raise TypeError(f"url must be a str, not {type(url).__name__}")
-        path = normalize(path_of(url))
-        matcher = self.matcher(agent)
-        if path == _ROBOTS_PATH:
+        rule = self._decide(url, agent)
+        if rule is None:
             return ALLOWED_BY_DEFAULT
-        return matcher.check_path(path)
+        return Verdict(rule.allow, rule.line, rule.text)
 
     def allowed(self, url: str, agent: str) -> bool:
-        """``check(url, agent).allowed``."""
-        return self.check(url, agent).allowed
+        """``check(url=url, agent=agent).allowed``."""
+        rule = self._decide(url, agent)
+        return rule is None or rule.allow
 
     def crawl_delay(self, agent: str) -> float | None:
         """The first valid ``Crawl-delay`` of ``agent``'s groups, in seconds.

@@ -32,7 +32,7 @@ def test_3_many_agents_share_one_group_without_copies() -> None:
     assert robots.warnings == ()
     assert len(robots.groups_for(names[0])) == 1
     assert robots.groups_for(names[0])[0] is robots.groups_for(names[-1])[0]
-    assert len(robots.groups_for(names[0])[0].rules) == 2000
+    assert len(robots.groups_for(names[0])[0].rule_lines) == 2000
     assert not robots.allowed(url="/p1999/x", agent=names[-1].upper())
     assert robots.allowed(url="/p1999/x", agent="other")
 
