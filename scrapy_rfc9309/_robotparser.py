@@ -36,6 +36,13 @@ class RFC9309RobotParser(RobotParser):
         self.robots = RobotsTxt.parse(robotstxt_body, max_size=max_size)
 
     @classmethod
+    def from_robots(cls, robots: RobotsTxt) -> RFC9309RobotParser:
+        """Wrap an already parsed file (as sent with ``signals.robots_parsed``)."""
+        parser = cls.__new__(cls)
+        parser.robots = robots
+        return parser
+
+    @classmethod
     def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> RFC9309RobotParser:
         max_size = crawler.settings.getint("ROBOTSTXT_MAX_SIZE", DEFAULT_MAX_SIZE)
         return cls(robotstxt_body, max_size=max_size)

@@ -1,0 +1,423 @@
+"""``RobotsTxtMiddleware``: Scrapy obeys robots.txt as RFC 9309 section 2.3 says.
+
+Thin glue: parsing and matching live in the pure modules; this module fetches
+one robots.txt per site (scheme + host + port), holds that site's requests on
+their own Deferreds until it is parsed, then lets each through or drops it
+with ``IgnoreRequest`` naming the deciding line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest, NotConfigured, StopDownload
+from scrapy.http import Request, Response
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from w3lib.url import safe_url_string
+from twisted.internet.defer import CancelledError, Deferred
+
+from ._cache import SiteCache
+from ._outcome import Decision, Kind, SiteOutcome, kind_of_status
+from ._report import report_for
+from ._robotparser import RFC9309RobotParser
+from ._robotstxt import RobotsTxt
+from ._settings import RFC_MIN_SIZE, RobotsTxtSettings
+from ._site import robots_url, site_of
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+__all__ = ["RobotsTxtMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+#: RFC 9309 2.3.1.2: follow at least five consecutive redirects.
+MAX_REDIRECTS = 5
+#: Bodies up to this size are parsed on the reactor thread; larger ones in a
+#: worker thread so the reactor is never held for long.
+INLINE_PARSE_LIMIT = 64 * 1024
+#: How often, while a robots.txt is being fetched, to look for a closing engine.
+CLOSE_POLL_SECONDS = 0.1
+
+_META_SIZE_LIMIT = "_robotstxt_max_size"
+_META_RECEIVED = "_robotstxt_received"
+_TOKEN_CACHE_SIZE = 256
+
+
+def _dotted_name(exc: BaseException) -> str:
+    kind = type(exc)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _engine_is_closing(crawler: Crawler) -> bool:
+    """Whether the engine is closing the spider.
+
+    Scrapy has no signal for this: the engine waits for every request in
+    progress before ``spider_closed``, and requests held here would hold the
+    close. ``engine._slot.closing`` is what Scrapy's own engine status report
+    reads; if it is missing the engine is treated as open.
+    """
+    engine = crawler.engine
+    if engine is None or not engine.running:
+        return True
+    slot = getattr(engine, "_slot", None)
+    return slot is not None and getattr(slot, "closing", None) is not None
+
+
+def refuse_builtin_middleware(crawler: Crawler) -> None:
+    """Stop the crawl if Scrapy's own robots.txt middleware is enabled too."""
+    from scrapy.utils.conf import build_component_list
+
+    enabled = build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
+    names = {
+        item if isinstance(item, str) else f"{item.__module__}.{item.__qualname__}"
+        for item in enabled
+    }
+    if BUILTIN_MIDDLEWARE in names:
+        raise ValueError(
+            "scrapy_rfc9309.RobotsTxtMiddleware replaces Scrapy's built-in robots.txt "
+            "middleware, and both are enabled. Disable the built-in one in settings.py:\n"
+            f'    DOWNLOADER_MIDDLEWARES = {{"{BUILTIN_MIDDLEWARE}": None, '
+            '"scrapy_rfc9309.RobotsTxtMiddleware": 100}\n'
+            'or enable the add-on instead: ADDONS = {"scrapy_rfc9309.Addon": 100}'
+        )
+
+
+class _Fetch:
+    """One site's robots.txt download in flight and the requests waiting on it."""
+
+    __slots__ = ("deferred", "site", "stale", "waiters")
+
+    def __init__(self, site: str, stale: SiteOutcome | None) -> None:
+        self.site = site
+        self.stale = stale
+        self.waiters: list[Deferred[SiteOutcome | None]] = []
+        self.deferred: Deferred[None] | None = None
+
+
+class RobotsTxtMiddleware:
+    """A drop-in replacement for Scrapy's ``RobotsTxtMiddleware`` (RFC 9309)."""
+
+    DOWNLOAD_PRIORITY = 1000
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.settings = RobotsTxtSettings.from_settings(crawler.settings)
+        if not self.settings.obey:
+            raise NotConfigured("ROBOTSTXT_OBEY is off")
+        refuse_builtin_middleware(crawler)
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self._cache = SiteCache(self.settings.cache_max_sites)
+        self._fetches: dict[str, _Fetch] = {}
+        self._tokens: dict[bytes, str] = {}
+        self._report = report_for(crawler)
+        self._watchdog: Any = None
+        crawler.signals.connect(self._on_headers_received, signal=signals.headers_received)
+        crawler.signals.connect(self._on_bytes_received, signal=signals.bytes_received)
+        crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
+        if self.settings.max_size < RFC_MIN_SIZE:
+            logger.warning(
+                "ROBOTSTXT_MAX_SIZE is %d bytes: RFC 9309 2.5 asks for at least %d; "
+                "rules past the limit are ignored",
+                self.settings.max_size,
+                RFC_MIN_SIZE,
+            )
+        logger.info("Obeying robots.txt (RFC 9309) as %s", self.settings.describe_token())
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
+        return cls(crawler)
+
+    # -- per request -----------------------------------------------------------
+
+    async def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        """Let ``request`` through, or raise ``IgnoreRequest`` saying which line forbids it."""
+        if request.meta.get("dont_obey_robotstxt"):
+            return
+        if request.url.startswith(("data:", "file:")):
+            return
+        site = site_of(urlparse_cached(request))
+        if site is None:
+            return
+        outcome = self._cache.get(site)
+        if outcome is None or outcome.expires_at <= time.monotonic():
+            outcome = await self._wait_for(site, request, outcome)
+        if outcome is None:
+            self._drop_at_close(site, request)
+        else:
+            self._apply(outcome.decide(request.url, self._token(request), site), site, request)
+
+    def _token(self, request: Request) -> str:
+        if self.settings.user_agent_token:
+            return self.settings.user_agent_token
+        header = request.headers.get(b"User-Agent") or b""
+        token = self._tokens.get(header)
+        if token is None:
+            token = self.settings.token_for(header.decode("latin-1"))
+            if len(self._tokens) < _TOKEN_CACHE_SIZE:
+                self._tokens[header] = token
+        return token
+
+    def _apply(self, decision: Decision, site: str, request: Request) -> None:
+        if decision.allowed:
+            self.stats.inc_value("robotstxt/allowed")
+            return
+        self.stats.inc_value("robotstxt/forbidden")
+        verdict = decision.verdict
+        if verdict is not None and verdict.line is not None and verdict.rule is not None:
+            self.stats.inc_value("robotstxt/forbidden/rule")
+            self._report.dropped_by_rule(site, verdict.line, verdict.rule)
+        else:
+            self.stats.inc_value("robotstxt/forbidden/unreachable")
+        logger.debug("%s: %s", decision.reason, request, extra={"spider": self.crawler.spider})
+        raise IgnoreRequest(decision.reason)
+
+    def _drop_at_close(self, site: str, request: Request) -> None:
+        self.stats.inc_value("robotstxt/forbidden")
+        self.stats.inc_value("robotstxt/forbidden/closing")
+        reason = f"Dropped: the spider closed before {robots_url(site)} was fetched"
+        logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
+        raise IgnoreRequest(reason)
+
+    # -- one fetch per site ------------------------------------------------------
+
+    async def _wait_for(
+        self, site: str, request: Request, stale: SiteOutcome | None
+    ) -> SiteOutcome | None:
+        """The site's outcome once fetched; ``None`` if the spider closed first.
+
+        Each waiting request gets its own Deferred: a result passed down one
+        shared Deferred's chain reaches only its first waiter.
+        """
+        fetch = self._fetches.get(site)
+        if fetch is None:
+            fetch = self._fetches[site] = _Fetch(site, stale)
+            fetch.deferred = deferred_from_coro(self._fetch(fetch, request))
+            self._start_watchdog()
+        waiter: Deferred[SiteOutcome | None] = Deferred()
+        fetch.waiters.append(waiter)
+        return await maybe_deferred_to_future(waiter)
+
+    def _release(self, fetch: _Fetch, outcome: SiteOutcome | None) -> None:
+        if self._fetches.get(fetch.site) is fetch:
+            del self._fetches[fetch.site]
+        waiters, fetch.waiters = fetch.waiters, []
+        for waiter in waiters:
+            waiter.callback(outcome)
+
+    async def _fetch(self, fetch: _Fetch, request: Request) -> None:
+        url = robots_url(fetch.site)
+        self.stats.inc_value("robotstxt/request_count")
+        if fetch.stale is not None:
+            self.stats.inc_value("robotstxt/refetch")
+        try:
+            outcome = await self._download(url, request)
+        except (CancelledError, asyncio.CancelledError):
+            logger.info("robots.txt download cancelled at close: %s", url)
+            self._release(fetch, None)
+            return
+        except Exception:  # never lose the waiting requests to a bug
+            logger.exception("Error while fetching %s", url)
+            outcome = self._unreachable("internal error")
+        if outcome.kind is Kind.UNREACHABLE and fetch.stale is not None:
+            outcome = self._keep_stale(fetch.stale, outcome, url)
+        else:
+            self.stats.inc_value(f"robotstxt/{outcome.kind.value}")
+            self._log_outcome(outcome, url, fetch.site)
+        self._cache.put(fetch.site, outcome)
+        self.stats.set_value("robotstxt/cache/evicted", self._cache.evictions)
+        self._release(fetch, outcome)
+
+    def _keep_stale(self, stale: SiteOutcome, outcome: SiteOutcome, url: str) -> SiteOutcome:
+        """RFC 9309 2.4: while unreachable, a copy cached earlier stays in use."""
+        if stale.kind is Kind.UNREACHABLE:
+            self.stats.inc_value("robotstxt/unreachable")
+            return outcome
+        logger.warning(
+            "robots.txt unreachable (%s): %s; keeping the copy fetched earlier (RFC 9309 2.4)",
+            outcome.detail,
+            url,
+        )
+        stale.expires_at = outcome.expires_at
+        return stale
+
+    def _log_outcome(self, outcome: SiteOutcome, url: str, site: str) -> None:
+        if outcome.kind is Kind.UNREACHABLE:
+            logger.warning(
+                "robots.txt unreachable (%s): %s; requests to %s are dropped "
+                "(RFC 9309 2.3.1.4), tried again in %s s",
+                outcome.detail,
+                url,
+                site,
+                self.settings.unreachable_ttl,
+            )
+        elif outcome.kind is Kind.UNAVAILABLE:
+            logger.debug(
+                "robots.txt unavailable (%s): %s; everything allowed (RFC 9309 2.3.1.3)",
+                outcome.detail,
+                url,
+            )
+        else:
+            logger.debug("robots.txt parsed (%s): %s %r", outcome.detail, url, outcome.robots)
+
+    def _unreachable(self, detail: str) -> SiteOutcome:
+        expires = time.monotonic() + self.settings.unreachable_ttl
+        return SiteOutcome(Kind.UNREACHABLE, None, detail, expires)
+
+    def _robots_request(self, url: str) -> Request:
+        return Request(
+            url,
+            priority=self.DOWNLOAD_PRIORITY,
+            callback=NO_CALLBACK,
+            dont_filter=True,
+            meta={
+                "dont_obey_robotstxt": True,
+                "dont_redirect": True,  # followed here, up to 5 hops; also no meta refresh
+                "dont_cache": True,  # never served from HTTPCACHE past ROBOTSTXT_CACHE_TTL
+                "allow_offsite": True,  # a redirect to another host is still followed
+                "download_maxsize": 0,  # stopped at ROBOTSTXT_MAX_SIZE, the part kept
+                "download_warnsize": 0,
+                _META_SIZE_LIMIT: self.settings.max_size,
+            },
+        )
+
+    async def _download(self, url: str, first_request: Request) -> SiteOutcome:
+        """Fetch ``url`` following up to 5 redirects (RFC 9309 2.3.1.2)."""
+        assert self.crawler.engine is not None
+        for hop in range(MAX_REDIRECTS + 1):
+            try:
+                response = await self.crawler.engine.download_async(self._robots_request(url))
+            except IgnoreRequest as exc:
+                return self._unreachable(f"robots.txt request dropped: {exc}")
+            except Exception as exc:
+                self.stats.inc_value(f"robotstxt/exception_count/{_dotted_name(exc)}")
+                return self._unreachable(f"{_dotted_name(exc)}: {exc}")
+            self.stats.inc_value("robotstxt/response_count")
+            self.stats.inc_value(f"robotstxt/response_status_count/{response.status}")
+            kind = kind_of_status(response.status)
+            if kind is None:
+                location = response.headers.get(b"Location")
+                if not location:
+                    return self._unavailable(f"HTTP {response.status} without Location")
+                if hop == MAX_REDIRECTS:
+                    break
+                url = urljoin(response.url, safe_url_string(location.decode("latin-1")))
+                logger.debug("robots.txt redirected (%d): %s", response.status, url)
+                continue
+            if kind is Kind.UNREACHABLE:
+                return self._unreachable(f"HTTP {response.status}")
+            if kind is Kind.UNAVAILABLE:
+                return self._unavailable(f"HTTP {response.status}")
+            return await self._parsed(response, first_request)
+        return self._unavailable(f"more than {MAX_REDIRECTS} redirects")
+
+    def _unavailable(self, detail: str) -> SiteOutcome:
+        return SiteOutcome(
+            Kind.UNAVAILABLE, None, detail, time.monotonic() + self.settings.cache_ttl
+        )
+
+    async def _parsed(self, response: Response, first_request: Request) -> SiteOutcome:
+        body = response.body
+        if len(body) <= INLINE_PARSE_LIMIT:
+            robots = self._parse(body)
+        else:
+            from twisted.internet import threads
+
+            robots = await maybe_deferred_to_future(threads.deferToThread(self._parse, body))
+        if robots.truncated:
+            self.stats.inc_value("robotstxt/truncated")
+            logger.info(
+                "robots.txt larger than ROBOTSTXT_MAX_SIZE (%d bytes), the rest ignored: %s",
+                self.settings.max_size,
+                response.url,
+            )
+        await _send_robots_parsed(
+            self.crawler, RFC9309RobotParser.from_robots(robots), first_request
+        )
+        return SiteOutcome(
+            Kind.PARSED,
+            robots,
+            f"HTTP {response.status}",
+            time.monotonic() + self.settings.cache_ttl,
+        )
+
+    def _parse(self, body: bytes) -> RobotsTxt:
+        robots = RobotsTxt.parse(body, max_size=self.settings.max_size)
+        robots.matcher(self.settings.token_for(None))  # compile here, off the hot path
+        return robots
+
+    # -- signals -----------------------------------------------------------------
+
+    def _on_headers_received(self, request: Request) -> None:
+        if _META_SIZE_LIMIT in request.meta:
+            request.meta[_META_RECEIVED] = 0
+
+    def _on_bytes_received(self, data: bytes, request: Request) -> None:
+        limit = request.meta.get(_META_SIZE_LIMIT)
+        if limit is None:
+            return
+        received = request.meta.get(_META_RECEIVED, 0) + len(data)
+        request.meta[_META_RECEIVED] = received
+        if received > limit:
+            raise StopDownload(fail=False)
+
+    def _start_watchdog(self) -> None:
+        if self._watchdog is None:
+            from twisted.internet import task
+
+            self._watchdog = task.LoopingCall(self._release_if_closing)
+            self._watchdog.start(CLOSE_POLL_SECONDS, now=False)
+
+    def _stop_watchdog(self) -> None:
+        if self._watchdog is not None:
+            if self._watchdog.running:
+                self._watchdog.stop()
+            self._watchdog = None
+
+    def _release_if_closing(self) -> None:
+        if not self._fetches:
+            self._stop_watchdog()
+        elif _engine_is_closing(self.crawler):
+            self._release_all()
+
+    def _release_all(self) -> None:
+        """Drop every waiting request and cancel every robots.txt download."""
+        fetches = list(self._fetches.values())
+        if fetches:
+            waiting = sum(len(fetch.waiters) for fetch in fetches)
+            logger.info(
+                "Spider closing: dropping %d requests that waited on %d robots.txt downloads",
+                waiting,
+                len(fetches),
+            )
+        for fetch in fetches:
+            self._release(fetch, None)
+            if fetch.deferred is not None:
+                fetch.deferred.cancel()
+        self._stop_watchdog()
+
+    def _on_spider_closed(self) -> None:
+        self._release_all()
+
+
+async def _send_robots_parsed(
+    crawler: Crawler, parser: RFC9309RobotParser, request: Request
+) -> None:
+    send_async = getattr(crawler.signals, "send_catch_log_async", None)
+    if send_async is not None:
+        await send_async(signal=signals.robots_parsed, robotparser=parser, request=request)
+    else:  # Scrapy < 2.14
+        await maybe_deferred_to_future(
+            crawler.signals.send_catch_log_deferred(
+                signal=signals.robots_parsed, robotparser=parser, request=request
+            )
+        )

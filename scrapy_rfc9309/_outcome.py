@@ -1,0 +1,85 @@
+"""What a robots.txt fetch came to, and what that means for a URL (RFC 9309 2.3).
+
+Pure, no Scrapy import.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple
+
+from ._matcher import Verdict
+from ._robotstxt import RobotsTxt
+from ._site import robots_url
+
+__all__ = ["Decision", "Kind", "SiteOutcome", "kind_of_status"]
+
+
+class Kind(enum.Enum):
+    """RFC 9309 2.3.1: the three results of fetching a robots.txt."""
+
+    PARSED = "parsed"  # 2xx: follow the parseable rules (2.3.1.1)
+    UNAVAILABLE = "unavailable"  # 4xx, or too many redirects: allow all (2.3.1.3)
+    UNREACHABLE = "unreachable"  # 5xx, 429, network errors: disallow all (2.3.1.4)
+
+
+def kind_of_status(status: int) -> Kind | None:
+    """The kind of a final HTTP status; ``None`` for a redirect (3xx).
+
+    429 Too Many Requests is a server asking for time, not a missing file,
+    so it counts as unreachable, like 5xx.
+    """
+    if 200 <= status < 300:
+        return Kind.PARSED
+    if 300 <= status < 400:
+        return None
+    if 400 <= status < 500 and status != 429:
+        return Kind.UNAVAILABLE
+    return Kind.UNREACHABLE
+
+
+class Decision(NamedTuple):
+    """The answer for one request: allowed or not, the verdict and the why."""
+
+    allowed: bool
+    verdict: Verdict | None
+    reason: str
+
+
+_ALLOWED_UNAVAILABLE = Decision(True, None, "robots.txt unavailable: everything allowed")
+
+
+class SiteOutcome:
+    """The outcome of one site's robots.txt fetch, valid until ``expires_at``."""
+
+    __slots__ = ("detail", "expires_at", "kind", "robots")
+
+    def __init__(self, kind: Kind, robots: RobotsTxt | None, detail: str, expires_at: float):
+        self.kind = kind
+        self.robots = robots
+        #: what happened, for logs: "HTTP 404", "ConnectError", "6 redirects"
+        self.detail = detail
+        self.expires_at = expires_at
+
+    def decide(self, url: str, token: str, site: str) -> Decision:
+        """Allowed or not, with the reason a user reads in logs and exceptions."""
+        if self.kind is Kind.UNREACHABLE:
+            return Decision(
+                False,
+                None,
+                f"Forbidden: robots.txt unreachable ({self.detail}) at {robots_url(site)}, "
+                "the whole site is disallowed (RFC 9309 2.3.1.4)",
+            )
+        if self.robots is None:
+            return _ALLOWED_UNAVAILABLE
+        verdict = self.robots.check(url=url, agent=token)
+        if verdict.allowed:
+            return Decision(True, verdict, "allowed")
+        return Decision(
+            False,
+            verdict,
+            f'Forbidden by robots.txt line {verdict.line}: "{verdict.rule}" ({robots_url(site)})',
+        )
+
+    def __repr__(self) -> str:
+        return f"<SiteOutcome {self.kind.value} {self.detail}>"

@@ -1,0 +1,83 @@
+"""Shared fixtures: real local HTTP sites and a real Scrapy crawl helper."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from scrapy import Request, Spider
+from scrapy.utils.test import get_crawler
+
+from .server import MockSite
+
+BUILTIN = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+
+BASE_SETTINGS: dict[str, Any] = {
+    "ROBOTSTXT_OBEY": True,
+    "DOWNLOADER_MIDDLEWARES": {BUILTIN: None, "scrapy_rfc9309.RobotsTxtMiddleware": 100},
+    "RETRY_ENABLED": False,
+    "TELNETCONSOLE_ENABLED": False,
+    "LOG_LEVEL": "DEBUG",
+    "CONCURRENT_REQUESTS": 16,
+    "DOWNLOAD_TIMEOUT": 10,
+}
+
+
+class RecordingSpider(Spider):
+    """Requests ``urls`` (all at once) and records what came back and why."""
+
+    name = "recording"
+
+    def __init__(self, urls: list[str] = (), meta: dict[str, Any] | None = None, **kwargs: Any):  # type: ignore[assignment]
+        super().__init__(**kwargs)
+        self.urls = list(urls)
+        self.meta = meta or {}
+        self.fetched: list[str] = []
+        self.dropped: dict[str, str] = {}
+        self.followups: dict[str, list[str]] = kwargs.get("followups", {})
+
+    async def start(self) -> Any:
+        for url in self.urls:
+            yield self.make(url)
+
+    def make(self, url: str) -> Request:
+        return Request(url, self.parse, errback=self.failed, meta=dict(self.meta), dont_filter=True)
+
+    def parse(self, response: Any) -> Any:
+        self.fetched.append(response.url)
+        for url in self.followups.get(response.url, []):
+            yield self.make(url)
+
+    def failed(self, failure: Any) -> None:
+        self.dropped[failure.request.url] = str(failure.value)
+
+
+async def crawl(
+    urls: list[str], settings: dict[str, Any] | None = None, **spider_kwargs: Any
+) -> tuple[RecordingSpider, dict[str, Any]]:
+    """Run a real crawl; return the spider (what it saw) and the final stats."""
+    merged = {**BASE_SETTINGS, **(settings or {})}
+    crawler = get_crawler(RecordingSpider, merged)
+    await crawler.crawl_async(urls=urls, **spider_kwargs)
+    assert crawler.stats is not None
+    spider = crawler.spider
+    assert isinstance(spider, RecordingSpider)
+    return spider, crawler.stats.get_stats()
+
+
+@pytest.fixture
+def sites() -> Iterator[Any]:
+    """A factory of started :class:`MockSite`; all are stopped after the test."""
+    started: list[MockSite] = []
+
+    def make(host: str = "127.0.0.1", **routes: Any) -> MockSite:
+        site = MockSite(host=host)
+        site.routes.update(routes.pop("routes", {}))
+        site.default = routes.pop("default", None)
+        started.append(site.start())
+        return site
+
+    yield make
+    for site in started:
+        site.stop()

@@ -1,0 +1,136 @@
+"""A real Twisted HTTP server on 127.0.0.x for middleware tests.
+
+Each :class:`MockSite` listens on its own port (its own robots.txt site),
+serves scripted routes and records every path it was asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from twisted.web import resource, server
+
+Route = Callable[[server.Request], bytes | int]
+
+
+def text(body: bytes | str, status: int = 200, content_type: bytes = b"text/plain") -> Route:
+    data = body.encode() if isinstance(body, str) else body
+
+    def route(request: server.Request) -> bytes:
+        request.setResponseCode(status)
+        request.setHeader(b"Content-Type", content_type)
+        return data
+
+    return route
+
+
+def status(code: int, body: bytes = b"") -> Route:
+    return text(body, code)
+
+
+def redirect(location: str, code: int = 301) -> Route:
+    def route(request: server.Request) -> bytes:
+        request.setResponseCode(code)
+        request.setHeader(b"Location", location.encode())
+        return b""
+
+    return route
+
+
+def hang() -> Route:
+    """Never answer: the request stays open until the client gives up."""
+
+    def route(request: server.Request) -> int:
+        return server.NOT_DONE_YET
+
+    return route
+
+
+def endless(chunk: bytes = b"# filler line of an endless robots.txt\n") -> Route:
+    """Send ``chunk`` forever (every reactor turn), until the client goes away."""
+
+    def route(request: server.Request) -> int:
+        from twisted.internet import reactor
+
+        request.setHeader(b"Content-Type", b"text/plain")
+        request.write(b"User-agent: *\nDisallow: /private\n")
+        gone: list[bool] = []
+        request.notifyFinish().addBoth(lambda _: gone.append(True))
+
+        def more(sent: int) -> None:
+            if gone or sent > 50_000_000:  # a bound, so a broken client cannot loop us forever
+                return
+            request.write(chunk * 64)
+            reactor.callLater(0, more, sent + len(chunk) * 64)
+
+        more(0)
+        return server.NOT_DONE_YET
+
+    return route
+
+
+def slow(seconds: float, body: bytes = b"slow page") -> Route:
+    def route(request: server.Request) -> int:
+        from twisted.internet import reactor
+
+        def finish() -> None:
+            if not request.finished and not request._disconnected:
+                request.write(body)
+                request.finish()
+
+        reactor.callLater(seconds, finish)
+        return server.NOT_DONE_YET
+
+    return route
+
+
+class _Root(resource.Resource):
+    isLeaf = True
+
+    def __init__(self, site: MockSite) -> None:
+        super().__init__()
+        self.site = site
+
+    def render(self, request: server.Request) -> bytes | int:
+        path = request.uri.decode()
+        self.site.hits.append(path)
+        route = self.site.routes.get(path.split("?")[0]) or self.site.default
+        if route is None:
+            request.setResponseCode(404)
+            return b"not found"
+        self.site.open_requests.append(request)
+        return route(request)
+
+
+@dataclass
+class MockSite:
+    host: str = "127.0.0.1"
+    routes: dict[str, Route] = field(default_factory=dict)
+    default: Route | None = None
+    hits: list[str] = field(default_factory=list)
+    open_requests: list[Any] = field(default_factory=list)
+    port: Any = None
+
+    @property
+    def origin(self) -> str:
+        return f"http://{self.host}:{self.port.getHost().port}"
+
+    def url(self, path: str) -> str:
+        return self.origin + path
+
+    def count(self, path: str) -> int:
+        return self.hits.count(path)
+
+    def start(self) -> MockSite:
+        from twisted.internet import reactor
+
+        self.port = reactor.listenTCP(0, server.Site(_Root(self)), interface=self.host)
+        return self
+
+    def stop(self) -> None:
+        for request in self.open_requests:
+            if not request.finished and request.channel is not None:
+                request.channel.transport.abortConnection()
+        self.port.stopListening()
