@@ -20,8 +20,8 @@ from scrapy.http import Request, Response
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
-from w3lib.url import safe_url_string
 from twisted.internet.defer import CancelledError, Deferred
+from w3lib.url import safe_url_string
 
 from ._cache import SiteCache
 from ._outcome import Decision, Kind, SiteOutcome, kind_of_status

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import time
+
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from .conftest import crawl
-from .server import text
+from .server import endless, hang, redirect, slow, status, text
 
 PAGE = text("<html>page</html>", content_type=b"text/html")
 
@@ -32,3 +35,243 @@ async def test_2_3_1_1_parsed_rules_decide_and_name_their_line(sites) -> None:
     assert stats["robotstxt/allowed"] == 1
     assert stats["robotstxt/forbidden"] == 2
     assert stats["robotstxt/forbidden/rule"] == 2
+
+
+@deferred_f_from_coro_f
+async def test_2_3_one_download_for_100_concurrent_requests_each_checked(sites) -> None:
+    # Scrapy 2.19's built-in middleware lets all but the first waiter through here.
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /\n")}, default=PAGE)
+    urls = [site.url(f"/page/{i}") for i in range(100)]
+    spider, stats = await crawl(urls, {"CONCURRENT_REQUESTS": 100})
+    assert spider.fetched == []
+    assert len(spider.dropped) == 100
+    assert site.hits == ["/robots.txt"]
+    assert stats["robotstxt/forbidden"] == 100
+    assert stats["robotstxt/request_count"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_3_two_ports_are_two_sites(sites) -> None:
+    first = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /a\n")}, default=PAGE)
+    second = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /b\n")}, default=PAGE)
+    urls = [first.url("/a"), first.url("/b"), second.url("/a"), second.url("/b")]
+    spider, stats = await crawl(urls)
+    assert sorted(spider.fetched) == sorted([first.url("/b"), second.url("/a")])
+    assert first.count("/robots.txt") == 1
+    assert second.count("/robots.txt") == 1
+    assert stats["robotstxt/request_count"] == 2
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_3_4xx_is_unavailable_allow_all_and_body_ignored(sites) -> None:
+    robots = status(404, b"User-agent: *\nDisallow: /\n")
+    site = sites(routes={"/robots.txt": robots}, default=PAGE)
+    spider, stats = await crawl([site.url("/a"), site.url("/b")])
+    assert sorted(spider.fetched) == [site.url("/a"), site.url("/b")]
+    assert stats["robotstxt/unavailable"] == 1
+    assert stats["robotstxt/response_status_count/404"] == 1
+    assert stats["robotstxt/allowed"] == 2
+    assert "robotstxt/forbidden" not in stats
+
+
+@pytest.mark.parametrize("code", [500, 503, 429])
+@deferred_f_from_coro_f
+async def test_2_3_1_4_5xx_and_429_are_unreachable_disallow_all(sites, code: int) -> None:
+    site = sites(routes={"/robots.txt": status(code)}, default=PAGE)
+    spider, stats = await crawl([site.url("/a"), site.url("/b")])
+    assert spider.fetched == []
+    assert site.hits == ["/robots.txt"]
+    message = spider.dropped[site.url("/a")]
+    assert f"robots.txt unreachable (HTTP {code}) at {site.url('/robots.txt')}" in message
+    assert stats["robotstxt/unreachable"] == 1
+    assert stats["robotstxt/forbidden/unreachable"] == 2
+    assert stats["robotstxt/forbidden"] == 2
+
+
+def _redirect_chain(site, hops: int) -> None:
+    for hop in range(hops):
+        source = "/robots.txt" if hop == 0 else f"/hop{hop}"
+        site.routes[source] = redirect(site.url(f"/hop{hop + 1}"))
+    site.routes[f"/hop{hops}"] = text("User-agent: *\nDisallow: /private\n")
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_2_five_redirects_are_followed(sites) -> None:
+    site = sites(default=PAGE)
+    _redirect_chain(site, 5)
+    spider, stats = await crawl([site.url("/private"), site.url("/public")])
+    assert spider.fetched == [site.url("/public")]
+    assert site.count("/hop5") == 1
+    assert stats["robotstxt/response_status_count/301"] == 5
+    assert stats["robotstxt/parsed"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_2_six_redirects_mean_unavailable(sites) -> None:
+    site = sites(default=PAGE)
+    _redirect_chain(site, 6)
+    spider, stats = await crawl([site.url("/private")])
+    assert spider.fetched == [site.url("/private")]
+    assert site.count("/hop6") == 0
+    assert site.count("/hop5") == 1
+    assert stats["robotstxt/unavailable"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_2_cross_host_redirect_followed_despite_allowed_domains(sites) -> None:
+    target = sites(host="127.0.0.2", routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")})
+    site = sites(routes={"/robots.txt": redirect(target.url("/robots.txt"))}, default=PAGE)
+    spider, stats = await crawl(
+        [site.url("/x"), site.url("/y")], allowed_domains=["127.0.0.1"]
+    )
+    assert spider.fetched == [site.url("/y")]
+    assert target.hits == ["/robots.txt"]
+    assert "robots.txt line 2" in spider.dropped[site.url("/x")]
+
+
+@deferred_f_from_coro_f
+async def test_meta_refresh_in_robots_txt_is_not_followed(sites) -> None:
+    html = b'<html><head><meta http-equiv="refresh" content="0;url=/elsewhere"></head></html>'
+    site = sites(
+        routes={
+            "/robots.txt": text(html, content_type=b"text/html"),
+            "/elsewhere": text("User-agent: *\nDisallow: /\n"),
+        },
+        default=PAGE,
+    )
+    spider, _ = await crawl([site.url("/a")])
+    assert spider.fetched == [site.url("/a")]
+    assert site.count("/elsewhere") == 0
+
+
+@deferred_f_from_coro_f
+async def test_2_5_large_file_is_cut_at_max_size_and_the_part_received_used(sites) -> None:
+    body = b"User-agent: *\nDisallow: /early\n" + b"# filler\n" * 120_000 + b"Disallow: /late\n"
+    assert len(body) > 1_048_576
+    site = sites(routes={"/robots.txt": text(body)}, default=PAGE)
+    spider, stats = await crawl([site.url("/early"), site.url("/late")])
+    assert spider.fetched == [site.url("/late")]
+    assert stats["robotstxt/truncated"] == 1
+    assert stats["robotstxt/parsed"] == 1
+    assert stats["robotstxt/forbidden/rule"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_5_endless_body_is_stopped_at_the_limit(sites) -> None:
+    site = sites(routes={"/robots.txt": endless()}, default=PAGE)
+    spider, stats = await crawl(
+        [site.url("/private"), site.url("/public")], {"ROBOTSTXT_MAX_SIZE": 600_000}
+    )
+    assert spider.fetched == [site.url("/public")]
+    assert stats["robotstxt/truncated"] == 1
+    assert "robotstxt/unreachable" not in stats
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_closed_port_is_unreachable_with_dotted_exception_stat(sites) -> None:
+    site = sites()
+    url = site.url("/page")
+    site.stop()
+    spider, stats = await crawl([url])
+    assert spider.fetched == []
+    assert "robots.txt unreachable" in spider.dropped[url]
+    keys = [key for key in stats if key.startswith("robotstxt/exception_count/")]
+    assert len(keys) == 1
+    assert "<class" not in keys[0]
+    assert keys[0].rsplit("/", 1)[1].count(".") >= 2
+    assert stats["robotstxt/unreachable"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_server_that_never_answers_times_out_unreachable(sites) -> None:
+    site = sites(routes={"/robots.txt": hang()}, default=PAGE)
+    spider, stats = await crawl([site.url("/a")], {"DOWNLOAD_TIMEOUT": 1})
+    assert spider.fetched == []
+    assert stats["robotstxt/unreachable"] == 1
+    assert any("TimeoutError" in key for key in stats if "exception_count" in key)
+
+
+@deferred_f_from_coro_f
+async def test_closing_releases_waiting_requests_at_once(sites) -> None:
+    site = sites(routes={"/robots.txt": hang()}, default=PAGE)
+    urls = [site.url(f"/p{i}") for i in range(10)]
+    started = time.monotonic()
+    spider, stats = await crawl(urls, {"DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 1})
+    assert time.monotonic() - started < 10  # not the 120 s download timeout
+    assert spider.fetched == []
+    assert len(spider.dropped) == 10
+    assert stats["robotstxt/forbidden/closing"] == 10
+    assert stats["robotstxt/forbidden"] == 10
+    assert stats["finish_reason"] == "closespider_timeout"
+
+
+@deferred_f_from_coro_f
+async def test_dont_obey_robotstxt_and_data_urls_pass_untouched(sites) -> None:
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /\n")}, default=PAGE)
+    spider, stats = await crawl([site.url("/a")], meta={"dont_obey_robotstxt": True})
+    assert spider.fetched == [site.url("/a")]
+    assert site.count("/robots.txt") == 0
+    spider, stats = await crawl(["data:,hello"])
+    assert spider.fetched == ["data:,hello"]
+    assert "robotstxt/request_count" not in stats
+
+
+@deferred_f_from_coro_f
+async def test_2_4_result_refetched_after_cache_ttl(sites) -> None:
+    site = sites(
+        routes={"/robots.txt": text("User-agent: *\nDisallow: /b\n"), "/slow": slow(1.0)},
+        default=PAGE,
+    )
+    followups = {site.url("/slow"): [site.url("/b")]}
+
+    def change_rules() -> None:
+        site.routes["/robots.txt"] = text("User-agent: *\nDisallow: /c\n")
+
+    from twisted.internet import reactor
+
+    reactor.callLater(0.5, change_rules)
+    spider, stats = await crawl(
+        [site.url("/slow")], {"ROBOTSTXT_CACHE_TTL": 0.5}, followups=followups
+    )
+    assert site.count("/robots.txt") == 2
+    assert stats["robotstxt/refetch"] == 1
+    assert site.url("/b") in spider.fetched  # the new rules allow /b
+
+
+@deferred_f_from_coro_f
+async def test_2_4_unreachable_refetch_keeps_the_cached_copy(sites) -> None:
+    site = sites(
+        routes={"/robots.txt": text("User-agent: *\nDisallow: /private\n"), "/slow": slow(1.0)},
+        default=PAGE,
+    )
+    followups = {site.url("/slow"): [site.url("/public"), site.url("/private")]}
+    from twisted.internet import reactor
+
+    reactor.callLater(0.5, lambda: site.routes.update({"/robots.txt": status(503)}))
+    spider, stats = await crawl(
+        [site.url("/slow")], {"ROBOTSTXT_CACHE_TTL": 0.5}, followups=followups
+    )
+    assert site.count("/robots.txt") == 2
+    assert site.url("/public") in spider.fetched
+    assert "line 2" in spider.dropped[site.url("/private")]
+    assert "robotstxt/unreachable" not in stats
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_unreachable_tried_again_after_its_ttl(sites) -> None:
+    site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
+    other = sites(routes={"/slow": slow(1.0)})
+    followups = {other.url("/slow"): [site.url("/a")]}
+    from twisted.internet import reactor
+
+    reactor.callLater(0.5, lambda: site.routes.update({"/robots.txt": text("User-agent: *\n")}))
+    spider, stats = await crawl(
+        [site.url("/first"), other.url("/slow")],
+        {"ROBOTSTXT_UNREACHABLE_TTL": 0.3},
+        followups=followups,
+    )
+    assert site.url("/first") in spider.dropped
+    assert site.url("/a") in spider.fetched
+    assert site.count("/robots.txt") == 2
+    assert stats["robotstxt/unreachable"] == 1
+    assert stats["robotstxt/parsed"] == 1

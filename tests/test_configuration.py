@@ -1,0 +1,143 @@
+"""Start-up: settings validated in one place, the agent token, the conflict
+with Scrapy's built-in middleware, and the robots_parsed signal."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from scrapy import signals
+from scrapy.settings import Settings
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+from scrapy_rfc9309 import RFC9309RobotParser
+from scrapy_rfc9309._settings import RobotsTxtSettings, SettingError
+
+from .conftest import BASE_SETTINGS, BUILTIN, RecordingSpider, crawl
+from .server import text
+
+PAGE = text("<html>page</html>", content_type=b"text/html")
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("ROBOTSTXT_MAX_SIZE", -1),
+        ("ROBOTSTXT_MAX_SIZE", "big"),
+        ("ROBOTSTXT_CACHE_TTL", -5),
+        ("ROBOTSTXT_UNREACHABLE_TTL", "soon"),
+        ("ROBOTSTXT_CACHE_MAX_SITES", 0),
+        ("ROBOTSTXT_CRAWL_DELAY_MAX", float("nan")),
+        ("ROBOTSTXT_USER_AGENT", "Example Bot/1.0"),
+        ("ROBOTSTXT_USER_AGENT", "bot2"),
+    ],
+)
+def test_invalid_settings_name_the_setting(name: str, value: Any) -> None:
+    with pytest.raises(SettingError, match=name):
+        RobotsTxtSettings.from_settings(Settings({name: value}))
+
+
+@deferred_f_from_coro_f
+async def test_invalid_setting_stops_the_crawl_at_start(sites) -> None:
+    site = sites(default=PAGE)
+    with pytest.raises(SettingError, match="ROBOTSTXT_MAX_SIZE"):
+        await crawl([site.url("/")], {"ROBOTSTXT_MAX_SIZE": -1})
+    assert site.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_builtin_middleware_enabled_too_is_refused(sites) -> None:
+    site = sites(default=PAGE)
+    both = {BUILTIN: 100, "scrapy_rfc9309.RobotsTxtMiddleware": 101}
+    with pytest.raises(ValueError, match="both are enabled") as error:
+        await crawl([site.url("/")], {"DOWNLOADER_MIDDLEWARES": both})
+    assert "scrapy_rfc9309.Addon" in str(error.value)
+    assert site.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_obey_off_disables_the_middleware(sites) -> None:
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /\n")}, default=PAGE)
+    spider, stats = await crawl([site.url("/a")], {"ROBOTSTXT_OBEY": False})
+    assert spider.fetched == [site.url("/a")]
+    assert site.hits == ["/a"]
+
+
+def test_small_max_size_warns_that_it_departs_from_the_rfc(caplog) -> None:
+    from scrapy_rfc9309 import RobotsTxtMiddleware
+
+    crawler = get_crawler(RecordingSpider, {**BASE_SETTINGS, "ROBOTSTXT_MAX_SIZE": 1000})
+    with caplog.at_level(logging.WARNING):
+        RobotsTxtMiddleware(crawler)
+    assert "RFC 9309 2.5" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("settings", "header", "token"),
+    [
+        ({}, "Mozilla/5.0 (compatible; ExampleBot/0.1; +https://example.com/bot)", "ExampleBot"),
+        ({}, "Scrapy/2.19 (+https://scrapy.org)", "Scrapy"),
+        ({"ROBOTSTXT_USER_AGENT": "OtherBot"}, "Scrapy/2.19 (+https://scrapy.org)", "OtherBot"),
+    ],
+)
+@deferred_f_from_coro_f
+async def test_2_2_1_agent_token_from_setting_or_user_agent(
+    sites, settings: dict[str, Any], header: str, token: str
+) -> None:
+    robots = f"User-agent: *\nDisallow: /\n\nUser-agent: {token}\nDisallow: /private\n"
+    site = sites(routes={"/robots.txt": text(robots)}, default=PAGE)
+    spider, _ = await crawl(
+        [site.url("/public"), site.url("/private")], {**settings, "USER_AGENT": header}
+    )
+    assert spider.fetched == [site.url("/public")]
+
+
+def test_start_up_log_names_the_token_and_its_source(caplog) -> None:
+    from scrapy_rfc9309 import RobotsTxtMiddleware
+
+    agent = "Mozilla/5.0 (compatible; ExampleBot/0.1; +https://example.com/bot)"
+    crawler = get_crawler(RecordingSpider, {**BASE_SETTINGS, "USER_AGENT": agent})
+    with caplog.at_level(logging.INFO):
+        RobotsTxtMiddleware(crawler)
+    assert "as 'ExampleBot' (derived from USER_AGENT" in caplog.text
+
+
+@deferred_f_from_coro_f
+async def test_robots_parsed_signal_carries_an_rfc9309_parser(sites) -> None:
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)
+    crawler = get_crawler(RecordingSpider, BASE_SETTINGS)
+    received: list[tuple[Any, Any]] = []
+
+    def on_parsed(robotparser: Any, request: Any) -> None:
+        received.append((robotparser, request))
+
+    crawler.signals.connect(on_parsed, signal=signals.robots_parsed)
+    await crawler.crawl_async(urls=[site.url("/x"), site.url("/y")])
+    assert len(received) == 1
+    parser, request = received[0]
+    assert isinstance(parser, RFC9309RobotParser)
+    assert not parser.allowed(site.url("/x"), "Scrapy/2.19")
+    assert request.url in (site.url("/x"), site.url("/y"))
+
+
+@deferred_f_from_coro_f
+async def test_robots_txt_never_served_from_httpcache(sites, tmp_path) -> None:
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)
+    cache = {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(tmp_path)}
+    await crawl([site.url("/y")], cache)
+    await crawl([site.url("/y")], cache)
+    assert site.count("/robots.txt") == 2
+    assert site.count("/y") == 1  # the page itself did come from the cache
+
+
+@deferred_f_from_coro_f
+async def test_scrapy_builtin_middleware_with_our_parser(sites) -> None:
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)
+    settings = {
+        "DOWNLOADER_MIDDLEWARES": {},
+        "ROBOTSTXT_PARSER": "scrapy_rfc9309.RFC9309RobotParser",
+    }
+    spider, _ = await crawl([site.url("/x"), site.url("/y")], settings)
+    assert spider.fetched == [site.url("/y")]
