@@ -24,6 +24,10 @@ BASE_SETTINGS: dict[str, Any] = {
 }
 
 
+#: A value for :func:`crawl` settings that removes the key from the base settings.
+UNSET: Any = object()
+
+
 class RecordingSpider(Spider):
     """Requests ``urls`` (all at once) and records what came back and why."""
 
@@ -54,16 +58,31 @@ class RecordingSpider(Spider):
 
 
 async def crawl(
-    urls: list[str], settings: dict[str, Any] | None = None, **spider_kwargs: Any
+    urls: list[str],
+    settings: dict[str, Any] | None = None,
+    *,
+    allow_errors: bool = False,
+    **spider_kwargs: Any,
 ) -> tuple[RecordingSpider, dict[str, Any]]:
-    """Run a real crawl; return the spider (what it saw) and the final stats."""
-    merged = {**BASE_SETTINGS, **(settings or {})}
+    """Run a real crawl; return the spider (what it saw) and the final stats.
+
+    A crawl that logged an ERROR fails the test (Scrapy logs and swallows
+    exceptions raised in signal handlers), unless ``allow_errors``.
+    """
+    merged = {
+        key: value
+        for key, value in {**BASE_SETTINGS, **(settings or {})}.items()
+        if value is not UNSET
+    }
     crawler = get_crawler(RecordingSpider, merged)
     await crawler.crawl_async(urls=urls, **spider_kwargs)
     assert crawler.stats is not None
     spider = crawler.spider
     assert isinstance(spider, RecordingSpider)
-    return spider, crawler.stats.get_stats()
+    stats = crawler.stats.get_stats()
+    if not allow_errors:
+        assert stats.get("log_count/ERROR", 0) == 0, "the crawl logged errors"
+    return spider, stats
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ serves scripted routes and records every path it was asked for.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -96,6 +97,7 @@ class _Root(resource.Resource):
     def render(self, request: server.Request) -> bytes | int:
         path = request.uri.decode()
         self.site.hits.append(path)
+        self.site.hit_times.append(time.monotonic())
         route = self.site.routes.get(path.split("?")[0]) or self.site.default
         if route is None:
             request.setResponseCode(404)
@@ -110,6 +112,7 @@ class MockSite:
     routes: dict[str, Route] = field(default_factory=dict)
     default: Route | None = None
     hits: list[str] = field(default_factory=list)
+    hit_times: list[float] = field(default_factory=list)
     open_requests: list[Any] = field(default_factory=list)
     port: Any = None
 

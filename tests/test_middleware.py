@@ -121,9 +121,7 @@ async def test_2_3_1_2_six_redirects_mean_unavailable(sites) -> None:
 async def test_2_3_1_2_cross_host_redirect_followed_despite_allowed_domains(sites) -> None:
     target = sites(host="127.0.0.2", routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")})
     site = sites(routes={"/robots.txt": redirect(target.url("/robots.txt"))}, default=PAGE)
-    spider, stats = await crawl(
-        [site.url("/x"), site.url("/y")], allowed_domains=["127.0.0.1"]
-    )
+    spider, stats = await crawl([site.url("/x"), site.url("/y")], allowed_domains=["127.0.0.1"])
     assert spider.fetched == [site.url("/y")]
     assert target.hits == ["/robots.txt"]
     assert "robots.txt line 2" in spider.dropped[site.url("/x")]

@@ -1,0 +1,45 @@
+"""``Addon``: enable scrapy-rfc9309 with one line, ``ADDONS = {"scrapy_rfc9309.Addon": 100}``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+__all__ = ["Addon"]
+
+BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+OUR_MIDDLEWARE = "scrapy_rfc9309.RobotsTxtMiddleware"
+OUR_EXTENSION = "scrapy_rfc9309.RobotsTxtExtension"
+MIDDLEWARE_PRIORITY = 100
+EXTENSION_PRIORITY = 100
+
+
+class Addon:
+    """Scrapy add-on: replaces the built-in robots.txt middleware with ours.
+
+    * turns Scrapy's ``RobotsTxtMiddleware`` off (it is only listed in
+      ``DOWNLOADER_MIDDLEWARES_BASE``, so it is set to ``None``);
+    * installs :class:`~scrapy_rfc9309.RobotsTxtMiddleware` at 100 and
+      :class:`~scrapy_rfc9309.RobotsTxtExtension`;
+    * sets ``ROBOTSTXT_OBEY = True`` at add-on priority, so a value in the
+      project's settings still wins.
+    """
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        settings.set("ROBOTSTXT_OBEY", True, "addon")
+        _set_component(settings, "DOWNLOADER_MIDDLEWARES", BUILTIN_MIDDLEWARE, None)
+        _set_component(settings, "DOWNLOADER_MIDDLEWARES", OUR_MIDDLEWARE, MIDDLEWARE_PRIORITY)
+        _set_component(settings, "EXTENSIONS", OUR_EXTENSION, EXTENSION_PRIORITY)
+
+
+def _set_component(settings: BaseSettings, name: str, path: str, priority: int | None) -> None:
+    """Set ``path`` in a component priority dict, keeping the setting's priority.
+
+    Keys are import paths, as in ``*_BASE``: a class key would not override
+    the built-in middleware's string key there, and both would load.
+    """
+    components = settings.getdict(name)
+    components[path] = priority
+    settings.set(name, components, settings.getpriority(name) or 0)

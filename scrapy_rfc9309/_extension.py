@@ -1,0 +1,119 @@
+"""``RobotsTxtExtension``: honours Crawl-delay per site and logs a close summary.
+
+Crawl-delay is not part of RFC 9309, but is widely used. When
+``ROBOTSTXT_CRAWL_DELAY`` is true, the Crawl-delay of the obeyed product
+token becomes a floor on the delay of the site's downloader slot (capped by
+``ROBOTSTXT_CRAWL_DELAY_MAX``). The floor is enforced each time a request
+reaches the downloader and after each response, so AutoThrottle may raise
+the delay but never lower it below the floor; jitter is turned off for such
+slots, so no request is sent earlier than the site asked.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.exceptions import NotConfigured
+
+from ._report import report_for
+from ._settings import RobotsTxtSettings
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request
+
+__all__ = ["RobotsTxtExtension"]
+
+logger = logging.getLogger(__name__)
+
+#: Slots whose Crawl-delay is remembered; beyond, the oldest are forgotten.
+MAX_SLOTS_TRACKED = 100_000
+TOP_RULES_IN_SUMMARY = 5
+
+
+class RobotsTxtExtension:
+    """Crawl-delay per site (opt-in) and the robots.txt summary at close."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.settings = RobotsTxtSettings.from_settings(crawler.settings)
+        if not self.settings.obey:
+            raise NotConfigured("ROBOTSTXT_OBEY is off")
+        self.crawler = crawler
+        self._floors: dict[str, float] = {}
+        if self.settings.crawl_delay:
+            crawler.signals.connect(self._on_robots_parsed, signal=signals.robots_parsed)
+            crawler.signals.connect(self._enforce, signal=signals.request_reached_downloader)
+            crawler.signals.connect(self._enforce, signal=signals.response_downloaded)
+        crawler.signals.connect(self._log_summary, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RobotsTxtExtension:
+        return cls(crawler)
+
+    # -- Crawl-delay -------------------------------------------------------------
+
+    def _on_robots_parsed(self, robotparser: Any, request: Request) -> None:
+        user_agent = request.headers.get(b"User-Agent")
+        token = self.settings.token_for(user_agent.decode("latin-1") if user_agent else None)
+        delay = robotparser.crawl_delay(token)
+        if not delay:
+            return
+        floor = min(delay, self.settings.crawl_delay_max)
+        downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
+        key = downloader.get_slot_key(request)
+        if key not in self._floors and len(self._floors) >= MAX_SLOTS_TRACKED:
+            self._floors.pop(next(iter(self._floors)))
+        self._floors[key] = floor
+        logger.info(
+            "Crawl-delay %s s for %s (robots.txt asks %s s; ROBOTSTXT_CRAWL_DELAY_MAX %s s)",
+            floor,
+            key,
+            delay,
+            self.settings.crawl_delay_max,
+        )
+        self._enforce(request=request)
+
+    def _enforce(self, request: Request, **kwargs: Any) -> None:
+        if not self._floors:
+            return
+        downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
+        key = downloader.get_slot_key(request)
+        floor = self._floors.get(key)
+        slot = downloader.slots.get(key)
+        if floor is None or slot is None:
+            return
+        if slot.delay < floor:
+            slot.delay = floor
+        if hasattr(slot, "jitter"):
+            slot.jitter = 0.0
+        else:  # Scrapy < 2.19
+            slot.randomize_delay = False
+
+    # -- the close summary ---------------------------------------------------------
+
+    def _log_summary(self) -> None:
+        stats = self.crawler.stats
+        assert stats is not None
+        get = stats.get_value
+        parsed, unavailable, unreachable = (
+            get(f"robotstxt/{kind}", 0) for kind in ("parsed", "unavailable", "unreachable")
+        )
+        lines = [
+            f"robots.txt summary: {parsed + unavailable + unreachable} sites checked "
+            f"({parsed} parsed, {unavailable} unavailable: allow all, "
+            f"{unreachable} unreachable: disallow all); "
+            f"{get('robotstxt/allowed', 0)} requests allowed, "
+            f"{get('robotstxt/forbidden', 0)} dropped "
+            f"({get('robotstxt/forbidden/rule', 0)} by rules, "
+            f"{get('robotstxt/forbidden/unreachable', 0)} unreachable, "
+            f"{get('robotstxt/forbidden/closing', 0)} at close)"
+        ]
+        top = report_for(self.crawler).top_rules(TOP_RULES_IN_SUMMARY)
+        if top:
+            lines.append("Rules that dropped the most requests:")
+            lines.extend(
+                f"  {count:>6} x {site} line {line}: {rule!r}" for (site, line, rule), count in top
+            )
+        logger.info("\n".join(lines))

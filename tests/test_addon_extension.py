@@ -1,0 +1,94 @@
+"""The add-on and the extension (Crawl-delay, close summary) in real crawls."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from .conftest import UNSET, crawl
+from .server import text
+
+PAGE = text("<html>page</html>", content_type=b"text/html")
+ADDON_ONLY: dict[str, Any] = {
+    "ADDONS": {"scrapy_rfc9309.Addon": 100},
+    "DOWNLOADER_MIDDLEWARES": {},
+    "ROBOTSTXT_OBEY": UNSET,
+}
+
+
+@deferred_f_from_coro_f
+async def test_addon_replaces_the_builtin_middleware(sites) -> None:
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)
+    spider, stats = await crawl([site.url("/x"), site.url("/y")], ADDON_ONLY)
+    assert spider.fetched == [site.url("/y")]
+    assert "line 2" in spider.dropped[site.url("/x")]
+    assert site.count("/robots.txt") == 1  # not fetched a second time by the built-in one
+    assert stats["robotstxt/forbidden/rule"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_addon_leaves_the_users_robotstxt_obey_setting_alone(sites) -> None:
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /\n")}, default=PAGE)
+    spider, _ = await crawl([site.url("/x")], {**ADDON_ONLY, "ROBOTSTXT_OBEY": False})
+    assert spider.fetched == [site.url("/x")]
+    assert site.count("/robots.txt") == 0
+
+
+def _gaps(site: Any, paths: set[str]) -> list[float]:
+    times = [t for path, t in zip(site.hits, site.hit_times, strict=True) if path in paths]
+    return [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
+
+
+CRAWL_DELAY_ROBOTS = "User-agent: *\nCrawl-delay: 0.6\nDisallow: /private\n"
+
+
+@deferred_f_from_coro_f
+async def test_crawl_delay_spaces_requests_to_the_site(sites) -> None:
+    site = sites(routes={"/robots.txt": text(CRAWL_DELAY_ROBOTS)}, default=PAGE)
+    paths = {f"/p{i}" for i in range(4)}
+    await crawl([site.url(p) for p in sorted(paths)], {**ADDON_ONLY, "ROBOTSTXT_CRAWL_DELAY": True})
+    gaps = _gaps(site, paths)
+    assert len(gaps) == 3
+    assert min(gaps) >= 0.55, gaps
+
+
+@deferred_f_from_coro_f
+async def test_crawl_delay_is_off_by_default(sites) -> None:
+    site = sites(routes={"/robots.txt": text(CRAWL_DELAY_ROBOTS)}, default=PAGE)
+    paths = {f"/p{i}" for i in range(4)}
+    await crawl([site.url(p) for p in sorted(paths)], ADDON_ONLY)
+    assert max(_gaps(site, paths)) < 0.3
+
+
+@deferred_f_from_coro_f
+async def test_crawl_delay_holds_with_autothrottle_and_is_capped(sites) -> None:
+    robots = "User-agent: *\nCrawl-delay: 30\n"
+    site = sites(routes={"/robots.txt": text(robots)}, default=PAGE)
+    paths = {f"/p{i}" for i in range(3)}
+    settings = {
+        **ADDON_ONLY,
+        "ROBOTSTXT_CRAWL_DELAY": True,
+        "ROBOTSTXT_CRAWL_DELAY_MAX": 0.6,
+        "AUTOTHROTTLE_ENABLED": True,
+        "AUTOTHROTTLE_START_DELAY": 0.01,
+        "AUTOTHROTTLE_MAX_DELAY": 0.05,
+    }
+    await crawl([site.url(p) for p in sorted(paths)], settings)
+    gaps = _gaps(site, paths)
+    assert min(gaps) >= 0.55, gaps
+    assert max(gaps) < 5, gaps  # capped by ROBOTSTXT_CRAWL_DELAY_MAX, not 30 s
+
+
+@deferred_f_from_coro_f
+async def test_close_summary_names_outcomes_and_top_rules(sites, caplog) -> None:
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)
+    gone = sites(routes={"/robots.txt": text("", status=503)})
+    urls = [site.url("/x1"), site.url("/x2"), site.url("/y"), gone.url("/a")]
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        await crawl(urls, ADDON_ONLY)
+    summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
+    assert "2 sites checked (1 parsed, 0 unavailable: allow all, 1 unreachable" in summary
+    assert "1 requests allowed, 3 dropped (2 by rules, 1 unreachable" in summary
+    assert f"2 x {site.origin} line 2: 'Disallow: /x'" in summary
