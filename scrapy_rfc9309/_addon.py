@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._middleware import BUILTIN_MIDDLEWARE
+
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 __all__ = ["Addon"]
 
-BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 OUR_MIDDLEWARE = "scrapy_rfc9309.RobotsTxtMiddleware"
 OUR_EXTENSION = "scrapy_rfc9309.RobotsTxtExtension"
 MIDDLEWARE_PRIORITY = 100

@@ -12,22 +12,18 @@ import asyncio
 import logging
 import time
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
 
 from scrapy import signals
-from scrapy.exceptions import IgnoreRequest, NotConfigured, StopDownload
-from scrapy.http import Request, Response
-from scrapy.http.request import NO_CALLBACK
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import Request
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import CancelledError, Deferred
-from w3lib.url import safe_url_string
 
 from ._cache import SiteCache
-from ._outcome import Decision, Kind, SiteOutcome, kind_of_status
+from ._fetcher import RobotsTxtFetcher
+from ._outcome import Decision, Kind, SiteOutcome
 from ._report import report_for
-from ._robotparser import RFC9309RobotParser
-from ._robotstxt import RobotsTxt
 from ._settings import RFC_MIN_SIZE, RobotsTxtSettings
 from ._site import robots_url, site_of
 
@@ -40,22 +36,10 @@ __all__ = ["RobotsTxtMiddleware"]
 logger = logging.getLogger(__name__)
 
 BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
-#: RFC 9309 2.3.1.2: follow at least five consecutive redirects.
-MAX_REDIRECTS = 5
-#: Bodies up to this size are parsed on the reactor thread; larger ones in a
-#: worker thread so the reactor is never held for long.
-INLINE_PARSE_LIMIT = 64 * 1024
 #: How often, while a robots.txt is being fetched, to look for a closing engine.
 CLOSE_POLL_SECONDS = 0.1
 
-_META_SIZE_LIMIT = "_robotstxt_max_size"
-_META_RECEIVED = "_robotstxt_received"
 _TOKEN_CACHE_SIZE = 256
-
-
-def _dotted_name(exc: BaseException) -> str:
-    kind = type(exc)
-    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def _engine_is_closing(crawler: Crawler) -> bool:
@@ -107,8 +91,6 @@ class _Fetch:
 class RobotsTxtMiddleware:
     """A drop-in replacement for Scrapy's ``RobotsTxtMiddleware`` (RFC 9309)."""
 
-    DOWNLOAD_PRIORITY = 1000
-
     def __init__(self, crawler: Crawler) -> None:
         self.settings = RobotsTxtSettings.from_settings(crawler.settings)
         if not self.settings.obey:
@@ -121,8 +103,7 @@ class RobotsTxtMiddleware:
         self._tokens: dict[bytes, str] = {}
         self._report = report_for(crawler)
         self._watchdog: Any = None
-        crawler.signals.connect(self._on_headers_received, signal=signals.headers_received)
-        crawler.signals.connect(self._on_bytes_received, signal=signals.bytes_received)
+        self._fetcher = RobotsTxtFetcher(crawler, self.settings)
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
         if self.settings.max_size < RFC_MIN_SIZE:
             logger.warning(
@@ -220,21 +201,27 @@ class RobotsTxtMiddleware:
         if fetch.stale is not None:
             self.stats.inc_value("robotstxt/refetch")
         try:
-            outcome = await self._download(url, request)
+            outcome = await self._fetcher.fetch(url, request)
         except (CancelledError, asyncio.CancelledError):
             logger.info("robots.txt download cancelled at close: %s", url)
             self._release(fetch, None)
             return
         except Exception:  # never lose the waiting requests to a bug
             logger.exception("Error while fetching %s", url)
-            outcome = self._unreachable("internal error")
+            outcome = SiteOutcome(
+                Kind.UNREACHABLE,
+                None,
+                "internal error",
+                time.monotonic() + self.settings.unreachable_ttl,
+            )
         if outcome.kind is Kind.UNREACHABLE and fetch.stale is not None:
             outcome = self._keep_stale(fetch.stale, outcome, url)
         else:
             self.stats.inc_value(f"robotstxt/{outcome.kind.value}")
             self._log_outcome(outcome, url, fetch.site)
         self._cache.put(fetch.site, outcome)
-        self.stats.set_value("robotstxt/cache/evicted", self._cache.evictions)
+        if self._cache.evictions:
+            self.stats.set_value("robotstxt/cache/evicted", self._cache.evictions)
         self._release(fetch, outcome)
 
     def _keep_stale(self, stale: SiteOutcome, outcome: SiteOutcome, url: str) -> SiteOutcome:
@@ -268,107 +255,6 @@ class RobotsTxtMiddleware:
             )
         else:
             logger.debug("robots.txt parsed (%s): %s %r", outcome.detail, url, outcome.robots)
-
-    def _unreachable(self, detail: str) -> SiteOutcome:
-        expires = time.monotonic() + self.settings.unreachable_ttl
-        return SiteOutcome(Kind.UNREACHABLE, None, detail, expires)
-
-    def _robots_request(self, url: str) -> Request:
-        return Request(
-            url,
-            priority=self.DOWNLOAD_PRIORITY,
-            callback=NO_CALLBACK,
-            dont_filter=True,
-            meta={
-                "dont_obey_robotstxt": True,
-                "dont_redirect": True,  # followed here, up to 5 hops; also no meta refresh
-                "dont_cache": True,  # never served from HTTPCACHE past ROBOTSTXT_CACHE_TTL
-                "allow_offsite": True,  # a redirect to another host is still followed
-                "download_maxsize": 0,  # stopped at ROBOTSTXT_MAX_SIZE, the part kept
-                "download_warnsize": 0,
-                _META_SIZE_LIMIT: self.settings.max_size,
-            },
-        )
-
-    async def _download(self, url: str, first_request: Request) -> SiteOutcome:
-        """Fetch ``url`` following up to 5 redirects (RFC 9309 2.3.1.2)."""
-        assert self.crawler.engine is not None
-        for hop in range(MAX_REDIRECTS + 1):
-            try:
-                response = await self.crawler.engine.download_async(self._robots_request(url))
-            except IgnoreRequest as exc:
-                return self._unreachable(f"robots.txt request dropped: {exc}")
-            except Exception as exc:
-                self.stats.inc_value(f"robotstxt/exception_count/{_dotted_name(exc)}")
-                return self._unreachable(f"{_dotted_name(exc)}: {exc}")
-            self.stats.inc_value("robotstxt/response_count")
-            self.stats.inc_value(f"robotstxt/response_status_count/{response.status}")
-            kind = kind_of_status(response.status)
-            if kind is None:
-                location = response.headers.get(b"Location")
-                if not location:
-                    return self._unavailable(f"HTTP {response.status} without Location")
-                if hop == MAX_REDIRECTS:
-                    break
-                url = urljoin(response.url, safe_url_string(location.decode("latin-1")))
-                logger.debug("robots.txt redirected (%d): %s", response.status, url)
-                continue
-            if kind is Kind.UNREACHABLE:
-                return self._unreachable(f"HTTP {response.status}")
-            if kind is Kind.UNAVAILABLE:
-                return self._unavailable(f"HTTP {response.status}")
-            return await self._parsed(response, first_request)
-        return self._unavailable(f"more than {MAX_REDIRECTS} redirects")
-
-    def _unavailable(self, detail: str) -> SiteOutcome:
-        return SiteOutcome(
-            Kind.UNAVAILABLE, None, detail, time.monotonic() + self.settings.cache_ttl
-        )
-
-    async def _parsed(self, response: Response, first_request: Request) -> SiteOutcome:
-        body = response.body
-        if len(body) <= INLINE_PARSE_LIMIT:
-            robots = self._parse(body)
-        else:
-            from twisted.internet import threads
-
-            robots = await maybe_deferred_to_future(threads.deferToThread(self._parse, body))
-        if robots.truncated:
-            self.stats.inc_value("robotstxt/truncated")
-            logger.info(
-                "robots.txt larger than ROBOTSTXT_MAX_SIZE (%d bytes), the rest ignored: %s",
-                self.settings.max_size,
-                response.url,
-            )
-        await _send_robots_parsed(
-            self.crawler, RFC9309RobotParser.from_robots(robots), first_request
-        )
-        return SiteOutcome(
-            Kind.PARSED,
-            robots,
-            f"HTTP {response.status}",
-            time.monotonic() + self.settings.cache_ttl,
-        )
-
-    def _parse(self, body: bytes) -> RobotsTxt:
-        robots = RobotsTxt.parse(body, max_size=self.settings.max_size)
-        robots.matcher(self.settings.token_for(None))  # compile here, off the hot path
-        return robots
-
-    # -- signals -----------------------------------------------------------------
-
-    def _on_headers_received(self, request: Request) -> None:
-        if _META_SIZE_LIMIT in request.meta:
-            request.meta[_META_RECEIVED] = 0
-
-    def _on_bytes_received(self, data: bytes, request: Request) -> None:
-        limit = request.meta.get(_META_SIZE_LIMIT)
-        if limit is None:
-            return
-        received = request.meta.get(_META_RECEIVED, 0) + len(data)
-        request.meta[_META_RECEIVED] = received
-        if received > limit:
-            raise StopDownload(fail=False)
 
     def _start_watchdog(self) -> None:
         if self._watchdog is None:
@@ -407,17 +293,3 @@ class RobotsTxtMiddleware:
 
     def _on_spider_closed(self) -> None:
         self._release_all()
-
-
-async def _send_robots_parsed(
-    crawler: Crawler, parser: RFC9309RobotParser, request: Request
-) -> None:
-    send_async = getattr(crawler.signals, "send_catch_log_async", None)
-    if send_async is not None:
-        await send_async(signal=signals.robots_parsed, robotparser=parser, request=request)
-    else:  # Scrapy < 2.14
-        await maybe_deferred_to_future(
-            crawler.signals.send_catch_log_deferred(
-                signal=signals.robots_parsed, robotparser=parser, request=request
-            )
-        )

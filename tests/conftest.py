@@ -40,13 +40,16 @@ class RecordingSpider(Spider):
         self.fetched: list[str] = []
         self.dropped: dict[str, str] = {}
         self.followups: dict[str, list[str]] = kwargs.get("followups", {})
+        self.dont_filter: bool = kwargs.get("dont_filter", True)
 
     async def start(self) -> Any:
         for url in self.urls:
             yield self.make(url)
 
     def make(self, url: str) -> Request:
-        return Request(url, self.parse, errback=self.failed, meta=dict(self.meta), dont_filter=True)
+        return Request(
+            url, self.parse, errback=self.failed, meta=dict(self.meta), dont_filter=self.dont_filter
+        )
 
     def parse(self, response: Any) -> Any:
         self.fetched.append(response.url)

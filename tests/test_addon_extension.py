@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from itertools import pairwise
 from typing import Any
 
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -38,7 +39,7 @@ async def test_addon_leaves_the_users_robotstxt_obey_setting_alone(sites) -> Non
 
 def _gaps(site: Any, paths: set[str]) -> list[float]:
     times = [t for path, t in zip(site.hits, site.hit_times, strict=True) if path in paths]
-    return [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
+    return [later - earlier for earlier, later in pairwise(times)]
 
 
 CRAWL_DELAY_ROBOTS = "User-agent: *\nCrawl-delay: 0.6\nDisallow: /private\n"

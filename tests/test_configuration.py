@@ -63,6 +63,7 @@ async def test_obey_off_disables_the_middleware(sites) -> None:
     spider, stats = await crawl([site.url("/a")], {"ROBOTSTXT_OBEY": False})
     assert spider.fetched == [site.url("/a")]
     assert site.hits == ["/a"]
+    assert not [key for key in stats if key.startswith("robotstxt/")]
 
 
 def test_small_max_size_warns_that_it_departs_from_the_rfc(caplog) -> None:

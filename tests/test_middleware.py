@@ -121,8 +121,10 @@ async def test_2_3_1_2_six_redirects_mean_unavailable(sites) -> None:
 async def test_2_3_1_2_cross_host_redirect_followed_despite_allowed_domains(sites) -> None:
     target = sites(host="127.0.0.2", routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")})
     site = sites(routes={"/robots.txt": redirect(target.url("/robots.txt"))}, default=PAGE)
-    spider, stats = await crawl([site.url("/x"), site.url("/y")], allowed_domains=["127.0.0.1"])
+    urls = [site.url("/x"), site.url("/y"), target.url("/offsite-page")]
+    spider, stats = await crawl(urls, allowed_domains=["127.0.0.1"], dont_filter=False)
     assert spider.fetched == [site.url("/y")]
+    assert stats["offsite/filtered"] == 1  # ordinary requests to 127.0.0.2 are offsite
     assert target.hits == ["/robots.txt"]
     assert "robots.txt line 2" in spider.dropped[site.url("/x")]
 
