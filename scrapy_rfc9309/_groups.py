@@ -46,6 +46,8 @@ class Grouping:
     groups: list[Group]
     by_token: dict[str, list[int]]
     sitemaps: tuple[str, ...]
+    #: Rules with a pattern (an empty ``Disallow:`` matches nothing), in any group.
+    pattern_count: int = 0
 
     def groups_for(self, token: str) -> list[Group]:
         """The groups that govern ``token`` (lower case), merged in file order.
@@ -106,6 +108,7 @@ def build_groups(body: bytes, lines: Iterable[Directive], warnings: Warnings) ->
     sitemaps: list[str] = []
     current: Group | None = None
     rules_started = False
+    pattern_count = 0
     for directive in lines:
         key = directive.key
         if key == "disallow" or key == "allow":
@@ -113,6 +116,8 @@ def build_groups(body: bytes, lines: Iterable[Directive], warnings: Warnings) ->
                 warnings.add(directive.number, "rule before any user-agent line ignored")
                 continue
             rules_started = True
+            if directive.value:
+                pattern_count += 1
             if directive.value and directive.value[:1] not in (b"/", b"*"):
                 warnings.add(
                     directive.number,
@@ -140,4 +145,4 @@ def build_groups(body: bytes, lines: Iterable[Directive], warnings: Warnings) ->
                 warnings.add(directive.number, "crawl-delay before any user-agent line ignored")
             elif delay is not None and current.crawl_delay is None:
                 current.crawl_delay = delay
-    return Grouping(body, groups, by_token, tuple(sitemaps))
+    return Grouping(body, groups, by_token, tuple(sitemaps), pattern_count)

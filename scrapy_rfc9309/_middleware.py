@@ -219,6 +219,7 @@ class RobotsTxtMiddleware:
         else:
             self.stats.inc_value(f"robotstxt/{outcome.kind.value}")
             self._log_outcome(outcome, url, fetch.site)
+        outcome = outcome.compact()
         self._cache.put(fetch.site, outcome)
         if self._cache.evictions:
             self.stats.set_value("robotstxt/cache/evicted", self._cache.evictions)

@@ -6,6 +6,7 @@ Pure, no Scrapy import.
 from __future__ import annotations
 
 import enum
+import sys
 from typing import NamedTuple
 
 from ._matcher import Verdict
@@ -46,7 +47,7 @@ class Decision(NamedTuple):
     reason: str
 
 
-_ALLOWED_UNAVAILABLE = Decision(True, None, "robots.txt unavailable: everything allowed")
+_ALLOWED_WITHOUT_RULES = Decision(True, None, "no rule applies: everything allowed")
 
 
 class SiteOutcome:
@@ -56,10 +57,21 @@ class SiteOutcome:
 
     def __init__(self, kind: Kind, robots: RobotsTxt | None, detail: str, expires_at: float):
         self.kind = kind
+        #: the parsed file (``PARSED`` only); ``None`` when nothing in it can forbid
         self.robots = robots
         #: what happened, for logs: "HTTP 404", "ConnectError", "6 redirects"
-        self.detail = detail
+        self.detail = sys.intern(detail)
         self.expires_at = expires_at
+
+    def compact(self) -> SiteOutcome:
+        """This outcome as kept in a cache: a file that forbids nothing keeps no copy.
+
+        Sites whose robots.txt is missing, unavailable or allows everything
+        then cost a few hundred bytes each.
+        """
+        if self.robots is not None and self.robots.allows_everything:
+            return SiteOutcome(self.kind, None, self.detail, self.expires_at)
+        return self
 
     def decide(self, url: str, token: str, site: str) -> Decision:
         """Allowed or not, with the reason a user reads in logs and exceptions."""
@@ -71,7 +83,7 @@ class SiteOutcome:
                 "the whole site is disallowed (RFC 9309 2.3.1.4)",
             )
         if self.robots is None:
-            return _ALLOWED_UNAVAILABLE
+            return _ALLOWED_WITHOUT_RULES
         verdict = self.robots.check(url=url, agent=token)
         if verdict.allowed:
             return Decision(True, verdict, "allowed")

@@ -79,6 +79,14 @@ class RobotsTxt:
         """Sitemap URLs in file order (RFC 9309 2.2.4: other records)."""
         return self._grouping.sitemaps
 
+    @property
+    def allows_everything(self) -> bool:
+        """No rule with a pattern and no Crawl-delay in any group: nothing to obey."""
+        grouping = self._grouping
+        return grouping.pattern_count == 0 and all(
+            group.crawl_delay is None for group in grouping.groups
+        )
+
     def groups_for(self, agent: str) -> list[Group]:
         """The groups that govern ``agent`` (RFC 9309 2.2.1), in file order."""
         return self._grouping.groups_for(_token(agent))

@@ -275,3 +275,33 @@ async def test_2_3_1_4_unreachable_tried_again_after_its_ttl(sites) -> None:
     assert site.count("/robots.txt") == 2
     assert stats["robotstxt/unreachable"] == 1
     assert stats["robotstxt/parsed"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_cache_is_bounded_least_recently_used_first(sites) -> None:
+    rules = text("User-agent: *\nDisallow: /x\n")
+    a, b, c = (sites(routes={"/robots.txt": rules}, default=PAGE) for _ in range(3))
+    followups = {a.url("/1"): [b.url("/1")], b.url("/1"): [c.url("/1")], c.url("/1"): [a.url("/2")]}
+    spider, stats = await crawl(
+        [a.url("/1")], {"ROBOTSTXT_CACHE_MAX_SITES": 2}, followups=followups
+    )
+    assert spider.fetched == [a.url("/1"), b.url("/1"), c.url("/1"), a.url("/2")]
+    assert a.count("/robots.txt") == 2  # evicted when c came in, fetched again for /2
+    assert b.count("/robots.txt") == 1
+    assert stats["robotstxt/cache/evicted"] == 2
+    assert stats["robotstxt/request_count"] == 4
+
+
+def test_outcomes_that_forbid_nothing_keep_no_copy_of_the_file() -> None:
+    from scrapy_rfc9309 import RobotsTxt
+    from scrapy_rfc9309._outcome import Kind, SiteOutcome
+
+    for body, kept in [
+        (b"User-agent: *\nDisallow:\n", False),
+        (b"# nothing\n", False),
+        (b"User-agent: *\nCrawl-delay: 3\n", True),
+        (b"User-agent: bot\nDisallow: /x\n", True),
+    ]:
+        outcome = SiteOutcome(Kind.PARSED, RobotsTxt.parse(body), "HTTP 200", 0.0).compact()
+        assert (outcome.robots is not None) is kept, body
+        assert outcome.decide("http://e.com/x", "other", "http://e.com:80").allowed
