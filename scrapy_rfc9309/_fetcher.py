@@ -28,6 +28,7 @@ from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import Request, Response
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import DeferredLock
 from w3lib.url import safe_url_string
 
 from ._outcome import Kind, SiteOutcome, kind_of_status
@@ -45,9 +46,11 @@ logger = logging.getLogger(__name__)
 
 #: RFC 9309 2.3.1.2: follow at least five consecutive redirects.
 MAX_REDIRECTS = 5
-#: Bodies up to this size are parsed on the reactor thread; larger ones in a
-#: worker thread, so the reactor is never held for long.
-INLINE_PARSE_LIMIT = 64 * 1024
+#: Parsing runs on the reactor thread in slices of at most about this long,
+#: each followed by a reactor turn: a 500 KiB file never holds the reactor for
+#: long. (Worker threads would: CPU-bound threads make the reactor queue for
+#: the GIL at every system call.)
+PARSE_SLICE_SECONDS = 0.005
 DOWNLOAD_PRIORITY = 1000
 
 _META_SIZE_LIMIT = "_robotstxt_max_size"
@@ -67,6 +70,7 @@ class RobotsTxtFetcher:
         self.crawler = crawler
         self.settings = settings
         self.stats = crawler.stats
+        self._parse_lock = DeferredLock()
         crawler.signals.connect(self._on_headers_received, signal=signals.headers_received)
         crawler.signals.connect(self._on_bytes_received, signal=signals.bytes_received)
 
@@ -130,13 +134,7 @@ class RobotsTxtFetcher:
         return SiteOutcome(Kind.UNAVAILABLE, None, detail, expires)
 
     async def _parsed(self, response: Response, request: Request | None) -> SiteOutcome:
-        body = response.body
-        if len(body) <= INLINE_PARSE_LIMIT:
-            robots = self._parse(body)
-        else:
-            from twisted.internet import threads
-
-            robots = await maybe_deferred_to_future(threads.deferToThread(self._parse, body))
+        robots = await self._parse(response.body)
         if robots.truncated:
             self.stats.inc_value("robotstxt/truncated")
             logger.info(
@@ -150,10 +148,28 @@ class RobotsTxtFetcher:
         expires = time.monotonic() + self.settings.cache_ttl
         return SiteOutcome(Kind.PARSED, robots, f"HTTP {response.status}", expires)
 
-    def _parse(self, body: bytes) -> RobotsTxt:
-        robots = RobotsTxt.parse(body, max_size=self.settings.max_size)
-        robots.matcher(self.settings.token_for(None))  # compile now, off the request path
-        return robots
+    async def _parse(self, body: bytes) -> RobotsTxt:
+        """Parse, and compile the default agent's rules, in slices of the reactor's time.
+
+        One file at a time: slices of several files in one reactor turn would
+        add up to a long block again.
+        """
+        steps = RobotsTxt.parse_in_steps(
+            body, max_size=self.settings.max_size, agent=self.settings.token_for(None)
+        )
+        await maybe_deferred_to_future(self._parse_lock.acquire())
+        try:
+            slice_ends = time.perf_counter() + PARSE_SLICE_SECONDS
+            while True:
+                try:
+                    next(steps)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
+                if time.perf_counter() > slice_ends:
+                    await _reactor_turn()
+                    slice_ends = time.perf_counter() + PARSE_SLICE_SECONDS
+        finally:
+            self._parse_lock.release()
 
     def _on_headers_received(self, request: Request) -> None:
         if _META_SIZE_LIMIT in request.meta:
@@ -167,6 +183,12 @@ class RobotsTxtFetcher:
         request.meta[_META_RECEIVED] = received
         if received > limit:
             raise StopDownload(fail=False)
+
+
+async def _reactor_turn() -> None:
+    from twisted.internet import reactor, task
+
+    await maybe_deferred_to_future(task.deferLater(reactor, 0, lambda: None))
 
 
 async def _send_robots_parsed(

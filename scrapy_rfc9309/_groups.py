@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from ._agent import is_valid_token, product_token
 from ._lines import Directive, Warnings, directive_at, printable
 from ._matcher import Rule
+from ._steps import STEP, Steps, run_to_end
 
-__all__ = ["WILDCARD_AGENT", "Group", "Grouping", "build_groups"]
+__all__ = ["WILDCARD_AGENT", "Group", "Grouping", "build_groups", "group_steps"]
 
 WILDCARD_AGENT = "*"
 
@@ -64,8 +65,8 @@ class Grouping:
         """The rules of ``groups``, read again from the body."""
         for group in groups:
             for number, offset in zip(group.rule_lines, group.rule_offsets, strict=True):
-                key, value, text = directive_at(self.body, offset)
-                yield _rule(key, value, number, text)
+                key, value = directive_at(self.body, offset)
+                yield _rule(key, value, number, offset)
 
 
 def _agent_token(directive: Directive, warnings: Warnings) -> str:
@@ -93,23 +94,30 @@ def _crawl_delay(directive: Directive, warnings: Warnings) -> float | None:
     return None
 
 
-def _rule(key: str, value: bytes, number: int, text: str) -> Rule:
+def _rule(key: str, value: bytes, number: int, offset: int) -> Rule:
     pattern = value.decode("utf-8", "surrogateescape")
     if pattern and not pattern.startswith(("/", "*")):
         # LENIENT(rule-without-slash): "Disallow: private/" read as "/private/".
         pattern = "/" + pattern
-    return Rule(key == "allow", pattern, number, text)
+    return Rule(key == "allow", pattern, number, offset)
 
 
 def build_groups(body: bytes, lines: Iterable[Directive], warnings: Warnings) -> Grouping:
     """Fold directive lines into groups (RFC 9309 2.1, 2.2.1, 2.2.4)."""
+    return run_to_end(group_steps(body, lines, warnings))
+
+
+def group_steps(body: bytes, lines: Iterable[Directive], warnings: Warnings) -> Steps[Grouping]:
+    """:func:`build_groups` in steps of :data:`STEP` lines."""
     groups: list[Group] = []
     by_token: dict[str, list[int]] = {}
     sitemaps: list[str] = []
     current: Group | None = None
     rules_started = False
     pattern_count = 0
-    for directive in lines:
+    for count, directive in enumerate(lines, 1):
+        if count % STEP == 0:
+            yield
         key = directive.key
         if key == "disallow" or key == "allow":
             if current is None:

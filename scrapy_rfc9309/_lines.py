@@ -26,6 +26,7 @@ __all__ = [
     "directives",
     "prepare",
     "printable",
+    "text_at",
 ]
 
 #: RFC 9309 section 2.5: the parsing limit MUST be at least 500 KiB.
@@ -87,6 +88,10 @@ class Warnings:
         self.items: list[tuple[int, str]] = []
         self.limit = limit
 
+    @property
+    def full(self) -> bool:
+        return len(self.items) > self.limit
+
     def add(self, line: int, message: str) -> None:
         if len(self.items) < self.limit:
             self.items.append((line, message))
@@ -142,6 +147,8 @@ def _warn_invalid_utf8(body: bytes, warnings: Warnings) -> None:
     text = body.decode("utf-8", "surrogateescape")
     number, counted_to, last_warned = 1, 0, 0
     for match in _INVALID_OCTET.finditer(text):
+        if warnings.full:
+            break
         number += text.count("\n", counted_to, match.start())
         counted_to = match.start()
         if number != last_warned:
@@ -194,13 +201,20 @@ def directives(body: bytes, warnings: Warnings) -> Iterator[Directive]:
             yield Directive(number, offset, read[0], read[1])
 
 
-def directive_at(body: bytes, offset: int) -> tuple[str, bytes, str]:
-    """Read again the directive at ``offset``: ``(key, value, text as written)``."""
+def _content_at(body: bytes, offset: int) -> bytes:
     end = len(body)
     for stop in (b"\n", b"#"):
         found = body.find(stop, offset, end)
         if found >= 0:
             end = found
-    content = body[offset:end].rstrip(b" \t")
-    key, value = _read(content, 0, None) or ("", b"")
-    return key, value, printable(content)
+    return body[offset:end].rstrip(b" \t")
+
+
+def directive_at(body: bytes, offset: int) -> tuple[str, bytes]:
+    """Read again the directive at ``offset``: ``(key, value)``."""
+    return _read(_content_at(body, offset), 0, None) or ("", b"")
+
+
+def text_at(body: bytes, offset: int) -> str:
+    """The line at ``offset`` as written, comment and outer blanks removed."""
+    return printable(_content_at(body, offset))

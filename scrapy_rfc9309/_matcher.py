@@ -25,8 +25,9 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from ._encoding import normalize
+from ._steps import STEP, Steps, run_to_end
 
-__all__ = ["AgentMatcher", "Rule", "Verdict"]
+__all__ = ["AgentMatcher", "Rule", "Verdict", "key_allows", "key_line", "key_offset"]
 
 _GRAM = 3
 # Up to this many wildcard rules, a best-first scan beats probing an index.
@@ -34,12 +35,12 @@ _SCAN_LIMIT = 16
 
 
 class Rule(NamedTuple):
-    """One allow/disallow line: ``value`` as written, ``text`` the whole line."""
+    """One allow/disallow line: its pattern, line number and offset in the body."""
 
     allow: bool
     value: str
     line: int
-    text: str
+    offset: int
 
 
 class Verdict(NamedTuple):
@@ -56,13 +57,37 @@ class Verdict(NamedTuple):
 
 ALLOWED_BY_DEFAULT = Verdict(True)
 
-# A decided rule, ordered so that ``max`` picks the RFC's winner:
-# (specificity, allow wins a tie, earliest line first on a full tie).
-_Key = tuple[int, bool, int]
+# A compiled rule is one int, so that a compiled file holds no per-rule object
+# the garbage collector must walk (full collections over a big crawl's heap
+# were the longest reactor stalls). Bits, high to low: specificity, allow,
+# (LINE_MAX - line), offset of the line in the body. Comparing two of them
+# compares (specificity, allow wins a tie, earlier line first): ``max`` picks
+# the RFC 9309 2.2.2 winner.
+_Key = int
+_FIELD = 32
+_FIELD_MAX = (1 << _FIELD) - 1
+_ALLOW_BIT = 2 * _FIELD
 
 
 def _key(specificity: int, rule: Rule) -> _Key:
-    return (specificity, rule.allow, -rule.line)
+    return (
+        (specificity << (_ALLOW_BIT + 1))
+        | (rule.allow << _ALLOW_BIT)
+        | ((_FIELD_MAX - rule.line) << _FIELD)
+        | rule.offset
+    )
+
+
+def key_allows(key: _Key) -> bool:
+    return bool((key >> _ALLOW_BIT) & 1)
+
+
+def key_line(key: _Key) -> int:
+    return _FIELD_MAX - ((key >> _FIELD) & _FIELD_MAX)
+
+
+def key_offset(key: _Key) -> int:
+    return key & _FIELD_MAX
 
 
 class _Wildcard(NamedTuple):
@@ -73,7 +98,6 @@ class _Wildcard(NamedTuple):
     prefix: str
     pieces: tuple[str, ...]
     anchored: bool
-    rule: Rule
 
 
 def _wildcard_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path: str) -> bool:
@@ -129,23 +153,35 @@ class AgentMatcher:
     )
 
     def __init__(self, rules: Iterable[Rule]) -> None:
-        plain: dict[str, tuple[_Key, Rule]] = {}
-        exact: dict[str, tuple[_Key, Rule]] = {}
+        run_to_end(self._compile_steps(rules))
+
+    @classmethod
+    def compile_steps(cls, rules: Iterable[Rule]) -> Steps[AgentMatcher]:
+        """Compile ``rules`` in steps of :data:`STEP` rules (see ``_steps``)."""
+        matcher = cls.__new__(cls)
+        yield from matcher._compile_steps(rules)
+        return matcher
+
+    def _compile_steps(self, rules: Iterable[Rule]) -> Steps[None]:
+        plain: dict[str, _Key] = {}
+        exact: dict[str, _Key] = {}
         wildcards: list[_Wildcard] = []
         count = 0
         for rule in rules:
             if not rule.value:
                 continue  # RFC 9309 2.2.2: an empty pattern matches nothing
             count += 1
+            if count % STEP == 0:
+                yield
             prefix, pieces, anchored, specificity = _compile_pattern(rule.value)
             key = _key(specificity, rule)
             if "*" in rule.value:
-                wildcards.append(_Wildcard(key, prefix, pieces, anchored, rule))
+                wildcards.append(_Wildcard(key, prefix, pieces, anchored))
             else:
                 table = exact if anchored else plain
                 known = table.get(prefix)
-                if known is None or key > known[0]:
-                    table[prefix] = (key, rule)
+                if known is None or key > known:
+                    table[prefix] = key
         self.rule_count = count
         self._plain = plain
         self._exact = exact
@@ -155,41 +191,37 @@ class AgentMatcher:
             self._prefix_index, self._gram_index = {}, {}
         else:
             self._scan = None
-            self._prefix_index, self._gram_index = _index_wildcards(wildcards)
+            self._prefix_index, self._gram_index = yield from _index_wildcards(wildcards)
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
 
-    def decide(self, path: str) -> Rule | None:
-        """The deciding rule for a path in canonical form (see ``normalize``)."""
-        best: tuple[_Key, Rule] | None = None
+    def decide(self, path: str) -> _Key | None:
+        """The deciding rule for a path in canonical form (see ``normalize``).
+
+        ``None`` if no rule matches; else the compiled rule: see
+        :func:`key_allows`, :func:`key_line` and :func:`key_offset`.
+        """
+        best: _Key | None = None
         lengths = self._plain_lengths
         for index in range(bisect_right(lengths, len(path)) - 1, -1, -1):
-            found = self._plain.get(path[: lengths[index]])
-            if found is not None:
-                best = found
+            best = self._plain.get(path[: lengths[index]])
+            if best is not None:
                 break
         if self._exact:
             found = self._exact.get(path)
-            if found is not None and (best is None or found[0] > best[0]):
+            if found is not None and (best is None or found > best):
                 best = found
         if self._scan is not None:
             scan = self._scan  # few wildcards: best first, stop when beaten
         elif self._prefix_index or self._gram_index:
             scan = self._candidates(path)
         else:
-            scan = ()
-        for key, prefix, pieces, anchored, rule in scan:
-            if best is not None and key < best[0]:
+            return best
+        for key, prefix, pieces, anchored in scan:
+            if best is not None and key < best:
                 break
             if _wildcard_matches(prefix, pieces, anchored, path):
-                return rule
-        return best[1] if best is not None else None
-
-    def check_path(self, path: str) -> Verdict:
-        """The verdict for a path in canonical form, with its deciding line."""
-        rule = self.decide(path)
-        if rule is None:
-            return ALLOWED_BY_DEFAULT
-        return Verdict(rule.allow, rule.line, rule.text)
+                return key
+        return best
 
     def _candidates(self, path: str) -> list[_Wildcard]:
         """The indexed wildcard rules that could match ``path``, best first."""
@@ -211,11 +243,13 @@ class AgentMatcher:
 
 def _index_wildcards(
     wildcards: list[_Wildcard],
-) -> tuple[dict[str, list[_Wildcard]], dict[str, list[_Wildcard]]]:
+) -> Steps[tuple[dict[str, list[_Wildcard]], dict[str, list[_Wildcard]]]]:
     """Index wildcard rules by their rarest 3-gram, else by literal prefix."""
     frequency: Counter[str] = Counter()
     rule_grams: list[set[str]] = []
-    for wildcard in wildcards:
+    for count, wildcard in enumerate(wildcards, 1):
+        if count % STEP == 0:
+            yield
         grams = {
             piece[i : i + _GRAM] for piece in wildcard.pieces for i in range(len(piece) - _GRAM + 1)
         }
@@ -223,7 +257,9 @@ def _index_wildcards(
         frequency.update(grams)
     by_prefix: dict[str, list[_Wildcard]] = {}
     by_gram: dict[str, list[_Wildcard]] = {}
-    for wildcard, grams in zip(wildcards, rule_grams, strict=True):
+    for count, (wildcard, grams) in enumerate(zip(wildcards, rule_grams, strict=True), 1):
+        if count % STEP == 0:
+            yield
         if grams:
             rarest = min(sorted(grams), key=frequency.__getitem__)
             by_gram.setdefault(rarest, []).append(wildcard)

@@ -48,6 +48,7 @@ class Decision(NamedTuple):
 
 
 _ALLOWED_WITHOUT_RULES = Decision(True, None, "no rule applies: everything allowed")
+_ALLOWED_BY_RULES = Decision(True, None, "allowed by robots.txt")
 
 
 class SiteOutcome:
@@ -84,9 +85,9 @@ class SiteOutcome:
             )
         if self.robots is None:
             return _ALLOWED_WITHOUT_RULES
+        if self.robots.allowed(url=url, agent=token):  # the hot path: no Verdict built
+            return _ALLOWED_BY_RULES
         verdict = self.robots.check(url=url, agent=token)
-        if verdict.allowed:
-            return Decision(True, verdict, "allowed")
         return Decision(
             False,
             verdict,

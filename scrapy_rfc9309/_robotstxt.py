@@ -11,9 +11,10 @@ import re
 
 from ._agent import product_token
 from ._encoding import normalize, path_of
-from ._groups import WILDCARD_AGENT, Group, Grouping, build_groups
-from ._lines import DEFAULT_MAX_SIZE, Warnings, directives, prepare
-from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
+from ._groups import WILDCARD_AGENT, Group, Grouping, group_steps
+from ._lines import DEFAULT_MAX_SIZE, Warnings, directives, prepare, text_at
+from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Verdict, key_allows, key_line, key_offset
+from ._steps import Steps, run_to_end
 
 __all__ = ["RobotsTxt", "Verdict"]
 
@@ -67,12 +68,27 @@ class RobotsTxt:
 
         RFC 9309 2.5: ``max_size`` should be at least 500 KiB (512,000 bytes).
         """
+        return run_to_end(cls.parse_in_steps(body, max_size))
+
+    @classmethod
+    def parse_in_steps(
+        cls, body: bytes | str, max_size: int = DEFAULT_MAX_SIZE, agent: str | None = None
+    ) -> Steps[RobotsTxt]:
+        """:meth:`parse` as steps (see ``_steps``), compiling ``agent``'s rules too.
+
+        Lets a caller with an event loop parse a 500 KiB file in slices of a
+        few milliseconds each.
+        """
         if isinstance(max_size, bool) or not isinstance(max_size, int) or not 0 <= max_size < 2**32:
             raise ValueError(f"max_size must be an int from 0 to 2**32 - 1, got {max_size!r}")
         collector = Warnings()
         prepared, truncated = prepare(_as_bytes(body), max_size, collector)
-        grouping = build_groups(prepared, directives(prepared, collector), collector)
-        return cls(grouping, tuple(collector.items), truncated)
+        yield
+        grouping = yield from group_steps(prepared, directives(prepared, collector), collector)
+        robots = cls(grouping, tuple(collector.items), truncated)
+        if agent is not None:
+            yield from robots._compile_steps(agent)
+        return robots
 
     @property
     def sitemaps(self) -> tuple[str, ...]:
@@ -94,21 +110,24 @@ class RobotsTxt:
     def matcher(self, agent: str) -> AgentMatcher:
         """The compiled rules for ``agent``; built once per distinct group set."""
         matcher = self._matchers.get(agent)
-        if matcher is not None:
-            return matcher
+        if matcher is None:
+            matcher = run_to_end(self._compile_steps(agent))
+        return matcher
+
+    def _compile_steps(self, agent: str) -> Steps[AgentMatcher]:
         token = _token(agent)
         if token not in self._grouping.by_token:
             token = WILDCARD_AGENT
         matcher = self._matchers.get(token)
         if matcher is None:
-            groups = self._grouping.groups_for(token)
-            matcher = AgentMatcher(self._grouping.rules(groups))
+            rules = self._grouping.rules(self._grouping.groups_for(token))
+            matcher = yield from AgentMatcher.compile_steps(rules)
             self._matchers[token] = matcher
         if len(self._matchers) < _AGENT_CACHE_SIZE:
             self._matchers[agent] = matcher
         return matcher
 
-    def _decide(self, url: str, agent: str) -> Rule | None:
+    def _decide(self, url: str, agent: str) -> int | None:
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, not {type(url).__name__}")
         path = normalize(path_of(url))
@@ -128,12 +147,13 @@ class RobotsTxt:
         rule = self._decide(url, agent)
         if rule is None:
             return ALLOWED_BY_DEFAULT
-        return Verdict(rule.allow, rule.line, rule.text)
+        text = text_at(self._grouping.body, key_offset(rule))
+        return Verdict(key_allows(rule), key_line(rule), text)
 
     def allowed(self, url: str, agent: str) -> bool:
         """``check(url=url, agent=agent).allowed``."""
         rule = self._decide(url, agent)
-        return rule is None or rule.allow
+        return rule is None or key_allows(rule)
 
     def crawl_delay(self, agent: str) -> float | None:
         """The first valid ``Crawl-delay`` of ``agent``'s groups, in seconds.

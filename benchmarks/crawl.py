@@ -1,0 +1,344 @@
+"""Crawl benchmark: real Scrapy crawls of many local sites, three ways, one run.
+
+Modes, each crawl in its own process:
+
+* ``ours``    - ``ADDONS = {"scrapy_rfc9309.Addon": 100}``
+* ``builtin`` - Scrapy's ``RobotsTxtMiddleware`` with Protego
+* ``off``     - ``ROBOTSTXT_OBEY = False``
+
+Sites: every host ``s<N>.test`` resolves to 127.0.0.1 (a resolver installed
+through Scrapy's ``DNS_RESOLVER``), and one local Twisted server answers for
+all of them, serving as site N's robots.txt the corpus file N (from
+``../shared/corpus`` or ``$ROBOTSTXT_CORPUS``) and small HTML pages. Nothing
+leaves 127.0.0.1.
+
+Measures:
+
+a. throughput: pages per second over SITES x PAGES pages (robots.txt files
+   chosen so that both parsers allow the pages, so every mode fetches the
+   same pages);
+b. memory: peak RSS growth per site over many sites with one page each; the
+   part due to robots.txt is the growth minus that of ``off``;
+c. reactor blocking: the longest lateness of a 5 ms ``LoopingCall`` probe,
+   with the corpus' largest files among the robots.txt served.
+
+Usage::
+
+    python benchmarks/crawl.py [throughput|memory|blocking|all]
+        [--sites N] [--pages N] [--rounds N] [--memory-sites N [N ...]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CORPUS = Path(os.environ.get("ROBOTSTXT_CORPUS", ROOT.parent / "shared" / "corpus"))
+MODES = ("ours", "builtin", "off")
+PAGE = b"<html><head><title>bench</title></head><body>bench</body></html>"
+AGENT = "Scrapy"
+
+# -- the loopback resolver (loaded by Scrapy in the crawl process) ----------------
+
+try:
+    from scrapy.resolver import CachingThreadedResolver
+    from twisted.internet import defer
+
+    class LoopbackResolver(CachingThreadedResolver):
+        """Resolves every ``*.test`` host to 127.0.0.1; nothing else is looked up."""
+
+        def getHostByName(self, name: str, timeout: Any = ()) -> Any:
+            if name.endswith(".test"):
+                return defer.succeed("127.0.0.1")
+            return defer.fail(OSError(f"{name}: only *.test hosts exist in this benchmark"))
+
+except ImportError:  # pragma: no cover - only the driver runs without Scrapy
+    pass
+
+
+# -- corpus ---------------------------------------------------------------------------
+
+
+def corpus_files() -> list[Path]:
+    return sorted(p for p in CORPUS.glob("*/*.txt") if p.parent.name != "urls")
+
+
+def bench_path(page: int) -> str:
+    return f"/bench-page/{page}.html"
+
+
+def pick_robots(kind: str, count: int) -> list[str]:
+    """Corpus files for each benchmark: paths, in site order."""
+    files = corpus_files()
+    if kind == "blocking":
+        largest = sorted(files, key=lambda p: p.stat().st_size, reverse=True)[:20]
+        rest = files[: max(0, count - len(largest))]
+        return [str(p) for p in largest + rest][:count]
+    if kind == "throughput":
+        from protego import Protego
+
+        from scrapy_rfc9309 import RobotsTxt
+
+        chosen = []
+        for path in files:
+            body = path.read_bytes()
+            ours = RobotsTxt.parse(body)
+            theirs = Protego.parse(body.decode("utf-8", "ignore"))
+            if all(
+                ours.allowed(url=bench_path(0), agent=AGENT)
+                and theirs.can_fetch(bench_path(0), AGENT)
+                for _ in (0,)
+            ):
+                chosen.append(str(path))
+            if len(chosen) == count:
+                break
+        return chosen
+    return [str(files[i % len(files)]) for i in range(count)]
+
+
+# -- the server process -------------------------------------------------------------
+
+
+def serve(robots_list: Path, port_file: Path) -> None:
+    from twisted.internet import reactor
+    from twisted.web import resource, server
+
+    paths = robots_list.read_text().splitlines()
+    cache: dict[int, bytes] = {}
+
+    class Sites(resource.Resource):
+        isLeaf = True
+
+        def render_GET(self, request: Any) -> bytes:
+            host = (request.getHeader(b"host") or b"").decode().split(":")[0]
+            if request.path == b"/robots.txt" and host.startswith("s") and host.endswith(".test"):
+                index = int(host[1:-5]) % len(paths)
+                body = cache.get(index)
+                if body is None:
+                    body = Path(paths[index]).read_bytes()
+                    if len(cache) < 50_000:
+                        cache[index] = body
+                request.setHeader(b"Content-Type", b"text/plain")
+                return body
+            request.setHeader(b"Content-Type", b"text/html")
+            return PAGE
+
+    port = reactor.listenTCP(0, server.Site(Sites()), interface="127.0.0.1", backlog=1024)
+    port_file.write_text(str(port.getHost().port))
+    reactor.run()
+
+
+# -- the crawl process --------------------------------------------------------------
+
+
+def crawl(mode: str, port: int, sites: int, pages: int) -> None:
+    import resource as rusage
+
+    from scrapy import Request, Spider, signals
+    from scrapy.crawler import CrawlerProcess
+
+    settings: dict[str, Any] = {
+        "LOG_LEVEL": "ERROR",
+        "TELNETCONSOLE_ENABLED": False,
+        "RETRY_ENABLED": False,
+        "COOKIES_ENABLED": False,
+        "CONCURRENT_REQUESTS": 64,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+        "DNS_RESOLVER": "crawl.LoopbackResolver",
+        "DOWNLOAD_TIMEOUT": 30,
+        "USER_AGENT": "Scrapy/2.19 (+https://scrapy.org)",
+        "MEMUSAGE_ENABLED": False,
+    }
+    if mode == "ours":
+        settings["ADDONS"] = {"scrapy_rfc9309.Addon": 100}
+    elif mode == "builtin":
+        settings["ROBOTSTXT_OBEY"] = True
+    else:
+        settings["ROBOTSTXT_OBEY"] = False
+    result: dict[str, Any] = {"mode": mode, "sites": sites, "pages": pages}
+
+    class Bench(Spider):
+        name = "bench"
+
+        async def start(self) -> Any:
+            for page in range(pages):  # sites interleaved, as in a broad crawl
+                for site in range(sites):
+                    yield Request(
+                        f"http://s{site}.test:{port}{bench_path(page)}",
+                        callback=self.parse,
+                        errback=self.dropped,
+                        dont_filter=True,
+                    )
+
+        def parse(self, response: Any) -> None:
+            result["fetched"] = result.get("fetched", 0) + 1
+
+        def dropped(self, failure: Any) -> None:
+            result["dropped"] = result.get("dropped", 0) + 1
+
+    def rss_kib() -> int:
+        return rusage.getrusage(rusage.RUSAGE_SELF).ru_maxrss
+
+    def opened() -> None:
+        from twisted.internet import reactor, task
+
+        result["rss_open_kib"] = rss_kib()
+        result["started"] = time.perf_counter()
+        worst = [0.0]
+        last = [time.perf_counter()]
+
+        def probe() -> None:
+            now = time.perf_counter()
+            worst[0] = max(worst[0], now - last[0] - 0.005)
+            last[0] = now
+
+        looping = task.LoopingCall(probe)
+        looping.clock = reactor
+        looping.start(0.005, now=False)
+        result["_probe"] = (looping, worst)
+
+    def closed() -> None:
+        result["elapsed"] = time.perf_counter() - result.pop("started")
+        looping, worst = result.pop("_probe")
+        looping.stop()
+        result["max_block_ms"] = worst[0] * 1000
+        result["rss_peak_kib"] = rss_kib()
+
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(Bench)
+    crawler.signals.connect(opened, signal=signals.spider_opened)
+    crawler.signals.connect(closed, signal=signals.spider_closed)
+    process.crawl(crawler)
+    process.start()
+    print(json.dumps(result))
+
+
+# -- the driver ---------------------------------------------------------------------------
+
+
+class Server:
+    def __init__(self, robots: list[str]) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        listing = Path(self.tmp.name) / "robots.lst"
+        listing.write_text("\n".join(robots))
+        port_file = Path(self.tmp.name) / "port"
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "serve", str(listing), str(port_file)], cwd=HERE
+        )
+        deadline = time.monotonic() + 30
+        while not (port_file.exists() and port_file.read_text()):
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise SystemExit("the benchmark server did not start")
+            time.sleep(0.05)
+        self.port = int(port_file.read_text())
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        self.tmp.cleanup()
+
+
+def run_crawl(mode: str, port: int, sites: int, pages: int) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)])}
+    out = subprocess.run(
+        [sys.executable, __file__, "crawl", mode, str(port), str(sites), str(pages)],
+        cwd=HERE,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def throughput(sites: int, pages: int, rounds: int) -> None:
+    print(f"\n(a) throughput: {sites} sites x {pages} pages, best of {rounds} rounds")
+    server = Server(pick_robots("throughput", sites))
+    try:
+        best: dict[str, float] = {}
+        for _ in range(rounds):
+            for mode in MODES:
+                result = run_crawl(mode, server.port, sites, pages)
+                assert result.get("fetched", 0) == sites * pages, result
+                rate = result["fetched"] / result["elapsed"]
+                best[mode] = max(best.get(mode, 0.0), rate)
+        for mode in MODES:
+            print(f"    {mode:<8} {best[mode]:>8.0f} pages/s")
+        print(f"    ours / off      {best['ours'] / best['off']:.3f}  (goal >= 0.95)")
+        print(f"    ours / builtin  {best['ours'] / best['builtin']:.3f}  (goal >= 1)")
+    finally:
+        server.close()
+
+
+def memory(site_counts: list[int]) -> None:
+    for sites in site_counts:
+        print(f"\n(b) memory: {sites} sites, one page each (peak RSS growth from spider open)")
+        server = Server(pick_robots("memory", sites))
+        try:
+            growth = {}
+            for mode in MODES:
+                result = run_crawl(mode, server.port, sites, 1)
+                growth[mode] = (result["rss_peak_kib"] - result["rss_open_kib"]) * 1024 / sites
+                print(f"    {mode:<8} {growth[mode] / 1024:>8.2f} KiB per site")
+            ours = growth["ours"] - growth["off"]
+            theirs = growth["builtin"] - growth["off"]
+            print(
+                f"    robots.txt part: ours {ours / 1024:.2f} KiB, builtin {theirs / 1024:.2f} KiB"
+            )
+            if ours > 0:
+                print(f"    builtin / ours  {theirs / ours:.1f}x  (goal >= 4)")
+        finally:
+            server.close()
+
+
+def blocking(sites: int) -> None:
+    print(f"\n(c) reactor blocking: {sites} sites, the 20 largest corpus files among them")
+    server = Server(pick_robots("blocking", sites))
+    try:
+        for mode in MODES:
+            result = run_crawl(mode, server.port, sites, 1)
+            print(f"    {mode:<8} longest block {result['max_block_ms']:>8.1f} ms")
+    finally:
+        server.close()
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "serve":
+        serve(Path(sys.argv[2]), Path(sys.argv[3]))
+        return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "crawl":
+        crawl(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "what", nargs="?", default="all", choices=["throughput", "memory", "blocking", "all"]
+    )
+    parser.add_argument("--sites", type=int, default=200)
+    parser.add_argument("--pages", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--memory-sites", type=int, nargs="+", default=[10_000, 100_000])
+    args = parser.parse_args()
+    if not CORPUS.is_dir():
+        print(f"corpus not found at {CORPUS}; set ROBOTSTXT_CORPUS", file=sys.stderr)
+        return 2
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    if args.what in ("throughput", "all"):
+        throughput(args.sites, args.pages, args.rounds)
+    if args.what in ("blocking", "all"):
+        blocking(100)
+    if args.what in ("memory", "all"):
+        memory(args.memory_sites)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
