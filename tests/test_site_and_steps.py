@@ -1,0 +1,57 @@
+"""Site keys (RFC 9309 2.3: one robots.txt per scheme + authority) and
+parsing in steps (a 500 KiB file must not hold Scrapy's reactor)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scrapy_rfc9309 import RobotsTxt
+from scrapy_rfc9309._site import robots_url, site_of
+from scrapy_rfc9309._steps import run_to_end
+
+
+@pytest.mark.parametrize(
+    ("url", "site", "robots"),
+    [
+        ("http://Example.COM./a", "http://example.com:80", "http://example.com/robots.txt"),
+        ("http://example.com:80/a", "http://example.com:80", "http://example.com/robots.txt"),
+        ("https://example.com/a", "https://example.com:443", "https://example.com/robots.txt"),
+        (
+            "https://example.com:8443/a",
+            "https://example.com:8443",
+            "https://example.com:8443/robots.txt",
+        ),
+        ("http://user:pw@example.com/a", "http://example.com:80", "http://example.com/robots.txt"),
+        ("http://[::1]:8080/a", "http://[::1]:8080", "http://[::1]:8080/robots.txt"),
+    ],
+)
+def test_2_3_site_is_scheme_host_and_port(url: str, site: str, robots: str) -> None:
+    assert site_of(url) == site
+    assert robots_url(site) == robots
+
+
+def test_2_3_http_and_https_of_one_host_are_two_sites() -> None:
+    assert site_of("http://example.com/") != site_of("https://example.com/")
+
+
+def test_urls_without_a_host_have_no_site() -> None:
+    assert site_of("http:///x") is None
+    assert site_of("http://example.com:notaport/") is None
+
+
+def test_2_5_a_large_file_parses_in_many_small_steps_to_the_same_result() -> None:
+    rules = "".join(f"Disallow: /p{i}/*.html$\nAllow: /p{i}/public\n" for i in range(12_000))
+    body = ("User-agent: *\n" + rules).encode()[:512_000]
+    steps = RobotsTxt.parse_in_steps(body, agent="ExampleBot")
+    count = 0
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            stepped = done.value
+            break
+        count += 1
+    assert count >= 40  # about 12,000 lines and 12,000 rules, 500 per step
+    whole = run_to_end(RobotsTxt.parse_in_steps(body))
+    for url in ("/p7/a.html", "/p7/public", "/p11999/x", "/q"):
+        assert stepped.check(url=url, agent="ExampleBot") == whole.check(url=url, agent="x")
