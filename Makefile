@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project
 	$(BIN)/ruff format --check scrapy_rfc9309 tests benchmarks example_project
+	$(BIN)/mypy scrapy_rfc9309
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)

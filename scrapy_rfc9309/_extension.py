@@ -61,7 +61,7 @@ class RobotsTxtExtension:
         if not delay:
             return
         floor = min(delay, self.settings.crawl_delay_max)
-        downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
+        downloader = self.crawler.engine.downloader
         key = downloader.get_slot_key(request)
         if key not in self._floors and len(self._floors) >= MAX_SLOTS_TRACKED:
             self._floors.pop(next(iter(self._floors)))
@@ -78,7 +78,7 @@ class RobotsTxtExtension:
     def _enforce(self, request: Request, **kwargs: Any) -> None:
         if not self._floors:
             return
-        downloader = self.crawler.engine.downloader  # type: ignore[union-attr]
+        downloader = self.crawler.engine.downloader
         key = downloader.get_slot_key(request)
         floor = self._floors.get(key)
         slot = downloader.slots.get(key)

@@ -164,7 +164,7 @@ class RobotsTxtFetcher:
                 try:
                     next(steps)
                 except StopIteration as done:
-                    return done.value  # type: ignore[no-any-return]
+                    return done.value
                 if time.perf_counter() > slice_ends:
                     await _reactor_turn()
                     slice_ends = time.perf_counter() + PARSE_SLICE_SECONDS

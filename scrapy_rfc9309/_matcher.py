@@ -151,6 +151,14 @@ class AgentMatcher:
         "_scan",
         "rule_count",
     )
+    _plain: dict[str, _Key]
+    _exact: dict[str, _Key]
+    _plain_lengths: list[int]
+    _scan: list[_Wildcard] | None
+    _prefix_index: dict[str, list[_Wildcard]]
+    _gram_index: dict[str, list[_Wildcard]]
+    _prefix_lengths: list[int]
+    rule_count: int
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         run_to_end(self._compile_steps(rules))
@@ -187,7 +195,7 @@ class AgentMatcher:
         self._exact = exact
         self._plain_lengths = sorted({len(pattern) for pattern in plain})
         if len(wildcards) <= _SCAN_LIMIT:
-            self._scan: list[_Wildcard] | None = sorted(wildcards, reverse=True)
+            self._scan = sorted(wildcards, reverse=True)
             self._prefix_index, self._gram_index = {}, {}
         else:
             self._scan = None

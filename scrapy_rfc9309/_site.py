@@ -5,14 +5,14 @@ Pure, no Scrapy import.
 
 from __future__ import annotations
 
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import ParseResult, SplitResult, urlsplit
 
 __all__ = ["robots_url", "site_of"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 
 
-def site_of(url: str | SplitResult) -> str | None:
+def site_of(url: str | SplitResult | ParseResult) -> str | None:
     """``scheme://host:port`` of ``url``, normalised; ``None`` if it has no host.
 
     The host is lower-cased and loses a trailing dot; the port is always

@@ -27,4 +27,4 @@ def run_to_end(steps: Steps[T]) -> T:
         try:
             next(steps)
         except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+            return done.value
