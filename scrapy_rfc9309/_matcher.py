@@ -7,8 +7,9 @@ rule stand for a literal ``*`` and ``$``.
 
 Cost of one check does not grow with the number of rules:
 
-* plain-prefix rules live in a dict keyed by pattern, probed once per
-  distinct pattern length (a path of length L costs at most L probes);
+* plain-prefix rules live in a prefix index (``_prefixes``): a dict probed
+  once per distinct pattern length, or for thousands of rules one sorted
+  string searched with ``bisect``;
 * ``$``-anchored rules without ``*`` are one dict probe on the whole path;
 * a few wildcard rules are tried most specific first, stopping as soon as
   none left can beat the best match; many are indexed by their literal
@@ -25,9 +26,19 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from ._encoding import normalize
+from ._prefixes import DictPrefixes, SortedPrefixes, prefix_index
+from ._rulekey import MAX_BODY_SIZE, RuleKey, key_allows, key_line, key_offset, pack
 from ._steps import STEP, Steps, run_to_end
 
-__all__ = ["AgentMatcher", "Rule", "Verdict", "key_allows", "key_line", "key_offset"]
+__all__ = [
+    "MAX_BODY_SIZE",
+    "AgentMatcher",
+    "Rule",
+    "Verdict",
+    "key_allows",
+    "key_line",
+    "key_offset",
+]
 
 _GRAM = 3
 # Up to this many wildcard rules, a best-first scan beats probing an index.
@@ -57,37 +68,11 @@ class Verdict(NamedTuple):
 
 ALLOWED_BY_DEFAULT = Verdict(True)
 
-# A compiled rule is one int, so that a compiled file holds no per-rule object
-# the garbage collector must walk (full collections over a big crawl's heap
-# were the longest reactor stalls). Bits, high to low: specificity, allow,
-# (LINE_MAX - line), offset of the line in the body. Comparing two of them
-# compares (specificity, allow wins a tie, earlier line first): ``max`` picks
-# the RFC 9309 2.2.2 winner.
-_Key = int
-_FIELD = 32
-_FIELD_MAX = (1 << _FIELD) - 1
-_ALLOW_BIT = 2 * _FIELD
+_Key = RuleKey
 
 
 def _key(specificity: int, rule: Rule) -> _Key:
-    return (
-        (specificity << (_ALLOW_BIT + 1))
-        | (rule.allow << _ALLOW_BIT)
-        | ((_FIELD_MAX - rule.line) << _FIELD)
-        | rule.offset
-    )
-
-
-def key_allows(key: _Key) -> bool:
-    return bool((key >> _ALLOW_BIT) & 1)
-
-
-def key_line(key: _Key) -> int:
-    return _FIELD_MAX - ((key >> _FIELD) & _FIELD_MAX)
-
-
-def key_offset(key: _Key) -> int:
-    return key & _FIELD_MAX
+    return pack(specificity, rule.allow, rule.line, rule.offset)
 
 
 class _Wildcard(NamedTuple):
@@ -145,15 +130,13 @@ class AgentMatcher:
         "_exact",
         "_gram_index",
         "_plain",
-        "_plain_lengths",
         "_prefix_index",
         "_prefix_lengths",
         "_scan",
         "rule_count",
     )
-    _plain: dict[str, _Key]
+    _plain: DictPrefixes | SortedPrefixes
     _exact: dict[str, _Key]
-    _plain_lengths: list[int]
     _scan: list[_Wildcard] | None
     _prefix_index: dict[str, list[_Wildcard]]
     _gram_index: dict[str, list[_Wildcard]]
@@ -191,9 +174,8 @@ class AgentMatcher:
                 if known is None or key > known:
                     table[prefix] = key
         self.rule_count = count
-        self._plain = plain
+        self._plain = prefix_index(plain)
         self._exact = exact
-        self._plain_lengths = sorted({len(pattern) for pattern in plain})
         if len(wildcards) <= _SCAN_LIMIT:
             self._scan = sorted(wildcards, reverse=True)
             self._prefix_index, self._gram_index = {}, {}
@@ -208,12 +190,7 @@ class AgentMatcher:
         ``None`` if no rule matches; else the compiled rule: see
         :func:`key_allows`, :func:`key_line` and :func:`key_offset`.
         """
-        best: _Key | None = None
-        lengths = self._plain_lengths
-        for index in range(bisect_right(lengths, len(path)) - 1, -1, -1):
-            best = self._plain.get(path[: lengths[index]])
-            if best is not None:
-                break
+        best = self._plain.longest(path)
         if self._exact:
             found = self._exact.get(path)
             if found is not None and (best is None or found > best):

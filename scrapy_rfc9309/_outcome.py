@@ -9,8 +9,9 @@ import enum
 import sys
 from typing import NamedTuple
 
+from ._compact import CompactRobots
 from ._matcher import Verdict
-from ._robotstxt import RobotsTxt
+from ._robotstxt import RobotsTxt, Verdicts
 from ._site import robots_url
 
 __all__ = ["Decision", "Kind", "SiteOutcome", "kind_of_status"]
@@ -56,7 +57,7 @@ class SiteOutcome:
 
     __slots__ = ("detail", "expires_at", "kind", "robots")
 
-    def __init__(self, kind: Kind, robots: RobotsTxt | None, detail: str, expires_at: float):
+    def __init__(self, kind: Kind, robots: Verdicts | None, detail: str, expires_at: float):
         self.kind = kind
         #: the parsed file (``PARSED`` only); ``None`` when nothing in it can forbid
         self.robots = robots
@@ -65,14 +66,17 @@ class SiteOutcome:
         self.expires_at = expires_at
 
     def compact(self) -> SiteOutcome:
-        """This outcome as kept in a cache: a file that forbids nothing keeps no copy.
+        """This outcome as a cache keeps it.
 
-        Sites whose robots.txt is missing, unavailable or allows everything
-        then cost a few hundred bytes each.
+        A file that forbids nothing keeps no copy, so sites whose robots.txt is
+        missing, unavailable or allows everything cost a few hundred bytes;
+        any other keeps its compiled rules and its body compressed.
         """
-        if self.robots is not None and self.robots.allows_everything:
-            return SiteOutcome(self.kind, None, self.detail, self.expires_at)
-        return self
+        robots = self.robots
+        if not isinstance(robots, RobotsTxt):
+            return self
+        kept = None if robots.allows_everything else CompactRobots(robots)
+        return SiteOutcome(self.kind, kept, self.detail, self.expires_at)
 
     def decide(self, url: str, token: str, site: str) -> Decision:
         """Allowed or not, with the reason a user reads in logs and exceptions."""

@@ -13,10 +13,18 @@ from ._agent import product_token
 from ._encoding import normalize, path_of
 from ._groups import WILDCARD_AGENT, Group, Grouping, group_steps
 from ._lines import DEFAULT_MAX_SIZE, Warnings, directives, prepare, text_at
-from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Verdict, key_allows, key_line, key_offset
+from ._matcher import (
+    ALLOWED_BY_DEFAULT,
+    MAX_BODY_SIZE,
+    AgentMatcher,
+    Verdict,
+    key_allows,
+    key_line,
+    key_offset,
+)
 from ._steps import Steps, run_to_end
 
-__all__ = ["RobotsTxt", "Verdict"]
+__all__ = ["RobotsTxt", "Verdict", "Verdicts"]
 
 _URL_LIKE = re.compile(r"/|[A-Za-z][A-Za-z0-9+.-]*://")
 _ROBOTS_PATH = "/robots.txt"
@@ -42,7 +50,51 @@ def _token(agent: str) -> str:
     return product_token(agent)
 
 
-class RobotsTxt:
+class Verdicts:
+    """``check`` and ``allowed`` over compiled rules (RFC 9309 2.2.2).
+
+    Subclasses say where the rules and the text of their lines come from:
+    :class:`RobotsTxt`, or the compact form a cache keeps (``_compact``).
+    """
+
+    __slots__ = ()
+
+    def matcher(self, agent: str) -> AgentMatcher:
+        raise NotImplementedError
+
+    def _body(self) -> bytes:
+        raise NotImplementedError
+
+    def _decide(self, url: str, agent: str) -> int | None:
+        if not isinstance(url, str):
+            raise TypeError(f"url must be a str, not {type(url).__name__}")
+        path = normalize(path_of(url))
+        matcher = self.matcher(agent)
+        if path == _ROBOTS_PATH:
+            return None
+        return matcher.decide(path)
+
+    def check(self, url: str, agent: str) -> Verdict:
+        """Decide whether ``agent`` may fetch ``url``, and by which line.
+
+        ``url`` is an absolute URL or a path with an optional query; ``agent``
+        a product token or a whole User-Agent value (its leading product name
+        is used). RFC 9309 2.2.2: the most specific rule wins, allow on a tie;
+        ``/robots.txt`` is always allowed.
+        """
+        rule = self._decide(url, agent)
+        if rule is None:
+            return ALLOWED_BY_DEFAULT
+        text = text_at(self._body(), key_offset(rule))
+        return Verdict(key_allows(rule), key_line(rule), text)
+
+    def allowed(self, url: str, agent: str) -> bool:
+        """``check(url=url, agent=agent).allowed``."""
+        rule = self._decide(url, agent)
+        return rule is None or key_allows(rule)
+
+
+class RobotsTxt(Verdicts):
     """A parsed robots.txt file. Build it with :meth:`parse`.
 
     >>> robots = RobotsTxt.parse(b"User-agent: *\\nDisallow: /private")
@@ -79,8 +131,10 @@ class RobotsTxt:
         Lets a caller with an event loop parse a 500 KiB file in slices of a
         few milliseconds each.
         """
-        if isinstance(max_size, bool) or not isinstance(max_size, int) or not 0 <= max_size < 2**32:
-            raise ValueError(f"max_size must be an int from 0 to 2**32 - 1, got {max_size!r}")
+        if not isinstance(max_size, int) or isinstance(max_size, bool):
+            raise ValueError(f"max_size must be an int, got {max_size!r}")
+        if not 0 <= max_size < MAX_BODY_SIZE:
+            raise ValueError(f"max_size must be from 0 to {MAX_BODY_SIZE - 1}, got {max_size}")
         collector = Warnings()
         prepared, truncated = prepare(_as_bytes(body), max_size, collector)
         yield
@@ -89,6 +143,18 @@ class RobotsTxt:
         if agent is not None:
             yield from robots._compile_steps(agent)
         return robots
+
+    @property
+    def body(self) -> bytes:
+        """The bytes parsed: cut at ``max_size``, without BOM, line ends as LF."""
+        return self._grouping.body
+
+    def _body(self) -> bytes:
+        return self._grouping.body
+
+    def compiled_matchers(self) -> dict[str, AgentMatcher]:
+        """The matchers compiled so far, by agent string and by product token."""
+        return dict(self._matchers)
 
     @property
     def sitemaps(self) -> tuple[str, ...]:
@@ -126,34 +192,6 @@ class RobotsTxt:
         if len(self._matchers) < _AGENT_CACHE_SIZE:
             self._matchers[agent] = matcher
         return matcher
-
-    def _decide(self, url: str, agent: str) -> int | None:
-        if not isinstance(url, str):
-            raise TypeError(f"url must be a str, not {type(url).__name__}")
-        path = normalize(path_of(url))
-        matcher = self.matcher(agent)
-        if path == _ROBOTS_PATH:
-            return None
-        return matcher.decide(path)
-
-    def check(self, url: str, agent: str) -> Verdict:
-        """Decide whether ``agent`` may fetch ``url``, and by which line.
-
-        ``url`` is an absolute URL or a path with an optional query; ``agent``
-        a product token or a whole User-Agent value (its leading product name
-        is used). RFC 9309 2.2.2: the most specific rule wins, allow on a tie;
-        ``/robots.txt`` is always allowed.
-        """
-        rule = self._decide(url, agent)
-        if rule is None:
-            return ALLOWED_BY_DEFAULT
-        text = text_at(self._grouping.body, key_offset(rule))
-        return Verdict(key_allows(rule), key_line(rule), text)
-
-    def allowed(self, url: str, agent: str) -> bool:
-        """``check(url=url, agent=agent).allowed``."""
-        rule = self._decide(url, agent)
-        return rule is None or key_allows(rule)
 
     def crawl_delay(self, agent: str) -> float | None:
         """The first valid ``Crawl-delay`` of ``agent``'s groups, in seconds.

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._agent import derive_product_token, is_valid_token
 from ._lines import DEFAULT_MAX_SIZE
+from ._matcher import MAX_BODY_SIZE
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -70,8 +71,8 @@ class RobotsTxtSettings:
                     f"(RFC 9309 2.2.1), got {settings.get('ROBOTSTXT_USER_AGENT')!r}"
                 )
         max_size = _number(settings, "ROBOTSTXT_MAX_SIZE", DEFAULT_MAX_SIZE, integer=True)
-        if max_size >= 2**32:
-            raise SettingError(f"ROBOTSTXT_MAX_SIZE must be below 4 GiB, got {max_size}")
+        if max_size >= MAX_BODY_SIZE:
+            raise SettingError(f"ROBOTSTXT_MAX_SIZE must be below 2 GiB, got {max_size}")
         cache_max_sites = _number(
             settings, "ROBOTSTXT_CACHE_MAX_SITES", DEFAULT_CACHE_MAX_SITES, integer=True
         )

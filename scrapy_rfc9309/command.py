@@ -142,6 +142,7 @@ class RobotsTxtCommand(ScrapyCommand):
         if outcome.robots is None:
             print("verdict:     ALLOWED: robots.txt unavailable (RFC 9309 2.3.1.3)")
             return EXIT_ALLOWED
+        assert isinstance(outcome.robots, RobotsTxt)  # fresh from the fetcher, not compacted
         lines, allowed = explain(outcome.robots, url, token)
         print("\n".join(lines))
         return EXIT_ALLOWED if allowed else EXIT_DISALLOWED

@@ -305,3 +305,19 @@ def test_outcomes_that_forbid_nothing_keep_no_copy_of_the_file() -> None:
         outcome = SiteOutcome(Kind.PARSED, RobotsTxt.parse(body), "HTTP 200", 0.0).compact()
         assert (outcome.robots is not None) is kept, body
         assert outcome.decide("http://e.com/x", "other", "http://e.com:80").allowed
+
+
+def test_the_compact_form_a_cache_keeps_gives_the_same_verdicts() -> None:
+    from scrapy_rfc9309 import RobotsTxt
+    from scrapy_rfc9309._compact import CompactRobots
+
+    body = (
+        b"\xef\xbb\xbfUser-agent: *\r\nDisallow: /private\r\nAllow: /private/pub\r\n"
+        b"\r\nUser-agent: OtherBot\r\nDisallow: /*.pdf$\r\n"
+    )
+    robots = RobotsTxt.parse(body)
+    robots.check(url="/", agent="Scrapy")  # compiled before, as the fetcher does
+    compact = CompactRobots(robots)
+    for agent in ("Scrapy", "OtherBot", "otherbot/2.0"):  # OtherBot compiled afterwards
+        for url in ("/private/x", "/private/pub/y", "/a.pdf", "/robots.txt", "/"):
+            assert compact.check(url=url, agent=agent) == robots.check(url=url, agent=agent)

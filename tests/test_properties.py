@@ -78,3 +78,22 @@ def test_matching_agrees_with_reference(rules: list[tuple[bool, str]], paths: li
         if path == "/robots.txt":
             continue
         assert robots.allowed(url=path, agent="a") is _reference_allowed(rules, path), (body, path)
+
+
+@given(
+    patterns=st.lists(st.text(alphabet="/abc", min_size=1, max_size=6), max_size=40),
+    paths=st.lists(st.text(alphabet="/abc", max_size=8), max_size=10),
+)
+@settings(max_examples=400, deadline=None)
+def test_2_2_2_compact_prefix_index_agrees_with_the_dict(
+    patterns: list[str], paths: list[str]
+) -> None:
+    from scrapy_rfc9309._prefixes import DictPrefixes, SortedPrefixes
+    from scrapy_rfc9309._rulekey import pack
+
+    table = {
+        pattern: pack(len(pattern), i % 2 == 0, i + 1, i) for i, pattern in enumerate(patterns)
+    }
+    fast, compact = DictPrefixes(table), SortedPrefixes(table)
+    for path in paths:
+        assert fast.longest(path) == compact.longest(path), (table, path)
