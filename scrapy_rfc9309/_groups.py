@@ -69,28 +69,27 @@ class Grouping:
                 yield _rule(key, value, number, offset)
 
 
-def _agent_token(directive: Directive, warnings: Warnings) -> str:
-    value = directive.value.decode("utf-8", "replace")
+def _agent_token(number: int, raw: bytes, warnings: Warnings) -> str:
+    value = raw.decode("utf-8", "replace")
     if value == WILDCARD_AGENT:
         return WILDCARD_AGENT
     token = product_token(value)
     if not is_valid_token(token):
-        warnings.add(directive.number, f"user-agent {value[:60]!r} is not a product token")
+        warnings.add(number, f"user-agent {value[:60]!r} is not a product token")
     elif len(token) != len(value):
         # LENIENT(agent-suffix): "Googlebot/2.1" or "Googlebot News" read as "Googlebot".
-        warnings.add(directive.number, f"user-agent {value[:60]!r} read as product token {token!r}")
+        warnings.add(number, f"user-agent {value[:60]!r} read as product token {token!r}")
     return token
 
 
-def _crawl_delay(directive: Directive, warnings: Warnings) -> float | None:
+def _crawl_delay(number: int, raw: bytes, warnings: Warnings) -> float | None:
     try:
-        delay = float(directive.value)
+        delay = float(raw)
     except ValueError:
         delay = math.nan
     if math.isfinite(delay) and delay >= 0:
         return delay
-    shown = printable(directive.value[:30])
-    warnings.add(directive.number, f"crawl-delay {shown!r} is not a number of seconds")
+    warnings.add(number, f"crawl-delay {printable(raw[:30])!r} is not a number of seconds")
     return None
 
 
@@ -115,42 +114,38 @@ def group_steps(body: bytes, lines: Iterable[Directive], warnings: Warnings) -> 
     current: Group | None = None
     rules_started = False
     pattern_count = 0
-    for count, directive in enumerate(lines, 1):
+    for count, (number, offset, key, value) in enumerate(lines, 1):
         if count % STEP == 0:
             yield
-        key = directive.key
         if key == "disallow" or key == "allow":
             if current is None:
-                warnings.add(directive.number, "rule before any user-agent line ignored")
+                warnings.add(number, "rule before any user-agent line ignored")
                 continue
             rules_started = True
-            if directive.value:
+            if value:
                 pattern_count += 1
-            if directive.value and directive.value[:1] not in (b"/", b"*"):
-                warnings.add(
-                    directive.number,
-                    f"rule {printable(directive.value[:60])!r} does not start with '/'",
-                )
-            current.rule_lines.append(directive.number)
-            current.rule_offsets.append(directive.offset)
+                if value[:1] not in (b"/", b"*"):
+                    warnings.add(number, f"rule {printable(value[:60])!r} does not start with '/'")
+            current.rule_lines.append(number)
+            current.rule_offsets.append(offset)
         elif key == "user-agent":
             if current is None or rules_started:
                 current = Group()
                 groups.append(current)
                 rules_started = False
-            token = _agent_token(directive, warnings)
-            current.agents.append((directive.number, token))
+            token = _agent_token(number, value, warnings)
+            current.agents.append((number, token))
             if token:
                 indexes = by_token.setdefault(token, [])
                 if not indexes or indexes[-1] != len(groups) - 1:
                     indexes.append(len(groups) - 1)
         elif key == "sitemap":
-            if directive.value:
-                sitemaps.append(directive.value.decode("utf-8", "replace"))
+            if value:
+                sitemaps.append(value.decode("utf-8", "replace"))
         elif key == "crawl-delay":
-            delay = _crawl_delay(directive, warnings)
+            delay = _crawl_delay(number, value, warnings)
             if current is None:
-                warnings.add(directive.number, "crawl-delay before any user-agent line ignored")
+                warnings.add(number, "crawl-delay before any user-agent line ignored")
             elif delay is not None and current.crawl_delay is None:
                 current.crawl_delay = delay
     return Grouping(body, groups, by_token, tuple(sitemaps), pattern_count)

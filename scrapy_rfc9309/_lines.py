@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import NamedTuple
 
 __all__ = [
     "DEFAULT_MAX_SIZE",
@@ -36,7 +35,10 @@ _BOM = b"\xef\xbb\xbf"
 _BLANKS = re.compile(rb"[ \t]+")  # RFC 9309 2.2 WS: space and tab only
 # A line with content: optional blanks, then anything up to a comment or the
 # line end. One character class per step, so the scan is linear.
-_CONTENT = re.compile(rb"^[ \t]*([^ \t\n#][^#\n]*)", re.MULTILINE)
+# A line with content: optional blanks, then the key up to a colon (captured),
+# then the value up to a comment or the line end (captured). Each step has one
+# way to match, so the scan is linear.
+_KEY_VALUE = re.compile(rb"^[ \t]*([^ \t\n#][^:#\n]*)(?::([^#\n]*))?", re.MULTILINE)
 
 _INVALID_OCTET = re.compile("[\udc80-\udcff]")
 
@@ -47,6 +49,18 @@ _CANONICAL = {
     b"sitemap": "sitemap",
     b"crawl-delay": "crawl-delay",
 }
+#: The spellings real files use most, read with one dict look-up.
+_EXACT = {
+    spelling: key
+    for key in ("user-agent", "allow", "disallow", "sitemap", "crawl-delay")
+    for spelling in {
+        key.encode(),
+        key.title().encode(),
+        key.capitalize().encode(),
+        key.upper().encode(),
+    }
+}
+
 #: LENIENT(misspelling): common misspellings (RFC 9309 2.2.4 allows this):
 #: the set Google's reference parser accepts and a few seen in real files.
 _MISSPELT = {
@@ -67,13 +81,9 @@ _MISSPELT = {
 }
 
 
-class Directive(NamedTuple):
-    """One directive line. ``key`` is canonical; ``value`` raw, blanks stripped."""
-
-    number: int
-    offset: int
-    key: str
-    value: bytes
+#: One directive line: (1-based line number, offset in the body, canonical
+#: key, raw value with outer blanks stripped). A plain tuple: one per line.
+Directive = tuple[int, int, str, bytes]
 
 
 class Warnings:
@@ -192,13 +202,20 @@ def directives(body: bytes, warnings: Warnings) -> Iterator[Directive]:
     """The directive lines of a prepared body, with their line numbers."""
     number = 1
     counted_to = 0
-    for match in _CONTENT.finditer(body):
+    exact = _EXACT
+    for match in _KEY_VALUE.finditer(body):
         offset = match.start(1)
         number += body.count(b"\n", counted_to, offset)
         counted_to = offset
-        read = _read(match.group(1), number, warnings)
+        raw_key, value = match.groups()
+        key = exact.get(raw_key)
+        if key is not None and value is not None:  # the common case: "Disallow: /x"
+            yield (number, offset, key, value.strip(b" \t"))
+            continue
+        content = raw_key if value is None else raw_key + b":" + value
+        read = _read(content, number, warnings)
         if read is not None:
-            yield Directive(number, offset, read[0], read[1])
+            yield (number, offset, read[0], read[1])
 
 
 def _content_at(body: bytes, offset: int) -> bytes:
