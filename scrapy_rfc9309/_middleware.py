@@ -24,7 +24,7 @@ from ._cache import SiteCache
 from ._fetcher import RobotsTxtFetcher
 from ._outcome import Decision, Kind, SiteOutcome
 from ._report import report_for
-from ._settings import RFC_MIN_SIZE, RobotsTxtSettings
+from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError
 from ._site import robots_url, site_of
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def refuse_builtin_middleware(crawler: Crawler) -> None:
         for item in enabled
     }
     if BUILTIN_MIDDLEWARE in names:
-        raise ValueError(
+        raise SettingError(
             "scrapy_rfc9309.RobotsTxtMiddleware replaces Scrapy's built-in robots.txt "
             "middleware, and both are enabled. Disable the built-in one in settings.py:\n"
             f'    DOWNLOADER_MIDDLEWARES = {{"{BUILTIN_MIDDLEWARE}": None, '

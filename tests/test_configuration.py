@@ -51,7 +51,7 @@ async def test_invalid_setting_stops_the_crawl_at_start(sites) -> None:
 async def test_builtin_middleware_enabled_too_is_refused(sites) -> None:
     site = sites(default=PAGE)
     both = {BUILTIN: 100, "scrapy_rfc9309.RobotsTxtMiddleware": 101}
-    with pytest.raises(ValueError, match="both are enabled") as error:
+    with pytest.raises(SettingError, match="both are enabled") as error:
         await crawl([site.url("/")], {"DOWNLOADER_MIDDLEWARES": both})
     assert "scrapy_rfc9309.Addon" in str(error.value)
     assert site.hits == []
