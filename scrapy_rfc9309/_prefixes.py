@@ -3,8 +3,8 @@
 Two indexes with one method, :meth:`longest`, both independent of the number
 of patterns in their cost per check:
 
-* :class:`DictPrefixes`: a dict probed once per distinct pattern length; the
-  fastest, about 150 bytes per pattern;
+* :class:`DictPrefixes`: a dict probed at the distinct lengths of the
+  patterns that start like the path; the fastest, about 150 bytes per pattern;
 * :class:`SortedPrefixes`: the patterns sorted in one string, found with
   ``bisect``; about 12 bytes plus the pattern's length per pattern, for files
   with thousands of rules.
@@ -21,23 +21,35 @@ __all__ = ["DictPrefixes", "SortedPrefixes", "prefix_index"]
 
 #: From this many plain patterns on, the compact index is used.
 SORTED_FROM = 256
+_HEAD = 2
 
 
 class DictPrefixes:
-    __slots__ = ("_lengths", "_table")
+    """Patterns in a dict, probed at the lengths of the patterns that start
+    like the path (its first two characters), longest first."""
+
+    __slots__ = ("_lengths_by_head", "_table")
 
     def __init__(self, table: dict[str, RuleKey]) -> None:
         self._table = table
-        self._lengths = sorted({len(pattern) for pattern in table})
+        by_head: dict[str, set[int]] = {}
+        for pattern in table:
+            by_head.setdefault(pattern[:_HEAD], set()).add(len(pattern))
+        self._lengths_by_head = {
+            head: sorted(lengths, reverse=True) for head, lengths in by_head.items()
+        }
 
     def longest(self, path: str) -> RuleKey | None:
         """The key of the longest pattern that is a prefix of ``path``."""
-        lengths = self._lengths
-        for index in range(bisect_right(lengths, len(path)) - 1, -1, -1):
-            found = self._table.get(path[: lengths[index]])
-            if found is not None:
-                return found
-        return None
+        table = self._table
+        size = len(path)
+        for length in self._lengths_by_head.get(path[:_HEAD], ()):
+            if length <= size:
+                found = table.get(path[:length])
+                if found is not None:
+                    return found
+        # Patterns shorter than the head (such as "/") are under their own head.
+        return table.get(path[:1]) if 1 in self._lengths_by_head.get(path[:1], ()) else None
 
 
 class SortedPrefixes:
