@@ -17,9 +17,7 @@ Measures:
 a. throughput: pages per second over SITES x PAGES pages, from spider open
    to the last response (robots.txt files chosen so that both parsers allow
    the pages, so every mode fetches the same pages); the time from the last
-   response to ``spider_closed`` is shown apart: Scrapy notices that a crawl
-   which used ``engine.download_async`` is idle only at its next 5 s
-   heartbeat, a fixed cost per crawl that both robots.txt middlewares pay;
+   response to ``spider_closed`` is shown apart;
 b. memory: peak RSS growth per site over many sites with one page each; the
    part due to robots.txt is the growth minus that of ``off``;
 c. reactor blocking: the longest lateness of a 5 ms ``LoopingCall`` probe,
