@@ -27,18 +27,10 @@ from typing import NamedTuple
 
 from ._encoding import normalize
 from ._prefixes import DictPrefixes, SortedPrefixes, prefix_index
-from ._rulekey import MAX_BODY_SIZE, RuleKey, key_allows, key_line, key_offset, pack
+from ._rulekey import RuleKey, pack
 from ._steps import STEP, Steps, run_to_end
 
-__all__ = [
-    "MAX_BODY_SIZE",
-    "AgentMatcher",
-    "Rule",
-    "Verdict",
-    "key_allows",
-    "key_line",
-    "key_offset",
-]
+__all__ = ["AgentMatcher", "Rule", "Verdict"]
 
 _GRAM = 3
 # Up to this many wildcard rules, a best-first scan beats probing an index.

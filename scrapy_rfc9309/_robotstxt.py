@@ -13,15 +13,8 @@ from ._agent import product_token
 from ._encoding import normalize, path_of
 from ._groups import WILDCARD_AGENT, Group, Grouping, group_steps
 from ._lines import DEFAULT_MAX_SIZE, Warnings, directives, prepare, text_at
-from ._matcher import (
-    ALLOWED_BY_DEFAULT,
-    MAX_BODY_SIZE,
-    AgentMatcher,
-    Verdict,
-    key_allows,
-    key_line,
-    key_offset,
-)
+from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Verdict
+from ._rulekey import MAX_BODY_SIZE, key_allows, key_line, key_offset
 from ._steps import Steps, run_to_end
 
 __all__ = ["RobotsTxt", "Verdict", "Verdicts"]

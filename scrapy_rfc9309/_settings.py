@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._agent import derive_product_token, is_valid_token
 from ._lines import DEFAULT_MAX_SIZE
-from ._matcher import MAX_BODY_SIZE
+from ._rulekey import MAX_BODY_SIZE
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
