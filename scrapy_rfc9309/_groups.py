@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from ._agent import is_valid_token, product_token
 from ._lines import Directive, Warnings, directive_at, printable
 from ._matcher import Rule
-from ._steps import STEP, Steps, run_to_end
+from ._steps import STEP, Steps
 
-__all__ = ["WILDCARD_AGENT", "Group", "Grouping", "build_groups", "group_steps"]
+__all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_steps"]
 
 WILDCARD_AGENT = "*"
 
@@ -101,13 +101,9 @@ def _rule(key: str, value: bytes, number: int, offset: int) -> Rule:
     return Rule(key == "allow", pattern, number, offset)
 
 
-def build_groups(body: bytes, lines: Iterable[Directive], warnings: Warnings) -> Grouping:
-    """Fold directive lines into groups (RFC 9309 2.1, 2.2.1, 2.2.4)."""
-    return run_to_end(group_steps(body, lines, warnings))
-
-
 def group_steps(body: bytes, lines: Iterable[Directive], warnings: Warnings) -> Steps[Grouping]:
-    """:func:`build_groups` in steps of :data:`STEP` lines."""
+    """Fold directive lines into groups (RFC 9309 2.1, 2.2.1, 2.2.4), in steps
+    of :data:`STEP` lines (see ``_steps``)."""
     groups: list[Group] = []
     by_token: dict[str, list[int]] = {}
     sitemaps: list[str] = []

@@ -33,8 +33,6 @@ DEFAULT_MAX_SIZE = 512_000
 
 _BOM = b"\xef\xbb\xbf"
 _BLANKS = re.compile(rb"[ \t]+")  # RFC 9309 2.2 WS: space and tab only
-# A line with content: optional blanks, then anything up to a comment or the
-# line end. One character class per step, so the scan is linear.
 # A line with content: optional blanks, then the key up to a colon (captured),
 # then the value up to a comment or the line end (captured). Each step has one
 # way to match, so the scan is linear.
@@ -52,7 +50,7 @@ _CANONICAL = {
 #: The spellings real files use most, read with one dict look-up.
 _EXACT = {
     spelling: key
-    for key in ("user-agent", "allow", "disallow", "sitemap", "crawl-delay")
+    for key in _CANONICAL.values()
     for spelling in {
         key.encode(),
         key.title().encode(),

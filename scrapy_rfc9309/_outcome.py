@@ -89,9 +89,9 @@ class SiteOutcome:
             )
         if self.robots is None:
             return _ALLOWED_WITHOUT_RULES
-        if self.robots.allowed(url=url, agent=token):  # the hot path: no Verdict built
+        verdict = self.robots.denial(url=url, agent=token)
+        if verdict is None:  # the hot path: no Verdict built
             return _ALLOWED_BY_RULES
-        verdict = self.robots.check(url=url, agent=token)
         return Decision(
             False,
             verdict,

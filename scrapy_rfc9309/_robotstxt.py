@@ -75,7 +75,18 @@ class Verdicts:
         is used). RFC 9309 2.2.2: the most specific rule wins, allow on a tie;
         ``/robots.txt`` is always allowed.
         """
+        return self._verdict(self._decide(url, agent))
+
+    def denial(self, url: str, agent: str) -> Verdict | None:
+        """The verdict if ``agent`` may not fetch ``url``, else ``None``.
+
+        One check, and no verdict built when allowed: for callers (such as
+        the middleware) that need the deciding line only to explain a drop.
+        """
         rule = self._decide(url, agent)
+        return None if rule is None or key_allows(rule) else self._verdict(rule)
+
+    def _verdict(self, rule: int | None) -> Verdict:
         if rule is None:
             return ALLOWED_BY_DEFAULT
         text = text_at(self._body(), key_offset(rule))

@@ -432,3 +432,10 @@ def test_parse_accepts_bytes_and_str_and_rejects_bad_limits() -> None:
         RobotsTxt.parse(b"", max_size=-1)
     with pytest.raises(TypeError):
         RobotsTxt.parse(None)  # type: ignore[arg-type]
+
+
+def test_2_2_2_denial_is_the_verdict_only_when_forbidden() -> None:
+    robots = RobotsTxt.parse("user-agent: *\ndisallow: /x\nallow: /x/y\n")
+    assert robots.denial(url="/x/z", agent="a") == Verdict(False, 2, "disallow: /x")
+    assert robots.denial(url="/x/y", agent="a") is None
+    assert robots.denial(url="/other", agent="a") is None
