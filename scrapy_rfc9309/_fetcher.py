@@ -85,10 +85,10 @@ class RobotsTxtFetcher:
             try:
                 response = await self.crawler.engine.download_async(self._request(url))
             except IgnoreRequest as exc:
-                return self._unreachable(f"robots.txt request dropped: {exc}")
+                return self.unreachable(f"robots.txt request dropped: {exc}")
             except Exception as exc:
                 self.stats.inc_value(f"robotstxt/exception_count/{dotted_name(exc)}")
-                return self._unreachable(f"{dotted_name(exc)}: {exc}")
+                return self.unreachable(f"{dotted_name(exc)}: {exc}")
             self.stats.inc_value("robotstxt/response_count")
             self.stats.inc_value(f"robotstxt/response_status_count/{response.status}")
             kind = kind_of_status(response.status)
@@ -102,7 +102,7 @@ class RobotsTxtFetcher:
                 logger.debug("robots.txt redirected (%d) to %s", response.status, url)
                 continue
             if kind is Kind.UNREACHABLE:
-                return self._unreachable(f"HTTP {response.status}")
+                return self.unreachable(f"HTTP {response.status}")
             if kind is Kind.UNAVAILABLE:
                 return self._unavailable(f"HTTP {response.status}")
             return await self._parsed(response, request)
@@ -125,7 +125,8 @@ class RobotsTxtFetcher:
             },
         )
 
-    def _unreachable(self, detail: str) -> SiteOutcome:
+    def unreachable(self, detail: str) -> SiteOutcome:
+        """An unreachable outcome (disallow all), tried again after its TTL."""
         expires = time.monotonic() + self.settings.unreachable_ttl
         return SiteOutcome(Kind.UNREACHABLE, None, detail, expires)
 

@@ -208,14 +208,17 @@ class RobotsTxtMiddleware:
             return
         except Exception:  # never lose the waiting requests to a bug
             logger.exception("Error while fetching %s", url)
-            outcome = SiteOutcome(
-                Kind.UNREACHABLE,
-                None,
-                "internal error",
-                time.monotonic() + self.settings.unreachable_ttl,
+            outcome = self._fetcher.unreachable("internal error")
+        stale = fetch.stale
+        if outcome.kind is Kind.UNREACHABLE and stale and stale.kind is not Kind.UNREACHABLE:
+            # RFC 9309 2.4: while unreachable, a copy cached earlier stays in use.
+            logger.warning(
+                "robots.txt unreachable (%s): %s; keeping the copy fetched earlier (RFC 9309 2.4)",
+                outcome.detail,
+                url,
             )
-        if outcome.kind is Kind.UNREACHABLE and fetch.stale is not None:
-            outcome = self._keep_stale(fetch.stale, outcome, url)
+            stale.expires_at = outcome.expires_at
+            outcome = stale
         else:
             self.stats.inc_value(f"robotstxt/{outcome.kind.value}")
             self._log_outcome(outcome, url, fetch.site)
@@ -224,19 +227,6 @@ class RobotsTxtMiddleware:
         if self._cache.evictions:
             self.stats.set_value("robotstxt/cache/evicted", self._cache.evictions)
         self._release(fetch, outcome)
-
-    def _keep_stale(self, stale: SiteOutcome, outcome: SiteOutcome, url: str) -> SiteOutcome:
-        """RFC 9309 2.4: while unreachable, a copy cached earlier stays in use."""
-        if stale.kind is Kind.UNREACHABLE:
-            self.stats.inc_value("robotstxt/unreachable")
-            return outcome
-        logger.warning(
-            "robots.txt unreachable (%s): %s; keeping the copy fetched earlier (RFC 9309 2.4)",
-            outcome.detail,
-            url,
-        )
-        stale.expires_at = outcome.expires_at
-        return stale
 
     def _log_outcome(self, outcome: SiteOutcome, url: str, site: str) -> None:
         if outcome.kind is Kind.UNREACHABLE:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
@@ -321,3 +322,23 @@ def test_the_compact_form_a_cache_keeps_gives_the_same_verdicts() -> None:
     for agent in ("Scrapy", "OtherBot", "otherbot/2.0"):  # OtherBot compiled afterwards
         for url in ("/private/x", "/private/pub/y", "/a.pdf", "/robots.txt", "/"):
             assert compact.check(url=url, agent=agent) == robots.check(url=url, agent=agent)
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_each_unreachable_fetch_is_counted_and_logged(sites, caplog) -> None:
+    site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
+    other = sites(routes={"/slow": slow(1.0)})
+    followups = {other.url("/slow"): [site.url("/again")]}
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
+        spider, stats = await crawl(
+            [site.url("/first"), other.url("/slow")],
+            {"ROBOTSTXT_UNREACHABLE_TTL": 0.3},
+            followups=followups,
+        )
+    assert set(spider.dropped) == {site.url("/first"), site.url("/again")}
+    assert site.count("/robots.txt") == 2
+    assert stats["robotstxt/unreachable"] == 2
+    warnings = [
+        r.getMessage() for r in caplog.records if "robots.txt unreachable" in r.getMessage()
+    ]
+    assert len(warnings) == 2, warnings
