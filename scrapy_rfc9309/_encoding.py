@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["normalize", "path_of"]
+__all__ = ["canonical_path", "normalize", "path_of"]
 
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 # Anything that is not an unescaped URI character needs work: a linear scan,
 # one character class, no backtracking.
 _NEEDS_WORK = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
+# An http(s) URL whose path and query are already canonical, in one match:
+# the authority, then only unescaped URI characters up to a fragment or the end.
+_CANONICAL_HTTP_URL = re.compile(
+    r"https?://[^/?#]*+(/[A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*+)(?:#|\Z)"
+)
 _WORK_ITEM = re.compile(r"%([0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
 
 
@@ -49,6 +54,17 @@ def normalize(text: str) -> str:
         return _WORK_ITEM.sub(_replace, text)
     except UnicodeEncodeError:  # a lone surrogate that was not an escaped octet
         return _WORK_ITEM.sub(_replace, text.encode("utf-8", "replace").decode("utf-8"))
+
+
+def canonical_path(url: str) -> str:
+    """``normalize(path_of(url))``: what a check matches (RFC 9309 2.2.2).
+
+    Most crawled URLs need no escaping work; they take one regex match.
+    """
+    match = _CANONICAL_HTTP_URL.match(url)
+    if match is not None:
+        return match.group(1)
+    return normalize(path_of(url))
 
 
 def path_of(url: str) -> str:

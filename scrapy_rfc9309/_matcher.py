@@ -9,13 +9,16 @@ Cost of one check does not grow with the number of rules:
 
 * plain-prefix rules live in a prefix index (``_prefixes``): a dict probed
   once per distinct pattern length, or for thousands of rules one sorted
-  string searched with ``bisect``;
+  string searched with ``bisect``; rules that only add a final ``*``
+  (``/private*``) have a prefix index of their own, as they are one octet
+  more specific than their prefix;
 * ``$``-anchored rules without ``*`` are one dict probe on the whole path;
 * a few wildcard rules are tried most specific first, stopping as soon as
   none left can beat the best match; many are indexed by their literal
   prefix or, when they have one, by their rarest 3-octet substring, so only
-  rules that can match are tried. Each try is a left-to-right scan with
-  ``str.find`` (linear, no backtracking).
+  rules that can match are tried. A try starts with a substring test of
+  the rule's longest literal piece, which rejects nearly all paths; then
+  comes a left-to-right scan with ``str.find`` (linear, no backtracking).
 """
 
 from __future__ import annotations
@@ -69,12 +72,14 @@ def _key(specificity: int, rule: Rule) -> _Key:
 
 class _Wildcard(NamedTuple):
     """A compiled wildcard rule: ``prefix``, then ``pieces`` in order, after
-    each ``*``; when ``anchored`` the last piece must end the path."""
+    each ``*``; when ``anchored`` the last piece must end the path. ``needle``
+    is its longest piece, which any path it matches contains."""
 
     key: _Key
     prefix: str
     pieces: tuple[str, ...]
     anchored: bool
+    needle: str
 
 
 def _wildcard_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path: str) -> bool:
@@ -125,9 +130,11 @@ class AgentMatcher:
         "_prefix_index",
         "_prefix_lengths",
         "_scan",
+        "_starred",
         "rule_count",
     )
     _plain: DictPrefixes | SortedPrefixes
+    _starred: DictPrefixes | SortedPrefixes | None
     _exact: dict[str, _Key]
     _scan: list[_Wildcard] | None
     _prefix_index: dict[str, list[_Wildcard]]
@@ -147,6 +154,7 @@ class AgentMatcher:
 
     def _compile_steps(self, rules: Iterable[Rule]) -> Steps[None]:
         plain: dict[str, _Key] = {}
+        starred: dict[str, _Key] = {}
         exact: dict[str, _Key] = {}
         wildcards: list[_Wildcard] = []
         count = 0
@@ -158,15 +166,20 @@ class AgentMatcher:
                 yield
             prefix, pieces, anchored, specificity = _compile_pattern(rule.value)
             key = _key(specificity, rule)
-            if "*" in rule.value:
-                wildcards.append(_Wildcard(key, prefix, pieces, anchored))
-            else:
+            if "*" not in rule.value:
                 table = exact if anchored else plain
-                known = table.get(prefix)
-                if known is None or key > known:
-                    table[prefix] = key
+            elif not pieces and not anchored and specificity == len(prefix) + 1:
+                table = starred  # "/private*": a prefix, one octet more specific
+            else:
+                needle = max(pieces, key=len, default="")
+                wildcards.append(_Wildcard(key, prefix, pieces, anchored, needle))
+                continue
+            known = table.get(prefix)
+            if known is None or key > known:
+                table[prefix] = key
         self.rule_count = count
         self._plain = prefix_index(plain)
+        self._starred = prefix_index(starred, bonus=1) if starred else None
         self._exact = exact
         if len(wildcards) <= _SCAN_LIMIT:
             self._scan = sorted(wildcards, reverse=True)
@@ -183,6 +196,10 @@ class AgentMatcher:
         :func:`key_allows`, :func:`key_line` and :func:`key_offset`.
         """
         best = self._plain.longest(path)
+        if self._starred is not None:
+            found = self._starred.longest(path)
+            if found is not None and (best is None or found > best):
+                best = found
         if self._exact:
             found = self._exact.get(path)
             if found is not None and (best is None or found > best):
@@ -193,10 +210,11 @@ class AgentMatcher:
             scan = self._candidates(path)
         else:
             return best
-        for key, prefix, pieces, anchored in scan:
-            if best is not None and key < best:
+        floor = -1 if best is None else best
+        for key, prefix, pieces, anchored, needle in scan:
+            if key < floor:
                 break
-            if _wildcard_matches(prefix, pieces, anchored, path):
+            if needle in path and _wildcard_matches(prefix, pieces, anchored, path):
                 return key
         return best
 

@@ -53,16 +53,20 @@ class DictPrefixes:
 
 
 class SortedPrefixes:
-    __slots__ = ("_blob", "_lows", "_starts")
+    """Patterns sorted in one string; a key's specificity is not stored but
+    is its pattern's length plus ``bonus`` (the same for every pattern)."""
 
-    def __init__(self, table: dict[str, RuleKey]) -> None:
+    __slots__ = ("_blob", "_bonus", "_lows", "_starts")
+
+    def __init__(self, table: dict[str, RuleKey], bonus: int = 0) -> None:
+        self._bonus = bonus
         patterns = sorted(table)
         self._blob = "".join(patterns)
         starts = array("I", [0])
         for pattern in patterns:
             starts.append(starts[-1] + len(pattern))
         self._starts = starts
-        # The specificity of a plain pattern is its length: kept once, in the blob.
+        # The specificity follows from the pattern's length: kept once, in the blob.
         self._lows = array("Q", (low_bits(table[pattern]) for pattern in patterns))
 
     def _pattern(self, index: int) -> str:
@@ -82,7 +86,7 @@ class SortedPrefixes:
                 return None
             candidate = self._pattern(index)
             if query.startswith(candidate):
-                return with_specificity(len(candidate), self._lows[index])
+                return with_specificity(len(candidate) + self._bonus, self._lows[index])
             common = 0
             for mine, theirs in zip(candidate, query, strict=False):
                 if mine != theirs:
@@ -94,6 +98,12 @@ class SortedPrefixes:
         return None
 
 
-def prefix_index(table: dict[str, RuleKey]) -> DictPrefixes | SortedPrefixes:
-    """The index that suits ``table``'s size."""
-    return SortedPrefixes(table) if len(table) >= SORTED_FROM else DictPrefixes(table)
+def prefix_index(table: dict[str, RuleKey], bonus: int = 0) -> DictPrefixes | SortedPrefixes:
+    """The index that suits ``table``'s size.
+
+    Every key's specificity must be its pattern's length plus ``bonus``, so
+    that the longest pattern is also the most specific.
+    """
+    if len(table) >= SORTED_FROM:
+        return SortedPrefixes(table, bonus)
+    return DictPrefixes(table)

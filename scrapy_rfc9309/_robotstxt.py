@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ._agent import product_token
-from ._encoding import normalize, path_of
+from ._encoding import canonical_path
 from ._groups import WILDCARD_AGENT, Group, Grouping, group_steps
 from ._lines import DEFAULT_MAX_SIZE, Warnings, directives, prepare, text_at
 from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Verdict
@@ -61,7 +61,7 @@ class Verdicts:
     def _decide(self, url: str, agent: str) -> int | None:
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, not {type(url).__name__}")
-        path = normalize(path_of(url))
+        path = canonical_path(url)
         matcher = self.matcher(agent)
         if path == _ROBOTS_PATH:
             return None

@@ -4,6 +4,7 @@ obviously correct reference matcher (RFC 9309 2.2.2, 2.2.3)."""
 from __future__ import annotations
 
 from functools import cache
+from itertools import product
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -70,6 +71,10 @@ _PATH = st.text(alphabet="/ab$", max_size=10).map(lambda s: "/" + s)
 )
 @settings(max_examples=500, deadline=None)
 def test_matching_agrees_with_reference(rules: list[tuple[bool, str]], paths: list[str]) -> None:
+    _assert_agrees_with_reference(rules, paths)
+
+
+def _assert_agrees_with_reference(rules: list[tuple[bool, str]], paths: list[str]) -> None:
     body = "user-agent: *\n" + "".join(
         f"{'allow' if allow else 'disallow'}: {pattern}\n" for allow, pattern in rules
     )
@@ -80,20 +85,82 @@ def test_matching_agrees_with_reference(rules: list[tuple[bool, str]], paths: li
         assert robots.allowed(url=path, agent="a") is _reference_allowed(rules, path), (body, path)
 
 
+# Lengths spread evenly up to 40, so paths both shorter and longer than the
+# number of indexed 3-grams occur.
+_LONG_PATH = st.integers(0, 40).flatmap(
+    lambda size: st.text(alphabet="/ab$", min_size=size, max_size=size).map(lambda s: "/" + s)
+)
+_WILDCARD = st.builds(
+    lambda parts, anchored: "/" + "*".join(parts) + anchored,
+    st.lists(st.text(alphabet="/ab", max_size=4), min_size=2, max_size=4),
+    st.sampled_from(["", "$"]),
+)
+
+
+@given(
+    wildcards=st.lists(st.tuples(st.booleans(), _WILDCARD), min_size=17, max_size=60),
+    others=st.lists(st.tuples(st.booleans(), _PATTERN), max_size=10),
+    paths=st.lists(_LONG_PATH, max_size=8),
+)
+@settings(max_examples=200, deadline=None)
+def test_2_2_3_indexed_wildcards_agree_with_reference(
+    wildcards: list[tuple[bool, str]], others: list[tuple[bool, str]], paths: list[str]
+) -> None:
+    """Enough wildcard rules that they are indexed rather than scanned."""
+    _assert_agrees_with_reference(wildcards + others, paths)
+
+
+_STEMS = ["".join(chars) for size in range(6) for chars in product("/ab", repeat=size)]
+
+
+@given(allows=st.integers(0, 2**60), paths=st.lists(_PATH, max_size=8))
+@settings(max_examples=10, deadline=None)
+def test_2_2_2_hundreds_of_final_star_rules_agree_with_reference(
+    allows: int, paths: list[str]
+) -> None:
+    """Hundreds of ``/x`` and ``/x*`` rules: the compact prefix indexes."""
+    rules = [
+        ((allows >> (i % 61)) & 1 == 1, "/" + stem + star)
+        for i, (stem, star) in enumerate((stem, star) for stem in _STEMS for star in ("", "*"))
+    ]
+    _assert_agrees_with_reference(rules, paths)
+
+
 @given(
     patterns=st.lists(st.text(alphabet="/abc", min_size=1, max_size=6), max_size=40),
     paths=st.lists(st.text(alphabet="/abc", max_size=8), max_size=10),
+    bonus=st.sampled_from([0, 1]),
 )
 @settings(max_examples=400, deadline=None)
 def test_2_2_2_compact_prefix_index_agrees_with_the_dict(
-    patterns: list[str], paths: list[str]
+    patterns: list[str], paths: list[str], bonus: int
 ) -> None:
     from scrapy_rfc9309._prefixes import DictPrefixes, SortedPrefixes
     from scrapy_rfc9309._rulekey import pack
 
     table = {
-        pattern: pack(len(pattern), i % 2 == 0, i + 1, i) for i, pattern in enumerate(patterns)
+        pattern: pack(len(pattern) + bonus, i % 2 == 0, i + 1, i)
+        for i, pattern in enumerate(patterns)
     }
-    fast, compact = DictPrefixes(table), SortedPrefixes(table)
+    fast, compact = DictPrefixes(table), SortedPrefixes(table, bonus)
     for path in paths:
         assert fast.longest(path) == compact.longest(path), (table, path)
+
+
+@given(
+    scheme=st.sampled_from(["http://", "https://", "HTTP://", "ftp://", ""]),
+    authority=st.text(alphabet="ab.:@?#/%", max_size=6),
+    rest=st.text(alphabet="/ab?#%2Fé ~*$[]'\x00", max_size=20),
+)
+@settings(max_examples=500, deadline=None)
+def test_2_2_2_canonical_path_fast_path_agrees_with_the_general_one(
+    scheme: str, authority: str, rest: str
+) -> None:
+    from scrapy_rfc9309._encoding import canonical_path, normalize, path_of
+
+    url = scheme + authority + rest
+    try:
+        expected = normalize(path_of(url))
+    except ValueError:
+        return  # neither a URL nor a path: refused either way
+    assert canonical_path(url) == expected, url
