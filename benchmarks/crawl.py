@@ -98,10 +98,8 @@ def pick_robots(kind: str, count: int) -> list[str]:
             body = path.read_bytes()
             ours = RobotsTxt.parse(body)
             theirs = Protego.parse(body.decode("utf-8", "ignore"))
-            if all(
-                ours.allowed(url=bench_path(0), agent=AGENT)
-                and theirs.can_fetch(bench_path(0), AGENT)
-                for _ in (0,)
+            if ours.allowed(url=bench_path(0), agent=AGENT) and theirs.can_fetch(
+                bench_path(0), AGENT
             ):
                 chosen.append(str(path))
             if len(chosen) == count:

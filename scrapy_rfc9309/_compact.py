@@ -11,12 +11,10 @@ from __future__ import annotations
 import zlib
 
 from ._matcher import AgentMatcher
-from ._robotstxt import RobotsTxt, Verdicts
+from ._robotstxt import AGENT_CACHE_SIZE, RobotsTxt, Verdicts
 from ._rulekey import MAX_BODY_SIZE
 
 __all__ = ["CompactRobots"]
-
-_MAX_MATCHERS = 64
 
 
 class CompactRobots(Verdicts):
@@ -36,6 +34,6 @@ class CompactRobots(Verdicts):
         if matcher is None:
             # The body was already prepared: parsing it again gives the same offsets.
             matcher = RobotsTxt.parse(self._body(), max_size=MAX_BODY_SIZE - 1).matcher(agent)
-            if len(self._matchers) < _MAX_MATCHERS:
+            if len(self._matchers) < AGENT_CACHE_SIZE:
                 self._matchers[agent] = matcher
         return matcher

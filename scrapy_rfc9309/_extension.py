@@ -55,8 +55,7 @@ class RobotsTxtExtension:
     # -- Crawl-delay -------------------------------------------------------------
 
     def _on_robots_parsed(self, robotparser: Any, request: Request) -> None:
-        user_agent = request.headers.get(b"User-Agent")
-        token = self.settings.token_for(user_agent.decode("latin-1") if user_agent else None)
+        token = self.settings.token_for_header(request.headers.get(b"User-Agent"))
         delay = robotparser.crawl_delay(token)
         if not delay:
             return

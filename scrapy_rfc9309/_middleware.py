@@ -143,7 +143,7 @@ class RobotsTxtMiddleware:
         header = request.headers.get(b"User-Agent") or b""
         token = self._tokens.get(header)
         if token is None:
-            token = self.settings.token_for(header.decode("latin-1"))
+            token = self.settings.token_for_header(header)
             if len(self._tokens) < _TOKEN_CACHE_SIZE:
                 self._tokens[header] = token
         return token

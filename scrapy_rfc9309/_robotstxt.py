@@ -21,7 +21,8 @@ __all__ = ["RobotsTxt", "Verdict", "Verdicts"]
 
 _URL_LIKE = re.compile(r"/|[A-Za-z][A-Za-z0-9+.-]*://")
 _ROBOTS_PATH = "/robots.txt"
-_AGENT_CACHE_SIZE = 64  # distinct agent strings remembered per file
+#: Distinct agent strings whose matcher a parsed file remembers.
+AGENT_CACHE_SIZE = 64
 
 
 def _as_bytes(body: bytes | str) -> bytes:
@@ -193,7 +194,7 @@ class RobotsTxt(Verdicts):
             rules = self._grouping.rules(self._grouping.groups_for(token))
             matcher = yield from AgentMatcher.compile_steps(rules)
             self._matchers[token] = matcher
-        if len(self._matchers) < _AGENT_CACHE_SIZE:
+        if len(self._matchers) < AGENT_CACHE_SIZE:
             self._matchers[agent] = matcher
         return matcher
 

@@ -100,6 +100,10 @@ class RobotsTxtSettings:
             return self.user_agent_token
         return derive_product_token(user_agent or self.default_user_agent) or "*"
 
+    def token_for_header(self, header: bytes | None) -> str:
+        """:meth:`token_for` a request's raw ``User-Agent`` header value."""
+        return self.token_for(header.decode("latin-1") if header else None)
+
     def describe_token(self) -> str:
         """Which token is obeyed and where it comes from, for the start-up log."""
         if self.user_agent_token:
