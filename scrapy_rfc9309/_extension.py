@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RobotsTxtExtension"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("scrapy_rfc9309.extension")
 
 #: Slots whose Crawl-delay is remembered; beyond, the oldest are forgotten.
 MAX_SLOTS_TRACKED = 100_000

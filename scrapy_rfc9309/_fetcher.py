@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RobotsTxtFetcher"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("scrapy_rfc9309.fetcher")
 
 #: RFC 9309 2.3.1.2: follow at least five consecutive redirects.
 MAX_REDIRECTS = 5
@@ -52,6 +53,9 @@ MAX_REDIRECTS = 5
 #: the GIL at every system call.)
 PARSE_SLICE_SECONDS = 0.005
 DOWNLOAD_PRIORITY = 1000
+
+#: The robots.txt URLs requested for one fetch, each with its HTTP status.
+Chain = Sequence[tuple[str, "int | None"]]
 
 _META_SIZE_LIMIT = "_robotstxt_max_size"
 _META_RECEIVED = "_robotstxt_received"
@@ -81,32 +85,36 @@ class RobotsTxtFetcher:
         an outcome. Cancellation (at close) propagates.
         """
         assert self.crawler.engine is not None
+        chain: list[tuple[str, int | None]] = []
         for hop in range(MAX_REDIRECTS + 1):
             try:
                 response = await self.crawler.engine.download_async(self._request(url))
             except IgnoreRequest as exc:
-                return self.unreachable(f"robots.txt request dropped: {exc}")
+                chain.append((url, None))
+                return self.unreachable(f"robots.txt request dropped: {exc}", chain)
             except Exception as exc:
+                chain.append((url, None))
                 self.stats.inc_value(f"robotstxt/exception_count/{dotted_name(exc)}")
-                return self.unreachable(f"{dotted_name(exc)}: {exc}")
+                return self.unreachable(f"{dotted_name(exc)}: {exc}", chain)
+            chain.append((url, response.status))
             self.stats.inc_value("robotstxt/response_count")
             self.stats.inc_value(f"robotstxt/response_status_count/{response.status}")
             kind = kind_of_status(response.status)
             if kind is None:
                 location = response.headers.get(b"Location")
                 if not location:
-                    return self._unavailable(f"HTTP {response.status} without Location")
+                    return self._unavailable(f"HTTP {response.status} without Location", chain)
                 if hop == MAX_REDIRECTS:
                     break
                 url = urljoin(response.url, safe_url_string(location.decode("latin-1")))
                 logger.debug("robots.txt redirected (%d) to %s", response.status, url)
                 continue
             if kind is Kind.UNREACHABLE:
-                return self.unreachable(f"HTTP {response.status}")
+                return self.unreachable(f"HTTP {response.status}", chain)
             if kind is Kind.UNAVAILABLE:
-                return self._unavailable(f"HTTP {response.status}")
-            return await self._parsed(response, request)
-        return self._unavailable(f"more than {MAX_REDIRECTS} redirects")
+                return self._unavailable(f"HTTP {response.status}", chain)
+            return await self._parsed(response, request, chain)
+        return self._unavailable(f"more than {MAX_REDIRECTS} redirects", chain)
 
     def _request(self, url: str) -> Request:
         return Request(
@@ -125,16 +133,18 @@ class RobotsTxtFetcher:
             },
         )
 
-    def unreachable(self, detail: str) -> SiteOutcome:
+    def unreachable(self, detail: str, chain: Chain = ()) -> SiteOutcome:
         """An unreachable outcome (disallow all), tried again after its TTL."""
         expires = time.monotonic() + self.settings.unreachable_ttl
-        return SiteOutcome(Kind.UNREACHABLE, None, detail, expires)
+        return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain))
 
-    def _unavailable(self, detail: str) -> SiteOutcome:
+    def _unavailable(self, detail: str, chain: Chain) -> SiteOutcome:
         expires = time.monotonic() + self.settings.cache_ttl
-        return SiteOutcome(Kind.UNAVAILABLE, None, detail, expires)
+        return SiteOutcome(Kind.UNAVAILABLE, None, detail, expires, tuple(chain))
 
-    async def _parsed(self, response: Response, request: Request | None) -> SiteOutcome:
+    async def _parsed(
+        self, response: Response, request: Request | None, chain: Chain
+    ) -> SiteOutcome:
         robots = await self._parse(response.body)
         if robots.truncated:
             self.stats.inc_value("robotstxt/truncated")
@@ -147,7 +157,7 @@ class RobotsTxtFetcher:
             self.crawler, RFC9309RobotParser.from_robots(robots), request or response.request
         )
         expires = time.monotonic() + self.settings.cache_ttl
-        return SiteOutcome(Kind.PARSED, robots, f"HTTP {response.status}", expires)
+        return SiteOutcome(Kind.PARSED, robots, f"HTTP {response.status}", expires, tuple(chain))
 
     async def _parse(self, body: bytes) -> RobotsTxt:
         """Parse, and compile the default agent's rules, in slices of the reactor's time.

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RobotsTxtMiddleware"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("scrapy_rfc9309.middleware")
 
 BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 #: How often, while a robots.txt is being fetched, to look for a closing engine.

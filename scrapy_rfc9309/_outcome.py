@@ -55,15 +55,40 @@ _ALLOWED_BY_RULES = Decision(True, None, "allowed by robots.txt")
 class SiteOutcome:
     """The outcome of one site's robots.txt fetch, valid until ``expires_at``."""
 
-    __slots__ = ("detail", "expires_at", "kind", "robots")
+    __slots__ = ("chain", "detail", "expires_at", "kind", "robots")
 
-    def __init__(self, kind: Kind, robots: Verdicts | None, detail: str, expires_at: float):
+    def __init__(
+        self,
+        kind: Kind,
+        robots: Verdicts | None,
+        detail: str,
+        expires_at: float,
+        chain: tuple[tuple[str, int | None], ...] = (),
+    ):
         self.kind = kind
         #: the parsed file (``PARSED`` only); ``None`` when nothing in it can forbid
         self.robots = robots
         #: what happened, for logs: "HTTP 404", "ConnectError", "6 redirects"
         self.detail = sys.intern(detail)
         self.expires_at = expires_at
+        #: The robots.txt URLs requested, first to last, each with the HTTP
+        #: status it answered (``None``: no response). More than one when
+        #: redirected (RFC 9309 2.3.1.2).
+        self.chain = chain
+
+    @property
+    def source(self) -> str:
+        """The robots.txt this outcome came from, for messages.
+
+        ``http://a/robots.txt -> https://b/robots.txt (301)`` when redirected,
+        so that a line number points at the file it belongs to.
+        """
+        if not self.chain:
+            return ""
+        text = self.chain[0][0]
+        for (_, status), (url, _) in zip(self.chain, self.chain[1:], strict=False):
+            text += f" -> {url} ({status})"
+        return text
 
     def compact(self) -> SiteOutcome:
         """This outcome as a cache keeps it.
@@ -76,7 +101,7 @@ class SiteOutcome:
         if not isinstance(robots, RobotsTxt):
             return self
         kept = None if robots.allows_everything else CompactRobots(robots)
-        return SiteOutcome(self.kind, kept, self.detail, self.expires_at)
+        return SiteOutcome(self.kind, kept, self.detail, self.expires_at, self.chain)
 
     def decide(self, url: str, token: str, site: str) -> Decision:
         """Allowed or not, with the reason a user reads in logs and exceptions."""
@@ -84,7 +109,8 @@ class SiteOutcome:
             return Decision(
                 False,
                 None,
-                f"Forbidden: robots.txt unreachable ({self.detail}) at {robots_url(site)}, "
+                f"Forbidden: robots.txt unreachable ({self.detail}) at "
+                f"{self.source or robots_url(site)}, "
                 "the whole site is disallowed (RFC 9309 2.3.1.4)",
             )
         if self.robots is None:
@@ -95,7 +121,8 @@ class SiteOutcome:
         return Decision(
             False,
             verdict,
-            f'Forbidden by robots.txt line {verdict.line}: "{verdict.rule}" ({robots_url(site)})',
+            f'Forbidden by robots.txt line {verdict.line}: "{verdict.rule}" '
+            f"({self.source or robots_url(site)})",
         )
 
     def __repr__(self) -> str:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_CACHE_MAX_SITES", "RobotsTxtSettings"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("scrapy_rfc9309.settings")
 
 #: RFC 9309 2.5: the parsing limit MUST be at least 500 KiB (512,000 bytes).
 RFC_MIN_SIZE = 500 * 1024
