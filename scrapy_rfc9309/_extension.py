@@ -99,14 +99,25 @@ class RobotsTxtExtension:
         parsed, unavailable, unreachable = (
             get(f"robotstxt/{kind}", 0) for kind in ("parsed", "unavailable", "unreachable")
         )
+        sites = get("robotstxt/sites", parsed + unavailable + unreachable)
+        restricted, internal = get("robotstxt/restricted", 0), get("robotstxt/internal_error", 0)
+        # a site counts once in each outcome it had during the crawl
+        extra_kinds = (f", {restricted} restricted: disallow all" if restricted else "") + (
+            f", {internal} internal errors" if internal else ""
+        )
+        extra_drops = "".join(
+            f", {get(f'robotstxt/forbidden/{cause}', 0)} {label}"
+            for cause, label in (("restricted", "restricted"), ("internal_error", "internal error"))
+            if get(f"robotstxt/forbidden/{cause}", 0)
+        )
         lines = [
-            f"robots.txt summary: {parsed + unavailable + unreachable} sites checked "
+            f"robots.txt summary: {_plural(sites, 'site')} checked "
             f"({parsed} parsed, {unavailable} unavailable: allow all, "
-            f"{unreachable} unreachable: disallow all); "
+            f"{unreachable} unreachable: disallow all{extra_kinds}); "
             f"{get('robotstxt/allowed', 0)} requests allowed, "
             f"{get('robotstxt/forbidden', 0)} dropped "
             f"({get('robotstxt/forbidden/rule', 0)} by rules, "
-            f"{get('robotstxt/forbidden/unreachable', 0)} unreachable, "
+            f"{get('robotstxt/forbidden/unreachable', 0)} unreachable{extra_drops}, "
             f"{get('robotstxt/forbidden/closing', 0)} at close)"
         ]
         top = report_for(self.crawler).top_rules(TOP_RULES_IN_SUMMARY)
@@ -116,3 +127,8 @@ class RobotsTxtExtension:
                 f"  {count:>6} x {site} line {line}: {rule!r}" for (site, line, rule), count in top
             )
         logger.info("\n".join(lines))
+
+
+def _plural(count: int, noun: str) -> str:
+    """``1 site``, ``2 sites``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

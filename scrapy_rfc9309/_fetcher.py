@@ -4,12 +4,22 @@ Used by the middleware and by the ``scrapy robotstxt`` command, so both
 apply the same rules:
 
 * up to 5 redirects are followed, across hosts too (2.3.1.2); more means
-  unavailable;
+  unavailable; only ``http`` and ``https`` targets are followed, a redirect
+  to ``file:``, ``data:``, ``ftp:``, ... is refused and means unavailable;
 * 2xx: the body is parsed, the download stopped at ``ROBOTSTXT_MAX_SIZE``
-  bytes and the part received used (2.5);
-* 4xx other than 429: unavailable, everything allowed (2.3.1.3);
+  bytes and the part received used (2.5); a compressed body is decoded here,
+  never by Scrapy's compression middleware, and only up to the same limit;
+* 4xx other than 429: unavailable, everything allowed (2.3.1.3); 401 and
+  403 disallow everything with ``ROBOTSTXT_AUTH_DISALLOW`` (HTTP: The
+  Definitive Guide ch. 9);
 * 429, 5xx, DNS / connection / TLS errors, time-outs: unreachable,
-  everything disallowed (2.3.1.4).
+  everything disallowed (2.3.1.4); tried again after the ``Retry-After`` of
+  a 429 or 503 (bounded by ``ROBOTSTXT_RETRY_AFTER_MAX``), else after
+  ``ROBOTSTXT_UNREACHABLE_TTL``.
+
+Anything else that goes wrong (a bug, an incompatible component) is not an
+answer of the site: it is raised to the caller, which reports it as an
+internal error.
 
 The request goes through the downloader middlewares (proxies, headers,
 retries), but is never redirected by them, never served from the HTTP cache,
@@ -18,11 +28,12 @@ never dropped as offsite, and a meta refresh in its body is not followed.
 
 from __future__ import annotations
 
+import email.utils
 import logging
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
@@ -32,6 +43,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredLock
 from w3lib.url import safe_url_string
 
+from ._decode import accept_encoding, decode_body, split_encodings
 from ._outcome import Kind, SiteOutcome, kind_of_status
 from ._robotparser import RFC9309RobotParser
 from ._robotstxt import RobotsTxt
@@ -41,7 +53,7 @@ if TYPE_CHECKING:
 
     from ._settings import RobotsTxtSettings
 
-__all__ = ["RobotsTxtFetcher"]
+__all__ = ["RobotsTxtFetcher", "is_download_failure", "retry_after_seconds"]
 
 logger = logging.getLogger("scrapy_rfc9309.fetcher")
 
@@ -59,6 +71,103 @@ Chain = Sequence[tuple[str, "int | None"]]
 
 _META_SIZE_LIMIT = "_robotstxt_max_size"
 _META_RECEIVED = "_robotstxt_received"
+_META_ENCODING = "_robotstxt_content_encoding"
+
+#: RFC 9309 2.3.1.2 speaks of HTTP redirects; Scrapy's own redirect
+#: middleware follows no other scheme either.
+FOLLOWED_SCHEMES = frozenset({"http", "https"})
+#: Statuses whose ``Retry-After`` is honoured (RFC 9110 10.2.3, RFC 6585 4).
+RETRY_AFTER_STATUSES = frozenset({429, 503})
+
+#: Modules whose exceptions are download failures: the network, DNS, TLS,
+#: time-outs, HTTP protocol errors, Scrapy's download handlers.
+_NETWORK_MODULES = (
+    "twisted.internet.error",
+    "twisted.internet.defer",
+    "twisted.web",
+    "twisted.names",
+    "OpenSSL",
+    "service_identity",
+    "h2",
+    "httpx",
+    "httpcore",
+    "scrapy.core.downloader",
+    "scrapy.core.http2",
+)
+_SCRAPY_DOWNLOAD_ERRORS = frozenset(
+    {
+        "CannotResolveHostError",
+        "DownloadConnectionRefusedError",
+        "DownloadFailedError",
+        "DownloadTimeoutError",
+        "ResponseDataLossError",
+        "UnsupportedURLSchemeError",
+        "NotSupported",
+    }
+)
+#: A refused redirect target is named in logs up to this many characters
+#: (a ``data:`` URL carries its whole content).
+_TARGET_SHOWN = 80
+
+
+def is_download_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the network or the server failing, not a bug here.
+
+    RFC 9309 2.3.1.4: network errors, DNS, TLS, time-outs and HTTP errors
+    make a robots.txt unreachable. Everything else (``AttributeError``,
+    ``TypeError``, ...) is an internal error and must not pass for one.
+    Cancellation is neither: the spider is closing.
+    """
+    from twisted.internet.defer import CancelledError
+
+    if isinstance(exc, (CancelledError, StopDownload)):
+        return False
+    if isinstance(exc, OSError):  # sockets, ssl.SSLError, builtin TimeoutError
+        return True
+    for kind in type(exc).__mro__:
+        module = kind.__module__
+        if module == "scrapy.exceptions" and kind.__name__ in _SCRAPY_DOWNLOAD_ERRORS:
+            return True
+        if module.startswith(_NETWORK_MODULES) and kind.__name__ != "CancelledError":
+            return True
+    return False
+
+
+def retry_after_seconds(value: bytes | str | None, now: float | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header value asks to wait (RFC 9110 10.2.3).
+
+    Either delay-seconds (``120``) or an HTTP-date; ``None`` when absent or
+    unreadable; a date in the past is ``0``. ``now`` is a Unix time.
+    """
+    if value is None:
+        return None
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    text = text.strip()
+    if not text:
+        return None
+    if text.isdigit():
+        return float(int(text[:12]))
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:
+        return None
+    seconds = when.timestamp() - (time.time() if now is None else now)
+    return max(0.0, seconds)
+
+
+def _shown(url: str) -> str:
+    return url if len(url) <= _TARGET_SHOWN else url[:_TARGET_SHOWN] + "..."
+
+
+def _cut_at_last_line(body: bytes) -> bytes:
+    """``body`` without its last, unfinished line (RFC 9309 2.5: never guess a cut line)."""
+    end = max(body.rfind(b"\n"), body.rfind(b"\r"))
+    return body[: end + 1]
+
+
+_ACCEPT_ENCODING = accept_encoding()
 
 
 def dotted_name(exc: BaseException) -> str:
@@ -77,12 +186,14 @@ class RobotsTxtFetcher:
         self._parse_lock = DeferredLock()
         crawler.signals.connect(self._on_headers_received, signal=signals.headers_received)
         crawler.signals.connect(self._on_bytes_received, signal=signals.bytes_received)
+        crawler.signals.connect(self._on_response_downloaded, signal=signals.response_downloaded)
 
     async def fetch(self, url: str, request: Request | None = None) -> SiteOutcome:
         """Download the robots.txt at ``url``; ``request`` is the page that needs it.
 
-        Never raises for what the server or the network does: every failure is
-        an outcome. Cancellation (at close) propagates.
+        Never raises for what the server or the network does: every such
+        failure is an outcome. Anything else (a bug, an incompatible Scrapy)
+        propagates, and so does cancellation (at close).
         """
         assert self.crawler.engine is not None
         chain: list[tuple[str, int | None]] = []
@@ -93,13 +204,15 @@ class RobotsTxtFetcher:
                 chain.append((url, None))
                 return self.unreachable(f"robots.txt request dropped: {exc}", chain)
             except Exception as exc:
+                if not is_download_failure(exc):
+                    raise
                 chain.append((url, None))
                 self.stats.inc_value(f"robotstxt/exception_count/{dotted_name(exc)}")
                 return self.unreachable(f"{dotted_name(exc)}: {exc}", chain)
             chain.append((url, response.status))
             self.stats.inc_value("robotstxt/response_count")
             self.stats.inc_value(f"robotstxt/response_status_count/{response.status}")
-            kind = kind_of_status(response.status)
+            kind = kind_of_status(response.status, auth_disallow=self.settings.auth_disallow)
             if kind is None:
                 location = response.headers.get(b"Location")
                 if not location:
@@ -107,14 +220,51 @@ class RobotsTxtFetcher:
                 if hop == MAX_REDIRECTS:
                     break
                 url = urljoin(response.url, safe_url_string(location.decode("latin-1")))
+                scheme = urlsplit(url).scheme.lower()
+                if scheme not in FOLLOWED_SCHEMES:
+                    return self._refuse_redirect(url, scheme, response.status, chain)
                 logger.debug("robots.txt redirected (%d) to %s", response.status, url)
                 continue
             if kind is Kind.UNREACHABLE:
-                return self.unreachable(f"HTTP {response.status}", chain)
+                return self._unreachable_status(response, chain)
             if kind is Kind.UNAVAILABLE:
                 return self._unavailable(f"HTTP {response.status}", chain)
+            if kind is Kind.RESTRICTED:
+                expires = time.monotonic() + self.settings.cache_ttl
+                detail = f"HTTP {response.status}"
+                return SiteOutcome(Kind.RESTRICTED, None, detail, expires, tuple(chain))
             return await self._parsed(response, request, chain)
         return self._unavailable(f"more than {MAX_REDIRECTS} redirects", chain)
+
+    def _refuse_redirect(self, target: str, scheme: str, status: int, chain: Chain) -> SiteOutcome:
+        """A redirect to a scheme other than http(s): never followed, unavailable.
+
+        Following it would let any site make the crawler read a local file
+        (``file:``), hang on a named pipe, or take rules from a ``data:`` URL.
+        """
+        self.stats.inc_value("robotstxt/redirect_refused")
+        outcome = self._unavailable(f"HTTP {status} to a {scheme}: URL, refused", chain)
+        logger.warning(
+            "robots.txt redirect to %s refused: only http and https redirects are followed "
+            "(RFC 9309 2.3.1.2); %s counts as unavailable (RFC 9309 2.3.1.3)",
+            _shown(target),
+            outcome.source,
+        )
+        return outcome
+
+    def _unreachable_status(self, response: Response, chain: Chain) -> SiteOutcome:
+        """A 429 / 5xx: unreachable until its ``Retry-After``, if any, else its TTL."""
+        detail = f"HTTP {response.status}"
+        wait = None
+        if response.status in RETRY_AFTER_STATUSES:
+            wait = retry_after_seconds(response.headers.get(b"Retry-After"))
+        if wait is None:
+            return self.unreachable(detail, chain)
+        wait = min(wait, self.settings.retry_after_max)
+        self.stats.inc_value("robotstxt/retry_after")
+        expires = time.monotonic() + wait
+        detail = f"{detail}, Retry-After {wait:g} s"
+        return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain))
 
     def _request(self, url: str) -> Request:
         return Request(
@@ -131,6 +281,9 @@ class RobotsTxtFetcher:
                 "download_warnsize": 0,
                 _META_SIZE_LIMIT: self.settings.max_size,
             },
+            # only what _parsed can decode within ROBOTSTXT_MAX_SIZE; a header set
+            # here is kept by Scrapy's compression middleware
+            headers={b"Accept-Encoding": _ACCEPT_ENCODING},
         )
 
     def unreachable(self, detail: str, chain: Chain = ()) -> SiteOutcome:
@@ -145,8 +298,9 @@ class RobotsTxtFetcher:
     async def _parsed(
         self, response: Response, request: Request | None, chain: Chain
     ) -> SiteOutcome:
-        robots = await self._parse(response.body)
-        if robots.truncated:
+        body, cut = self._decoded_body(response)
+        robots = await self._parse(body)
+        if robots.truncated or cut:
             self.stats.inc_value("robotstxt/truncated")
             logger.info(
                 "robots.txt larger than ROBOTSTXT_MAX_SIZE (%d bytes), the rest ignored: %s",
@@ -158,6 +312,33 @@ class RobotsTxtFetcher:
         )
         expires = time.monotonic() + self.settings.cache_ttl
         return SiteOutcome(Kind.PARSED, robots, f"HTTP {response.status}", expires, tuple(chain))
+
+    def _decoded_body(self, response: Response) -> tuple[bytes, bool]:
+        """The body to parse, decoded if compressed, and whether it was cut short.
+
+        Decoding stops after ``ROBOTSTXT_MAX_SIZE`` + 1 bytes, so a small
+        compressed body that decodes to gigabytes costs no more than a plain
+        one; the parser then treats it as any body over the limit (RFC 9309
+        2.5). A corrupt or cut stream keeps the lines decoded before the fault.
+        """
+        meta = response.request.meta if response.request is not None else {}
+        encodings = meta.get(_META_ENCODING)
+        if not encodings:
+            return response.body, False
+        decoded = decode_body(response.body, encodings, self.settings.max_size)
+        if decoded.undecoded:
+            logger.warning(
+                "robots.txt in an encoding that cannot be decoded (%s), parsed as it is: %s",
+                ", ".join(decoded.undecoded),
+                response.url,
+            )
+        if decoded.broken and len(decoded.body) <= self.settings.max_size:
+            logger.info(
+                "robots.txt compressed data cut or corrupt, the lines before used: %s",
+                response.url,
+            )
+            return _cut_at_last_line(decoded.body), True
+        return decoded.body, False
 
     async def _parse(self, body: bytes) -> RobotsTxt:
         """Parse, and compile the default agent's rules, in slices of the reactor's time.
@@ -194,6 +375,25 @@ class RobotsTxtFetcher:
         request.meta[_META_RECEIVED] = received
         if received > limit:
             raise StopDownload(fail=False)
+
+    def _on_response_downloaded(self, response: Response, request: Request) -> None:
+        """Before the downloader middlewares see a robots.txt response.
+
+        The ``Content-Encoding`` is taken off, so that Scrapy's compression
+        middleware (which decodes without limit when ``download_maxsize`` is
+        0) leaves the body alone; :meth:`_decoded_body` decodes it within
+        ``ROBOTSTXT_MAX_SIZE``. A 429 / 503 with ``Retry-After`` is not
+        retried by Scrapy's RetryMiddleware, which would ask again at once:
+        the next attempt waits as long as the site asked.
+        """
+        if _META_SIZE_LIMIT not in request.meta:
+            return
+        encodings = response.headers.getlist(b"Content-Encoding")
+        if encodings:
+            del response.headers[b"Content-Encoding"]
+            request.meta[_META_ENCODING] = split_encodings(encodings)
+        if response.status in RETRY_AFTER_STATUSES and b"Retry-After" in response.headers:
+            request.meta["dont_retry"] = True
 
 
 async def _reactor_turn() -> None:

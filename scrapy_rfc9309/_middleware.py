@@ -21,8 +21,8 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import CancelledError, Deferred
 
 from ._cache import SiteCache
-from ._fetcher import RobotsTxtFetcher
-from ._outcome import Decision, Kind, SiteOutcome
+from ._fetcher import RobotsTxtFetcher, dotted_name
+from ._outcome import DISALLOW_ALL, Decision, Kind, SiteOutcome
 from ._report import report_for
 from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError
 from ._site import robots_url, site_of
@@ -40,6 +40,7 @@ BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware
 CLOSE_POLL_SECONDS = 0.1
 
 _TOKEN_CACHE_SIZE = 256
+_KIND_BITS = {kind: index for index, kind in enumerate(Kind)}
 
 
 def _engine_is_closing(crawler: Crawler) -> bool:
@@ -101,6 +102,9 @@ class RobotsTxtMiddleware:
         self._cache = SiteCache(self.settings.cache_max_sites)
         self._fetches: dict[str, _Fetch] = {}
         self._tokens: dict[bytes, str] = {}
+        #: site -> the outcome kinds already counted for it (a bit per kind), so
+        #: per-site stats count each site once per crawl, whatever its refetches
+        self._counted: dict[str, int] = {}
         self._report = report_for(crawler)
         self._watchdog: Any = None
         self._fetcher = RobotsTxtFetcher(crawler, self.settings)
@@ -113,6 +117,11 @@ class RobotsTxtMiddleware:
                 RFC_MIN_SIZE,
             )
         logger.info("Obeying robots.txt (RFC 9309) as %s", self.settings.describe_token())
+        if self.settings.auth_disallow:
+            logger.info(
+                "ROBOTSTXT_AUTH_DISALLOW: a robots.txt answering 401 or 403 disallows the "
+                "whole site (HTTP: The Definitive Guide ch. 9; RFC 9309 2.3.1.3 allows it)"
+            )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
@@ -153,12 +162,10 @@ class RobotsTxtMiddleware:
             self.stats.inc_value("robotstxt/allowed")
             return
         self.stats.inc_value("robotstxt/forbidden")
+        self.stats.inc_value(f"robotstxt/forbidden/{decision.cause}")
         verdict = decision.verdict
         if verdict is not None and verdict.line is not None and verdict.rule is not None:
-            self.stats.inc_value("robotstxt/forbidden/rule")
             self._report.dropped_by_rule(site, verdict.line, verdict.rule)
-        else:
-            self.stats.inc_value("robotstxt/forbidden/unreachable")
         logger.debug("%s: %s", decision.reason, request, extra={"spider": self.crawler.spider})
         raise IgnoreRequest(decision.reason)
 
@@ -206,21 +213,20 @@ class RobotsTxtMiddleware:
             logger.info("robots.txt download cancelled at close: %s", url)
             self._release(fetch, None)
             return
-        except Exception:  # never lose the waiting requests to a bug
-            logger.exception("Error while fetching %s", url)
-            outcome = self._fetcher.unreachable("internal error")
+        except Exception as exc:  # not an answer of the site: never pass it off as one
+            outcome = self._internal_error(exc, url)
         stale = fetch.stale
-        if outcome.kind is Kind.UNREACHABLE and stale and stale.kind is not Kind.UNREACHABLE:
+        if outcome.kind is Kind.UNREACHABLE and stale and stale.kind not in DISALLOW_ALL:
             # RFC 9309 2.4: while unreachable, a copy cached earlier stays in use.
             logger.warning(
                 "robots.txt unreachable (%s): %s; keeping the copy fetched earlier (RFC 9309 2.4)",
                 outcome.detail,
-                url,
+                outcome.source or url,
             )
             stale.expires_at = outcome.expires_at
             outcome = stale
         else:
-            self.stats.inc_value(f"robotstxt/{outcome.kind.value}")
+            self._count_site(fetch.site, outcome.kind)
             self._log_outcome(outcome, url, fetch.site)
         outcome = outcome.compact()
         self._cache.put(fetch.site, outcome)
@@ -228,24 +234,63 @@ class RobotsTxtMiddleware:
             self.stats.set_value("robotstxt/cache/evicted", self._cache.evictions)
         self._release(fetch, outcome)
 
+    def _internal_error(self, exc: Exception, url: str) -> SiteOutcome:
+        """A failure that is not the site's answer: a bug or an incompatible component.
+
+        Logged at ERROR with its traceback and counted in
+        ``robotstxt/internal_error``; the site is disallowed (nothing is
+        known of its rules) and tried again after ``ROBOTSTXT_UNREACHABLE_TTL``.
+        """
+        self.stats.inc_value("robotstxt/internal_error")
+        logger.error(
+            "Internal error while fetching %s; requests to its site are dropped "
+            "(this is not the site's answer)",
+            url,
+            exc_info=exc,
+            extra={"spider": self.crawler.spider},
+        )
+        expires = time.monotonic() + self.settings.unreachable_ttl
+        return SiteOutcome(Kind.INTERNAL_ERROR, None, f"{dotted_name(exc)}: {exc}", expires)
+
+    def _count_site(self, site: str, kind: Kind) -> None:
+        """Per-site stats: each site once per crawl in ``robotstxt/sites`` and per kind."""
+        bit = 1 << _KIND_BITS[kind]
+        seen = self._counted.get(site)
+        if seen is None:
+            self.stats.inc_value("robotstxt/sites")
+            seen = 0
+        if not seen & bit:
+            self._counted[site] = seen | bit
+            if kind is not Kind.INTERNAL_ERROR:  # that one counts each error
+                self.stats.inc_value(f"robotstxt/{kind.value}")
+
     def _log_outcome(self, outcome: SiteOutcome, url: str, site: str) -> None:
+        source = outcome.source or url
         if outcome.kind is Kind.UNREACHABLE:
             logger.warning(
                 "robots.txt unreachable (%s): %s; requests to %s are dropped "
                 "(RFC 9309 2.3.1.4), tried again in %s s",
                 outcome.detail,
-                url,
+                source,
                 site,
-                self.settings.unreachable_ttl,
+                f"{round(max(0.0, outcome.expires_at - time.monotonic()), 1):g}",
+            )
+        elif outcome.kind is Kind.RESTRICTED:
+            logger.warning(
+                "robots.txt answered %s: %s; requests to %s are dropped "
+                "(ROBOTSTXT_AUTH_DISALLOW; HTTP: The Definitive Guide ch. 9)",
+                outcome.detail,
+                source,
+                site,
             )
         elif outcome.kind is Kind.UNAVAILABLE:
             logger.debug(
                 "robots.txt unavailable (%s): %s; everything allowed (RFC 9309 2.3.1.3)",
                 outcome.detail,
-                url,
+                source,
             )
-        else:
-            logger.debug("robots.txt parsed (%s): %s %r", outcome.detail, url, outcome.robots)
+        elif outcome.kind is Kind.PARSED:
+            logger.debug("robots.txt parsed (%s): %s %r", outcome.detail, source, outcome.robots)
 
     def _start_watchdog(self) -> None:
         if self._watchdog is None:

@@ -14,7 +14,7 @@ from ._matcher import Verdict
 from ._robotstxt import RobotsTxt, Verdicts
 from ._site import robots_url
 
-__all__ = ["Decision", "Kind", "SiteOutcome", "kind_of_status"]
+__all__ = ["DISALLOW_ALL", "Decision", "Kind", "SiteOutcome", "kind_of_status"]
 
 
 class Kind(enum.Enum):
@@ -23,18 +23,34 @@ class Kind(enum.Enum):
     PARSED = "parsed"  # 2xx: follow the parseable rules (2.3.1.1)
     UNAVAILABLE = "unavailable"  # 4xx, or too many redirects: allow all (2.3.1.3)
     UNREACHABLE = "unreachable"  # 5xx, 429, network errors: disallow all (2.3.1.4)
+    #: 401 / 403 with ``ROBOTSTXT_AUTH_DISALLOW``: disallow all
+    #: (HTTP: The Definitive Guide ch. 9; RFC 9309 2.3.1.3 allows all).
+    RESTRICTED = "restricted"
+    #: Not an answer of the site: a bug or an incompatible component failed
+    #: while fetching or parsing; disallow all, logged at ERROR.
+    INTERNAL_ERROR = "internal_error"
 
 
-def kind_of_status(status: int) -> Kind | None:
+#: Kinds under which every request to the site is dropped.
+DISALLOW_ALL = frozenset({Kind.UNREACHABLE, Kind.RESTRICTED, Kind.INTERNAL_ERROR})
+
+AUTH_STATUSES = frozenset({401, 403})
+
+
+def kind_of_status(status: int, *, auth_disallow: bool = False) -> Kind | None:
     """The kind of a final HTTP status; ``None`` for a redirect (3xx).
 
     429 Too Many Requests is a server asking for time, not a missing file,
-    so it counts as unreachable, like 5xx.
+    so it counts as unreachable, like 5xx. With ``auth_disallow``, 401 and
+    403 mean access completely restricted (HTTP: The Definitive Guide ch. 9)
+    instead of unavailable (RFC 9309 2.3.1.3).
     """
     if 200 <= status < 300:
         return Kind.PARSED
     if 300 <= status < 400:
         return None
+    if auth_disallow and status in AUTH_STATUSES:
+        return Kind.RESTRICTED
     if 400 <= status < 500 and status != 429:
         return Kind.UNAVAILABLE
     return Kind.UNREACHABLE
@@ -46,6 +62,8 @@ class Decision(NamedTuple):
     allowed: bool
     verdict: Verdict | None
     reason: str
+    #: why a request is dropped, the stats sub-key: ``robotstxt/forbidden/{cause}``
+    cause: str = "rule"
 
 
 _ALLOWED_WITHOUT_RULES = Decision(True, None, "no rule applies: everything allowed")
@@ -105,14 +123,8 @@ class SiteOutcome:
 
     def decide(self, url: str, token: str, site: str) -> Decision:
         """Allowed or not, with the reason a user reads in logs and exceptions."""
-        if self.kind is Kind.UNREACHABLE:
-            return Decision(
-                False,
-                None,
-                f"Forbidden: robots.txt unreachable ({self.detail}) at "
-                f"{self.source or robots_url(site)}, "
-                "the whole site is disallowed (RFC 9309 2.3.1.4)",
-            )
+        if self.kind in DISALLOW_ALL:
+            return self._disallow_all(site)
         if self.robots is None:
             return _ALLOWED_WITHOUT_RULES
         verdict = self.robots.denial(url=url, agent=token)
@@ -124,6 +136,25 @@ class SiteOutcome:
             f'Forbidden by robots.txt line {verdict.line}: "{verdict.rule}" '
             f"({self.source or robots_url(site)})",
         )
+
+    def _disallow_all(self, site: str) -> Decision:
+        where = self.source or robots_url(site)
+        if self.kind is Kind.RESTRICTED:
+            reason = (
+                f"Forbidden: robots.txt answered {self.detail} at {where}, the whole site "
+                "is disallowed (ROBOTSTXT_AUTH_DISALLOW; HTTP: The Definitive Guide ch. 9)"
+            )
+        elif self.kind is Kind.INTERNAL_ERROR:
+            reason = (
+                f"Forbidden: internal error while fetching robots.txt at {where} "
+                f"({self.detail}), the whole site is disallowed; see the ERROR in the log"
+            )
+        else:
+            reason = (
+                f"Forbidden: robots.txt unreachable ({self.detail}) at {where}, "
+                "the whole site is disallowed (RFC 9309 2.3.1.4)"
+            )
+        return Decision(False, None, reason, self.kind.value)
 
     def __repr__(self) -> str:
         return f"<SiteOutcome {self.kind.value} {self.detail}>"

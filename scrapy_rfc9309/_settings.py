@@ -9,14 +9,14 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._agent import derive_product_token, is_valid_token
+from ._agent import derive_product_token
 from ._lines import DEFAULT_MAX_SIZE
 from ._rulekey import MAX_BODY_SIZE
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-__all__ = ["DEFAULT_CACHE_MAX_SITES", "RobotsTxtSettings"]
+__all__ = ["DEFAULT_CACHE_MAX_SITES", "RobotsTxtSettings", "reduce_agent_setting"]
 
 logger = logging.getLogger("scrapy_rfc9309.settings")
 
@@ -26,6 +26,8 @@ DEFAULT_CACHE_MAX_SITES = 10_000
 DEFAULT_CACHE_TTL = 86_400
 DEFAULT_UNREACHABLE_TTL = 600
 DEFAULT_CRAWL_DELAY_MAX = 60.0
+#: Upper bound on an honoured ``Retry-After`` of a 429 / 503 robots.txt.
+DEFAULT_RETRY_AFTER_MAX = 3600.0
 
 
 class SettingError(ValueError):
@@ -46,6 +48,38 @@ def _number(settings: BaseSettings, name: str, default: float, *, integer: bool)
     return value
 
 
+#: (setting name, value) pairs already warned about, so a value read by several
+#: components is reported once.
+_REDUCED_WARNED: set[tuple[str, str]] = set()
+
+
+def reduce_agent_setting(value: str, name: str = "ROBOTSTXT_USER_AGENT") -> str:
+    """The product token (RFC 9309 2.2.1) to obey as, from a setting or option value.
+
+    A User-Agent-like value such as ``MyBot/1.0 (+https://example.com)`` is
+    accepted, as Scrapy's own ``ROBOTSTXT_USER_AGENT`` accepts it, and reduced
+    to its product name (``MyBot``) with one WARNING; a value with no product
+    name in it raises :class:`SettingError` naming ``name``.
+    """
+    text = str(value).strip()
+    token = derive_product_token(text)
+    if not token:
+        raise SettingError(
+            f"{name} must contain a product token such as 'ExampleBot' "
+            f"(RFC 9309 2.2.1), got {value!r}"
+        )
+    if token != text and (name, text) not in _REDUCED_WARNED:
+        _REDUCED_WARNED.add((name, text))
+        logger.warning(
+            "%s %r is not a product token; obeying robots.txt as its product name %r "
+            "(RFC 9309 2.2.1)",
+            name,
+            text,
+            token,
+        )
+    return token
+
+
 @dataclass(frozen=True)
 class RobotsTxtSettings:
     """The settings of DESIGN.md section 3, validated."""
@@ -59,17 +93,19 @@ class RobotsTxtSettings:
     cache_max_sites: int
     crawl_delay: bool
     crawl_delay_max: float
+    #: 401 and 403 robots.txt disallow the whole site (HTTP: The Definitive
+    #: Guide ch. 9) instead of allowing it (RFC 9309 2.3.1.3).
+    auth_disallow: bool = False
+    #: Upper bound in seconds on an honoured ``Retry-After``.
+    retry_after_max: float = DEFAULT_RETRY_AFTER_MAX
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsTxtSettings:
         token = settings.get("ROBOTSTXT_USER_AGENT")
-        if token is not None:
-            token = str(token).strip()
-            if not is_valid_token(token):
-                raise SettingError(
-                    f"ROBOTSTXT_USER_AGENT must be a product token of letters, '_' and '-' "
-                    f"(RFC 9309 2.2.1), got {settings.get('ROBOTSTXT_USER_AGENT')!r}"
-                )
+        if token is not None and str(token).strip():
+            token = reduce_agent_setting(token, "ROBOTSTXT_USER_AGENT")
+        else:
+            token = None
         max_size = _number(settings, "ROBOTSTXT_MAX_SIZE", DEFAULT_MAX_SIZE, integer=True)
         if max_size >= MAX_BODY_SIZE:
             raise SettingError(f"ROBOTSTXT_MAX_SIZE must be below 2 GiB, got {max_size}")
@@ -91,6 +127,10 @@ class RobotsTxtSettings:
             crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY"),
             crawl_delay_max=_number(
                 settings, "ROBOTSTXT_CRAWL_DELAY_MAX", DEFAULT_CRAWL_DELAY_MAX, integer=False
+            ),
+            auth_disallow=settings.getbool("ROBOTSTXT_AUTH_DISALLOW"),
+            retry_after_max=_number(
+                settings, "ROBOTSTXT_RETRY_AFTER_MAX", DEFAULT_RETRY_AFTER_MAX, integer=False
             ),
         )
 

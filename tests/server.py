@@ -6,6 +6,7 @@ serves scripted routes and records every path it was asked for.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -137,3 +138,72 @@ class MockSite:
             if not request.finished and request.channel is not None:
                 request.channel.transport.abortConnection()
         self.port.stopListening()
+
+
+def with_headers(route: Route, **headers: str) -> Route:
+    """``route`` with extra response headers (``Retry_After="3"`` -> ``Retry-After: 3``)."""
+
+    def wrapped(request: server.Request) -> bytes | int:
+        for name, value in headers.items():
+            request.setHeader(name.replace("_", "-").encode(), value.encode())
+        return route(request)
+
+    return wrapped
+
+
+def retry_after(code: int, value: str) -> Route:
+    """A 429 / 503 asking the client to come back later (``Retry-After``)."""
+    return with_headers(status(code), Retry_After=value)
+
+
+def compressed(body: bytes, encoding: str = "gzip") -> Route:
+    """``body`` compressed with ``encoding`` (``gzip``, ``deflate``, ``br``, ``zstd``)."""
+    return encoded(_compress(body, encoding), encoding)
+
+
+def encoded(data: bytes, encoding: str) -> Route:
+    """Already encoded ``data`` sent with ``Content-Encoding: encoding``."""
+    return with_headers(text(data), Content_Encoding=encoding)
+
+
+def _compress(body: bytes, encoding: str) -> bytes:
+    import zlib
+
+    if encoding in ("gzip", "x-gzip"):
+        import gzip
+
+        return gzip.compress(body)
+    if encoding == "deflate":
+        return zlib.compress(body)
+    if encoding == "br":
+        import brotli
+
+        return bytes(brotli.compress(body, quality=5))
+    if encoding == "zstd":
+        try:
+            from compression import zstd  # type: ignore[import-not-found]
+        except ImportError:
+            from backports import zstd  # type: ignore[import-not-found,no-redef]
+        return bytes(zstd.compress(body))
+    raise ValueError(encoding)
+
+
+@functools.lru_cache(maxsize=4)
+def gzip_bomb(head: bytes, filler: bytes, size: int, tail: bytes = b"") -> bytes:
+    """``head`` + ``filler`` repeated to ``size`` bytes + ``tail``, gzip-compressed.
+
+    Compressed a MiB at a time, so the test process never holds the whole
+    decoded body either.
+    """
+    import zlib
+
+    encoder = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [encoder.compress(head)]
+    block = filler * max(1, (1 << 20) // len(filler))
+    written = len(head)
+    while written < size:
+        parts.append(encoder.compress(block))
+        written += len(block)
+    parts.append(encoder.compress(tail))
+    parts.append(encoder.flush())
+    return b"".join(parts)

@@ -325,7 +325,9 @@ def test_the_compact_form_a_cache_keeps_gives_the_same_verdicts() -> None:
 
 
 @deferred_f_from_coro_f
-async def test_2_3_1_4_each_unreachable_fetch_is_counted_and_logged(sites, caplog) -> None:
+async def test_2_3_1_4_each_unreachable_fetch_is_logged_and_the_site_counted_once(
+    sites, caplog
+) -> None:
     site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
     other = sites(routes={"/slow": slow(1.0)})
     followups = {other.url("/slow"): [site.url("/again")]}
@@ -337,7 +339,9 @@ async def test_2_3_1_4_each_unreachable_fetch_is_counted_and_logged(sites, caplo
         )
     assert set(spider.dropped) == {site.url("/first"), site.url("/again")}
     assert site.count("/robots.txt") == 2
-    assert stats["robotstxt/unreachable"] == 2
+    assert stats["robotstxt/request_count"] == 3  # two for site, one for other
+    assert stats["robotstxt/unreachable"] == 1  # sites, not downloads
+    assert stats["robotstxt/sites"] == 2
     warnings = [
         r.getMessage() for r in caplog.records if "robots.txt unreachable" in r.getMessage()
     ]

@@ -1,0 +1,402 @@
+"""The robots.txt fetch against hostile and broken servers, in real crawls: redirects
+to other schemes (RFC 9309 2.3.1.2), compression bombs (2.5), internal errors
+(not 2.3.1.4), Retry-After, 401/403 (2.3.1.3 or HTTP: The Definitive Guide ch. 9),
+per-site stats and redirect chains in messages."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from scrapy import signals
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from .conftest import BASE_SETTINGS, crawl
+from .server import compressed, encoded, gzip_bomb, redirect, retry_after, slow, status, text
+
+PAGE = text("<html>page</html>", content_type=b"text/html")
+MIB = 1 << 20
+
+
+class ParsedBodies:
+    """An extension that records the body of every robots.txt parsed in a crawl."""
+
+    bodies: list[bytes] = []  # noqa: RUF012 - reset by each test
+
+    def __init__(self, crawler: Any) -> None:
+        crawler.signals.connect(self._parsed, signal=signals.robots_parsed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> ParsedBodies:
+        return cls(crawler)
+
+    def _parsed(self, robotparser: Any, request: Any) -> None:
+        ParsedBodies.bodies.append(robotparser.robots.body)
+
+
+RECORD_BODIES = {"EXTENSIONS": {f"{__name__}.ParsedBodies": 0}}
+
+
+@pytest.fixture
+def parsed_bodies() -> list[bytes]:
+    ParsedBodies.bodies = []
+    return ParsedBodies.bodies
+
+
+# -- redirects to other schemes (RFC 9309 2.3.1.2) ----------------------------------
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_2_redirect_to_a_file_url_is_refused(sites, tmp_path, caplog) -> None:
+    secret = tmp_path / "robots.txt"
+    secret.write_text("User-agent: *\nDisallow: /\n# LOCAL-FILE-CONTENT-7f3a\n")
+    site = sites(routes={"/robots.txt": redirect(secret.as_uri())}, default=PAGE)
+    with caplog.at_level(logging.DEBUG):
+        spider, stats = await crawl([site.url("/a"), site.url("/b")])
+    assert sorted(spider.fetched) == [site.url("/a"), site.url("/b")]  # unavailable: allow all
+    assert site.hits.count("/robots.txt") == 1
+    assert stats["robotstxt/redirect_refused"] == 1
+    assert stats["robotstxt/unavailable"] == 1
+    assert "robotstxt/parsed" not in stats
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(secret.as_uri() in message and "refused" in message for message in warnings)
+    assert "LOCAL-FILE-CONTENT" not in caplog.text
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_2_redirect_to_a_data_url_is_refused(sites, caplog, parsed_bodies) -> None:
+    payload = "User-agent:%20*%0ADisallow:%20/%0A%23" + "x" * 100 + "DATA-URL-TAIL-91c2"
+    site = sites(routes={"/robots.txt": redirect(f"data:text/plain,{payload}")}, default=PAGE)
+    with caplog.at_level(logging.DEBUG):
+        spider, stats = await crawl([site.url("/a")], RECORD_BODIES)
+    assert spider.fetched == [site.url("/a")]
+    assert parsed_bodies == []
+    assert stats["robotstxt/redirect_refused"] == 1
+    assert stats["robotstxt/unavailable"] == 1
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("redirect to data:text/plain," in message for message in warnings)
+    assert "DATA-URL-TAIL" not in caplog.text
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_2_https_redirect_is_still_followed(sites) -> None:
+    target = sites(host="127.0.0.2", routes={"/r.txt": text("User-agent: *\nDisallow: /x\n")})
+    site = sites(routes={"/robots.txt": redirect(target.url("/r.txt"))}, default=PAGE)
+    spider, stats = await crawl([site.url("/x"), site.url("/y")])
+    assert spider.fetched == [site.url("/y")]
+    assert "robotstxt/redirect_refused" not in stats
+
+
+# -- chains in messages ---------------------------------------------------------------
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_2_drop_message_names_the_whole_redirect_chain(sites) -> None:
+    target = sites(host="127.0.0.2", routes={"/rules.txt": text("User-agent: *\nDisallow: /x\n")})
+    site = sites(default=PAGE)
+    site.routes["/robots.txt"] = redirect(site.url("/moved"), 302)
+    site.routes["/moved"] = redirect(target.url("/rules.txt"), 301)
+    spider, _ = await crawl([site.url("/x")])
+    chain = (
+        f"{site.url('/robots.txt')} -> {site.url('/moved')} (302) -> {target.url('/rules.txt')} "
+        "(301)"
+    )
+    assert (
+        spider.dropped[site.url("/x")]
+        == f'Forbidden by robots.txt line 2: "Disallow: /x" ({chain})'
+    )
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_unreachable_warning_names_the_redirect_chain(sites, caplog) -> None:
+    site = sites(default=PAGE)
+    site.routes["/robots.txt"] = redirect(site.url("/down"))
+    site.routes["/down"] = status(500)
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
+        spider, _ = await crawl([site.url("/a")])
+    chain = f"{site.url('/robots.txt')} -> {site.url('/down')} (301)"
+    assert chain in spider.dropped[site.url("/a")]
+    assert any(chain in r.getMessage() and "unreachable" in r.getMessage() for r in caplog.records)
+
+
+# -- compression bombs (RFC 9309 2.5) ---------------------------------------------------
+
+BOMB_HEAD = b"User-agent: *\nDisallow: /private\n"
+BOMB_TAIL = b"\nDisallow: /late\n"
+
+
+@deferred_f_from_coro_f
+async def test_2_5_gzip_bomb_is_decoded_only_up_to_the_limit(sites, parsed_bodies) -> None:
+    bomb = gzip_bomb(BOMB_HEAD, b"Disallow: /filler\n", 200 * MIB, BOMB_TAIL)
+    assert len(bomb) < 512_000  # all of it is downloaded: the decoding is what is bounded
+    site = sites(routes={"/robots.txt": encoded(bomb, "gzip")}, default=PAGE)
+    urls = [site.url("/private"), site.url("/late"), site.url("/public")]
+    spider, stats = await crawl(urls, RECORD_BODIES)
+    assert sorted(spider.fetched) == [site.url("/late"), site.url("/public")]
+    assert site.count("/robots.txt") == 1
+    assert stats["robotstxt/parsed"] == 1
+    assert stats["robotstxt/truncated"] == 1
+    [body] = parsed_bodies
+    assert 500_000 < len(body) <= 512_000
+    assert body.startswith(BOMB_HEAD)
+    assert "httpcompression/response_bytes" not in stats  # Scrapy decoded nothing
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "zstd"])
+@deferred_f_from_coro_f
+async def test_2_5_every_encoding_is_bounded(sites, parsed_bodies, encoding: str) -> None:
+    body = BOMB_HEAD + b"Disallow: /filler\n" * (20 * MIB // 18) + BOMB_TAIL
+    site = sites(routes={"/robots.txt": compressed(body, encoding)}, default=PAGE)
+    spider, stats = await crawl(
+        [site.url("/private"), site.url("/late")], {**RECORD_BODIES, "ROBOTSTXT_MAX_SIZE": 600_000}
+    )
+    assert spider.fetched == [site.url("/late")]
+    assert stats["robotstxt/truncated"] == 1
+    [parsed] = parsed_bodies
+    assert 599_900 < len(parsed) <= 600_000  # the cut line is dropped
+    assert "httpcompression/response_bytes" not in stats
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "x-gzip", "deflate", "br", "zstd"])
+@deferred_f_from_coro_f
+async def test_2_3_1_1_compressed_robots_txt_is_parsed(sites, encoding: str) -> None:
+    body = b"User-agent: *\nDisallow: /private\n"
+    route = compressed(body, "gzip" if encoding == "x-gzip" else encoding)
+    if encoding == "x-gzip":
+        import gzip
+
+        route = encoded(gzip.compress(body), "x-gzip")
+    site = sites(routes={"/robots.txt": route}, default=PAGE)
+    spider, stats = await crawl([site.url("/private"), site.url("/public")])
+    assert spider.fetched == [site.url("/public")]
+    assert "line 2" in spider.dropped[site.url("/private")]
+    assert "robotstxt/truncated" not in stats
+
+
+@deferred_f_from_coro_f
+async def test_2_5_cut_compressed_body_keeps_the_complete_lines(sites) -> None:
+    import gzip
+
+    data = gzip.compress(b"User-agent: *\nDisallow: /a\nDisallow: /b-and-more\n" * 50)
+    site = sites(routes={"/robots.txt": encoded(data[: len(data) // 2], "gzip")}, default=PAGE)
+    spider, stats = await crawl([site.url("/a"), site.url("/c")])
+    assert spider.fetched == [site.url("/c")]
+    assert stats["robotstxt/truncated"] == 1
+    assert stats["robotstxt/parsed"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_1_compressed_robots_txt_is_decoded_even_without_scrapy_compression(
+    sites,
+) -> None:
+    seen: list[bytes] = []
+    gzip_route = compressed(b"User-agent: *\nDisallow: /x\n", "gzip")
+
+    def robots(request: Any) -> Any:
+        seen.append(request.getHeader(b"Accept-Encoding") or b"")
+        return gzip_route(request)
+
+    site = sites(routes={"/robots.txt": robots}, default=PAGE)
+    spider, _ = await crawl([site.url("/x"), site.url("/y")], {"COMPRESSION_ENABLED": False})
+    assert spider.fetched == [site.url("/y")]
+    from scrapy_rfc9309._decode import accept_encoding
+
+    assert seen == [accept_encoding()]  # only what can be decoded within the limit
+    assert b"gzip" in seen[0]
+
+
+# -- internal errors are not "unreachable" --------------------------------------------
+
+
+class BreaksRobotsTxt:
+    """A downloader middleware with a bug that shows only on robots.txt requests."""
+
+    def process_request(self, request: Any, spider: Any = None) -> None:
+        if request.url.endswith("/robots.txt"):
+            raise AttributeError("'NoneType' object has no attribute 'simulated'")
+
+
+@deferred_f_from_coro_f
+async def test_internal_error_is_reported_as_one(sites, caplog) -> None:
+    site = sites(routes={"/robots.txt": text("User-agent: *\n")}, default=PAGE)
+    middlewares = {
+        **BASE_SETTINGS["DOWNLOADER_MIDDLEWARES"],
+        f"{__name__}.BreaksRobotsTxt": 50,
+    }
+    with caplog.at_level(logging.WARNING):
+        spider, stats = await crawl(
+            [site.url("/a"), site.url("/b")],
+            {"DOWNLOADER_MIDDLEWARES": middlewares},
+            allow_errors=True,
+        )
+    assert spider.fetched == []
+    assert site.hits == []
+    message = spider.dropped[site.url("/a")]
+    assert "internal error" in message and "AttributeError" in message
+    assert "unreachable" not in message
+    assert stats["robotstxt/internal_error"] == 1
+    assert stats["robotstxt/forbidden/internal_error"] == 2
+    assert stats["robotstxt/forbidden"] == 2
+    assert "robotstxt/unreachable" not in stats
+    assert not any(key.startswith("robotstxt/exception_count/") for key in stats)
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR and "Internal error" in r.msg]
+    assert len(errors) == 1
+    assert errors[0].exc_info is not None  # with its traceback
+
+
+@deferred_f_from_coro_f
+async def test_internal_error_in_the_parser_is_reported_as_one(sites, monkeypatch) -> None:
+    from scrapy_rfc9309 import RobotsTxt
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise TypeError("simulated parser bug")
+
+    monkeypatch.setattr(RobotsTxt, "parse_in_steps", broken)
+    site = sites(routes={"/robots.txt": text("User-agent: *\n")}, default=PAGE)
+    spider, stats = await crawl([site.url("/a")], allow_errors=True)
+    assert spider.fetched == []
+    assert site.hits == ["/robots.txt"]
+    assert "internal error" in spider.dropped[site.url("/a")]
+    assert stats["robotstxt/internal_error"] == 1
+    assert stats["log_count/ERROR"] >= 1
+    assert "robotstxt/unreachable" not in stats
+
+
+# -- Retry-After --------------------------------------------------------------------
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_retry_after_seconds_is_honoured_even_with_retries_on(sites) -> None:
+    site = sites(routes={"/robots.txt": retry_after(429, "3")}, default=PAGE)
+    other = sites(routes={"/slow": slow(3.6)})
+    from twisted.internet import reactor
+
+    reactor.callLater(1.0, lambda: site.routes.update({"/robots.txt": text("User-agent: *\n")}))
+    spider, stats = await crawl(
+        [site.url("/first"), other.url("/slow")],
+        {"RETRY_ENABLED": True, "RETRY_TIMES": 2},
+        followups={other.url("/slow"): [site.url("/again")]},
+    )
+    times = [t for path, t in zip(site.hits, site.hit_times, strict=True) if path == "/robots.txt"]
+    assert len(times) == 2  # RetryMiddleware did not ask again at once
+    assert times[1] - times[0] >= 2.9  # and the next attempt waited as asked
+    assert site.url("/first") in spider.dropped
+    assert "Retry-After 3 s" in spider.dropped[site.url("/first")]
+    assert site.url("/again") in spider.fetched
+    assert stats["robotstxt/retry_after"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_retry_after_date_is_bounded_by_the_maximum(sites) -> None:
+    far = "Fri, 31 Dec 2100 23:59:59 GMT"
+    site = sites(routes={"/robots.txt": retry_after(503, far)}, default=PAGE)
+    other = sites(routes={"/slow": slow(1.5)})
+    spider, stats = await crawl(
+        [site.url("/first"), other.url("/slow")],
+        {"ROBOTSTXT_RETRY_AFTER_MAX": 1},
+        followups={other.url("/slow"): [site.url("/again")]},
+    )
+    assert site.count("/robots.txt") == 2  # after 1 s, not in 2100
+    assert set(spider.dropped) == {site.url("/first"), site.url("/again")}
+    assert stats["robotstxt/unreachable"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_without_retry_after_scrapy_retries_as_configured(sites) -> None:
+    site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
+    spider, stats = await crawl(
+        [site.url("/a")], {"RETRY_ENABLED": True, "RETRY_TIMES": 2}, allow_errors=True
+    )  # Scrapy logs its "Gave up retrying" at ERROR
+    assert site.count("/robots.txt") == 3
+    assert stats["robotstxt/unreachable"] == 1
+    assert spider.fetched == []
+
+
+# -- 401 and 403: both readings ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("code", [401, 403])
+@deferred_f_from_coro_f
+async def test_2_3_1_3_401_403_are_unavailable_by_default(sites, code: int) -> None:
+    site = sites(routes={"/robots.txt": status(code)}, default=PAGE)
+    spider, stats = await crawl([site.url("/a"), site.url("/b")])
+    assert sorted(spider.fetched) == [site.url("/a"), site.url("/b")]
+    assert stats["robotstxt/unavailable"] == 1
+    assert "robotstxt/restricted" not in stats
+
+
+@pytest.mark.parametrize("code", [401, 403])
+@deferred_f_from_coro_f
+async def test_http_guide_ch9_401_403_disallow_all_when_asked(sites, caplog, code: int) -> None:
+    site = sites(routes={"/robots.txt": status(code)}, default=PAGE)
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
+        spider, stats = await crawl(
+            [site.url("/a"), site.url("/b")], {"ROBOTSTXT_AUTH_DISALLOW": True}
+        )
+    assert spider.fetched == []
+    assert site.hits == ["/robots.txt"]
+    message = spider.dropped[site.url("/a")]
+    assert f"HTTP {code}" in message and "ROBOTSTXT_AUTH_DISALLOW" in message
+    assert stats["robotstxt/restricted"] == 1
+    assert stats["robotstxt/forbidden/restricted"] == 2
+    assert stats["robotstxt/forbidden"] == 2
+    assert "robotstxt/unavailable" not in stats
+    assert any(f"answered HTTP {code}" in r.getMessage() for r in caplog.records)
+
+
+@deferred_f_from_coro_f
+async def test_auth_disallow_leaves_other_4xx_unavailable(sites) -> None:
+    site = sites(routes={"/robots.txt": status(404)}, default=PAGE)
+    spider, stats = await crawl([site.url("/a")], {"ROBOTSTXT_AUTH_DISALLOW": True})
+    assert spider.fetched == [site.url("/a")]
+    assert stats["robotstxt/unavailable"] == 1
+
+
+# -- per-site stats and the summary -------------------------------------------------
+
+
+@deferred_f_from_coro_f
+async def test_per_site_stats_count_each_site_once_despite_evictions(sites) -> None:
+    a = sites(routes={"/robots.txt": status(404)}, default=PAGE)
+    b = sites(routes={"/robots.txt": status(404)}, default=PAGE)
+    followups = {a.url("/1"): [b.url("/1")], b.url("/1"): [a.url("/2")], a.url("/2"): [b.url("/2")]}
+    spider, stats = await crawl(
+        [a.url("/1")], {"ROBOTSTXT_CACHE_MAX_SITES": 1}, followups=followups
+    )
+    assert len(spider.fetched) == 4
+    assert a.count("/robots.txt") == 2 and b.count("/robots.txt") == 2
+    assert stats["robotstxt/request_count"] == 4
+    assert stats["robotstxt/unavailable"] == 2
+    assert stats["robotstxt/sites"] == 2
+
+
+@deferred_f_from_coro_f
+async def test_summary_says_1_site(sites, caplog) -> None:
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)
+    settings = {"EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 100}, "ROBOTSTXT_CACHE_TTL": 0}
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        await crawl([site.url("/a")], settings, followups={site.url("/a"): [site.url("/x")]})
+    assert site.count("/robots.txt") == 2  # fetched twice, one site
+    assert "robots.txt summary: 1 site checked (1 parsed," in caplog.text
+
+
+# -- ROBOTSTXT_USER_AGENT as Scrapy accepts it ----------------------------------------
+
+
+@deferred_f_from_coro_f
+async def test_2_2_1_user_agent_setting_is_reduced_to_its_product_token(sites, caplog) -> None:
+    site = sites(
+        routes={"/robots.txt": text("User-agent: ReduceBot\nDisallow: /x\n")}, default=PAGE
+    )
+    value = "ReduceBot/1.0 (+https://example.com/reduce-test)"
+    settings = {
+        "ROBOTSTXT_USER_AGENT": value,
+        "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 1},
+    }
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
+        spider, _ = await crawl([site.url("/x"), site.url("/y")], settings)
+    assert spider.fetched == [site.url("/y")]
+    reduced = [r for r in caplog.records if "ROBOTSTXT_USER_AGENT" in r.getMessage()]
+    assert len(reduced) == 1  # once, though the middleware and the extension both read it
+    assert "'ReduceBot'" in reduced[0].getMessage()
