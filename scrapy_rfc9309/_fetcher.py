@@ -78,12 +78,14 @@ _META_ENCODING = "_robotstxt_content_encoding"
 FOLLOWED_SCHEMES = frozenset({"http", "https"})
 #: Statuses whose ``Retry-After`` is honoured (RFC 9110 10.2.3, RFC 6585 4).
 RETRY_AFTER_STATUSES = frozenset({429, 503})
+#: A ``Retry-After`` of 0 still waits this long, so a site answering every
+#: robots.txt request with it is not asked once per page.
+RETRY_AFTER_MIN = 1.0
 
 #: Modules whose exceptions are download failures: the network, DNS, TLS,
 #: time-outs, HTTP protocol errors, Scrapy's download handlers.
 _NETWORK_MODULES = (
     "twisted.internet.error",
-    "twisted.internet.defer",
     "twisted.web",
     "twisted.names",
     "OpenSSL",
@@ -119,16 +121,17 @@ def is_download_failure(exc: BaseException) -> bool:
     Cancellation is neither: the spider is closing.
     """
     from twisted.internet.defer import CancelledError
+    from twisted.internet.defer import TimeoutError as DeferTimeoutError
 
     if isinstance(exc, (CancelledError, StopDownload)):
         return False
-    if isinstance(exc, OSError):  # sockets, ssl.SSLError, builtin TimeoutError
+    if isinstance(exc, (OSError, DeferTimeoutError)):  # sockets, ssl.SSLError, time-outs
         return True
     for kind in type(exc).__mro__:
         module = kind.__module__
         if module == "scrapy.exceptions" and kind.__name__ in _SCRAPY_DOWNLOAD_ERRORS:
             return True
-        if module.startswith(_NETWORK_MODULES) and kind.__name__ != "CancelledError":
+        if any(module == name or module.startswith(name + ".") for name in _NETWORK_MODULES):
             return True
     return False
 
@@ -260,7 +263,7 @@ class RobotsTxtFetcher:
             wait = retry_after_seconds(response.headers.get(b"Retry-After"))
         if wait is None:
             return self.unreachable(detail, chain)
-        wait = min(wait, self.settings.retry_after_max)
+        wait = max(RETRY_AFTER_MIN, min(wait, self.settings.retry_after_max))
         self.stats.inc_value("robotstxt/retry_after")
         expires = time.monotonic() + wait
         detail = f"{detail}, Retry-After {wait:g} s"

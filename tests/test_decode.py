@@ -123,7 +123,12 @@ def test_2_3_1_4_only_download_failures_mean_unreachable() -> None:
     ]
     for exc in failures:
         assert is_download_failure(exc), exc
-    for exc in (AttributeError(), TypeError(), KeyError(), ValueError(), RuntimeError()):
+    from twisted.internet.defer import AlreadyCalledError
+    from twisted.internet.defer import TimeoutError as DeferTimeoutError
+
+    assert is_download_failure(DeferTimeoutError())
+    bugs = (AttributeError(), TypeError(), KeyError(), ValueError(), AlreadyCalledError())
+    for exc in bugs:
         assert not is_download_failure(exc), exc
     assert not is_download_failure(CancelledError())
 

@@ -48,13 +48,16 @@ def parsed_bodies() -> list[bytes]:
 
 
 @deferred_f_from_coro_f
-async def test_2_3_1_2_redirect_to_a_file_url_is_refused(sites, tmp_path, caplog) -> None:
+async def test_2_3_1_2_redirect_to_a_file_url_is_refused(
+    sites, tmp_path, caplog, parsed_bodies
+) -> None:
     secret = tmp_path / "robots.txt"
     secret.write_text("User-agent: *\nDisallow: /\n# LOCAL-FILE-CONTENT-7f3a\n")
     site = sites(routes={"/robots.txt": redirect(secret.as_uri())}, default=PAGE)
     with caplog.at_level(logging.DEBUG):
-        spider, stats = await crawl([site.url("/a"), site.url("/b")])
+        spider, stats = await crawl([site.url("/a"), site.url("/b")], RECORD_BODIES)
     assert sorted(spider.fetched) == [site.url("/a"), site.url("/b")]  # unavailable: allow all
+    assert parsed_bodies == []
     assert site.hits.count("/robots.txt") == 1
     assert stats["robotstxt/redirect_refused"] == 1
     assert stats["robotstxt/unavailable"] == 1
@@ -400,3 +403,52 @@ async def test_2_2_1_user_agent_setting_is_reduced_to_its_product_token(sites, c
     reduced = [r for r in caplog.records if "ROBOTSTXT_USER_AGENT" in r.getMessage()]
     assert len(reduced) == 1  # once, though the middleware and the extension both read it
     assert "'ReduceBot'" in reduced[0].getMessage()
+
+
+# -- nothing is lost --------------------------------------------------------------------
+
+
+class _Broken:
+    def process_request(self, request: Any, spider: Any = None) -> None:
+        if request.url.startswith(_Broken.prefix) and request.url.endswith("/robots.txt"):
+            raise KeyError("simulated")
+
+    prefix = ""
+
+
+@deferred_f_from_coro_f
+async def test_3_every_request_to_hostile_sites_is_downloaded_or_dropped(sites, tmp_path) -> None:
+    (tmp_path / "local").write_text("User-agent: *\nDisallow: /\n")
+    bomb = gzip_bomb(BOMB_HEAD, b"Disallow: /filler\n", 200 * MIB, BOMB_TAIL)
+    routes = [
+        encoded(bomb, "gzip"),
+        redirect((tmp_path / "local").as_uri()),
+        redirect("data:,User-agent:%20*%0ADisallow:%20/"),
+        retry_after(429, "5"),
+        status(403),
+        status(503),
+        text("User-agent: *\n"),  # its robots.txt request hits the bug below
+    ]
+    hostile = [sites(routes={"/robots.txt": route}, default=PAGE) for route in routes]
+    _Broken.prefix = hostile[-1].origin
+    urls = [
+        site.url(f"/{path}/{i}") for site in hostile for path in ("private", "p") for i in range(5)
+    ]
+    middlewares = {**BASE_SETTINGS["DOWNLOADER_MIDDLEWARES"], f"{__name__}._Broken": 50}
+    spider, stats = await crawl(
+        urls,
+        {"ROBOTSTXT_AUTH_DISALLOW": True, "DOWNLOADER_MIDDLEWARES": middlewares},
+        allow_errors=True,
+    )
+    assert len(spider.fetched) + len(spider.dropped) == len(urls) == 70
+    assert stats["robotstxt/allowed"] + stats["robotstxt/forbidden"] == 70
+    causes = ("rule", "unreachable", "restricted", "internal_error", "closing")
+    assert sum(stats.get(f"robotstxt/forbidden/{cause}", 0) for cause in causes) == len(
+        spider.dropped
+    )
+    assert stats["robotstxt/sites"] == 7
+    assert all(site.count("/robots.txt") <= 1 for site in hostile)
+    assert stats["robotstxt/forbidden/rule"] == 5  # the bomb's /private
+    assert stats["robotstxt/forbidden/restricted"] == 10
+    assert stats["robotstxt/forbidden/internal_error"] == 10
+    assert stats["robotstxt/forbidden/unreachable"] == 20
