@@ -271,11 +271,16 @@ async def test_internal_error_in_the_parser_is_reported_as_one(sites, monkeypatc
 
 @deferred_f_from_coro_f
 async def test_2_3_1_4_retry_after_seconds_is_honoured_even_with_retries_on(sites) -> None:
-    site = sites(routes={"/robots.txt": retry_after(429, "3")}, default=PAGE)
-    other = sites(routes={"/slow": slow(3.6)})
-    from twisted.internet import reactor
+    answers = [retry_after(429, "3"), text("User-agent: *\n")]
+    served: list[bool] = []
 
-    reactor.callLater(1.0, lambda: site.routes.update({"/robots.txt": text("User-agent: *\n")}))
+    def first_429_then_200(request: Any) -> Any:
+        route = answers[1] if served else answers[0]
+        served.append(True)
+        return route(request)
+
+    site = sites(routes={"/robots.txt": first_429_then_200}, default=PAGE)
+    other = sites(routes={"/slow": slow(3.6)})
     spider, stats = await crawl(
         [site.url("/first"), other.url("/slow")],
         {"RETRY_ENABLED": True, "RETRY_TIMES": 2},
@@ -294,7 +299,7 @@ async def test_2_3_1_4_retry_after_seconds_is_honoured_even_with_retries_on(site
 async def test_2_3_1_4_retry_after_date_is_bounded_by_the_maximum(sites) -> None:
     far = "Fri, 31 Dec 2100 23:59:59 GMT"
     site = sites(routes={"/robots.txt": retry_after(503, far)}, default=PAGE)
-    other = sites(routes={"/slow": slow(1.5)})
+    other = sites(routes={"/slow": slow(2.0)})
     spider, stats = await crawl(
         [site.url("/first"), other.url("/slow")],
         {"ROBOTSTXT_RETRY_AFTER_MAX": 1},
