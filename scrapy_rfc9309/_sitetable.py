@@ -1,0 +1,160 @@
+"""The site table: each site's robots.txt outcome and the fetch in flight. Pure.
+
+One state machine per site (scheme + host + port, RFC 9309 2.3), with the
+current time passed in, so every rule is testable without a reactor:
+
+* **look up**: a settled outcome is used until it expires (RFC 9309 2.4);
+* **single flight**: the first caller that finds no fresh outcome starts the
+  fetch; later callers join it as waiters, and every waiter gets the outcome
+  exactly once, when the fetch settles or is abandoned;
+* **stale copy**: when a refetch comes back unreachable, the copy fetched
+  earlier stays in use (RFC 9309 2.4: "If the crawler cannot retrieve the
+  file ... it MAY continue to use the cached version"), until the unreachable
+  outcome's own expiry;
+* **bounded**: settled outcomes beyond ``max_sites`` are evicted least
+  recently used first; a fetch in flight is never evicted.
+
+No Scrapy import, no I/O, no clock of its own.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from ._outcome import Kind, SiteOutcome
+
+__all__ = ["Settled", "SiteTable"]
+
+W = TypeVar("W")
+
+
+@dataclass(slots=True)
+class _Pending(Generic[W]):
+    """A fetch in flight: the copy it may replace, and who waits for it."""
+
+    stale: SiteOutcome | None
+    waiters: list[W] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Settled(Generic[W]):
+    """What settling a fetch came to."""
+
+    #: The outcome now in force: the new one, or the stale copy kept.
+    outcome: SiteOutcome
+    #: Everyone who waited on the fetch, in the order they joined.
+    waiters: list[W]
+    #: Whether an unreachable refetch left the earlier copy in use (RFC 9309 2.4).
+    kept_stale: bool
+
+
+def keep_stale_copy(stale: SiteOutcome | None, fetched: SiteOutcome) -> SiteOutcome | None:
+    """The earlier copy to keep in force instead of ``fetched``, if any.
+
+    RFC 9309 2.4: while the robots.txt is unreachable, a copy cached earlier
+    may still be used; an earlier *unreachable* outcome is no copy. The kept
+    copy lives as long as the unreachable outcome would have: it is tried
+    again as soon.
+    """
+    if fetched.kind is not Kind.UNREACHABLE or stale is None:
+        return None
+    if stale.kind is Kind.UNREACHABLE:
+        return None
+    return SiteOutcome(stale.kind, stale.robots, stale.detail, fetched.expires_at, stale.chain)
+
+
+class SiteTable(Generic[W]):
+    """site -> settled outcome (LRU-bounded) and site -> fetch in flight."""
+
+    __slots__ = ("_pending", "_settled", "evictions", "max_sites")
+
+    def __init__(self, max_sites: int) -> None:
+        if max_sites < 1:
+            raise ValueError(f"max_sites must be at least 1, got {max_sites}")
+        self.max_sites = max_sites
+        self.evictions = 0
+        self._settled: OrderedDict[str, SiteOutcome] = OrderedDict()
+        self._pending: dict[str, _Pending[W]] = {}
+
+    # -- looking up ----------------------------------------------------------------
+
+    def fresh(self, site: str, now: float) -> SiteOutcome | None:
+        """The site's outcome if it has not expired at ``now``; marks it recently used."""
+        outcome = self._settled.get(site)
+        if outcome is None or outcome.expires_at <= now:
+            return None
+        self._settled.move_to_end(site)
+        return outcome
+
+    def stale(self, site: str) -> SiteOutcome | None:
+        """The site's outcome, expired or not (without marking it used)."""
+        return self._settled.get(site)
+
+    def is_pending(self, site: str) -> bool:
+        return site in self._pending
+
+    @property
+    def pending_sites(self) -> list[str]:
+        return list(self._pending)
+
+    def waiting(self) -> int:
+        """How many waiters all fetches in flight have."""
+        return sum(len(pending.waiters) for pending in self._pending.values())
+
+    # -- single flight ---------------------------------------------------------------
+
+    def join(self, site: str, waiter: W) -> bool:
+        """Wait for the site's fetch; ``True`` when the caller must start it.
+
+        Call after :meth:`fresh` found nothing fresh. Exactly one caller per
+        fetch gets ``True``; every waiter is handed back once, by
+        :meth:`settle` or :meth:`abandon`.
+        """
+        pending = self._pending.get(site)
+        started = pending is None
+        if pending is None:
+            pending = self._pending[site] = _Pending(self._settled.get(site))
+        pending.waiters.append(waiter)
+        return started
+
+    def start(self, site: str) -> bool:
+        """Start the site's fetch with nobody waiting yet (a fetch ahead of
+        need); ``False`` if one is already in flight."""
+        if site in self._pending:
+            return False
+        self._pending[site] = _Pending(self._settled.get(site))
+        return True
+
+    def settle(self, site: str, outcome: SiteOutcome) -> Settled[W]:
+        """The fetch of ``site`` came to ``outcome``: store it, hand back the waiters.
+
+        Raises ``KeyError`` if no fetch of ``site`` is in flight.
+        """
+        pending = self._pending.pop(site)
+        kept = keep_stale_copy(pending.stale, outcome)
+        in_force = outcome if kept is None else kept
+        self._settled[site] = in_force
+        self._settled.move_to_end(site)
+        while len(self._settled) > self.max_sites:
+            self._settled.popitem(last=False)
+            self.evictions += 1
+        return Settled(in_force, pending.waiters, kept is not None)
+
+    def abandon(self, site: str) -> list[W]:
+        """Give up the site's fetch (cancelled): its waiters, nothing stored."""
+        pending = self._pending.pop(site, None)
+        return [] if pending is None else pending.waiters
+
+    def abandon_all(self) -> list[tuple[str, list[W]]]:
+        """Give up every fetch in flight (the spider closes)."""
+        pending, self._pending = self._pending, {}
+        return [(site, entry.waiters) for site, entry in pending.items()]
+
+    def __len__(self) -> int:
+        """Settled sites held."""
+        return len(self._settled)
+
+    def __contains__(self, site: str) -> bool:
+        return site in self._settled

@@ -1,0 +1,181 @@
+"""The site table's rules (RFC 9309 2.3, 2.4), with the clock passed in: no
+reactor, no crawl. Unit tests for each rule, and a stateful property test
+over any interleaving of look-ups, joins, settles, expiries and evictions."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from scrapy_rfc9309._outcome import Kind, SiteOutcome
+from scrapy_rfc9309._sitetable import SiteTable, keep_stale_copy
+
+A, B = "http://a:80", "http://b:80"
+
+
+def outcome(kind: Kind, expires_at: float, detail: str = "HTTP 200") -> SiteOutcome:
+    return SiteOutcome(kind, None, detail, expires_at)
+
+
+def test_2_4_an_outcome_is_fresh_until_it_expires() -> None:
+    table: SiteTable[str] = SiteTable(10)
+    assert table.join(A, "w1")
+    table.settle(A, outcome(Kind.PARSED, expires_at=100.0))
+    assert table.fresh(A, now=99.9) is not None
+    assert table.fresh(A, now=100.0) is None
+    assert table.stale(A) is not None
+
+
+def test_single_flight_one_fetch_many_waiters_each_handed_back_once() -> None:
+    table: SiteTable[str] = SiteTable(10)
+    starts = [table.join(A, f"w{i}") for i in range(5)]
+    assert starts == [True, False, False, False, False]
+    assert table.is_pending(A) and table.waiting() == 5
+    settled = table.settle(A, outcome(Kind.UNAVAILABLE, 50.0, "HTTP 404"))
+    assert settled.waiters == ["w0", "w1", "w2", "w3", "w4"]
+    assert not table.is_pending(A)
+    with pytest.raises(KeyError):
+        table.settle(A, outcome(Kind.PARSED, 60.0))
+
+
+def test_fetch_ahead_starts_once_and_later_requests_join_it() -> None:
+    table: SiteTable[str] = SiteTable(10)
+    assert table.start(A)
+    assert not table.start(A)
+    assert not table.join(A, "w")
+    assert table.settle(A, outcome(Kind.PARSED, 10.0)).waiters == ["w"]
+
+
+@pytest.mark.parametrize("earlier", [Kind.PARSED, Kind.UNAVAILABLE])
+def test_2_4_unreachable_refetch_keeps_the_earlier_copy(earlier: Kind) -> None:
+    table: SiteTable[str] = SiteTable(10)
+    table.join(A, "w")
+    first = table.settle(A, outcome(earlier, 10.0)).outcome
+    assert table.fresh(A, now=11.0) is None
+    assert table.join(A, "w2")
+    settled = table.settle(A, outcome(Kind.UNREACHABLE, 611.0, "HTTP 503"))
+    assert settled.kept_stale
+    assert settled.outcome.kind is earlier and settled.outcome.detail == first.detail
+    assert settled.outcome.expires_at == 611.0  # tried again as soon as unreachable would be
+    assert table.fresh(A, now=600.0) is settled.outcome
+
+
+def test_2_3_1_4_unreachable_without_an_earlier_copy_is_in_force() -> None:
+    table: SiteTable[str] = SiteTable(10)
+    table.join(A, "w")
+    settled = table.settle(A, outcome(Kind.UNREACHABLE, 5.0, "HTTP 500"))
+    assert not settled.kept_stale and settled.outcome.kind is Kind.UNREACHABLE
+    # An earlier unreachable outcome is no copy to keep.
+    assert keep_stale_copy(settled.outcome, outcome(Kind.UNREACHABLE, 9.0)) is None
+    assert keep_stale_copy(outcome(Kind.PARSED, 1.0), outcome(Kind.PARSED, 9.0)) is None
+
+
+def test_least_recently_used_sites_are_evicted_never_a_fetch_in_flight() -> None:
+    table: SiteTable[str] = SiteTable(2)
+    for site in (A, B):
+        table.join(site, "w")
+        table.settle(site, outcome(Kind.PARSED, 100.0))
+    assert table.fresh(A, now=0.0) is not None  # A is now the most recently used
+    table.join("http://c:80", "w")
+    assert table.is_pending("http://c:80") and len(table) == 2
+    table.settle("http://c:80", outcome(Kind.PARSED, 100.0))
+    assert A in table and B not in table and table.evictions == 1
+
+
+def test_abandon_hands_back_waiters_and_stores_nothing() -> None:
+    table: SiteTable[str] = SiteTable(10)
+    table.join(A, "a1")
+    table.join(A, "a2")
+    table.join(B, "b1")
+    assert table.abandon(A) == ["a1", "a2"]
+    assert table.abandon(A) == []
+    assert table.abandon_all() == [(B, ["b1"])]
+    assert len(table) == 0 and table.pending_sites == []
+
+
+def test_max_sites_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_sites"):
+        SiteTable(0)
+
+
+SITES = st.sampled_from(["http://a:80", "http://b:80", "http://c:80", "https://a:443"])
+KINDS = st.sampled_from(list(Kind))
+
+
+class SiteTableMachine(RuleBasedStateMachine):
+    """Any interleaving keeps one fetch per site and never loses a waiter."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table: SiteTable[int] = SiteTable(2)
+        self.now = 0.0
+        self.next_waiter = 0
+        self.in_flight: dict[str, list[int]] = {}
+        self.handed_back: list[int] = []
+        self.last: dict[str, SiteOutcome] = {}
+        #: The copy each fetch in flight may keep: what was held when it started.
+        self.held_at_start: dict[str, SiteOutcome | None] = {}
+
+    @rule(site=SITES)
+    def request(self, site: str) -> None:
+        if self.table.fresh(site, self.now) is not None:
+            return
+        waiter = self.next_waiter
+        self.next_waiter += 1
+        started = self.table.join(site, waiter)
+        assert started == (site not in self.in_flight), "exactly one fetch per site"
+        if started:
+            self.held_at_start[site] = self.table.stale(site)
+        self.in_flight.setdefault(site, []).append(waiter)
+
+    @rule(site=SITES)
+    def fetch_ahead(self, site: str) -> None:
+        started = self.table.start(site)
+        assert started == (site not in self.in_flight)
+        if started:
+            self.held_at_start[site] = self.table.stale(site)
+        self.in_flight.setdefault(site, [])
+
+    @precondition(lambda self: self.in_flight)
+    @rule(data=st.data(), kind=KINDS, lifetime=st.floats(0.5, 50.0))
+    def settle(self, data: st.DataObject, kind: Kind, lifetime: float) -> None:
+        site = data.draw(st.sampled_from(sorted(self.in_flight)))
+        before = self.held_at_start.pop(site)  # even if evicted since
+        settled = self.table.settle(site, outcome(kind, self.now + lifetime))
+        assert settled.waiters == self.in_flight.pop(site)
+        self.handed_back.extend(settled.waiters)
+        keeps = kind is Kind.UNREACHABLE and before is not None and before.kind is not kind
+        assert settled.kept_stale == keeps
+        assert settled.outcome.expires_at == self.now + lifetime
+        self.last[site] = settled.outcome
+
+    @precondition(lambda self: self.in_flight)
+    @rule(data=st.data())
+    def abandon(self, data: st.DataObject) -> None:
+        site = data.draw(st.sampled_from(sorted(self.in_flight)))
+        assert self.table.abandon(site) == self.in_flight.pop(site)
+        del self.held_at_start[site]
+
+    @rule(seconds=st.floats(0.0, 30.0))
+    def time_passes(self, seconds: float) -> None:
+        self.now += seconds
+
+    @invariant()
+    def one_fetch_per_site_and_no_waiter_lost(self) -> None:
+        assert sorted(self.table.pending_sites) == sorted(self.in_flight)
+        assert self.table.waiting() == sum(len(w) for w in self.in_flight.values())
+        assert len(self.table) <= 2
+        assert len(set(self.handed_back)) == len(self.handed_back)
+
+    @invariant()
+    def a_fresh_outcome_is_the_last_settled(self) -> None:
+        for site, last in self.last.items():
+            fresh = self.table.fresh(site, self.now)
+            if fresh is not None:
+                assert fresh is last and fresh.expires_at > self.now
+
+
+TestSiteTableMachine = SiteTableMachine.TestCase
+TestSiteTableMachine.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)
