@@ -16,12 +16,14 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
 
-__all__ = ["ROBOTS_PARSED", "crawl", "download", "send_catch_log_async"]
+__all__ = ["ROBOTS_PARSED", "crawl", "download", "robots_parsed", "send_catch_log_async"]
 
 #: Scrapy's ``signals.robots_parsed`` (2.18+). Before 2.18 Scrapy has no such
 #: signal; this object stands in for it, so our middleware still sends it and
 #: our extension (Crawl-delay) still receives it.
 ROBOTS_PARSED: Any = getattr(signals, "robots_parsed", None) or object()
+#: The public name of :data:`ROBOTS_PARSED`: ``scrapy_rfc9309.robots_parsed``.
+robots_parsed = ROBOTS_PARSED
 
 
 async def download(crawler: Crawler, request: Request) -> Response:

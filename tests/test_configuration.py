@@ -11,6 +11,7 @@ from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
+import scrapy_rfc9309
 from scrapy_rfc9309 import RFC9309RobotParser, _compat
 from scrapy_rfc9309._settings import RobotsTxtSettings, SettingError
 
@@ -113,7 +114,7 @@ async def test_robots_parsed_signal_carries_an_rfc9309_parser(sites) -> None:
     def on_parsed(robotparser: Any, request: Any) -> None:
         received.append((robotparser, request))
 
-    crawler.signals.connect(on_parsed, signal=_compat.ROBOTS_PARSED)
+    crawler.signals.connect(on_parsed, signal=scrapy_rfc9309.robots_parsed)
     await _compat.crawl(crawler, urls=[site.url("/x"), site.url("/y")])
     assert len(received) == 1
     parser, request = received[0]
