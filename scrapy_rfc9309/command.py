@@ -68,8 +68,10 @@ def line_text(robots: RobotsTxt, number: int) -> str:
     return lines[number - 1].decode("utf-8", "replace").strip(" \t\r")
 
 
-def explain_url(outcome: SiteOutcome | None, url: str, token: str) -> dict[str, Any]:
-    """One URL's answer as data (the ``--json`` object)."""
+def explain_url(
+    outcome: SiteOutcome | None, url: str, token: str, error: str = "not an absolute URL"
+) -> dict[str, Any]:
+    """One URL's answer as data (the ``--json`` object); ``error`` when no outcome."""
     answer: dict[str, Any] = {
         "url": url,
         "agent": token,
@@ -82,7 +84,7 @@ def explain_url(outcome: SiteOutcome | None, url: str, token: str) -> dict[str, 
         "detail": None,
     }
     if outcome is None:
-        answer["detail"] = "not an absolute URL"
+        answer["detail"] = error
         return answer
     answer["robots_txt"] = [{"url": u, "status": status} for u, status in outcome.chain]
     answer["outcome"] = outcome.kind.value
@@ -219,15 +221,13 @@ class RobotsTxtCommand(ScrapyCommand):
         outcomes = self._outcomes(urls, opts.file, settings)
         answers = []
         for url in urls:
-            if opts.file:
-                outcome = outcomes.get("")
-            else:
-                site = site_of(url) if "://" in url else None
-                outcome = outcomes.get(site) if site else None
+            site = site_of(url) if "://" in url else None
+            outcome = outcomes.get("" if opts.file else site or "\0")
             if outcome is None and opts.file:
                 self.exitcode = EXIT_ERROR
                 return
-            answers.append(explain_url(outcome, url, token))
+            why = "not an absolute URL" if site is None else "robots.txt not fetched"
+            answers.append(explain_url(outcome, url, token, why))
             if opts.json:
                 print(json.dumps(answers[-1], ensure_ascii=False), flush=True)
             else:

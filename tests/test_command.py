@@ -148,6 +148,9 @@ async def test_command_errors_exit_2(tmp_path) -> None:
     assert "cannot read" in output
     output, code = await scrapy("https://e.com/", "--agent", "bad token/1", cwd=tmp_path)
     assert code == EXIT_ERROR, output
+    output, code = await scrapy("example.com/a", cwd=tmp_path)
+    assert code == EXIT_ERROR, output
+    assert "verdict:     ERROR: not an absolute URL" in output
     robots = tmp_path / "robots.txt"
     robots.write_bytes(b"User-agent: *\nDisallow: /\n")
     output, code = await scrapy(
