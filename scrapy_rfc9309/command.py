@@ -60,12 +60,18 @@ exit status (several URLs: the first that applies, in this order):
 """
 
 
-def line_text(robots: RobotsTxt, number: int) -> str:
-    """Line ``number`` of the file as written (its own spelling), without line end."""
-    lines = robots.body.split(b"\n", number)
-    if number < 1 or number > len(lines):
-        return ""
-    return lines[number - 1].decode("utf-8", "replace").strip(" \t\r")
+def agent_lines(robots: RobotsTxt, token: str) -> list[list[tuple[int, str]]]:
+    """The user-agent lines of each group that governs ``token``, as the file spells
+    them: ``[[(line, "User-agent: ExampleBot"), ...], ...]``. One pass over the body."""
+    lines = robots.body.split(b"\n")
+
+    def text(number: int) -> str:
+        raw = lines[number - 1] if 0 < number <= len(lines) else b""
+        return raw.decode("utf-8", "replace").strip(" \t\r")
+
+    return [
+        [(number, text(number)) for number, _ in group.agents] for group in robots.groups_for(token)
+    ]
 
 
 def explain_url(
@@ -106,9 +112,9 @@ def explain_url(
     answer["rule"] = verdict.rule
     answer["line"] = verdict.line
     answer["group"] = [
-        {"line": number, "text": line_text(robots, number)}
-        for group in robots.groups_for(token)
-        for number, _ in group.agents
+        {"line": number, "text": text}
+        for group in agent_lines(robots, token)
+        for number, text in group
     ]
     return answer
 
@@ -138,13 +144,11 @@ def explain(robots: RobotsTxt, url: str, token: str) -> tuple[list[str], bool]:
     else:
         word = "ALLOWED" if verdict.allowed else "DISALLOWED"
         lines.append(f'verdict:     {word} by line {verdict.line}: "{verdict.rule}"')
-    groups = robots.groups_for(token)
+    groups = agent_lines(robots, token)
     if not groups:
         lines.append("group:       none applies (no group for this agent and no '*' group)")
     for group in groups:
-        agents = ", ".join(
-            f"line {number}: {line_text(robots, number)}" for number, _ in group.agents
-        )
+        agents = ", ".join(f"line {number}: {text}" for number, text in group)
         lines.append(f"group:       {agents}")
     delay = robots.crawl_delay(token)
     lines.append(f"crawl-delay: {'none' if delay is None else f'{delay} s'}")

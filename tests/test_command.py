@@ -8,10 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
 from twisted.internet import threads
 
 from scrapy_rfc9309._lint import MAX_RULE_LENGTH, MAX_RULES, lint
+from scrapy_rfc9309._outcome import Kind, SiteOutcome
 from scrapy_rfc9309._robotstxt import RobotsTxt
 from scrapy_rfc9309.command import (
     EXIT_ALLOWED,
@@ -19,6 +22,8 @@ from scrapy_rfc9309.command import (
     EXIT_ERROR,
     EXIT_NO_ROBOTS,
     exit_code,
+    explain,
+    explain_url,
 )
 
 from .server import redirect, status, text
@@ -240,3 +245,35 @@ def test_exit_code_order_for_several_urls() -> None:
     assert exit_code([answer("allowed", "unavailable")]) == EXIT_NO_ROBOTS
     assert exit_code([answer("disallowed", "unreachable"), answer("disallowed")]) == 1
     assert exit_code([answer("error", None), answer("disallowed")]) == EXIT_ERROR
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=2000) | st.text(max_size=2000).map(str.encode))
+def test_lint_never_raises_and_is_sorted_by_line(body: bytes) -> None:
+    robots = RobotsTxt.parse(body)
+    findings = lint(robots)
+    numbers = [line for line, _ in findings]
+    assert numbers == sorted(numbers)
+    assert all(1 <= line <= robots.body.count(b"\n") + 1 for line in numbers)
+    assert set(robots.warnings) <= set(findings)
+
+
+@settings(max_examples=100, deadline=None)
+@given(url=st.text(max_size=200), agent=st.sampled_from(["*", "ExampleBot", "Scrapy"]))
+def test_explain_url_always_answers(url: str, agent: str) -> None:
+    outcome = SiteOutcome(Kind.PARSED, RobotsTxt.parse(LINTED), "HTTP 200", 0.0)
+    answer = explain_url(outcome, url, agent)
+    assert answer["verdict"] in ("allowed", "disallowed", "error")
+    json.dumps(answer)
+
+
+def test_hostile_many_agent_lines_and_groups_stay_linear() -> None:
+    """A 500 KiB file of 'User-agent: *' lines and groups: the command's output and
+    the lint take one pass each (a quadratic one would not finish)."""
+    one_group = RobotsTxt.parse("User-agent: *\n" * 36_000 + "Disallow: /x\n")
+    outcome = SiteOutcome(Kind.PARSED, one_group, "HTTP 200", 0.0)
+    assert len(explain_url(outcome, "/x", "ExampleBot")["group"]) == 36_000
+    assert explain(one_group, "/x", "ExampleBot")[1] is False
+    groups = RobotsTxt.parse("User-agent: *\nDisallow: /x\n" * 18_000)
+    findings = lint(groups)
+    assert len(findings) == 17_999 + 1  # every '*' group after the first, and rule 2,049

@@ -219,3 +219,34 @@ async def test_private_scrapy_attributes_the_code_relies_on(sites) -> None:
     assert seen["download_slot"] is not None
     assert isinstance(seen["delay"], float)
     assert seen["jitter_or_randomize"]
+
+
+def test_report_is_bounded_and_json(monkeypatch, tmp_path) -> None:
+    """Hostile crawls (many sites, many rules) cannot grow the report without bound."""
+    from scrapy_rfc9309 import _report
+    from scrapy_rfc9309._outcome import Kind, SiteOutcome
+
+    monkeypatch.setattr(_report, "MAX_SITES_TRACKED", 3)
+    monkeypatch.setattr(_report, "MAX_RULES_TRACKED", 2)
+    report = _report.CrawlReport()
+    chain = (("http://a/robots.txt", 301), ("http://b/robots.txt", None))
+    for n in range(10):
+        site = f"http://s{n}:80"
+        report.fetched(site, SiteOutcome(Kind.UNREACHABLE, None, "x", 0.0, chain), now=0.0)
+        report.decided(site, allowed=n % 2 == 0)
+        report.dropped_by_rule(site, n, f"Disallow: /{n}")
+        report.dropped_at_close(site)
+    data = report.as_json()
+    assert [record["site"] for record in data["sites"]] == [
+        "http://s0:80",
+        "http://s1:80",
+        "http://s2:80",
+    ]
+    assert data["sites"][1]["robots_txt"][1] == {"url": "http://b/robots.txt", "status": None}
+    assert data["sites"][1]["status"] is None
+    assert data["sites"][1]["fetched_at"] == "1970-01-01T00:00:00Z"
+    assert data["sites"][1]["requests_dropped"] == 2
+    assert sum(len(record["top_rules"]) for record in data["sites"]) == 2
+    written = report.write_json(tmp_path / "r.json", spider="s")
+    assert json.loads(written.read_text())["spider"] == "s"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temporary file left
