@@ -22,6 +22,8 @@ HERE = Path(__file__).resolve().parent
 # line for each dropped request, the spider's line for each fetched one, and
 # the close summary.
 SHOWN = re.compile(r"\[scrapy_rfc9309|\[follow\] INFO: Fetched|^Rules that|^\s+\d+ x ")
+# The extension's lines at close: the summary and the report written.
+CLOSING = re.compile(r"robots\.txt summary|robots\.txt report written|^Rules that|^\s+\d+ x ")
 # The stats keys of scrapy-rfc9309 and what they count (see README.md).
 STAT_LABELS = {
     "robotstxt/request_count": "robots.txt downloads started",
@@ -80,13 +82,16 @@ def main() -> int:
                 capture_output=True,
                 text=True,
             )
-            lines = crawl.stderr.splitlines()
-            print("\n".join(short(line) for line in lines if SHOWN.search(line)))
+            shown = [short(line) for line in crawl.stderr.splitlines() if SHOWN.search(line)]
+            at_close = [line for line in shown if CLOSING.search(line)]
+            print("\n".join(line for line in shown if not CLOSING.search(line)))
             if report.exists():
                 data = json.loads(report.read_text())
                 print("\n== robots.txt stats of the crawl\n")
                 for key, value in data["stats"].items():
                     print(f"  {key:<40} {value:>4}  {STAT_LABELS.get(key, '')}")
+                print("\n== the close summary (RobotsTxtExtension)\n")
+                print("\n".join(at_close))
                 print("\n== the report written at close (ROBOTSTXT_REPORT_FILE), per site\n")
                 for record in data["sites"]:
                     print(json.dumps(record, indent=2))

@@ -48,6 +48,7 @@ def test_demo_explains_every_url_the_spider_met() -> None:
     assert len(fetched) == 7
     # the close summary, the labelled stats, the JSON report
     assert "7 requests allowed, 3 dropped (3 by rules" in out
+    assert out.index("== robots.txt stats") < out.index("robots.txt summary:")
     assert re.search(r"robotstxt/forbidden/rule\s+3  \.\.\. by a Disallow rule", out)
     assert '"requests_dropped": 3' in out
     # why /search?q=robots is allowed for DemoBot (its own group) and not for others
