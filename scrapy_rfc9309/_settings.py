@@ -169,6 +169,14 @@ def identity_warning(settings: BaseSettings) -> str | None:
     user_agent = str(settings.get("USER_AGENT") or "")
     if not _SCRAPY_DEFAULT_USER_AGENT.match(user_agent):
         return None
+    token = str(settings.get("ROBOTSTXT_USER_AGENT") or "").strip()
+    if token:
+        return (
+            f"Crawling under Scrapy's default USER_AGENT {user_agent!r}: site owners cannot "
+            "tell this crawler from any other Scrapy crawler, nor reach its operator. Name "
+            f"your crawler and a contact URL, e.g. USER_AGENT = '{token}/1.0 "
+            "(+https://example.com/bot)'"
+        )
     return (
         f"Crawling under Scrapy's default USER_AGENT {user_agent!r}: site owners cannot tell "
         "this crawler from any other Scrapy crawler, nor reach its operator, and robots.txt "

@@ -250,3 +250,13 @@ def test_report_is_bounded_and_json(monkeypatch, tmp_path) -> None:
     written = report.write_json(tmp_path / "r.json", spider="s")
     assert json.loads(written.read_text())["spider"] == "s"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temporary file left
+
+
+def test_identity_warning_with_robotstxt_user_agent_names_the_token() -> None:
+    settings = Settings(
+        {"ROBOTSTXT_OBEY": True, "USER_AGENT": SCRAPY_UA, "ROBOTSTXT_USER_AGENT": "OtherBot"}
+    )
+    warning = identity_warning(settings)
+    assert warning is not None
+    assert "USER_AGENT = 'OtherBot/1.0 (+https://example.com/bot)'" in warning
+    assert "bind every one" not in warning
