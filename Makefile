@@ -1,10 +1,10 @@
-# The two commands of README.md. Each sets itself up in .venv.
+# The commands of README.md. Each sets itself up in .venv.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo lint bench clean
+.PHONY: test demo lint bench dist check-dist matrix clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,5 +27,21 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/parser.py
 
+# The wheel and the sdist, in dist/.
+dist: $(STAMP)
+	rm -rf dist build
+	$(BIN)/pip install --quiet build
+	$(BIN)/python -m build --outdir dist .
+
+# twine's checks of what a package index would show (twine only in .venv).
+check-dist: dist
+	$(BIN)/pip install --quiet twine
+	$(BIN)/twine check --strict dist/*
+
+# The built wheel in fresh venvs: the lowest supported Scrapy on Python 3.10
+# and the newest on Python 3.13, each with the asyncio and the default reactor.
+matrix: check-dist
+	bash .ci/matrix
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from ._middleware import RobotsTxtMiddleware
     from ._robotparser import RFC9309RobotParser
 
+    robots_parsed: Any
+
+__version__ = "0.1.0"
+
 __all__ = [
     "Addon",
     "RFC9309RobotParser",
@@ -24,6 +28,7 @@ __all__ = [
     "RobotsTxtExtension",
     "RobotsTxtMiddleware",
     "Verdict",
+    "robots_parsed",
 ]
 
 _SCRAPY_COMPONENTS = {
@@ -31,6 +36,7 @@ _SCRAPY_COMPONENTS = {
     "RFC9309RobotParser": "._robotparser",
     "RobotsTxtExtension": "._extension",
     "RobotsTxtMiddleware": "._middleware",
+    "robots_parsed": "._compat",
 }
 
 

@@ -25,9 +25,7 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _NEEDS_WORK = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
 # An http(s) URL whose path and query are already canonical, in one match:
 # the authority, then only unescaped URI characters up to a fragment or the end.
-_CANONICAL_HTTP_URL = re.compile(
-    r"https?://[^/?#]*+(/[A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*+)(?:#|\Z)"
-)
+_CANONICAL_HTTP_URL = re.compile(r"https?://[^/?#]*(/[A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*)(?:#|\Z)")
 _WORK_ITEM = re.compile(r"%([0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
 
 

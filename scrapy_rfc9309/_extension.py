@@ -12,13 +12,15 @@ slots, so no request is sent earlier than the site asked.
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from . import _compat
 from ._report import report_for
-from ._settings import RobotsTxtSettings
+from ._settings import ReportSettings, RobotsTxtSettings
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -30,7 +32,6 @@ logger = logging.getLogger("scrapy_rfc9309.extension")
 
 #: Slots whose Crawl-delay is remembered; beyond, the oldest are forgotten.
 MAX_SLOTS_TRACKED = 100_000
-TOP_RULES_IN_SUMMARY = 5
 
 
 class RobotsTxtExtension:
@@ -41,12 +42,15 @@ class RobotsTxtExtension:
         if not self.settings.obey:
             raise NotConfigured("ROBOTSTXT_OBEY is off")
         self.crawler = crawler
+        self.report_settings = ReportSettings.from_settings(crawler.settings)
         self._floors: dict[str, float] = {}
         if self.settings.crawl_delay:
-            crawler.signals.connect(self._on_robots_parsed, signal=signals.robots_parsed)
+            crawler.signals.connect(self._on_robots_parsed, signal=_compat.ROBOTS_PARSED)
             crawler.signals.connect(self._enforce, signal=signals.request_reached_downloader)
             crawler.signals.connect(self._enforce, signal=signals.response_downloaded)
         crawler.signals.connect(self._log_summary, signal=signals.spider_closed)
+        if self.report_settings.report_file:
+            crawler.signals.connect(self._write_report, signal=signals.spider_closed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtExtension:
@@ -120,13 +124,38 @@ class RobotsTxtExtension:
             f"{get('robotstxt/forbidden/unreachable', 0)} unreachable{extra_drops}, "
             f"{get('robotstxt/forbidden/closing', 0)} at close)"
         ]
-        top = report_for(self.crawler).top_rules(TOP_RULES_IN_SUMMARY)
+        top = report_for(self.crawler).top_rules(self.report_settings.summary_top_rules)
         if top:
             lines.append("Rules that dropped the most requests:")
             lines.extend(
                 f"  {count:>6} x {site} line {line}: {rule!r}" for (site, line, rule), count in top
             )
         logger.info("\n".join(lines))
+
+    # -- the JSON report ------------------------------------------------------------
+
+    def _write_report(self, spider: Any, reason: str) -> None:
+        path = self.report_settings.report_file
+        assert path is not None
+        stats = self.crawler.stats
+        assert stats is not None
+        totals = {
+            key: value
+            for key, value in sorted(stats.get_stats().items())
+            if key.startswith("robotstxt/")
+        }
+        try:
+            written = report_for(self.crawler).write_json(
+                path,
+                spider=spider.name,
+                finish_reason=reason,
+                finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                stats=totals,
+            )
+        except OSError as error:
+            logger.error("Cannot write the robots.txt report (ROBOTSTXT_REPORT_FILE): %s", error)
+            return
+        logger.info("robots.txt report written to %s", written)
 
 
 def _plural(count: int, noun: str) -> str:

@@ -43,6 +43,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredLock
 from w3lib.url import safe_url_string
 
+from . import _compat
 from ._decode import accept_encoding, decode_body, split_encodings
 from ._outcome import Kind, SiteOutcome, kind_of_status
 from ._robotparser import RFC9309RobotParser
@@ -202,7 +203,7 @@ class RobotsTxtFetcher:
         chain: list[tuple[str, int | None]] = []
         for hop in range(MAX_REDIRECTS + 1):
             try:
-                response = await self.crawler.engine.download_async(self._request(url))
+                response = await _compat.download(self.crawler, self._request(url))
             except IgnoreRequest as exc:
                 chain.append((url, None))
                 return self.unreachable(f"robots.txt request dropped: {exc}", chain)
@@ -408,12 +409,6 @@ async def _reactor_turn() -> None:
 async def _send_robots_parsed(
     crawler: Crawler, parser: RFC9309RobotParser, request: Request | None
 ) -> None:
-    send_async = getattr(crawler.signals, "send_catch_log_async", None)
-    if send_async is not None:
-        await send_async(signal=signals.robots_parsed, robotparser=parser, request=request)
-    else:  # Scrapy < 2.14
-        await maybe_deferred_to_future(
-            crawler.signals.send_catch_log_deferred(
-                signal=signals.robots_parsed, robotparser=parser, request=request
-            )
-        )
+    await _compat.send_catch_log_async(
+        crawler, _compat.ROBOTS_PARSED, robotparser=parser, request=request
+    )

@@ -23,8 +23,8 @@ from twisted.internet.defer import CancelledError, Deferred
 from ._cache import SiteCache
 from ._fetcher import RobotsTxtFetcher, dotted_name
 from ._outcome import DISALLOW_ALL, Decision, Kind, SiteOutcome
-from ._report import report_for
-from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError
+from ._report import allowed_verdict, report_for
+from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError, identity_warning
 from ._site import robots_url, site_of
 
 if TYPE_CHECKING:
@@ -122,6 +122,8 @@ class RobotsTxtMiddleware:
                 "ROBOTSTXT_AUTH_DISALLOW: a robots.txt answering 401 or 403 disallows the "
                 "whole site (HTTP: The Definitive Guide ch. 9; RFC 9309 2.3.1.3 allows it)"
             )
+        if warning := identity_warning(crawler.settings):
+            logger.warning(warning)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
@@ -145,6 +147,10 @@ class RobotsTxtMiddleware:
             self._drop_at_close(site, request)
         else:
             self._apply(outcome.decide(request.url, self._token(request), site), site, request)
+            if request.meta.get("robotstxt_explain"):  # opt-in: the deciding line when allowed
+                request.meta["robotstxt_verdict"] = allowed_verdict(
+                    outcome, request.url, self._token(request)
+                )
 
     def _token(self, request: Request) -> str:
         if self.settings.user_agent_token:
@@ -158,6 +164,7 @@ class RobotsTxtMiddleware:
         return token
 
     def _apply(self, decision: Decision, site: str, request: Request) -> None:
+        self._report.decided(site, decision.allowed)
         if decision.allowed:
             self.stats.inc_value("robotstxt/allowed")
             return
@@ -172,6 +179,7 @@ class RobotsTxtMiddleware:
     def _drop_at_close(self, site: str, request: Request) -> None:
         self.stats.inc_value("robotstxt/forbidden")
         self.stats.inc_value("robotstxt/forbidden/closing")
+        self._report.dropped_at_close(site)
         reason = f"Dropped: the spider closed before {robots_url(site)} was fetched"
         logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
         raise IgnoreRequest(reason)
@@ -227,6 +235,7 @@ class RobotsTxtMiddleware:
             outcome = stale
         else:
             self._count_site(fetch.site, outcome.kind)
+            self._report.fetched(fetch.site, outcome)
             self._log_outcome(outcome, url, fetch.site)
         outcome = outcome.compact()
         self._cache.put(fetch.site, outcome)

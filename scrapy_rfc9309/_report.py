@@ -1,36 +1,174 @@
-"""What robots.txt did during one crawl: the data of the close summary. Pure.
+"""What robots.txt did during one crawl: the close summary and the JSON report. Pure.
 
 Stats hold the totals; this adds what stats cannot: which rule, on which
-site and line, dropped how many requests.
+site and line, dropped how many requests, and one record per site (the
+robots.txt URL chain, outcome, status, size, when it was fetched, requests
+allowed and dropped), what a user attaches to a compliance report.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
+import time
 from collections import Counter
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
-__all__ = ["CrawlReport", "report_for"]
+if TYPE_CHECKING:
+    from ._matcher import Verdict
+    from ._outcome import SiteOutcome
+
+__all__ = ["CrawlReport", "SiteRecord", "allowed_verdict", "report_for"]
 
 #: Distinct (site, line, rule) triples remembered; beyond, only known ones count.
 MAX_RULES_TRACKED = 10_000
+#: Sites with a record; beyond, only known sites are counted (the stats keep the totals).
+MAX_SITES_TRACKED = 100_000
+#: Top rules listed per site in the JSON report.
+TOP_RULES_PER_SITE = 10
+REPORT_FORMAT = 1
+
+
+class SiteRecord:
+    """One site's robots.txt as the crawl met it (the last fetch), and its requests."""
+
+    __slots__ = (
+        "allowed",
+        "chain",
+        "dropped",
+        "dropped_at_close",
+        "fetched_at",
+        "fetches",
+        "outcome",
+        "size",
+        "status",
+    )
+
+    def __init__(self) -> None:
+        self.chain: tuple[tuple[str, int | None], ...] = ()
+        self.outcome: str | None = None
+        self.status: int | None = None
+        self.size: int | None = None
+        self.fetched_at: float | None = None
+        self.fetches = 0
+        self.allowed = 0
+        self.dropped = 0
+        self.dropped_at_close = 0
 
 
 class CrawlReport:
-    """Counts of dropped requests per deciding rule, bounded in memory."""
+    """Counts of dropped requests per deciding rule and per site, bounded in memory."""
 
-    __slots__ = ("drops_by_rule",)
+    __slots__ = ("drops_by_rule", "sites")
 
     def __init__(self) -> None:
         self.drops_by_rule: Counter[tuple[str, int, str]] = Counter()
+        self.sites: dict[str, SiteRecord] = {}
+
+    def _site(self, site: str) -> SiteRecord | None:
+        record = self.sites.get(site)
+        if record is None and len(self.sites) < MAX_SITES_TRACKED:
+            record = self.sites[site] = SiteRecord()
+        return record
 
     def dropped_by_rule(self, site: str, line: int, rule: str) -> None:
         key = (site, line, rule)
         if key in self.drops_by_rule or len(self.drops_by_rule) < MAX_RULES_TRACKED:
             self.drops_by_rule[key] += 1
 
+    def fetched(self, site: str, outcome: SiteOutcome, *, now: float | None = None) -> None:
+        """A robots.txt fetch of ``site`` came to ``outcome`` (before it is compacted)."""
+        record = self._site(site)
+        if record is None:
+            return
+        record.fetches += 1
+        record.chain = outcome.chain
+        record.outcome = outcome.kind.value
+        record.status = outcome.chain[-1][1] if outcome.chain else None
+        body = getattr(outcome.robots, "body", None)
+        record.size = len(body) if isinstance(body, bytes) else None
+        record.fetched_at = time.time() if now is None else now
+
+    def decided(self, site: str, allowed: bool) -> None:
+        """A request to ``site`` was let through or dropped after a check."""
+        record = self._site(site)
+        if record is not None:
+            if allowed:
+                record.allowed += 1
+            else:
+                record.dropped += 1
+
+    def dropped_at_close(self, site: str) -> None:
+        record = self._site(site)
+        if record is not None:
+            record.dropped_at_close += 1
+
     def top_rules(self, count: int) -> list[tuple[tuple[str, int, str], int]]:
-        return self.drops_by_rule.most_common(count)
+        return self.drops_by_rule.most_common(count) if count > 0 else []
+
+    def as_json(self, *, top_rules: int = TOP_RULES_PER_SITE) -> dict[str, Any]:
+        """The report as JSON-ready data: one record per site, sites sorted."""
+        rules_by_site: dict[str, list[dict[str, Any]]] = {}
+        for (site, line, rule), count in self.drops_by_rule.most_common():
+            rules = rules_by_site.setdefault(site, [])
+            if len(rules) < top_rules:
+                rules.append({"line": line, "rule": rule, "dropped": count})
+        return {
+            "format": REPORT_FORMAT,
+            "sites": [
+                {
+                    "site": site,
+                    "robots_txt": [{"url": url, "status": status} for url, status in record.chain],
+                    "outcome": record.outcome,
+                    "status": record.status,
+                    "size": record.size,
+                    "fetched_at": _iso(record.fetched_at),
+                    "fetches": record.fetches,
+                    "requests_allowed": record.allowed,
+                    "requests_dropped": record.dropped + record.dropped_at_close,
+                    "requests_dropped_at_close": record.dropped_at_close,
+                    "top_rules": rules_by_site.get(site, []),
+                }
+                for site, record in sorted(self.sites.items())
+            ],
+        }
+
+    def write_json(self, path: str | os.PathLike[str], **extra: Any) -> Path:
+        """Write :meth:`as_json` (plus ``extra`` top-level keys) to ``path`` atomically."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = {**extra, **self.as_json()}
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(data, out, indent=2, ensure_ascii=False)
+                out.write("\n")
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return target
+
+
+def _iso(timestamp: float | None) -> str | None:
+    if timestamp is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(timestamp))
+
+
+def allowed_verdict(outcome: SiteOutcome, url: str, token: str) -> Verdict:
+    """The verdict (deciding line, or none) of a request ``outcome`` lets through.
+
+    For ``meta["robotstxt_explain"]``: a full check, done only when asked.
+    """
+    from ._matcher import ALLOWED_BY_DEFAULT
+
+    if outcome.robots is None:
+        return ALLOWED_BY_DEFAULT
+    return outcome.robots.check(url=url, agent=token)
 
 
 _REPORTS: WeakKeyDictionary[Any, CrawlReport] = WeakKeyDictionary()

@@ -6,7 +6,9 @@ Invalid values stop the crawl at start-up with a message naming the setting.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
+from os import PathLike, fspath
 from typing import TYPE_CHECKING, Any
 
 from ._agent import derive_product_token
@@ -16,7 +18,13 @@ from ._rulekey import MAX_BODY_SIZE
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-__all__ = ["DEFAULT_CACHE_MAX_SITES", "RobotsTxtSettings", "reduce_agent_setting"]
+__all__ = [
+    "DEFAULT_CACHE_MAX_SITES",
+    "ReportSettings",
+    "RobotsTxtSettings",
+    "identity_warning",
+    "reduce_agent_setting",
+]
 
 logger = logging.getLogger("scrapy_rfc9309.settings")
 
@@ -82,7 +90,7 @@ def reduce_agent_setting(value: str, name: str = "ROBOTSTXT_USER_AGENT") -> str:
 
 @dataclass(frozen=True)
 class RobotsTxtSettings:
-    """The settings of DESIGN.md section 3, validated."""
+    """The robots.txt settings, read and validated once, at start-up."""
 
     obey: bool
     user_agent_token: str | None
@@ -153,3 +161,68 @@ class RobotsTxtSettings:
             f"{token!r} (derived from USER_AGENT {self.default_user_agent!r}; "
             "requests with their own User-Agent header obey as that header's product)"
         )
+
+
+# -- visibility after a crawl (the extension) -----------------------------------
+
+DEFAULT_SUMMARY_TOP_RULES = 5
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """``ROBOTSTXT_SUMMARY_TOP_RULES`` and ``ROBOTSTXT_REPORT_FILE``, validated."""
+
+    #: how many rules the close summary lists (0: none)
+    summary_top_rules: int
+    #: where the JSON report is written at close; ``None``: not written
+    report_file: str | None
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> ReportSettings:
+        top = _number(
+            settings, "ROBOTSTXT_SUMMARY_TOP_RULES", DEFAULT_SUMMARY_TOP_RULES, integer=True
+        )
+        raw = settings.get("ROBOTSTXT_REPORT_FILE")
+        if raw is not None and not isinstance(raw, (str, PathLike)):
+            raise SettingError(f"ROBOTSTXT_REPORT_FILE must be a file path, got {raw!r}")
+        path = fspath(raw) if raw is not None else None
+        if path is not None and not path.strip():
+            raise SettingError("ROBOTSTXT_REPORT_FILE must be a file path, got an empty string")
+        return cls(summary_top_rules=top, report_file=path or None)
+
+
+# -- identifying the crawler (HTTP: The Definitive Guide ch. 9) ---------------------
+
+_SCRAPY_DEFAULT_USER_AGENT = re.compile(r"Scrapy/[0-9.]+\S* \(\+https://scrapy\.org\)\Z")
+
+
+def identity_warning(settings: BaseSettings) -> str | None:
+    """The start-up warning when robots.txt is obeyed under Scrapy's default User-Agent.
+
+    HTTP: The Definitive Guide ch. 9: a robot should identify itself and its
+    operator in ``User-Agent`` (and ``From``), so site owners can reach them.
+    Under Scrapy's default every Scrapy crawler looks the same, and a
+    ``User-agent: Scrapy`` group binds all of them. ``None`` when there is
+    nothing to say.
+    """
+    if not settings.getbool("ROBOTSTXT_OBEY"):
+        return None
+    user_agent = str(settings.get("USER_AGENT") or "")
+    if not _SCRAPY_DEFAULT_USER_AGENT.match(user_agent):
+        return None
+    token = str(settings.get("ROBOTSTXT_USER_AGENT") or "").strip()
+    if token:
+        return (
+            f"Crawling under Scrapy's default USER_AGENT {user_agent!r}: site owners cannot "
+            "tell this crawler from any other Scrapy crawler, nor reach its operator. Name "
+            f"your crawler and a contact URL, e.g. USER_AGENT = '{token}/1.0 "
+            "(+https://example.com/bot)'"
+        )
+    return (
+        f"Crawling under Scrapy's default USER_AGENT {user_agent!r}: site owners cannot tell "
+        "this crawler from any other Scrapy crawler, nor reach its operator, and robots.txt "
+        "groups for 'Scrapy' bind every one of them. Name your crawler and a contact URL, e.g. "
+        "USER_AGENT = 'ExampleBot/1.0 (+https://example.com/bot)' (its product token "
+        "'ExampleBot' is then obeyed), or set ROBOTSTXT_USER_AGENT = 'ExampleBot' to choose "
+        "the robots.txt token alone"
+    )

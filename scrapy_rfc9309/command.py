@@ -1,17 +1,25 @@
-"""``scrapy robotstxt URL [--agent TOKEN] [--file PATH]``: explain a verdict.
+"""``scrapy robotstxt``: explain robots.txt verdicts, for people and for scripts.
 
-Fetches the site's robots.txt through Scrapy (so the project's settings,
-proxies and User-Agent apply) with the same rules as the middleware, or reads
-a local file with ``--file``, and prints the verdict for URL, the deciding
-rule and its line, the group that applied, Crawl-delay, Sitemaps and the lint
-warnings. Exit status: 0 allowed, 1 disallowed, 2 error.
+``scrapy robotstxt URL [URL ...] [--agent TOKEN] [--file PATH] [--json]``
+fetches each site's robots.txt once through Scrapy (so the project's
+settings, proxies and User-Agent apply) with the same rules as the
+middleware, or reads a local file with ``--file``, and prints for each URL
+the verdict, the deciding rule and its line, the robots.txt URL chain, the
+group that applied, Crawl-delay and Sitemaps. URLs come from the arguments,
+or from standard input (one a line) when there are none or the only one is
+``-``.
+
+``scrapy robotstxt --lint FILE|URL`` prints the warnings of a robots.txt,
+sorted by line, and the checks site owners expect (see ``_lint``).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import sys
-from argparse import ArgumentParser, Namespace
-from collections.abc import AsyncIterator
+from argparse import ArgumentParser, Namespace, RawDescriptionHelpFormatter
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,15 +27,121 @@ from scrapy import Spider
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from ._agent import is_valid_token
-from ._outcome import Kind, SiteOutcome
+from ._lint import lint
+from ._outcome import DISALLOW_ALL, Kind, SiteOutcome
 from ._robotstxt import RobotsTxt
-from ._settings import RobotsTxtSettings
+from ._settings import RobotsTxtSettings, SettingError, reduce_agent_setting
 from ._site import robots_url, site_of
 
 __all__ = ["RobotsTxtCommand", "explain"]
 
-EXIT_ALLOWED, EXIT_DISALLOWED, EXIT_ERROR = 0, 1, 2
+logger = logging.getLogger("scrapy_rfc9309.command")
+
+#: Exit status, for scripts (several URLs: the first that applies, in this order).
+EXIT_ALLOWED = 0
+EXIT_DISALLOWED = 1  # a rule disallows a URL; with --lint: the file has findings
+EXIT_ERROR = 2  # bad arguments or settings, an unreadable file, a URL that is not absolute
+EXIT_NO_ROBOTS = 3  # robots.txt unreachable (all disallowed) or unavailable (all allowed)
+
+LONG_DESC = """\
+Fetch each site's robots.txt once through Scrapy (the project's settings,
+proxies and User-Agent apply, with the same rules as the middleware), or read
+--file, and explain the verdict for each URL: the deciding rule and its line,
+the robots.txt URL chain, the group that applies. URLs come from the
+arguments, or from standard input (one a line) when there are none or the
+only one is '-'. --lint FILE|URL lists a robots.txt's findings, sorted by line.
+"""
+
+EXIT_CODES_HELP = """\
+exit status (several URLs: the first that applies, in this order):
+  2  error: bad arguments or settings, an unreadable file, a URL that is not absolute
+  1  a robots.txt rule disallows a URL (with --lint: the file has findings)
+  3  a robots.txt is unreachable (RFC 9309 2.3.1.4: every URL disallowed),
+     unavailable (2.3.1.3: every URL allowed) or, with ROBOTSTXT_AUTH_DISALLOW,
+     answered 401/403 (every URL disallowed); the verdict says which
+  0  every URL allowed (with --lint: no findings)
+"""
+
+
+def agent_lines(robots: RobotsTxt, token: str) -> list[list[tuple[int, str]]]:
+    """The user-agent lines of each group that governs ``token``, as the file spells
+    them: ``[[(line, "User-agent: ExampleBot"), ...], ...]``. One pass over the body."""
+    lines = robots.body.split(b"\n")
+
+    def text(number: int) -> str:
+        raw = lines[number - 1] if 0 < number <= len(lines) else b""
+        return raw.decode("utf-8", "replace").strip(" \t\r")
+
+    return [
+        [(number, text(number)) for number, _ in group.agents] for group in robots.groups_for(token)
+    ]
+
+
+def explain_url(
+    outcome: SiteOutcome | None, url: str, token: str, error: str = "not an absolute URL"
+) -> dict[str, Any]:
+    """One URL's answer as data (the ``--json`` object); ``error`` when no outcome."""
+    answer: dict[str, Any] = {
+        "url": url,
+        "agent": token,
+        "verdict": "error",
+        "rule": None,
+        "line": None,
+        "robots_txt": [],
+        "group": [],
+        "outcome": None,
+        "detail": None,
+    }
+    if outcome is None:
+        answer["detail"] = error
+        return answer
+    answer["robots_txt"] = [{"url": u, "status": status} for u, status in outcome.chain]
+    answer["outcome"] = outcome.kind.value
+    answer["detail"] = outcome.detail
+    if outcome.kind in DISALLOW_ALL:
+        answer["verdict"] = "disallowed"
+        return answer
+    robots = outcome.robots
+    if robots is None:
+        answer["verdict"] = "allowed"
+        return answer
+    assert isinstance(robots, RobotsTxt)  # fresh from the fetcher or a file, not compacted
+    try:
+        verdict = robots.check(url=url, agent=token)
+    except ValueError as error:
+        answer["detail"] = str(error)
+        return answer
+    answer["verdict"] = "allowed" if verdict.allowed else "disallowed"
+    answer["rule"] = verdict.rule
+    answer["line"] = verdict.line
+    answer["group"] = [
+        {"line": number, "text": text}
+        for group in agent_lines(robots, token)
+        for number, text in group
+    ]
+    return answer
+
+
+#: Outcomes that decide for the whole site, whatever the URL (exit status 3).
+_WHOLE_SITE_OUTCOMES = frozenset(
+    kind.value for kind in (Kind.UNREACHABLE, Kind.UNAVAILABLE, Kind.RESTRICTED)
+)
+
+
+def exit_code(answers: Iterable[dict[str, Any]]) -> int:
+    """The command's exit status for these answers (see ``EXIT_CODES_HELP``)."""
+    codes = set()
+    for answer in answers:
+        if answer["verdict"] == "error" or answer["outcome"] == Kind.INTERNAL_ERROR.value:
+            codes.add(EXIT_ERROR)
+        elif answer["outcome"] in _WHOLE_SITE_OUTCOMES:
+            codes.add(EXIT_NO_ROBOTS)
+        elif answer["verdict"] == "disallowed":
+            codes.add(EXIT_DISALLOWED)
+    for code in (EXIT_ERROR, EXIT_DISALLOWED, EXIT_NO_ROBOTS):
+        if code in codes:
+            return code
+    return EXIT_ALLOWED
 
 
 def explain(robots: RobotsTxt, url: str, token: str) -> tuple[list[str], bool]:
@@ -39,11 +153,11 @@ def explain(robots: RobotsTxt, url: str, token: str) -> tuple[list[str], bool]:
     else:
         word = "ALLOWED" if verdict.allowed else "DISALLOWED"
         lines.append(f'verdict:     {word} by line {verdict.line}: "{verdict.rule}"')
-    groups = robots.groups_for(token)
+    groups = agent_lines(robots, token)
     if not groups:
         lines.append("group:       none applies (no group for this agent and no '*' group)")
     for group in groups:
-        agents = ", ".join(f"line {number}: User-agent: {name}" for number, name in group.agents)
+        agents = ", ".join(f"line {number}: {text}" for number, text in group)
         lines.append(f"group:       {agents}")
     delay = robots.crawl_delay(token)
     lines.append(f"crawl-delay: {'none' if delay is None else f'{delay} s'}")
@@ -52,20 +166,58 @@ def explain(robots: RobotsTxt, url: str, token: str) -> tuple[list[str], bool]:
     return lines, verdict.allowed
 
 
+_WHOLE_SITE_VERDICTS = {
+    Kind.UNREACHABLE: "robots.txt unreachable (RFC 9309 2.3.1.4)",
+    Kind.RESTRICTED: "robots.txt answered 401/403 (ROBOTSTXT_AUTH_DISALLOW)",
+    Kind.INTERNAL_ERROR: "internal error while fetching robots.txt (see the log)",
+}
+
+
+def check_agent(value: str) -> str:
+    """The product token ``--agent`` names, reduced as ``ROBOTSTXT_USER_AGENT`` is
+    (``MyBot/1.0`` obeys as ``MyBot``, with a warning); ``UsageError`` if it names none."""
+    if value.strip() == "*":
+        return "*"
+    try:
+        return reduce_agent_setting(value, name="--agent")
+    except SettingError as error:
+        raise UsageError(str(error)) from None
+
+
 class RobotsTxtCommand(ScrapyCommand):
     requires_project = False
     default_settings: ClassVar[dict[str, Any]] = {"LOG_LEVEL": "WARNING"}
 
     def syntax(self) -> str:
-        return "URL [--agent TOKEN] [--file PATH]"
+        return "[URL ...] [--agent TOKEN] [--file PATH] [--json] | --lint FILE|URL [--json]"
 
     def short_desc(self) -> str:
-        return "Explain whether robots.txt (RFC 9309) allows a URL, and by which line"
+        return "Explain whether robots.txt (RFC 9309) allows URLs, and by which line"
+
+    def long_desc(self) -> str:
+        return LONG_DESC + "\n" + EXIT_CODES_HELP
 
     def add_options(self, parser: ArgumentParser) -> None:
         super().add_options(parser)
+        # keep the line breaks of the exit status table, in Scrapy's help format
+        base: Any = parser.formatter_class
+        parser.formatter_class = type(  # type: ignore[assignment]
+            "RobotsTxtHelpFormatter", (RawDescriptionHelpFormatter, base), {}
+        )
         parser.add_argument("--agent", help="product token to obey as (default: from settings)")
         parser.add_argument("--file", help="a local robots.txt to read instead of fetching it")
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help="one JSON object per URL a line (verdict, rule, line, robots_txt URL chain, "
+            "group, outcome), or the --lint findings as one JSON object",
+        )
+        parser.add_argument(
+            "--lint",
+            metavar="FILE|URL",
+            help="list the warnings of a robots.txt file or URL, sorted by line; "
+            "exit 1 when there are any",
+        )
 
     def process_options(self, args: list[str], opts: Namespace) -> None:
         super().process_options(args, opts)
@@ -75,74 +227,178 @@ class RobotsTxtCommand(ScrapyCommand):
         self.settings.set("EXTENSIONS", {"scrapy_rfc9309.RobotsTxtExtension": None}, "cmdline")
 
     def run(self, args: list[str], opts: Namespace) -> None:
-        if len(args) != 1:
-            raise UsageError("give exactly one URL")
-        url = args[0]
-        site = site_of(url)
-        if site is None and not opts.file:
-            raise UsageError(f"not an absolute URL: {url!r}")
         assert self.settings is not None
         try:
             settings = RobotsTxtSettings.from_settings(self.settings)
         except ValueError as error:
             raise UsageError(str(error)) from None
-        token = opts.agent or settings.token_for(None)
-        if not is_valid_token(token) and token != "*":
-            raise UsageError(f"--agent must be a product token ([A-Za-z_-]), got {token!r}")
-        print(f"url:         {url}")
-        print(f"agent:       {token}")
-        if opts.file:
-            outcome = self._read_file(Path(opts.file), settings)
-            print(f"robots.txt:  {opts.file}")
-        else:
-            assert site is not None
-            print(f"robots.txt:  {robots_url(site)}")
-            outcome = self._fetch(site, settings)
-        if outcome is None:
-            self.exitcode = EXIT_ERROR
+        token = check_agent(opts.agent) if opts.agent else settings.token_for(None)
+        if opts.lint:
+            if args:
+                raise UsageError("--lint takes no URL arguments")
+            self.exitcode = self._lint(opts.lint, settings, as_json=opts.json)
             return
-        self.exitcode = self._report(outcome, url, token)
+        urls = self._urls(args)
+        if not urls:
+            raise UsageError("give at least one URL (as arguments or on standard input)")
+        outcomes = self._outcomes(urls, opts.file, settings)
+        answers = []
+        for url in urls:
+            site = site_of(url) if "://" in url else None
+            outcome = outcomes.get("" if opts.file else site or "\0")
+            if outcome is None and opts.file:
+                self.exitcode = EXIT_ERROR
+                return
+            why = "not an absolute URL" if site is None else "robots.txt not fetched"
+            answers.append(explain_url(outcome, url, token, why))
+            if opts.json:
+                print(json.dumps(answers[-1], ensure_ascii=False), flush=True)
+            else:
+                self._print_text(answers[-1], outcome, token, first=len(answers) == 1)
+        self.exitcode = exit_code(answers)
 
-    def _read_file(self, path: Path, settings: RobotsTxtSettings) -> SiteOutcome | None:
-        try:
-            body = path.read_bytes()
-        except OSError as error:
-            print(f"error:       cannot read {path}: {error}", file=sys.stderr)
-            return None
-        robots = RobotsTxt.parse(body, max_size=settings.max_size)
-        return SiteOutcome(Kind.PARSED, robots, f"local file, {len(body)} bytes", 0.0)
+    @staticmethod
+    def _urls(args: list[str]) -> list[str]:
+        if args and args != ["-"]:
+            return args
+        if not args and sys.stdin.isatty():
+            return []
+        return [
+            line.strip() for line in sys.stdin if line.strip() and not line.lstrip().startswith("#")
+        ]
 
-    def _fetch(self, site: str, settings: RobotsTxtSettings) -> SiteOutcome | None:
+    def _outcomes(
+        self, urls: list[str], file: str | None, settings: RobotsTxtSettings
+    ) -> dict[str, SiteOutcome]:
+        """Each site's outcome (key ``""`` for ``--file``); sites that failed are absent."""
+        if file:
+            outcome = _read_file(Path(file), settings)
+            return {"": outcome} if outcome is not None else {}
+        sites = sorted({site for url in urls if "://" in url and (site := site_of(url))})
+        return self._fetch([robots_url(site) for site in sites], settings, sites)
+
+    def _fetch(
+        self, targets: list[str], settings: RobotsTxtSettings, keys: list[str]
+    ) -> dict[str, SiteOutcome]:
+        """Fetch every robots.txt URL in ``targets`` in one crawl, keyed by ``keys``."""
+        if not targets:
+            return {}
         assert self.crawler_process is not None
-        found: list[SiteOutcome] = []
+        found: dict[str, SiteOutcome] = {}
 
         class FetchRobotsTxt(Spider):
             name = "robotstxt"
 
             async def start(self) -> AsyncIterator[Any]:
+                from scrapy.utils.defer import (
+                    deferred_from_coro,
+                    maybe_deferred_to_future,
+                )
+                from twisted.internet.defer import DeferredList
+
                 from ._fetcher import RobotsTxtFetcher
 
                 fetcher = RobotsTxtFetcher(self.crawler, settings)
-                found.append(await fetcher.fetch(robots_url(site)))
+
+                async def one(key: str, url: str) -> None:
+                    try:
+                        found[key] = await fetcher.fetch(url)
+                    except Exception:  # not the site's answer: an error, with its traceback
+                        logger.exception("Internal error while fetching %s", url)
+
+                await maybe_deferred_to_future(
+                    DeferredList(
+                        [deferred_from_coro(one(k, u)) for k, u in zip(keys, targets, strict=True)]
+                    )
+                )
                 return
                 yield
 
         self.crawler_process.crawl(FetchRobotsTxt)
         self.crawler_process.start()
-        if not found:
-            print("error:       the crawl did not run", file=sys.stderr)
-            return None
-        return found[0]
+        missing = [key for key in keys if key not in found]
+        if missing:
+            print(f"error:       the crawl did not fetch {', '.join(missing)}", file=sys.stderr)
+        return found
 
-    def _report(self, outcome: SiteOutcome, url: str, token: str) -> int:
+    def _print_text(
+        self, answer: dict[str, Any], outcome: SiteOutcome | None, token: str, *, first: bool
+    ) -> None:
+        if not first:
+            print()
+        print(f"url:         {answer['url']}")
+        print(f"agent:       {token}")
+        if outcome is None:
+            print(f"verdict:     ERROR: {answer['detail']}")
+            return
+        print(f"robots.txt:  {outcome.source}")
         print(f"outcome:     {outcome.kind.value} ({outcome.detail})")
-        if outcome.kind is Kind.UNREACHABLE:
-            print("verdict:     DISALLOWED: robots.txt unreachable (RFC 9309 2.3.1.4)")
-            return EXIT_DISALLOWED
+        if outcome.kind in DISALLOW_ALL:
+            print(f"verdict:     DISALLOWED: {_WHOLE_SITE_VERDICTS[outcome.kind]}")
+            return
         if outcome.robots is None:
             print("verdict:     ALLOWED: robots.txt unavailable (RFC 9309 2.3.1.3)")
-            return EXIT_ALLOWED
-        assert isinstance(outcome.robots, RobotsTxt)  # fresh from the fetcher, not compacted
-        lines, allowed = explain(outcome.robots, url, token)
+            return
+        assert isinstance(outcome.robots, RobotsTxt)
+        if answer["verdict"] == "error":
+            print(f"verdict:     ERROR: {answer['detail']}")
+            return
+        lines, _ = explain(outcome.robots, answer["url"], token)
         print("\n".join(lines))
-        return EXIT_ALLOWED if allowed else EXIT_DISALLOWED
+
+    # -- --lint ----------------------------------------------------------------------
+
+    def _lint(self, target: str, settings: RobotsTxtSettings, *, as_json: bool) -> int:
+        if "://" in target:
+            site = site_of(target)
+            if site is None:
+                raise UsageError(f"not an absolute URL: {target!r}")
+            url = target if target.split("?")[0].endswith("/robots.txt") else robots_url(site)
+            outcome = self._fetch([url], settings, [url]).get(url)
+        else:
+            outcome = _read_file(Path(target), settings)
+        if outcome is None:
+            return EXIT_ERROR
+        source = outcome.source or target
+        if outcome.robots is None:
+            message = f"robots.txt {outcome.kind.value} ({outcome.detail})"
+            if as_json:
+                print(
+                    json.dumps(
+                        {
+                            "robots_txt": source,
+                            "outcome": outcome.kind.value,
+                            "detail": outcome.detail,
+                            "findings": [],
+                        }
+                    )
+                )
+            else:
+                print(f"{source}: {message}")
+            return EXIT_NO_ROBOTS
+        assert isinstance(outcome.robots, RobotsTxt)
+        findings = lint(outcome.robots)
+        if as_json:
+            data = {
+                "robots_txt": source,
+                "outcome": outcome.kind.value,
+                "detail": outcome.detail,
+                "findings": [{"line": line, "message": message} for line, message in findings],
+            }
+            print(json.dumps(data, ensure_ascii=False))
+        else:
+            for line, message in findings:
+                print(f"{source}:{line}: {message}")
+            print(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}")
+        return EXIT_DISALLOWED if findings else EXIT_ALLOWED
+
+
+def _read_file(path: Path, settings: RobotsTxtSettings) -> SiteOutcome | None:
+    try:
+        body = path.read_bytes()
+    except OSError as error:
+        print(f"error:       cannot read {path}: {error}", file=sys.stderr)
+        return None
+    robots = RobotsTxt.parse(body, max_size=settings.max_size)
+    chain = ((str(path), None),)
+    return SiteOutcome(Kind.PARSED, robots, f"local file, {len(body)} bytes", 0.0, chain)

@@ -9,6 +9,8 @@ import pytest
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
+from scrapy_rfc9309 import _compat
+
 from .server import MockSite
 
 BUILTIN = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
@@ -78,7 +80,7 @@ async def crawl(
         if value is not UNSET
     }
     crawler = get_crawler(RecordingSpider, merged)
-    await crawler.crawl_async(urls=urls, **spider_kwargs)
+    await _compat.crawl(crawler, urls=urls, **spider_kwargs)
     assert crawler.stats is not None
     spider = crawler.spider
     assert isinstance(spider, RecordingSpider)

@@ -1,55 +1,136 @@
-"""``scrapy robotstxt URL [--agent TOKEN] [--file PATH]``, run as a real process."""
+"""``scrapy robotstxt``, run as a real process against real local sites."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
-from twisted.internet import utils
+from twisted.internet import threads
+
+from scrapy_rfc9309._lint import MAX_RULE_LENGTH, MAX_RULES, lint
+from scrapy_rfc9309._outcome import Kind, SiteOutcome
+from scrapy_rfc9309._robotstxt import RobotsTxt
+from scrapy_rfc9309.command import (
+    EXIT_ALLOWED,
+    EXIT_DISALLOWED,
+    EXIT_ERROR,
+    EXIT_NO_ROBOTS,
+    exit_code,
+    explain,
+    explain_url,
+)
 
 from .server import redirect, status, text
 
 ROBOTS = "User-agent: *\nDisallow: /private\nCrawl-delay: 2\nSitemap: https://e.com/s.xml\n"
 
 
-async def scrapy(*args: str, cwd: Path) -> tuple[str, int]:
+async def scrapy(*args: str, cwd: Path, stdin: str | None = None) -> tuple[str, int]:
+    """Run ``scrapy robotstxt ARGS`` in a thread, so the reactor keeps serving the sites."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
     env.pop("SCRAPY_SETTINGS_MODULE", None)
-    out, err, code = await maybe_deferred_to_future(
-        utils.getProcessOutputAndValue(
-            sys.executable, ["-m", "scrapy", "robotstxt", *args], env=env, path=str(cwd)
+    done = await maybe_deferred_to_future(
+        threads.deferToThread(
+            subprocess.run,
+            [sys.executable, "-m", "scrapy", "robotstxt", *args],
+            input=stdin if stdin is not None else "",
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(cwd),
+            timeout=120,
+            check=False,
         )
     )
-    return out.decode() + err.decode(), code
+    return done.stdout + done.stderr, done.returncode
+
+
+def json_lines(output: str) -> list[dict]:
+    return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
 
 
 @deferred_f_from_coro_f
 async def test_command_fetches_through_scrapy_and_follows_redirects(sites, tmp_path) -> None:
     site = sites(routes={"/robots.txt": redirect("/real"), "/real": text(ROBOTS)})
     output, code = await scrapy(site.url("/private/x"), "--agent", "ExampleBot", cwd=tmp_path)
-    assert code == 1, output
+    assert code == EXIT_DISALLOWED, output
     assert 'DISALLOWED by line 2: "Disallow: /private"' in output
     assert "group:       line 1: User-agent: *" in output
     assert "crawl-delay: 2.0 s" in output
     assert "sitemap:     https://e.com/s.xml" in output
+    assert f"robots.txt:  {site.url('/robots.txt')} -> {site.url('/real')} (301)" in output
     assert site.hits == ["/robots.txt", "/real"]
     output, code = await scrapy(site.url("/public"), cwd=tmp_path)
-    assert code == 0, output
+    assert code == EXIT_ALLOWED, output
     assert "agent:       Scrapy" in output
 
 
 @deferred_f_from_coro_f
-async def test_command_reports_unreachable_and_unavailable(sites, tmp_path) -> None:
+async def test_command_several_urls_one_fetch_per_site_json(sites, tmp_path) -> None:
+    """RFC 9309 2.3: one robots.txt per site, however many URLs; --json per URL."""
+    robots = "User-Agent: ExampleBot\nUser-agent: OtherBot\nDisallow: /private\nAllow: /p\n"
+    one = sites(routes={"/robots.txt": redirect("/real"), "/real": text(robots)})
+    two = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /\n")})
+    urls = [one.url("/private/a"), one.url("/public"), one.url("/x"), two.url("/any")]
+    output, code = await scrapy(*urls, "--agent", "ExampleBot", "--json", cwd=tmp_path)
+    assert code == EXIT_DISALLOWED, output
+    answers = json_lines(output)
+    assert [answer["url"] for answer in answers] == urls
+    first, second, third, fourth = answers
+    assert first["verdict"] == "disallowed"
+    assert (first["line"], first["rule"]) == (3, "Disallow: /private")
+    assert first["robots_txt"] == [
+        {"url": one.url("/robots.txt"), "status": 301},
+        {"url": one.url("/real"), "status": 200},
+    ]
+    # the file's own spelling of agents, with their lines
+    assert first["group"] == [
+        {"line": 1, "text": "User-Agent: ExampleBot"},
+        {"line": 2, "text": "User-agent: OtherBot"},
+    ]
+    assert (first["outcome"], first["agent"]) == ("parsed", "ExampleBot")
+    assert (second["verdict"], second["line"], second["rule"]) == ("allowed", 4, "Allow: /p")
+    assert (third["verdict"], third["line"], third["rule"]) == ("allowed", None, None)
+    assert (fourth["verdict"], fourth["line"]) == ("disallowed", 2)
+    assert one.hits == ["/robots.txt", "/real"]
+    assert two.hits == ["/robots.txt"]
+
+
+@deferred_f_from_coro_f
+async def test_command_reads_urls_from_stdin(sites, tmp_path) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS)})
+    stdin = f"{site.url('/a')}\n\n# a comment\n{site.url('/b')}\n"
+    output, code = await scrapy("--json", cwd=tmp_path, stdin=stdin)
+    assert code == EXIT_ALLOWED, output
+    assert [answer["url"] for answer in json_lines(output)] == [site.url("/a"), site.url("/b")]
+    assert site.hits == ["/robots.txt"]
+    output, code = await scrapy("-", cwd=tmp_path, stdin=site.url("/private/z") + "\n")
+    assert code == EXIT_DISALLOWED, output
+
+
+@deferred_f_from_coro_f
+async def test_command_2_3_1_3_and_2_3_1_4_exit_3(sites, tmp_path) -> None:
     gone = sites(routes={"/robots.txt": status(503)})
     output, code = await scrapy(gone.url("/a"), "-s", "RETRY_ENABLED=0", cwd=tmp_path)
-    assert code == 1, output
+    assert code == EXIT_NO_ROBOTS, output
     assert "unreachable (HTTP 503)" in output
+    assert "DISALLOWED: robots.txt unreachable" in output
     missing = sites(routes={"/robots.txt": status(404)})
-    output, code = await scrapy(missing.url("/a"), cwd=tmp_path)
-    assert code == 0, output
-    assert "unavailable (HTTP 404)" in output
+    output, code = await scrapy(missing.url("/a"), "--json", cwd=tmp_path)
+    assert code == EXIT_NO_ROBOTS, output
+    (answer,) = json_lines(output)
+    assert (answer["verdict"], answer["outcome"], answer["detail"]) == (
+        "allowed",
+        "unavailable",
+        "HTTP 404",
+    )
 
 
 @deferred_f_from_coro_f
@@ -59,17 +140,167 @@ async def test_command_offline_file_with_warnings(tmp_path) -> None:
     output, code = await scrapy(
         "https://e.com/tmp/a", "--file", str(robots), "--agent", "ExampleBot", cwd=tmp_path
     )
-    assert code == 1, output
+    assert code == EXIT_DISALLOWED, output
     assert "line 2: missing ':'" in output
     output, code = await scrapy("https://e.com/tmp/a", "--file", str(robots), cwd=tmp_path)
-    assert code == 0, output  # Scrapy's token has no group here
+    assert code == EXIT_ALLOWED, output  # Scrapy's token has no group here
     assert "group:       none applies" in output
 
 
 @deferred_f_from_coro_f
 async def test_command_errors_exit_2(tmp_path) -> None:
     output, code = await scrapy("https://e.com/", "--file", str(tmp_path / "nope"), cwd=tmp_path)
-    assert code == 2, output
+    assert code == EXIT_ERROR, output
     assert "cannot read" in output
-    output, code = await scrapy("https://e.com/", "--agent", "bad token/1", cwd=tmp_path)
-    assert code == 2, output
+    output, code = await scrapy("http://127.0.0.1:9/", "--agent", "/1.0 (x)", cwd=tmp_path)
+    assert code == EXIT_ERROR, output
+    assert "--agent must contain a product token" in output
+    output, code = await scrapy("example.com/a", cwd=tmp_path)
+    assert code == EXIT_ERROR, output
+    assert "verdict:     ERROR: not an absolute URL" in output
+    robots = tmp_path / "robots.txt"
+    robots.write_bytes(b"User-agent: *\nDisallow: /\n")
+    output, code = await scrapy(
+        "https://e.com/a", "not a url", "--file", str(robots), "--json", cwd=tmp_path
+    )
+    assert code == EXIT_ERROR, output
+    assert [answer["verdict"] for answer in json_lines(output)] == ["disallowed", "error"]
+
+
+@deferred_f_from_coro_f
+async def test_command_help_documents_exit_codes(tmp_path) -> None:
+    output, code = await scrapy("-h", cwd=tmp_path)
+    assert code == 0, output
+    assert "--lint FILE|URL" in output
+    for line in (
+        "  2  error: bad arguments",
+        "  1  a robots.txt rule disallows a URL",
+        "  3  a robots.txt is unreachable",
+        "  0  every URL allowed",
+    ):
+        assert line in output
+
+
+LINTED = (
+    "Disallow: /early\n"  # 1: before any user-agent
+    "User-agent: *\n"  # 2
+    "Disallow: /a\n"  # 3
+    "Sitemap: /sitemap.xml\n"  # 4: relative
+    "User-agent: ExampleBot\n"  # 5
+    "Disallow: /" + "x" * MAX_RULE_LENGTH + "\n"  # 6: too long
+    "User-agent: *\n"  # 7: a second '*' group
+    "Dissallow: /b\n"  # 8: misspelt
+)
+
+
+def test_lint_finds_what_site_owners_check_sorted_by_line() -> None:
+    findings = lint(RobotsTxt.parse(LINTED))
+    assert [line for line, _ in findings] == [1, 4, 6, 7, 8]
+    messages = dict(findings)
+    assert "before any user-agent" in messages[1]
+    assert "not an absolute http(s) URL" in messages[4]
+    assert f"rule of {MAX_RULE_LENGTH + 1} characters" in messages[6]
+    assert "another 'User-agent: *' group (the first is at line 2)" in messages[7]
+    assert "Dissallow" in messages[8]
+
+
+def test_lint_more_than_2048_rules() -> None:
+    body = "User-agent: *\n" + "".join(f"Disallow: /{n}\n" for n in range(MAX_RULES + 5))
+    findings = lint(RobotsTxt.parse(body))
+    assert findings == [
+        (
+            MAX_RULES + 2,
+            f"more than {MAX_RULES} rules: search engines ignore this rule and every one after it",
+        )
+    ]
+    assert lint(RobotsTxt.parse("User-agent: *\nDisallow: /\nSitemap: https://e.com/s\n")) == []
+
+
+@deferred_f_from_coro_f
+async def test_command_lint_file_and_url(sites, tmp_path) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_text(LINTED)
+    output, code = await scrapy("--lint", str(robots), cwd=tmp_path)
+    assert code == EXIT_DISALLOWED, output
+    lines = [line for line in output.splitlines() if line.startswith(str(robots))]
+    assert [line.split(":")[1] for line in lines] == ["1", "4", "6", "7", "8"]
+    assert "5 findings" in output
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /\n")})
+    output, code = await scrapy("--lint", site.url("/"), "--json", cwd=tmp_path)
+    assert code == EXIT_ALLOWED, output
+    (data,) = json_lines(output)
+    assert data == {
+        "robots_txt": site.url("/robots.txt"),
+        "outcome": "parsed",
+        "detail": "HTTP 200",
+        "findings": [],
+    }
+    assert site.hits == ["/robots.txt"]
+
+
+def test_exit_code_order_for_several_urls() -> None:
+    def answer(verdict: str, outcome: str | None = "parsed") -> dict:
+        return {"verdict": verdict, "outcome": outcome}
+
+    assert exit_code([answer("allowed")]) == EXIT_ALLOWED
+    assert exit_code([answer("allowed"), answer("disallowed")]) == EXIT_DISALLOWED
+    assert exit_code([answer("allowed", "unavailable")]) == EXIT_NO_ROBOTS
+    assert exit_code([answer("disallowed", "unreachable"), answer("disallowed")]) == 1
+    assert exit_code([answer("error", None), answer("disallowed")]) == EXIT_ERROR
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=2000) | st.text(max_size=2000).map(str.encode))
+def test_lint_never_raises_and_is_sorted_by_line(body: bytes) -> None:
+    robots = RobotsTxt.parse(body)
+    findings = lint(robots)
+    numbers = [line for line, _ in findings]
+    assert numbers == sorted(numbers)
+    assert all(1 <= line <= robots.body.count(b"\n") + 1 for line in numbers)
+    assert set(robots.warnings) <= set(findings)
+
+
+@settings(max_examples=100, deadline=None)
+@given(url=st.text(max_size=200), agent=st.sampled_from(["*", "ExampleBot", "Scrapy"]))
+def test_explain_url_always_answers(url: str, agent: str) -> None:
+    outcome = SiteOutcome(Kind.PARSED, RobotsTxt.parse(LINTED), "HTTP 200", 0.0)
+    answer = explain_url(outcome, url, agent)
+    assert answer["verdict"] in ("allowed", "disallowed", "error")
+    json.dumps(answer)
+
+
+def test_hostile_many_agent_lines_and_groups_stay_linear() -> None:
+    """A 500 KiB file of 'User-agent: *' lines and groups: the command's output and
+    the lint take one pass each (a quadratic one would not finish)."""
+    one_group = RobotsTxt.parse("User-agent: *\n" * 36_000 + "Disallow: /x\n")
+    outcome = SiteOutcome(Kind.PARSED, one_group, "HTTP 200", 0.0)
+    assert len(explain_url(outcome, "/x", "ExampleBot")["group"]) == 36_000
+    assert explain(one_group, "/x", "ExampleBot")[1] is False
+    groups = RobotsTxt.parse("User-agent: *\nDisallow: /x\n" * 18_000)
+    findings = lint(groups)
+    assert len(findings) == 17_999 + 1  # every '*' group after the first, and rule 2,049
+
+
+def test_http_guide_ch9_a_restricted_site_is_disallowed_with_exit_3() -> None:
+    """401/403 under ROBOTSTXT_AUTH_DISALLOW: every URL disallowed, like unreachable."""
+    from scrapy_rfc9309.command import EXIT_NO_ROBOTS, exit_code, explain_url
+
+    chain = (("https://e.com/robots.txt", 403),)
+    outcome = SiteOutcome(Kind.RESTRICTED, None, "HTTP 403", 0.0, chain)
+    answer = explain_url(outcome, "https://e.com/a", "ExampleBot")
+    assert answer["verdict"] == "disallowed" and answer["outcome"] == "restricted"
+    assert exit_code([answer]) == EXIT_NO_ROBOTS
+    broken = SiteOutcome(Kind.INTERNAL_ERROR, None, "builtins.TypeError: x", 0.0, chain)
+    assert exit_code([explain_url(broken, "https://e.com/a", "ExampleBot")]) == EXIT_ERROR
+
+
+def test_2_2_1_agent_option_is_reduced_like_the_setting() -> None:
+    from scrapy.exceptions import UsageError
+
+    from scrapy_rfc9309.command import check_agent
+
+    assert check_agent("MJ12bot/1.4.8 (+http://mj12bot.com/)") in ("MJ12bot", "MJ")
+    assert check_agent("ExampleBot") == "ExampleBot"
+    assert check_agent("*") == "*"
+    with pytest.raises(UsageError, match="--agent"):
+        check_agent("/1.0")

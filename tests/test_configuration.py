@@ -7,12 +7,12 @@ import logging
 from typing import Any
 
 import pytest
-from scrapy import signals
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_rfc9309 import RFC9309RobotParser
+import scrapy_rfc9309
+from scrapy_rfc9309 import RFC9309RobotParser, _compat
 from scrapy_rfc9309._settings import RobotsTxtSettings, SettingError
 
 from .conftest import BASE_SETTINGS, BUILTIN, RecordingSpider, crawl
@@ -115,8 +115,8 @@ async def test_robots_parsed_signal_carries_an_rfc9309_parser(sites) -> None:
     def on_parsed(robotparser: Any, request: Any) -> None:
         received.append((robotparser, request))
 
-    crawler.signals.connect(on_parsed, signal=signals.robots_parsed)
-    await crawler.crawl_async(urls=[site.url("/x"), site.url("/y")])
+    crawler.signals.connect(on_parsed, signal=scrapy_rfc9309.robots_parsed)
+    await _compat.crawl(crawler, urls=[site.url("/x"), site.url("/y")])
     assert len(received) == 1
     parser, request = received[0]
     assert isinstance(parser, RFC9309RobotParser)

@@ -1,7 +1,9 @@
-"""``make demo``: the example project crawls the local demo site (no internet)."""
+"""``make demo``: the example project crawls the local demo site (no internet) and
+explains every URL it met: fetched or dropped, and the deciding robots.txt line."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_demo_crawls_the_local_site_and_explains_every_drop() -> None:
+def run_demo() -> str:
     demo = subprocess.run(
         [sys.executable, str(ROOT / "example_project" / "run_demo.py")],
         capture_output=True,
@@ -18,12 +20,41 @@ def test_demo_crawls_the_local_site_and_explains_every_drop() -> None:
         check=False,
     )
     assert demo.returncode == 0, demo.stdout + demo.stderr
-    out = demo.stdout
+    return demo.stdout
+
+
+def test_demo_explains_every_url_the_spider_met() -> None:
+    out = run_demo()
     assert "Obeying robots.txt (RFC 9309) as 'DemoBot'" in out
-    assert 'report.pdf: Forbidden by robots.txt line 13: "Disallow: /*.pdf$"' in out
-    assert 'accounts: Forbidden by robots.txt line 10: "Disallow: /private/"' in out
-    assert 'price: Forbidden by robots.txt line 12: "Disallow: /*?sort="' in out
+    assert "default USER_AGENT" not in out  # the demo identifies its crawler
+    # dropped: the middleware's own line, with the deciding rule and the request
+    dropped = re.findall(
+        r'\[scrapy_rfc9309\.middleware\] DEBUG: Forbidden by robots.txt line (\d+): "([^"]+)" '
+        r"\(http://127\.0\.0\.1:\d+/robots\.txt\): <GET http://127\.0\.0\.1:\d+(\S+)>",
+        out,
+    )
+    assert sorted(dropped) == [
+        ("10", "Disallow: /private/", "/private/accounts"),
+        ("12", "Disallow: /*?sort=", "/products/?sort=price"),
+        ("13", "Disallow: /*.pdf$", "/files/report.pdf"),
+    ]
+    # fetched: the deciding line too, or that no rule of DemoBot's groups matched
+    fetched = dict(re.findall(r"Fetched http://127\.0\.0\.1:\d+(\S*): (.+)", out))
+    assert (
+        fetched["/private/press/launch"]
+        == 'allowed by robots.txt line 11: "Allow: /private/press/"'
+    )
+    assert fetched["/search?q=robots"].startswith("allowed: no rule")
+    assert len(fetched) == 7
+    # the close summary, the labelled stats, the JSON report
     assert "7 requests allowed, 3 dropped (3 by rules" in out
-    assert "'robotstxt/forbidden/rule': 3" in out
+    assert out.index("== robots.txt stats") < out.index("robots.txt summary:")
+    assert re.search(r"robotstxt/forbidden/rule\s+3  \.\.\. by a Disallow rule", out)
+    assert '"requests_dropped": 3' in out
+    # why /search?q=robots is allowed for DemoBot (its own group) and not for others
+    assert "the '*' group does not apply to it" in out
+    assert 'disallowed by line 6: "Disallow: /search"' in out
+    assert "verdict:     ALLOWED (no rule matches; RFC 9309 2.2.2)" in out
+    assert "group:       line 8: User-agent: DemoBot, line 9: User-agent: demobot-images" in out
     assert 'verdict:     DISALLOWED by line 10: "Disallow: /private/"' in out
     assert "Crawl-delay 0.2 s" in out

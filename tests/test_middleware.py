@@ -1,5 +1,5 @@
 """RobotsTxtMiddleware in real Scrapy crawls against real local HTTP servers
-(RFC 9309 2.3 and 2.4; DESIGN.md sections 2 to 4)."""
+(RFC 9309 2.3 and 2.4): fetch rules, settings and stats."""
 
 from __future__ import annotations
 

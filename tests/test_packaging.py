@@ -1,0 +1,41 @@
+"""What a package index and an installer see: version, entry point, README links."""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import entry_points, version
+from pathlib import Path
+
+import pytest
+
+import scrapy_rfc9309
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_version_is_the_distributions() -> None:
+    assert scrapy_rfc9309.__version__ == version("scrapy-rfc9309")
+
+
+def test_scrapy_command_entry_point() -> None:
+    (point,) = [p for p in entry_points(group="scrapy.commands") if p.name == "robotstxt"]
+    assert point.value == "scrapy_rfc9309.command:RobotsTxtCommand"
+
+
+def test_readme_links_work_on_a_package_index() -> None:
+    readme = ROOT / "README.md"
+    if not readme.exists():
+        pytest.skip("run from a copy of the tests, against the installed wheel")
+    targets = re.findall(r"\]\(([^)]+)\)", readme.read_text())
+    assert targets
+    relative = [target for target in targets if not target.startswith(("https://", "#"))]
+    assert relative == []
+
+
+def test_robots_parsed_is_scrapys_signal_where_scrapy_has_one() -> None:
+    from scrapy import signals
+
+    assert scrapy_rfc9309.robots_parsed is getattr(
+        signals, "robots_parsed", scrapy_rfc9309.robots_parsed
+    )
+    assert scrapy_rfc9309.robots_parsed is not None

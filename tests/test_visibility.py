@@ -1,0 +1,262 @@
+"""After a crawl and at start-up: the close summary's top rules, the JSON report,
+the opt-in deciding line of allowed requests, the crawler's identity (HTTP: The
+Definitive Guide ch. 9), and the private Scrapy attributes the code relies on."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pytest
+from scrapy import Request
+from scrapy.settings import Settings
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+from scrapy_rfc9309 import Verdict, _compat
+from scrapy_rfc9309._settings import ReportSettings, SettingError, identity_warning
+
+from .conftest import BASE_SETTINGS, UNSET, RecordingSpider, crawl
+from .server import redirect, status, text
+
+PAGE = text("<html>page</html>", content_type=b"text/html")
+ADDON_ONLY: dict[str, Any] = {
+    "ADDONS": {"scrapy_rfc9309.Addon": 100},
+    "DOWNLOADER_MIDDLEWARES": {},
+    "ROBOTSTXT_OBEY": UNSET,
+}
+ROBOTS = "User-agent: *\nDisallow: /a\nDisallow: /b\nAllow: /b/open\nDisallow: /c\n"
+
+
+def _summary(caplog: Any) -> str:
+    return next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
+
+
+@deferred_f_from_coro_f
+async def test_summary_top_rules_setting(sites, caplog) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS)}, default=PAGE)
+    urls = [site.url(p) for p in ("/a1", "/a2", "/a3", "/b1", "/b2", "/c1", "/d")]
+    settings = {**ADDON_ONLY, "ROBOTSTXT_SUMMARY_TOP_RULES": 2}
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        await crawl(urls, settings)
+    summary = _summary(caplog)
+    assert f"3 x {site.origin} line 2: 'Disallow: /a'" in summary
+    assert f"2 x {site.origin} line 3: 'Disallow: /b'" in summary
+    assert "line 5" not in summary  # only the top 2
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        await crawl(urls, {**ADDON_ONLY, "ROBOTSTXT_SUMMARY_TOP_RULES": 0})
+    assert "6 dropped (6 by rules" in _summary(caplog)
+    assert "Rules that dropped" not in _summary(caplog)
+
+
+@deferred_f_from_coro_f
+async def test_report_file_has_one_record_per_site(sites, tmp_path) -> None:
+    """What a compliance report needs: chain, outcome, status, size, when, counts, rules."""
+    site = sites(routes={"/robots.txt": redirect("/real"), "/real": text(ROBOTS)}, default=PAGE)
+    missing = sites(routes={"/robots.txt": status(404)}, default=PAGE)
+    gone = sites(routes={"/robots.txt": status(503)}, default=PAGE)
+    path = tmp_path / "out" / "robots-report.json"
+    urls = [site.url("/a1"), site.url("/a2"), site.url("/b/open"), missing.url("/x")]
+    urls.append(gone.url("/y"))
+    await crawl(urls, {**ADDON_ONLY, "ROBOTSTXT_REPORT_FILE": str(path)})
+    report = json.loads(path.read_text())
+    assert report["spider"] == "recording"
+    assert report["finish_reason"] == "finished"
+    assert report["stats"]["robotstxt/forbidden/rule"] == 2
+    records = {record["site"]: record for record in report["sites"]}
+    parsed = records[site.origin]
+    assert parsed["robots_txt"] == [
+        {"url": site.url("/robots.txt"), "status": 301},
+        {"url": site.url("/real"), "status": 200},
+    ]
+    assert (parsed["outcome"], parsed["status"], parsed["size"]) == ("parsed", 200, len(ROBOTS))
+    assert parsed["fetched_at"].endswith("Z")
+    assert (parsed["requests_allowed"], parsed["requests_dropped"]) == (1, 2)
+    assert parsed["top_rules"] == [{"line": 2, "rule": "Disallow: /a", "dropped": 2}]
+    assert records[missing.origin]["outcome"] == "unavailable"
+    assert records[missing.origin]["status"] == 404
+    assert records[missing.origin]["requests_allowed"] == 1
+    assert records[gone.origin]["outcome"] == "unreachable"
+    assert records[gone.origin]["requests_dropped"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_no_report_file_by_default(sites, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    site = sites(routes={"/robots.txt": text(ROBOTS)}, default=PAGE)
+    await crawl([site.url("/a")], ADDON_ONLY)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("settings", "name"),
+    [
+        ({"ROBOTSTXT_SUMMARY_TOP_RULES": -1}, "ROBOTSTXT_SUMMARY_TOP_RULES"),
+        ({"ROBOTSTXT_SUMMARY_TOP_RULES": "many"}, "ROBOTSTXT_SUMMARY_TOP_RULES"),
+        ({"ROBOTSTXT_REPORT_FILE": " "}, "ROBOTSTXT_REPORT_FILE"),
+        ({"ROBOTSTXT_REPORT_FILE": 3}, "ROBOTSTXT_REPORT_FILE"),
+    ],
+)
+def test_bad_report_settings_name_the_setting(settings: dict[str, Any], name: str) -> None:
+    with pytest.raises(SettingError, match=name):
+        ReportSettings.from_settings(Settings(settings))
+
+
+def test_report_settings_defaults() -> None:
+    assert ReportSettings.from_settings(Settings()) == ReportSettings(5, None)
+
+
+class ExplainingSpider(RecordingSpider):
+    """Asks for the deciding line of allowed requests and records it."""
+
+    verdicts: dict[str, Any]
+
+    def make(self, url: str) -> Request:
+        request = super().make(url)
+        request.meta["robotstxt_explain"] = True
+        return request
+
+    def parse(self, response: Any) -> Any:
+        self.verdicts = getattr(self, "verdicts", {})
+        self.verdicts[response.url] = response.meta.get("robotstxt_verdict")
+        yield from super().parse(response)
+
+
+@deferred_f_from_coro_f
+async def test_2_2_2_explain_meta_gives_the_deciding_line_of_allowed_requests(sites) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS)}, default=PAGE)
+    crawler = get_crawler(ExplainingSpider, BASE_SETTINGS)
+    await _compat.crawl(crawler, urls=[site.url("/b/open"), site.url("/d"), site.url("/a")])
+    spider = crawler.spider
+    assert isinstance(spider, ExplainingSpider)
+    assert spider.verdicts == {
+        site.url("/b/open"): Verdict(True, 4, "Allow: /b/open"),
+        site.url("/d"): Verdict(True, None, None),
+    }
+    assert "line 2" in spider.dropped[site.url("/a")]
+
+
+@deferred_f_from_coro_f
+async def test_no_verdict_in_meta_unless_asked(sites) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS)}, default=PAGE)
+    crawler = get_crawler(ExplainingSpider, BASE_SETTINGS)
+    crawler.spidercls.make = RecordingSpider.make  # type: ignore[method-assign]
+    await _compat.crawl(crawler, urls=[site.url("/b/open")])
+    assert crawler.spider.verdicts == {site.url("/b/open"): None}  # type: ignore[union-attr]
+
+
+SCRAPY_UA = "Scrapy/2.19.0 (+https://scrapy.org)"
+
+
+@pytest.mark.parametrize(
+    ("settings", "warns"),
+    [
+        ({"ROBOTSTXT_OBEY": True, "USER_AGENT": SCRAPY_UA}, True),
+        ({"ROBOTSTXT_OBEY": True, "USER_AGENT": "Scrapy/2.13.4 (+https://scrapy.org)"}, True),
+        ({"ROBOTSTXT_OBEY": False, "USER_AGENT": SCRAPY_UA}, False),
+        ({"ROBOTSTXT_OBEY": True, "USER_AGENT": "ExampleBot/1.0 (+https://e.com/bot)"}, False),
+        ({"ROBOTSTXT_OBEY": True, "USER_AGENT": "Scrapy/2.19 (+https://e.com/about)"}, False),
+    ],
+)
+def test_identity_warning_under_scrapys_default_user_agent(settings, warns) -> None:
+    """HTTP: The Definitive Guide ch. 9: robots identify themselves and their operator."""
+    warning = identity_warning(Settings(settings))
+    assert (warning is not None) == warns
+    if warning:
+        assert "USER_AGENT = " in warning
+        assert "ROBOTSTXT_USER_AGENT" in warning
+        assert "+https://" in warning  # a contact URL in the example
+
+
+@deferred_f_from_coro_f
+async def test_identity_warning_once_at_start_up(sites, caplog) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS)}, default=PAGE)
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
+        await crawl([site.url("/d"), site.url("/e")], {**ADDON_ONLY, "USER_AGENT": UNSET})
+    warnings = [r for r in caplog.records if "default USER_AGENT" in r.getMessage()]
+    assert len(warnings) == 1
+    assert warnings[0].name == "scrapy_rfc9309.middleware"
+    caplog.clear()
+    named = {**ADDON_ONLY, "USER_AGENT": "ExampleBot/1.0 (+https://example.com/bot)"}
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
+        await crawl([site.url("/d")], named)
+    assert not [r for r in caplog.records if "default USER_AGENT" in r.getMessage()]
+
+
+class InspectingSpider(RecordingSpider):
+    """Looks at the engine's private state the middleware and extension rely on."""
+
+    seen: dict[str, Any]
+
+    def parse(self, response: Any) -> Any:
+        engine = self.crawler.engine
+        downloader = engine.downloader
+        key = downloader.get_slot_key(response.request)
+        slot = downloader.slots.get(key)
+        self.seen = {
+            "engine_slot": getattr(engine, "_slot", None),
+            "closing": getattr(getattr(engine, "_slot", None), "closing", "missing"),
+            "download_slot": slot,
+            "delay": getattr(slot, "delay", None),
+            "jitter_or_randomize": hasattr(slot, "jitter") or hasattr(slot, "randomize_delay"),
+        }
+        yield from super().parse(response)
+
+
+@deferred_f_from_coro_f
+async def test_private_scrapy_attributes_the_code_relies_on(sites) -> None:
+    """``engine._slot.closing`` (closing drops waiting requests at once) and the
+    downloader's slots with ``delay`` and ``jitter`` / ``randomize_delay`` (Crawl-delay)
+    exist in every supported Scrapy."""
+    site = sites(routes={"/robots.txt": text(ROBOTS)}, default=PAGE)
+    crawler = get_crawler(InspectingSpider, BASE_SETTINGS)
+    await _compat.crawl(crawler, urls=[site.url("/d")])
+    seen = crawler.spider.seen  # type: ignore[union-attr]
+    assert seen["engine_slot"] is not None
+    assert seen["closing"] is None  # an attribute, unset while the spider runs
+    assert seen["download_slot"] is not None
+    assert isinstance(seen["delay"], float)
+    assert seen["jitter_or_randomize"]
+
+
+def test_report_is_bounded_and_json(monkeypatch, tmp_path) -> None:
+    """Hostile crawls (many sites, many rules) cannot grow the report without bound."""
+    from scrapy_rfc9309 import _report
+    from scrapy_rfc9309._outcome import Kind, SiteOutcome
+
+    monkeypatch.setattr(_report, "MAX_SITES_TRACKED", 3)
+    monkeypatch.setattr(_report, "MAX_RULES_TRACKED", 2)
+    report = _report.CrawlReport()
+    chain = (("http://a/robots.txt", 301), ("http://b/robots.txt", None))
+    for n in range(10):
+        site = f"http://s{n}:80"
+        report.fetched(site, SiteOutcome(Kind.UNREACHABLE, None, "x", 0.0, chain), now=0.0)
+        report.decided(site, allowed=n % 2 == 0)
+        report.dropped_by_rule(site, n, f"Disallow: /{n}")
+        report.dropped_at_close(site)
+    data = report.as_json()
+    assert [record["site"] for record in data["sites"]] == [
+        "http://s0:80",
+        "http://s1:80",
+        "http://s2:80",
+    ]
+    assert data["sites"][1]["robots_txt"][1] == {"url": "http://b/robots.txt", "status": None}
+    assert data["sites"][1]["status"] is None
+    assert data["sites"][1]["fetched_at"] == "1970-01-01T00:00:00Z"
+    assert data["sites"][1]["requests_dropped"] == 2
+    assert sum(len(record["top_rules"]) for record in data["sites"]) == 2
+    written = report.write_json(tmp_path / "r.json", spider="s")
+    assert json.loads(written.read_text())["spider"] == "s"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temporary file left
+
+
+def test_identity_warning_with_robotstxt_user_agent_names_the_token() -> None:
+    settings = Settings(
+        {"ROBOTSTXT_OBEY": True, "USER_AGENT": SCRAPY_UA, "ROBOTSTXT_USER_AGENT": "OtherBot"}
+    )
+    warning = identity_warning(settings)
+    assert warning is not None
+    assert "USER_AGENT = 'OtherBot/1.0 (+https://example.com/bot)'" in warning
+    assert "bind every one" not in warning
