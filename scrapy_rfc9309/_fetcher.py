@@ -45,6 +45,7 @@ from w3lib.url import safe_url_string
 
 from . import _compat
 from ._decode import accept_encoding, decode_body, split_encodings
+from ._lifetime import cache_lifetime
 from ._outcome import Kind, SiteOutcome, kind_of_status
 from ._robotparser import RFC9309RobotParser
 from ._robotstxt import RobotsTxt
@@ -231,12 +232,8 @@ class RobotsTxtFetcher:
                 continue
             if kind is Kind.UNREACHABLE:
                 return self._unreachable_status(response, chain)
-            if kind is Kind.UNAVAILABLE:
-                return self._unavailable(f"HTTP {response.status}", chain)
-            if kind is Kind.RESTRICTED:
-                expires = time.monotonic() + self.settings.cache_ttl
-                detail = f"HTTP {response.status}"
-                return SiteOutcome(Kind.RESTRICTED, None, detail, expires, tuple(chain))
+            if kind is Kind.UNAVAILABLE or kind is Kind.RESTRICTED:
+                return self._answered(kind, None, response, chain)
             return await self._parsed(response, request, chain)
         return self._unavailable(f"more than {MAX_REDIRECTS} redirects", chain)
 
@@ -296,8 +293,38 @@ class RobotsTxtFetcher:
         return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain))
 
     def _unavailable(self, detail: str, chain: Chain) -> SiteOutcome:
+        """Unavailable without an answer to cache (redirects): kept ``ROBOTSTXT_CACHE_TTL``."""
         expires = time.monotonic() + self.settings.cache_ttl
-        return SiteOutcome(Kind.UNAVAILABLE, None, detail, expires, tuple(chain))
+        lifetime = "ROBOTSTXT_CACHE_TTL"
+        return SiteOutcome(Kind.UNAVAILABLE, None, detail, expires, tuple(chain), lifetime)
+
+    def _answered(
+        self, kind: Kind, robots: RobotsTxt | None, response: Response, chain: Chain
+    ) -> SiteOutcome:
+        """An outcome the final response decided, kept as its cache directives say.
+
+        RFC 9309 2.4 and HTTP: The Definitive Guide ch. 9: ``Cache-Control``
+        and ``Expires`` set the lifetime, within ``ROBOTSTXT_CACHE_MIN_TTL``
+        and ``ROBOTSTXT_CACHE_TTL`` (see ``_lifetime``).
+        """
+        headers = response.headers
+
+        def header(name: bytes) -> str | None:
+            values = headers.getlist(name)
+            return ", ".join(v.decode("latin-1") for v in values) if values else None
+
+        lifetime = cache_lifetime(
+            cache_control=header(b"Cache-Control"),
+            expires=header(b"Expires"),
+            date=header(b"Date"),
+            age=header(b"Age"),
+            now=time.time(),
+            max_ttl=self.settings.cache_ttl,
+            min_ttl=self.settings.cache_min_ttl,
+        )
+        expires = time.monotonic() + lifetime.seconds
+        detail = f"HTTP {response.status}"
+        return SiteOutcome(kind, robots, detail, expires, tuple(chain), lifetime.source)
 
     async def _parsed(
         self, response: Response, request: Request | None, chain: Chain
@@ -314,8 +341,7 @@ class RobotsTxtFetcher:
         await _send_robots_parsed(
             self.crawler, RFC9309RobotParser.from_robots(robots), request or response.request
         )
-        expires = time.monotonic() + self.settings.cache_ttl
-        return SiteOutcome(Kind.PARSED, robots, f"HTTP {response.status}", expires, tuple(chain))
+        return self._answered(Kind.PARSED, robots, response, chain)
 
     def _decoded_body(self, response: Response) -> tuple[bytes, bool]:
         """The body to parse, decoded if compressed, and whether it was cut short.

@@ -77,6 +77,12 @@ def refuse_builtin_middleware(crawler: Crawler) -> None:
         )
 
 
+def _kept_for(outcome: SiteOutcome) -> str:
+    """``600 s (Cache-Control: max-age=600)``: how long an outcome is used, and why."""
+    seconds = max(0.0, outcome.expires_at - time.monotonic())
+    return f"{round(seconds):d} s ({outcome.lifetime})" if outcome.lifetime else f"{seconds:.0f} s"
+
+
 class _Fetch:
     """One site's robots.txt download in flight and the requests waiting on it."""
 
@@ -294,12 +300,19 @@ class RobotsTxtMiddleware:
             )
         elif outcome.kind is Kind.UNAVAILABLE:
             logger.debug(
-                "robots.txt unavailable (%s): %s; everything allowed (RFC 9309 2.3.1.3)",
+                "robots.txt unavailable (%s): %s; everything allowed (RFC 9309 2.3.1.3); kept %s",
                 outcome.detail,
                 source,
+                _kept_for(outcome),
             )
         elif outcome.kind is Kind.PARSED:
-            logger.debug("robots.txt parsed (%s): %s %r", outcome.detail, source, outcome.robots)
+            logger.debug(
+                "robots.txt parsed (%s): %s %r; kept %s",
+                outcome.detail,
+                source,
+                outcome.robots,
+                _kept_for(outcome),
+            )
 
     def _start_watchdog(self) -> None:
         if self._watchdog is None:

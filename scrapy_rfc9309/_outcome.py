@@ -73,7 +73,7 @@ _ALLOWED_BY_RULES = Decision(True, None, "allowed by robots.txt")
 class SiteOutcome:
     """The outcome of one site's robots.txt fetch, valid until ``expires_at``."""
 
-    __slots__ = ("chain", "detail", "expires_at", "kind", "robots")
+    __slots__ = ("chain", "detail", "expires_at", "kind", "lifetime", "robots")
 
     def __init__(
         self,
@@ -82,6 +82,7 @@ class SiteOutcome:
         detail: str,
         expires_at: float,
         chain: tuple[tuple[str, int | None], ...] = (),
+        lifetime: str = "",
     ):
         self.kind = kind
         #: the parsed file (``PARSED`` only); ``None`` when nothing in it can forbid
@@ -93,6 +94,9 @@ class SiteOutcome:
         #: status it answered (``None``: no response). More than one when
         #: redirected (RFC 9309 2.3.1.2).
         self.chain = chain
+        #: What set ``expires_at``: "Cache-Control: max-age=3600",
+        #: "ROBOTSTXT_CACHE_TTL (no cache directive)", ... (RFC 9309 2.4).
+        self.lifetime = sys.intern(lifetime)
 
     @property
     def source(self) -> str:
@@ -119,7 +123,7 @@ class SiteOutcome:
         if not isinstance(robots, RobotsTxt):
             return self
         kept = None if robots.allows_everything else CompactRobots(robots)
-        return SiteOutcome(self.kind, kept, self.detail, self.expires_at, self.chain)
+        return SiteOutcome(self.kind, kept, self.detail, self.expires_at, self.chain, self.lifetime)
 
     def decide(self, url: str, token: str, site: str) -> Decision:
         """Allowed or not, with the reason a user reads in logs and exceptions."""

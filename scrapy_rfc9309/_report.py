@@ -42,6 +42,7 @@ class SiteRecord:
         "dropped_at_close",
         "fetched_at",
         "fetches",
+        "lifetime",
         "outcome",
         "size",
         "status",
@@ -54,6 +55,7 @@ class SiteRecord:
         self.size: int | None = None
         self.fetched_at: float | None = None
         self.fetches = 0
+        self.lifetime: str | None = None
         self.allowed = 0
         self.dropped = 0
         self.dropped_at_close = 0
@@ -91,6 +93,7 @@ class CrawlReport:
         body = getattr(outcome.robots, "body", None)
         record.size = len(body) if isinstance(body, bytes) else None
         record.fetched_at = time.time() if now is None else now
+        record.lifetime = outcome.lifetime or None
 
     def decided(self, site: str, allowed: bool) -> None:
         """A request to ``site`` was let through or dropped after a check."""
@@ -127,6 +130,7 @@ class CrawlReport:
                     "size": record.size,
                     "fetched_at": _iso(record.fetched_at),
                     "fetches": record.fetches,
+                    "lifetime": record.lifetime,
                     "requests_allowed": record.allowed,
                     "requests_dropped": record.dropped + record.dropped_at_close,
                     "requests_dropped_at_close": record.dropped_at_close,

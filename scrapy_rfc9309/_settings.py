@@ -33,6 +33,9 @@ RFC_MIN_SIZE = 500 * 1024
 DEFAULT_CACHE_MAX_SITES = 10_000
 DEFAULT_CACHE_TTL = 86_400
 DEFAULT_UNREACHABLE_TTL = 600
+#: A robots.txt that asks not to be cached (``max-age=0``, ``no-cache``) is
+#: still used this long, so that it is not downloaded once per request.
+DEFAULT_CACHE_MIN_TTL = 600
 DEFAULT_CRAWL_DELAY_MAX = 60.0
 #: Upper bound on an honoured ``Retry-After`` of a 429 / 503 robots.txt.
 DEFAULT_RETRY_AFTER_MAX = 3600.0
@@ -106,6 +109,9 @@ class RobotsTxtSettings:
     auth_disallow: bool = False
     #: Upper bound in seconds on an honoured ``Retry-After``.
     retry_after_max: float = DEFAULT_RETRY_AFTER_MAX
+    #: Floor in seconds on a lifetime set by ``Cache-Control`` / ``Expires``
+    #: (never above ``cache_ttl``).
+    cache_min_ttl: float = DEFAULT_CACHE_MIN_TTL
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsTxtSettings:
@@ -139,6 +145,9 @@ class RobotsTxtSettings:
             auth_disallow=settings.getbool("ROBOTSTXT_AUTH_DISALLOW"),
             retry_after_max=_number(
                 settings, "ROBOTSTXT_RETRY_AFTER_MAX", DEFAULT_RETRY_AFTER_MAX, integer=False
+            ),
+            cache_min_ttl=_number(
+                settings, "ROBOTSTXT_CACHE_MIN_TTL", DEFAULT_CACHE_MIN_TTL, integer=False
             ),
         )
 

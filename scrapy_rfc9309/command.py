@@ -91,6 +91,7 @@ def explain_url(
         "group": [],
         "outcome": None,
         "detail": None,
+        "lifetime": None,
     }
     if outcome is None:
         answer["detail"] = error
@@ -98,6 +99,7 @@ def explain_url(
     answer["robots_txt"] = [{"url": u, "status": status} for u, status in outcome.chain]
     answer["outcome"] = outcome.kind.value
     answer["detail"] = outcome.detail
+    answer["lifetime"] = outcome.lifetime or None
     if outcome.kind in DISALLOW_ALL:
         answer["verdict"] = "disallowed"
         return answer
@@ -333,6 +335,8 @@ class RobotsTxtCommand(ScrapyCommand):
             return
         print(f"robots.txt:  {outcome.source}")
         print(f"outcome:     {outcome.kind.value} ({outcome.detail})")
+        if outcome.lifetime:
+            print(f"lifetime:    {outcome.lifetime}")
         if outcome.kind in DISALLOW_ALL:
             print(f"verdict:     DISALLOWED: {_WHOLE_SITE_VERDICTS[outcome.kind]}")
             return
