@@ -28,10 +28,12 @@ class DictPrefixes:
     """Patterns in a dict, probed at the lengths of the patterns that start
     like the path (its first two characters), longest first."""
 
-    __slots__ = ("_lengths_by_head", "_table")
+    __slots__ = ("_empty", "_lengths_by_head", "_table")
 
     def __init__(self, table: dict[str, RuleKey]) -> None:
         self._table = table
+        # The empty pattern (from "Disallow: *") is a prefix of every path.
+        self._empty = table.get("")
         by_head: dict[str, set[int]] = {}
         for pattern in table:
             by_head.setdefault(pattern[:_HEAD], set()).add(len(pattern))
@@ -49,7 +51,11 @@ class DictPrefixes:
                 if found is not None:
                     return found
         # Patterns shorter than the head (such as "/") are under their own head.
-        return table.get(path[:1]) if 1 in self._lengths_by_head.get(path[:1], ()) else None
+        if 1 in self._lengths_by_head.get(path[:1], ()):
+            found = table.get(path[:1])
+            if found is not None:
+                return found
+        return self._empty
 
 
 class SortedPrefixes:
@@ -92,8 +98,7 @@ class SortedPrefixes:
                 if mine != theirs:
                     break
                 common += 1
-            if common == 0:
-                return None
+            # No common octet: only the empty pattern, sorted first, can remain.
             query, high = query[:common], index
         return None
 

@@ -157,6 +157,12 @@ MATCHING = [
     param("disallow: /a$b", "/a$b", False, id="2.2.3-dollar-mid-pattern-is-literal"),
     param("disallow: /*", "/anything", False, id="2.2.3-star-alone"),
     param("disallow: /a**b", "/axxb", False, id="2.2.3-repeated-stars"),
+    param("disallow: *", "/anything", False, id="2.2.3-star-without-slash-matches-every-path"),
+    param("disallow: *", "/", False, id="2.2.3-star-without-slash-matches-root"),
+    param("disallow: /\nallow: *", "/x", True, id="2.2.2-allow-star-ties-slash-allow-wins"),
+    param("disallow: *\nallow: /a", "/a", True, id="2.2.2-star-is-one-octet-specific"),
+    param("allow: *\ndisallow: /a", "/a", False, id="2.2.2-longer-rule-beats-allow-star"),
+    param("disallow: *$", "/x", False, id="2.2.3-star-dollar-matches-every-path"),
     param("disallow: /a*\nallow: /ab", "/abc", True, id="2.2.2-final-star-counts-allow-wins-tie"),
     param("allow: /a*\ndisallow: /ab", "/abc", True, id="2.2.2-final-star-rule-wins-the-tie"),
     param("allow: /a\ndisallow: /a*", "/abc", False, id="2.2.2-final-star-is-one-octet-more"),
@@ -445,3 +451,24 @@ def test_2_2_2_denial_is_the_verdict_only_when_forbidden() -> None:
     assert robots.denial(url="/x/z", agent="a") == Verdict(False, 2, "disallow: /x")
     assert robots.denial(url="/x/y", agent="a") is None
     assert robots.denial(url="/other", agent="a") is None
+
+
+@pytest.mark.parametrize(
+    "filler",
+    [
+        param(0, id="2.2.3-disallow-star-few-rules"),
+        param(300, id="2.2.3-disallow-star-beside-hundreds-of-prefix-rules"),
+        param(20, id="2.2.3-disallow-star-beside-wildcard-rules"),
+    ],
+)
+def test_2_2_3_disallow_star_matches_every_path_whatever_the_index(filler: int) -> None:
+    """A ``*`` pattern with no prefix matches every path (RFC 9309 2.2.3), in
+    each prefix index and beside indexed wildcard rules."""
+    others = "".join(f"allow: /x{i}*\nallow: /y{i}\nallow: /*z{i}*q\n" for i in range(filler))
+    for star in ("disallow: *", "disallow: *\nallow: /keep"):
+        robots = RobotsTxt.parse("user-agent: *\n" + others + star + "\n")
+        for path in ("/", "/a", "/shop/item?x=1", "/%E3%83%84"):
+            verdict = robots.check(url=path, agent="ExampleBot")
+            assert not verdict.allowed and verdict.rule == "disallow: *", (filler, path)
+    robots = RobotsTxt.parse("user-agent: *\n" + others + "disallow: /\nallow: *\n")
+    assert robots.allowed(url="/a", agent="ExampleBot")
