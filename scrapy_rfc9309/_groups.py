@@ -74,6 +74,13 @@ def _agent_token(number: int, raw: bytes, warnings: Warnings) -> str:
     if value == WILDCARD_AGENT:
         return WILDCARD_AGENT
     token = product_token(value)
+    if len(token) > 1 and token.endswith(WILDCARD_AGENT):
+        # LENIENT(agent-glob): "Googlebot*" is a leftover glob; Google reads
+        # it as "Googlebot". Only the trailing star goes; matching stays exact.
+        token = token.rstrip(WILDCARD_AGENT)
+        if is_valid_token(token):
+            warnings.add(number, f"user-agent {value[:60]!r} read as product token {token!r}")
+            return token
     if not is_valid_token(token):
         warnings.add(number, f"user-agent {value[:60]!r} is not a product token")
     elif len(token) != len(value):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ._agent import product_token
+from ._agent import derive_product_token
 from ._encoding import canonical_path
 from ._groups import WILDCARD_AGENT, Group, Grouping, group_steps
 from ._lines import DEFAULT_MAX_SIZE, Warnings, directives, prepare, text_at
@@ -20,6 +20,7 @@ from ._steps import Steps, run_to_end
 __all__ = ["RobotsTxt", "Verdict", "Verdicts"]
 
 _URL_LIKE = re.compile(r"/|[A-Za-z][A-Za-z0-9+.-]*://")
+_PLAIN_TOKEN = re.compile(r"[A-Za-z0-9_.*-]+\Z")
 _ROBOTS_PATH = "/robots.txt"
 #: Distinct agent strings whose matcher a parsed file remembers.
 AGENT_CACHE_SIZE = 64
@@ -41,7 +42,11 @@ def _token(agent: str) -> str:
         raise TypeError(f"agent must be a str, not {type(agent).__name__}")
     if _URL_LIKE.match(agent):
         raise ValueError(f"agent {agent[:80]!r} looks like a URL; call check(url=..., agent=...)")
-    return product_token(agent)
+    if _PLAIN_TOKEN.match(agent):
+        return agent.lower()
+    # A whole User-Agent value: reduced as the middleware reduces the header
+    # (RFC 9309 2.2.1's "Mozilla/5.0 (compatible; ExampleBot/0.1; ...)").
+    return derive_product_token(agent).lower()
 
 
 class Verdicts:

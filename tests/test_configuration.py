@@ -31,7 +31,7 @@ PAGE = text("<html>page</html>", content_type=b"text/html")
         ("ROBOTSTXT_CACHE_MAX_SITES", 0),
         ("ROBOTSTXT_CRAWL_DELAY_MAX", float("nan")),
         ("ROBOTSTXT_USER_AGENT", "Example Bot/1.0"),
-        ("ROBOTSTXT_USER_AGENT", "bot2"),
+        ("ROBOTSTXT_USER_AGENT", "bot?"),
     ],
 )
 def test_invalid_settings_name_the_setting(name: str, value: Any) -> None:

@@ -472,3 +472,42 @@ def test_2_2_3_disallow_star_matches_every_path_whatever_the_index(filler: int) 
             assert not verdict.allowed and verdict.rule == "disallow: *", (filler, path)
     robots = RobotsTxt.parse("user-agent: *\n" + others + "disallow: /\nallow: *\n")
     assert robots.allowed(url="/a", agent="ExampleBot")
+
+
+@pytest.mark.parametrize(
+    ("line", "user_agent"),
+    [
+        param("MJ12bot", "MJ12bot/1.4.8 (http://mj12bot.com/)", id="2.2.1-product-name-keeps-digits"),
+        param("360Spider", "360Spider", id="2.2.1-product-name-may-start-with-digits"),
+        param(
+            "archive.org_bot",
+            "Mozilla/5.0 (compatible; archive.org_bot +http://archive.org/details/archive.org_bot)",
+            id="2.2.1-product-name-keeps-dots",
+        ),
+        param(
+            "ExampleBot",
+            "Mozilla/5.0 (compatible; ExampleBot/0.1; https://www.example.com/bot.html)",
+            id="2.2.1-rfc-example-user-agent-obeys-its-product",
+        ),
+        param("Scrapy", "Scrapy/2.19 (+https://scrapy.org)", id="2.2.1-scrapy-default-ua"),
+    ],
+)
+def test_2_2_1_one_product_name_rule_for_lines_and_user_agents(line: str, user_agent: str) -> None:
+    """A user-agent line and a whole User-Agent value reduce to the same name."""
+    from scrapy_rfc9309._agent import derive_product_token, product_token
+
+    robots = RobotsTxt.parse(f"user-agent: {line}\ndisallow: /own\nuser-agent: *\ndisallow: /\n")
+    assert not robots.allowed(url="/own", agent=user_agent)
+    assert robots.allowed(url="/other", agent=user_agent)
+    assert product_token(derive_product_token(user_agent)) == product_token(line)
+    assert robots.groups_for(user_agent)[0].agents[0][1] == line.lower()
+
+
+def test_2_2_1_derived_names_are_valid_tokens() -> None:
+    from scrapy_rfc9309._agent import derive_product_token, is_valid_token
+
+    assert derive_product_token("MJ12bot/1.4.8 (...)") == "MJ12bot"
+    assert derive_product_token("360Spider") == "360Spider"
+    assert derive_product_token("archive.org_bot") == "archive.org_bot"
+    assert all(is_valid_token(name) for name in ("MJ12bot", "360Spider", "archive.org_bot"))
+    assert not is_valid_token("bad token") and not is_valid_token("a/b") and not is_valid_token("")

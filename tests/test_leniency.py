@@ -43,6 +43,7 @@ LENIENT_CASES = [
         id="lenient-rule-without-slash",
     ),
     param(b"user-agent: ExampleBot/2.1\ndisallow: /x\n", "/x", False, 1, id="lenient-agent-suffix"),
+    param(b"user-agent: ExampleBot*\ndisallow: /x\n", "/x", False, 1, id="lenient-agent-glob"),
 ]
 
 
@@ -99,3 +100,17 @@ def test_unknown_and_broken_lines_are_warned_about() -> None:
 def test_rules_before_any_group_are_warned_about() -> None:
     robots = RobotsTxt.parse("disallow: /x\n")
     assert robots.warnings == ((1, "rule before any user-agent line ignored"),)
+
+
+def test_agent_glob_keeps_exact_matching() -> None:
+    """``Googlebot*`` governs ``Googlebot`` only (RFC 9309 2.2.1: exact match)."""
+    robots = RobotsTxt.parse(
+        "user-agent: Mediapartners-Google*\ndisallow: /ads\n"
+        "user-agent: Googlebot*\ndisallow: /g\nuser-agent: *\ndisallow: /all\n"
+    )
+    assert not robots.allowed(url="/g", agent="Googlebot")
+    assert robots.allowed(url="/all", agent="Googlebot")
+    assert not robots.allowed(url="/ads", agent="Mediapartners-Google")
+    assert robots.allowed(url="/g", agent="Googlebot-Image")
+    assert not robots.allowed(url="/all", agent="Googlebot-Image")
+    assert [line for line, _ in robots.warnings] == [1, 3]
