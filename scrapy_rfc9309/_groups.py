@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ._agent import is_valid_token, product_token
+from ._encoding import path_of
 from ._lines import Directive, Warnings, directive_at, printable
 from ._matcher import Rule
 from ._steps import STEP, Steps
@@ -100,11 +101,20 @@ def _crawl_delay(number: int, raw: bytes, warnings: Warnings) -> float | None:
     return None
 
 
+def _is_url(value: bytes) -> bool:
+    return value[:8].lower().startswith((b"http://", b"https://"))
+
+
 def _rule(key: str, value: bytes, number: int, offset: int) -> Rule:
     pattern = value.decode("utf-8", "surrogateescape")
     if pattern and not pattern.startswith(("/", "*")):
-        # LENIENT(rule-without-slash): "Disallow: private/" read as "/private/".
-        pattern = "/" + pattern
+        if _is_url(value):
+            # LENIENT(rule-url): "Disallow: https://www.example.com/shop/" means
+            # the path (and query) of that URL: "/shop/".
+            pattern = path_of(pattern)
+        else:
+            # LENIENT(rule-without-slash): "Disallow: private/" read as "/private/".
+            pattern = "/" + pattern
     return Rule(key == "allow", pattern, number, offset)
 
 
@@ -128,7 +138,11 @@ def group_steps(body: bytes, lines: Iterable[Directive], warnings: Warnings) -> 
             if value:
                 pattern_count += 1
                 if value[:1] not in (b"/", b"*"):
-                    warnings.add(number, f"rule {printable(value[:60])!r} does not start with '/'")
+                    if _is_url(value):
+                        message = f"rule {printable(value[:60])!r} is a URL: its path is used"
+                    else:
+                        message = f"rule {printable(value[:60])!r} does not start with '/'"
+                    warnings.add(number, message)
             current.rule_lines.append(number)
             current.rule_offsets.append(offset)
         elif key == "user-agent":

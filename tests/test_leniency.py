@@ -44,6 +44,13 @@ LENIENT_CASES = [
     ),
     param(b"user-agent: ExampleBot/2.1\ndisallow: /x\n", "/x", False, 1, id="lenient-agent-suffix"),
     param(b"user-agent: ExampleBot*\ndisallow: /x\n", "/x", False, 1, id="lenient-agent-glob"),
+    param(
+        b"user-agent: *\ndisallow: https://www.example.com/shop/\n",
+        "https://www.example.com/shop/item",
+        False,
+        2,
+        id="lenient-rule-url",
+    ),
 ]
 
 
@@ -114,3 +121,23 @@ def test_agent_glob_keeps_exact_matching() -> None:
     assert robots.allowed(url="/g", agent="Googlebot-Image")
     assert not robots.allowed(url="/all", agent="Googlebot-Image")
     assert [line for line, _ in robots.warnings] == [1, 3]
+
+
+@pytest.mark.parametrize(
+    ("rule", "url", "allowed"),
+    [
+        param("Disallow: https://www.example.com/shop/", "/shop/a", False, id="lenient-rule-url-path"),
+        param("Disallow: https://www.example.com/shop/", "/other", True, id="lenient-rule-url-only"),
+        param("Disallow: HTTP://example.com/a?b=1", "/a?b=1&c", False, id="lenient-rule-url-query"),
+        param("Disallow: http://example.com/*.pdf$", "/x/y.pdf", False, id="lenient-rule-url-glob"),
+        param("Disallow: http://example.com/*.pdf$", "/x/y.pdfx", True, id="lenient-rule-url-end"),
+        param("Disallow: https://example.com", "/anything", False, id="lenient-rule-url-root"),
+        param("Disallow: shop/", "/shop/a", False, id="lenient-rule-without-slash-kept"),
+    ],
+)
+def test_rules_written_as_urls_use_their_path(rule: str, url: str, allowed: bool) -> None:
+    robots = RobotsTxt.parse(f"user-agent: *\n{rule}\n")
+    assert robots.allowed(url=url, agent="ExampleBot") is allowed
+    assert robots.warnings[0][0] == 2
+    if not allowed:
+        assert robots.check(url=url, agent="ExampleBot").rule == rule
