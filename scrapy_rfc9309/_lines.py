@@ -32,6 +32,7 @@ __all__ = [
 DEFAULT_MAX_SIZE = 512_000
 
 _BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 _BLANKS = re.compile(rb"[ \t]+")  # RFC 9309 2.2 WS: space and tab only
 # A line with content: optional blanks, then the key up to a colon (captured),
 # then the value up to a comment or the line end (captured). Each step has one
@@ -125,6 +126,9 @@ def prepare(body: bytes, max_size: int, warnings: Warnings) -> tuple[bytes, bool
     truncated = len(body) > max_size
     if truncated:
         body = body[:max_size]
+    if body[:2] in _UTF16_BOMS:
+        body = _from_utf16(body, warnings)
+    if truncated:
         last_end = max(body.rfind(b"\n"), body.rfind(b"\r"))
         if last_end < len(body) - 1:
             # A cut rule could widen or narrow what it covers: drop, don't guess.
@@ -147,6 +151,19 @@ def prepare(body: bytes, max_size: int, warnings: Warnings) -> tuple[bytes, bool
     except UnicodeDecodeError:
         _warn_invalid_utf8(body, warnings)
     return body, truncated
+
+
+def _from_utf16(body: bytes, warnings: Warnings) -> bytes:
+    """A UTF-16 body with its byte order mark, as UTF-8 without it.
+
+    RFC 9309 2.3: the file MUST be UTF-8. The size limit was applied to the
+    octets read; an odd last octet becomes U+FFFD on a line that is then cut.
+    """
+    codec = _UTF16_BOMS[body[:2]]
+    # LENIENT(utf16-bom): a UTF-16 body (LE or BE) with a byte order mark is
+    # decoded; read as UTF-8, the mark hides the first line and NULs split the rest.
+    warnings.add(1, f"{codec.upper()} body with a byte order mark decoded as UTF-16")
+    return body[2:].decode(codec, "replace").encode("utf-8")
 
 
 def _warn_invalid_utf8(body: bytes, warnings: Warnings) -> None:

@@ -51,6 +51,20 @@ LENIENT_CASES = [
         2,
         id="lenient-rule-url",
     ),
+    param(
+        "\ufeffuser-agent: *\r\ndisallow: /x\r\n".encode("utf-16-le"),
+        "/x",
+        False,
+        1,
+        id="lenient-utf16-bom",
+    ),
+    param(
+        "\ufeffuser-agent: *\ndisallow: /x\n".encode("utf-16-be"),
+        "/x",
+        False,
+        1,
+        id="lenient-utf16-bom-be",
+    ),
 ]
 
 
@@ -141,3 +155,22 @@ def test_rules_written_as_urls_use_their_path(rule: str, url: str, allowed: bool
     assert robots.warnings[0][0] == 2
     if not allowed:
         assert robots.check(url=url, agent="ExampleBot").rule == rule
+
+
+@pytest.mark.parametrize("codec", [param("utf-16-le", id="LE"), param("utf-16-be", id="BE")])
+def test_lenient_utf16_bom_reads_every_line_and_non_ascii(codec: str) -> None:
+    text = "\ufeffUser-agent: *\nDisallow: /ツ\nAllow: /ツ/ok\nUser-agent: b\nDisallow: /b\n"
+    robots = RobotsTxt.parse(text.encode(codec))
+    assert not robots.allowed(url="/%E3%83%84/x", agent="ExampleBot")
+    assert robots.check(url="/ツ/ok", agent="ExampleBot") == (True, 3, "Allow: /ツ/ok")
+    assert not robots.allowed(url="/b", agent="b")
+    assert not robots.truncated
+
+
+def test_lenient_utf16_size_limit_counts_octets_read() -> None:
+    """RFC 9309 2.5: the limit applies to the octets read; a cut line is dropped."""
+    body = "\ufeffuser-agent: *\ndisallow: /a\ndisallow: /bbbbbb\n".encode("utf-16-le")
+    robots = RobotsTxt.parse(body, max_size=len(body) - 5)
+    assert robots.truncated
+    assert not robots.allowed(url="/a", agent="x")
+    assert robots.allowed(url="/bbbbbb", agent="x") and robots.allowed(url="/b", agent="x")
