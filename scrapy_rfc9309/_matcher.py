@@ -104,7 +104,7 @@ def _wildcard_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path
 
 def _literal(fragment: str) -> str:
     """A rule fragment in canonical form; ``%2A``/``%24`` become literal."""
-    return normalize(fragment).replace("%2A", "*").replace("%24", "$")
+    return normalize(fragment)
 
 
 def _compile_pattern(value: str) -> tuple[str, tuple[str, ...], bool, int]:

@@ -213,6 +213,14 @@ MATCHING = [
         id="2.2.3-percent-24-is-literal-dollar",
     ),
     param("disallow: /path/foo-%24", "/path/foo-", True, id="2.2.3-percent-24-not-an-anchor"),
+    param("disallow: /dollar%24", "/dollar%24", False, id="2.2.2-percent-24-rule-matches-itself"),
+    param("disallow: /dollar%24", "/dollar$", False, id="2.2.2-percent-24-rule-matches-dollar"),
+    param("disallow: /a$b", "/a%24b", False, id="2.2.2-literal-dollar-url-escaped-or-not"),
+    param("disallow: /a%2Ab", "/a%2ab", False, id="2.2.2-percent-2A-rule-matches-itself"),
+    param("disallow: /a%2Ab", "/a*b", False, id="2.2.2-percent-2A-rule-matches-star"),
+    param("disallow: /a%2Ab", "/axb", True, id="2.2.2-percent-2A-rule-is-no-wildcard"),
+    param("disallow: /*%24$", "/x%24", False, id="2.2.3-percent-24-then-anchor"),
+    param("disallow: /a%24$", "/a$x", True, id="2.2.3-percent-24-anchored"),
 ]
 
 
