@@ -105,13 +105,21 @@ def _is_url(value: bytes) -> bool:
     return value[:8].lower().startswith((b"http://", b"https://"))
 
 
+def _url_pattern(pattern: str) -> str:
+    """The path and query of a rule written as a URL; ``""`` (no rule) when it
+    names only a host (``Disallow: http://search.example.com/``): a robots.txt
+    governs its own host only, and that host may be another one."""
+    path = path_of(pattern)
+    return "" if path.rstrip("*$") == "/" else path
+
+
 def _rule(key: str, value: bytes, number: int, offset: int) -> Rule:
     pattern = value.decode("utf-8", "surrogateescape")
     if pattern and not pattern.startswith(("/", "*")):
         if _is_url(value):
             # LENIENT(rule-url): "Disallow: https://www.example.com/shop/" means
             # the path (and query) of that URL: "/shop/".
-            pattern = path_of(pattern)
+            pattern = _url_pattern(pattern)
         else:
             # LENIENT(rule-without-slash): "Disallow: private/" read as "/private/".
             pattern = "/" + pattern
@@ -140,6 +148,8 @@ def group_steps(body: bytes, lines: Iterable[Directive], warnings: Warnings) -> 
                 if value[:1] not in (b"/", b"*"):
                     if _is_url(value):
                         message = f"rule {printable(value[:60])!r} is a URL: its path is used"
+                        if not _url_pattern(value.decode("utf-8", "surrogateescape")):
+                            message = f"rule {printable(value[:60])!r} names a host: ignored"
                     else:
                         message = f"rule {printable(value[:60])!r} does not start with '/'"
                     warnings.add(number, message)

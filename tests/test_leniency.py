@@ -145,7 +145,9 @@ def test_agent_glob_keeps_exact_matching() -> None:
         param("Disallow: HTTP://example.com/a?b=1", "/a?b=1&c", False, id="lenient-rule-url-query"),
         param("Disallow: http://example.com/*.pdf$", "/x/y.pdf", False, id="lenient-rule-url-glob"),
         param("Disallow: http://example.com/*.pdf$", "/x/y.pdfx", True, id="lenient-rule-url-end"),
-        param("Disallow: https://example.com", "/anything", False, id="lenient-rule-url-root"),
+        param("Disallow: https://other.example.com", "/x", True, id="lenient-rule-url-host-only"),
+        param("Disallow: http://search.example.com/", "/", True, id="lenient-rule-url-host-root"),
+        param("Disallow: http://search.example.com/*", "/a", True, id="lenient-rule-url-host-star"),
         param("Disallow: shop/", "/shop/a", False, id="lenient-rule-without-slash-kept"),
     ],
 )
