@@ -116,13 +116,10 @@ def _url_pattern(pattern: str) -> str:
 def _rule(key: str, value: bytes, number: int, offset: int) -> Rule:
     pattern = value.decode("utf-8", "surrogateescape")
     if pattern and not pattern.startswith(("/", "*")):
-        if _is_url(value):
-            # LENIENT(rule-url): "Disallow: https://www.example.com/shop/" means
-            # the path (and query) of that URL: "/shop/".
-            pattern = _url_pattern(pattern)
-        else:
-            # LENIENT(rule-without-slash): "Disallow: private/" read as "/private/".
-            pattern = "/" + pattern
+        # LENIENT(rule-url): "Disallow: https://www.example.com/shop/" means the
+        # path (and query) of that URL, "/shop/". LENIENT(rule-without-slash):
+        # "Disallow: private/" read as "/private/".
+        pattern = _url_pattern(pattern) if _is_url(value) else "/" + pattern
     return Rule(key == "allow", pattern, number, offset)
 
 

@@ -485,7 +485,7 @@ def test_2_2_3_disallow_star_matches_every_path_whatever_the_index(filler: int) 
 @pytest.mark.parametrize(
     ("line", "user_agent"),
     [
-        param("MJ12bot", "MJ12bot/1.4.8 (http://mj12bot.com/)", id="2.2.1-product-name-keeps-digits"),
+        param("MJ12bot", "MJ12bot/1.4.8 (+http://mj12bot.com)", id="2.2.1-name-keeps-digits"),
         param("360Spider", "360Spider", id="2.2.1-product-name-may-start-with-digits"),
         param(
             "archive.org_bot",
