@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import zlib
 
+from ._lines import line_starts, line_text
 from ._matcher import AgentMatcher
 from ._robotstxt import AGENT_CACHE_SIZE, RobotsTxt, Verdicts
 from ._rulekey import MAX_BODY_SIZE
@@ -28,6 +29,10 @@ class CompactRobots(Verdicts):
 
     def _body(self) -> bytes:
         return zlib.decompress(self._compressed)
+
+    def _line_text(self, line: int) -> str:
+        body = self._body()
+        return line_text(body, line_starts(body)[line - 1])
 
     def matcher(self, agent: str) -> AgentMatcher:
         matcher = self._matchers.get(agent)

@@ -8,8 +8,9 @@ Crawl-delay and unknown lines never end a group nor a run of user-agent lines
 Groups are kept once, whatever the number of agents naming them: an index maps
 each product token to its groups, so 2,000 user-agent lines over 2,000 rules
 cost 2,000 index entries, not four million rule copies. A group keeps its
-rules as two integer arrays (line numbers, offsets into the body); the rules
-are read again only when a matcher is compiled.
+rules as an integer array of line numbers; the rules' values, read once while
+grouping, wait in :attr:`Grouping.pending` for the first matcher compiled,
+then are dropped (a later agent's rules are scanned again from the body).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from dataclasses import dataclass, field
 
 from ._agent import is_valid_token, product_token
 from ._encoding import path_of
-from ._lines import Directive, Warnings, directive_at, printable
+from ._lines import EXACT_KEYS, Warnings, printable, read_line, scan
 from ._matcher import Rule
-from ._steps import STEP, Steps
+from ._steps import Steps
 
 __all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_steps"]
 
@@ -32,12 +33,16 @@ WILDCARD_AGENT = "*"
 
 @dataclass(slots=True)
 class Group:
-    """One group: its user-agent lines as ``(line, token)`` and its records."""
+    """One group: its user-agent lines as ``(line, token)``, the line numbers
+    of its rules, and its Crawl-delay."""
 
     agents: list[tuple[int, str]] = field(default_factory=list)
     rule_lines: array[int] = field(default_factory=lambda: array("I"))
-    rule_offsets: array[int] = field(default_factory=lambda: array("I"))
     crawl_delay: float | None = None
+
+
+#: The rules of a file by line number: ``(allow, value)``.
+Pending = dict[int, tuple[bool, bytes]]
 
 
 @dataclass(slots=True)
@@ -50,6 +55,8 @@ class Grouping:
     sitemaps: tuple[str, ...]
     #: Rules with a pattern (an empty ``Disallow:`` matches nothing), in any group.
     pattern_count: int = 0
+    #: Every rule's value by line, until a caller drops it (:meth:`rules`).
+    pending: Pending | None = None
 
     def groups_for(self, token: str) -> list[Group]:
         """The groups that govern ``token`` (lower case), merged in file order.
@@ -63,11 +70,24 @@ class Grouping:
         return [self.groups[index] for index in indexes]
 
     def rules(self, groups: Iterable[Group]) -> Iterator[Rule]:
-        """The rules of ``groups``, read again from the body."""
+        """The rules of ``groups``; read from the body again once
+        :attr:`pending` was dropped."""
+        pending = self.pending
+        if pending is None:
+            pending = _rules_by_line(self.body)
         for group in groups:
-            for number, offset in zip(group.rule_lines, group.rule_offsets, strict=True):
-                key, value = directive_at(self.body, offset)
-                yield _rule(key, value, number, offset)
+            for number in group.rule_lines:
+                allow, value = pending[number]
+                yield _rule(allow, value, number)
+
+
+def _rules_by_line(body: bytes) -> Pending:
+    pending: Pending = {}
+    for number, line in enumerate(scan(body), 1):
+        read = read_line(line, number, None)
+        if read is not None and (read[0] == "disallow" or read[0] == "allow"):
+            pending[number] = (read[0] == "allow", read[1])
+    return pending
 
 
 def _agent_token(number: int, raw: bytes, warnings: Warnings) -> str:
@@ -113,63 +133,105 @@ def _url_pattern(pattern: str) -> str:
     return "" if path.rstrip("*$") == "/" else path
 
 
-def _rule(key: str, value: bytes, number: int, offset: int) -> Rule:
+def _rule(allow: bool, value: bytes, number: int) -> Rule:
     pattern = value.decode("utf-8", "surrogateescape")
     if pattern and not pattern.startswith(("/", "*")):
         # LENIENT(rule-url): "Disallow: https://www.example.com/shop/" means the
         # path (and query) of that URL, "/shop/". LENIENT(rule-without-slash):
         # "Disallow: private/" read as "/private/".
         pattern = _url_pattern(pattern) if _is_url(value) else "/" + pattern
-    return Rule(key == "allow", pattern, number, offset)
+    return Rule(allow, pattern, number)
 
 
-def group_steps(body: bytes, lines: Iterable[Directive], warnings: Warnings) -> Steps[Grouping]:
-    """Fold directive lines into groups (RFC 9309 2.1, 2.2.1, 2.2.4), in steps
-    of :data:`STEP` lines (see ``_steps``)."""
+#: Octets scanned between two steps (a few milliseconds at most).
+_CHUNK = 65_536
+
+
+def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
+    """Scan a prepared body and fold its lines into groups (RFC 9309 2.1,
+    2.2.1, 2.2.4), in steps of about :data:`_CHUNK` octets (see ``_steps``)."""
     groups: list[Group] = []
     by_token: dict[str, list[int]] = {}
     sitemaps: list[str] = []
+    pending: Pending = {}
     current: Group | None = None
     rules_started = False
     pattern_count = 0
-    for count, (number, offset, key, value) in enumerate(lines, 1):
-        if count % STEP == 0:
-            yield
-        if key == "disallow" or key == "allow":
-            if current is None:
-                warnings.add(number, "rule before any user-agent line ignored")
+    exact = _EXACT_RULE
+    number = 0
+    start, size = 0, len(body)
+    while start < size or number == 0:
+        end = body.find(b"\n", start + _CHUNK)
+        if end < 0:
+            end = size
+        for line in scan(body, start, end):
+            number += 1
+            raw_key, colon, value = line
+            if not raw_key:
                 continue
-            rules_started = True
-            if value:
-                pattern_count += 1
-                if value[:1] not in (b"/", b"*"):
-                    if _is_url(value):
-                        message = f"rule {printable(value[:60])!r} is a URL: its path is used"
-                        if not _url_pattern(value.decode("utf-8", "surrogateescape")):
-                            message = f"rule {printable(value[:60])!r} names a host: ignored"
-                    else:
-                        message = f"rule {printable(value[:60])!r} does not start with '/'"
-                    warnings.add(number, message)
-            current.rule_lines.append(number)
-            current.rule_offsets.append(offset)
-        elif key == "user-agent":
-            if current is None or rules_started:
-                current = Group()
-                groups.append(current)
-                rules_started = False
-            token = _agent_token(number, value, warnings)
-            current.agents.append((number, token))
-            if token:
-                indexes = by_token.setdefault(token, [])
-                if not indexes or indexes[-1] != len(groups) - 1:
-                    indexes.append(len(groups) - 1)
-        elif key == "sitemap":
-            if value:
-                sitemaps.append(value.decode("utf-8", "replace"))
-        elif key == "crawl-delay":
-            delay = _crawl_delay(number, value, warnings)
-            if current is None:
-                warnings.add(number, "crawl-delay before any user-agent line ignored")
-            elif delay is not None and current.crawl_delay is None:
-                current.crawl_delay = delay
-    return Grouping(body, groups, by_token, tuple(sitemaps), pattern_count)
+            allow = exact.get(raw_key) if colon else None
+            if allow is not None and current is not None:  # "Disallow: /x" in a group
+                value = value.strip(b" \t")
+                rules_started = True
+                current.rule_lines.append(number)
+                pending[number] = (allow, value)
+                if value:
+                    pattern_count += 1
+                    if value[:1] != b"/" and value[:1] != b"*":
+                        _warn_rule(number, value, warnings)
+                continue
+            read = read_line(line, number, warnings)
+            if read is None:
+                continue
+            key, value = read
+            if key == "disallow" or key == "allow":
+                if current is None:
+                    warnings.add(number, "rule before any user-agent line ignored")
+                    continue
+                rules_started = True
+                current.rule_lines.append(number)
+                pending[number] = (key == "allow", value)
+                if value:
+                    pattern_count += 1
+                    if value[:1] != b"/" and value[:1] != b"*":
+                        _warn_rule(number, value, warnings)
+            elif key == "user-agent":
+                if current is None or rules_started:
+                    current = Group()
+                    groups.append(current)
+                    rules_started = False
+                token = _agent_token(number, value, warnings)
+                current.agents.append((number, token))
+                if token:
+                    indexes = by_token.setdefault(token, [])
+                    if not indexes or indexes[-1] != len(groups) - 1:
+                        indexes.append(len(groups) - 1)
+            elif key == "sitemap":
+                if value:
+                    sitemaps.append(value.decode("utf-8", "replace"))
+            elif key == "crawl-delay":
+                delay = _crawl_delay(number, value, warnings)
+                if current is None:
+                    warnings.add(number, "crawl-delay before any user-agent line ignored")
+                elif delay is not None and current.crawl_delay is None:
+                    current.crawl_delay = delay
+        start = end + 1
+        if start < size:
+            yield
+    return Grouping(body, groups, by_token, tuple(sitemaps), pattern_count, pending)
+
+
+#: Rule keys as most files spell them: whether the rule allows.
+_EXACT_RULE = {
+    spelling: key == "allow" for spelling, key in EXACT_KEYS.items() if key in ("allow", "disallow")
+}
+
+
+def _warn_rule(number: int, value: bytes, warnings: Warnings) -> None:
+    if not _is_url(value):
+        message = f"rule {printable(value[:60])!r} does not start with '/'"
+    elif _url_pattern(value.decode("utf-8", "surrogateescape")):
+        message = f"rule {printable(value[:60])!r} is a URL: its path is used"
+    else:
+        message = f"rule {printable(value[:60])!r} names a host: ignored"
+    warnings.add(number, message)

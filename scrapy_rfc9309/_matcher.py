@@ -23,6 +23,7 @@ Cost of one check does not grow with the number of rules:
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable
@@ -41,12 +42,11 @@ _SCAN_LIMIT = 16
 
 
 class Rule(NamedTuple):
-    """One allow/disallow line: its pattern, line number and offset in the body."""
+    """One allow/disallow line: its pattern and line number."""
 
     allow: bool
     value: str
     line: int
-    offset: int
 
 
 class Verdict(NamedTuple):
@@ -67,7 +67,11 @@ _Key = RuleKey
 
 
 def _key(specificity: int, rule: Rule) -> _Key:
-    return pack(specificity, rule.allow, rule.line, rule.offset)
+    return pack(specificity, rule.allow, rule.line)
+
+
+# A rule that is already a canonical plain prefix: no escape, star or dollar.
+_PLAIN_CANONICAL = re.compile(r"/[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]]*")
 
 
 class _Wildcard(NamedTuple):
@@ -158,12 +162,20 @@ class AgentMatcher:
         exact: dict[str, _Key] = {}
         wildcards: list[_Wildcard] = []
         count = 0
+        simple = _PLAIN_CANONICAL.fullmatch
         for rule in rules:
-            if not rule.value:
+            value = rule.value
+            if not value:
                 continue  # RFC 9309 2.2.2: an empty pattern matches nothing
             count += 1
             if count % STEP == 0:
                 yield
+            if simple(value):  # most rules: "/private/", already canonical
+                key = pack(len(value), rule.allow, rule.line)
+                known = plain.get(value)
+                if known is None or key > known:
+                    plain[value] = key
+                continue
             prefix, pieces, anchored, specificity = _compile_pattern(rule.value)
             key = _key(specificity, rule)
             if "*" not in rule.value:

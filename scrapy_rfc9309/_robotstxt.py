@@ -8,13 +8,14 @@ per-agent matcher (``_matcher``), built on first use and kept.
 from __future__ import annotations
 
 import re
+from array import array
 
 from ._agent import derive_product_token
 from ._encoding import canonical_path
 from ._groups import WILDCARD_AGENT, Group, Grouping, group_steps
-from ._lines import DEFAULT_MAX_SIZE, Warnings, directives, prepare, text_at
+from ._lines import DEFAULT_MAX_SIZE, Warnings, line_starts, line_text, prepare
 from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Verdict
-from ._rulekey import MAX_BODY_SIZE, key_allows, key_line, key_offset
+from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
 from ._steps import Steps, run_to_end
 
 __all__ = ["RobotsTxt", "Verdict", "Verdicts"]
@@ -24,6 +25,8 @@ _PLAIN_TOKEN = re.compile(r"[A-Za-z0-9_.*-]+\Z")
 _ROBOTS_PATH = "/robots.txt"
 #: Distinct agent strings whose matcher a parsed file remembers.
 AGENT_CACHE_SIZE = 64
+# Bodies longer than this are prepared in a step of their own.
+_STEP_SIZE = 65_536
 
 
 def _as_bytes(body: bytes | str) -> bytes:
@@ -92,11 +95,14 @@ class Verdicts:
         rule = self._decide(url, agent)
         return None if rule is None or key_allows(rule) else self._verdict(rule)
 
+    def _line_text(self, line: int) -> str:
+        raise NotImplementedError
+
     def _verdict(self, rule: int | None) -> Verdict:
         if rule is None:
             return ALLOWED_BY_DEFAULT
-        text = text_at(self._body(), key_offset(rule))
-        return Verdict(key_allows(rule), key_line(rule), text)
+        line = key_line(rule)
+        return Verdict(key_allows(rule), line, self._line_text(line))
 
     def allowed(self, url: str, agent: str) -> bool:
         """``check(url=url, agent=agent).allowed``."""
@@ -114,10 +120,11 @@ class RobotsTxt(Verdicts):
     Verdict(allowed=False, line=2, rule='Disallow: /private')
     """
 
-    __slots__ = ("_grouping", "_matchers", "truncated", "warnings")
+    __slots__ = ("_grouping", "_line_starts", "_matchers", "truncated", "warnings")
 
     def __init__(self, grouping: Grouping, warnings: tuple[tuple[int, str], ...], truncated: bool):
         self._grouping = grouping
+        self._line_starts: array[int] | None = None
         self._matchers: dict[str, AgentMatcher] = {}
         #: Lint findings, ``(line, message)``: each lenient reading and each ignored line.
         self.warnings = warnings
@@ -147,8 +154,9 @@ class RobotsTxt(Verdicts):
             raise ValueError(f"max_size must be from 0 to {MAX_BODY_SIZE - 1}, got {max_size}")
         collector = Warnings()
         prepared, truncated = prepare(_as_bytes(body), max_size, collector)
-        yield
-        grouping = yield from group_steps(prepared, directives(prepared, collector), collector)
+        if len(prepared) > _STEP_SIZE:
+            yield
+        grouping = yield from group_steps(prepared, collector)
         robots = cls(grouping, tuple(collector.items), truncated)
         if agent is not None:
             yield from robots._compile_steps(agent)
@@ -161,6 +169,12 @@ class RobotsTxt(Verdicts):
 
     def _body(self) -> bytes:
         return self._grouping.body
+
+    def _line_text(self, line: int) -> str:
+        starts = self._line_starts
+        if starts is None:  # built on the first verdict that names a line
+            starts = self._line_starts = line_starts(self._grouping.body)
+        return line_text(self._grouping.body, starts[line - 1])
 
     def compiled_matchers(self) -> dict[str, AgentMatcher]:
         """The matchers compiled so far, by agent string and by product token."""
@@ -196,8 +210,12 @@ class RobotsTxt(Verdicts):
             token = WILDCARD_AGENT
         matcher = self._matchers.get(token)
         if matcher is None:
-            rules = self._grouping.rules(self._grouping.groups_for(token))
+            grouping = self._grouping
+            rules = grouping.rules(grouping.groups_for(token))
             matcher = yield from AgentMatcher.compile_steps(rules)
+            # The rules read while parsing served the first agent; a later
+            # one reads its rules from the body again, so none are kept.
+            grouping.pending = None
             self._matchers[token] = matcher
         if len(self._matchers) < AGENT_CACHE_SIZE:
             self._matchers[agent] = matcher

@@ -36,7 +36,7 @@ _LOW_MASK = (1 << _SPECIFICITY_SHIFT) - 1
 MAX_BODY_SIZE = 1 << _LINE_BITS
 
 
-def pack(specificity: int, allow: bool, line: int, offset: int) -> RuleKey:
+def pack(specificity: int, allow: bool, line: int, offset: int = 0) -> RuleKey:
     return (
         (specificity << _SPECIFICITY_SHIFT)
         | (allow << _ALLOW_BIT)
