@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._agent import is_valid_token, product_token
-from ._encoding import path_of
 from ._lines import EXACT_KEYS, Warnings, printable, read_line, scan
-from ._matcher import Rule
+from ._matcher import Rule, is_url, rule_pattern
 from ._steps import Steps
 
 __all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_steps"]
@@ -41,8 +40,8 @@ class Group:
     crawl_delay: float | None = None
 
 
-#: The rules of a file by line number: ``(allow, value)``.
-Pending = dict[int, tuple[bool, bytes]]
+#: The rules of a file by line number.
+Pending = dict[int, Rule]
 
 
 @dataclass(slots=True)
@@ -69,16 +68,13 @@ class Grouping:
             indexes = self.by_token.get(WILDCARD_AGENT, [])
         return [self.groups[index] for index in indexes]
 
-    def rules(self, groups: Iterable[Group]) -> Iterator[Rule]:
-        """The rules of ``groups``; read from the body again once
-        :attr:`pending` was dropped."""
+    def rules(self, groups: Iterable[Group]) -> list[Rule]:
+        """The rules of ``groups`` in file order of each group; read from the
+        body again once :attr:`pending` was dropped."""
         pending = self.pending
         if pending is None:
             pending = _rules_by_line(self.body)
-        for group in groups:
-            for number in group.rule_lines:
-                allow, value = pending[number]
-                yield _rule(allow, value, number)
+        return [pending[number] for group in groups for number in group.rule_lines]
 
 
 def _rules_by_line(body: bytes) -> Pending:
@@ -86,7 +82,7 @@ def _rules_by_line(body: bytes) -> Pending:
     for number, line in enumerate(scan(body), 1):
         read = read_line(line, number, None)
         if read is not None and (read[0] == "disallow" or read[0] == "allow"):
-            pending[number] = (read[0] == "allow", read[1])
+            pending[number] = (read[0] == "allow", read[1], number)
     return pending
 
 
@@ -121,28 +117,6 @@ def _crawl_delay(number: int, raw: bytes, warnings: Warnings) -> float | None:
     return None
 
 
-def _is_url(value: bytes) -> bool:
-    return value[:8].lower().startswith((b"http://", b"https://"))
-
-
-def _url_pattern(pattern: str) -> str:
-    """The path and query of a rule written as a URL; ``""`` (no rule) when it
-    names only a host (``Disallow: http://search.example.com/``): a robots.txt
-    governs its own host only, and that host may be another one."""
-    path = path_of(pattern)
-    return "" if path.rstrip("*$") == "/" else path
-
-
-def _rule(allow: bool, value: bytes, number: int) -> Rule:
-    pattern = value.decode("utf-8", "surrogateescape")
-    if pattern and not pattern.startswith(("/", "*")):
-        # LENIENT(rule-url): "Disallow: https://www.example.com/shop/" means the
-        # path (and query) of that URL, "/shop/". LENIENT(rule-without-slash):
-        # "Disallow: private/" read as "/private/".
-        pattern = _url_pattern(pattern) if _is_url(value) else "/" + pattern
-    return Rule(allow, pattern, number)
-
-
 #: Octets scanned between two steps (a few milliseconds at most).
 _CHUNK = 65_536
 
@@ -174,10 +148,10 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
                 value = value.strip(b" \t")
                 rules_started = True
                 current.rule_lines.append(number)
-                pending[number] = (allow, value)
+                pending[number] = (allow, value, number)
                 if value:
                     pattern_count += 1
-                    if value[:1] != b"/" and value[:1] != b"*":
+                    if value[0] != 47 and value[0] != 42:  # neither "/" nor "*"
                         _warn_rule(number, value, warnings)
                 continue
             read = read_line(line, number, warnings)
@@ -190,10 +164,10 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
                     continue
                 rules_started = True
                 current.rule_lines.append(number)
-                pending[number] = (key == "allow", value)
+                pending[number] = (key == "allow", value, number)
                 if value:
                     pattern_count += 1
-                    if value[:1] != b"/" and value[:1] != b"*":
+                    if value[0] != 47 and value[0] != 42:  # neither "/" nor "*"
                         _warn_rule(number, value, warnings)
             elif key == "user-agent":
                 if current is None or rules_started:
@@ -228,9 +202,9 @@ _EXACT_RULE = {
 
 
 def _warn_rule(number: int, value: bytes, warnings: Warnings) -> None:
-    if not _is_url(value):
+    if not is_url(value):
         message = f"rule {printable(value[:60])!r} does not start with '/'"
-    elif _url_pattern(value.decode("utf-8", "surrogateescape")):
+    elif rule_pattern(value) != "/":
         message = f"rule {printable(value[:60])!r} is a URL: its path is used"
     else:
         message = f"rule {printable(value[:60])!r} names a host: ignored"

@@ -25,28 +25,48 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections import Counter
 from collections.abc import Iterable
+from itertools import islice
 from typing import NamedTuple
 
-from ._encoding import normalize
-from ._prefixes import DictPrefixes, SortedPrefixes, prefix_index
+from ._encoding import normalize, path_of
+from ._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes, prefix_index
 from ._rulekey import RuleKey, pack
 from ._steps import STEP, Steps, run_to_end
 
-__all__ = ["AgentMatcher", "Rule", "Verdict"]
+__all__ = ["AgentMatcher", "Rule", "Verdict", "is_url", "rule_pattern"]
 
 _GRAM = 3
 # Up to this many wildcard rules, a best-first scan beats probing an index.
 _SCAN_LIMIT = 16
 
 
-class Rule(NamedTuple):
-    """One allow/disallow line: its pattern and line number."""
+#: One allow/disallow line as read: allow, its value as written, its line.
+Rule = tuple[bool, bytes, int]
 
-    allow: bool
-    value: str
-    line: int
+
+def is_url(value: bytes) -> bool:
+    """Whether a rule's value is written as an http(s) URL."""
+    return value[:8].lower().startswith((b"http://", b"https://"))
+
+
+def rule_pattern(value: bytes) -> str:
+    """The pattern a rule's value stands for, before normalisation.
+
+    A URL that names only a host (``Disallow: http://search.example.com/``)
+    stands for ``"/"`` here and is dropped by the compiler: a robots.txt
+    governs its own host only, and that host may be another one.
+    """
+    pattern = value.decode("utf-8", "surrogateescape")
+    if pattern and not pattern.startswith(("/", "*")):
+        if is_url(value):
+            # LENIENT(rule-url): "Disallow: https://www.example.com/shop/" means
+            # the path (and query) of that URL, "/shop/".
+            path = path_of(pattern)
+            return "/" if path.rstrip("*$") == "/" else path
+        # LENIENT(rule-without-slash): "Disallow: private/" read as "/private/".
+        return "/" + pattern
+    return pattern
 
 
 class Verdict(NamedTuple):
@@ -66,12 +86,8 @@ ALLOWED_BY_DEFAULT = Verdict(True)
 _Key = RuleKey
 
 
-def _key(specificity: int, rule: Rule) -> _Key:
-    return pack(specificity, rule.allow, rule.line)
-
-
 # A rule that is already a canonical plain prefix: no escape, star or dollar.
-_PLAIN_CANONICAL = re.compile(r"/[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]]*")
+_PLAIN_CANONICAL = re.compile(rb"/[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]]*")
 
 
 class _Wildcard(NamedTuple):
@@ -124,6 +140,55 @@ def _compile_pattern(value: str) -> tuple[str, tuple[str, ...], bool, int]:
     return parts[0], pieces, anchored, specificity
 
 
+class _Tables:
+    """Rules sorted by kind while compiling: prefix tables and wildcards."""
+
+    __slots__ = ("count", "exact", "plain", "starred", "wildcards")
+
+    def __init__(self) -> None:
+        self.plain: dict[str, _Key] = {}
+        self.starred: dict[str, _Key] = {}
+        self.exact: dict[str, _Key] = {}
+        self.wildcards: list[_Wildcard] = []
+        self.count = 0
+
+    def add(self, rules: Iterable[Rule]) -> int:
+        """Add ``rules``; return how many were read."""
+        plain, starred, exact = self.plain, self.starred, self.exact
+        simple = _PLAIN_CANONICAL.fullmatch
+        read = 0
+        for allow, raw, line in rules:
+            read += 1
+            if not raw:
+                continue  # RFC 9309 2.2.2: an empty pattern matches nothing
+            if simple(raw):  # most rules: "/private/", already canonical
+                self.count += 1
+                value = raw.decode("ascii")
+                key = pack(len(value), allow, line)
+                known = plain.get(value)
+                if known is None or key > known:
+                    plain[value] = key
+                continue
+            value = rule_pattern(raw)
+            if value == "/" and raw[0] != 47:
+                continue  # a URL naming a host (see rule_pattern)
+            self.count += 1
+            prefix, pieces, anchored, specificity = _compile_pattern(value)
+            key = pack(specificity, allow, line)
+            if "*" not in value:
+                table = exact if anchored else plain
+            elif not pieces and not anchored and specificity == len(prefix) + 1:
+                table = starred  # "/private*": a prefix, one octet more specific
+            else:
+                needle = max(pieces, key=len, default="")
+                self.wildcards.append(_Wildcard(key, prefix, pieces, anchored, needle))
+                continue
+            known = table.get(prefix)
+            if known is None or key > known:
+                table[prefix] = key
+        return read
+
+
 class AgentMatcher:
     """The rules that apply to one product token, compiled for fast checks."""
 
@@ -134,71 +199,49 @@ class AgentMatcher:
         "_prefix_index",
         "_prefix_lengths",
         "_scan",
+        "_short_index",
         "_starred",
         "rule_count",
     )
-    _plain: DictPrefixes | SortedPrefixes
-    _starred: DictPrefixes | SortedPrefixes | None
+    _plain: FewPrefixes | DictPrefixes | SortedPrefixes
+    _starred: FewPrefixes | DictPrefixes | SortedPrefixes | None
     _exact: dict[str, _Key]
     _scan: list[_Wildcard] | None
     _prefix_index: dict[str, list[_Wildcard]]
     _gram_index: dict[str, list[_Wildcard]]
+    _short_index: dict[str, list[_Wildcard]]
     _prefix_lengths: list[int]
     rule_count: int
 
     def __init__(self, rules: Iterable[Rule]) -> None:
-        run_to_end(self._compile_steps(rules))
+        tables = _Tables()
+        tables.add(rules)
+        run_to_end(self._finish(tables))
 
     @classmethod
     def compile_steps(cls, rules: Iterable[Rule]) -> Steps[AgentMatcher]:
         """Compile ``rules`` in steps of :data:`STEP` rules (see ``_steps``)."""
         matcher = cls.__new__(cls)
-        yield from matcher._compile_steps(rules)
+        tables = _Tables()
+        iterator = iter(rules)
+        while tables.add(islice(iterator, STEP)) == STEP:
+            yield
+        yield from matcher._finish(tables)
         return matcher
 
-    def _compile_steps(self, rules: Iterable[Rule]) -> Steps[None]:
-        plain: dict[str, _Key] = {}
-        starred: dict[str, _Key] = {}
-        exact: dict[str, _Key] = {}
-        wildcards: list[_Wildcard] = []
-        count = 0
-        simple = _PLAIN_CANONICAL.fullmatch
-        for rule in rules:
-            value = rule.value
-            if not value:
-                continue  # RFC 9309 2.2.2: an empty pattern matches nothing
-            count += 1
-            if count % STEP == 0:
-                yield
-            if simple(value):  # most rules: "/private/", already canonical
-                key = pack(len(value), rule.allow, rule.line)
-                known = plain.get(value)
-                if known is None or key > known:
-                    plain[value] = key
-                continue
-            prefix, pieces, anchored, specificity = _compile_pattern(rule.value)
-            key = _key(specificity, rule)
-            if "*" not in rule.value:
-                table = exact if anchored else plain
-            elif not pieces and not anchored and specificity == len(prefix) + 1:
-                table = starred  # "/private*": a prefix, one octet more specific
-            else:
-                needle = max(pieces, key=len, default="")
-                wildcards.append(_Wildcard(key, prefix, pieces, anchored, needle))
-                continue
-            known = table.get(prefix)
-            if known is None or key > known:
-                table[prefix] = key
-        self.rule_count = count
-        self._plain = prefix_index(plain)
-        self._starred = prefix_index(starred, bonus=1) if starred else None
-        self._exact = exact
+    def _finish(self, tables: _Tables) -> Steps[None]:
+        wildcards = tables.wildcards
+        self.rule_count = tables.count
+        self._plain = prefix_index(tables.plain)
+        self._starred = prefix_index(tables.starred, bonus=1) if tables.starred else None
+        self._exact = tables.exact
         if len(wildcards) <= _SCAN_LIMIT:
             self._scan = sorted(wildcards, reverse=True)
-            self._prefix_index, self._gram_index = {}, {}
+            self._prefix_index, self._gram_index, self._short_index = {}, {}, {}
         else:
             self._scan = None
-            self._prefix_index, self._gram_index = yield from _index_wildcards(wildcards)
+            indexes = yield from _index_wildcards(wildcards)
+            self._prefix_index, self._gram_index, self._short_index = indexes
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
 
     def decide(self, path: str) -> _Key | None:
@@ -218,7 +261,7 @@ class AgentMatcher:
                 best = found
         if self._scan is not None:
             scan = self._scan  # few wildcards: best first, stop when beaten
-        elif self._prefix_index or self._gram_index:
+        elif self._prefix_index or self._gram_index or self._short_index:
             scan = self._candidates(path)
         else:
             return best
@@ -244,32 +287,41 @@ class AgentMatcher:
         else:
             for gram in {path[i : i + _GRAM] for i in range(len(path) - _GRAM + 1)}:
                 found.extend(grams.get(gram, ()))
+        shorts = self._short_index
+        if len(shorts) < 2 * len(path):
+            for piece, bucket in shorts.items():
+                if piece in path:
+                    found.extend(bucket)
+        elif shorts:
+            pieces = {path[i : i + size] for size in (1, 2) for i in range(len(path) - size + 1)}
+            for piece in pieces:
+                found.extend(shorts.get(piece, ()))
         found.sort(reverse=True)
         return found
 
 
 def _index_wildcards(
     wildcards: list[_Wildcard],
-) -> Steps[tuple[dict[str, list[_Wildcard]], dict[str, list[_Wildcard]]]]:
-    """Index wildcard rules by their rarest 3-gram, else by literal prefix."""
-    frequency: Counter[str] = Counter()
-    rule_grams: list[set[str]] = []
+) -> Steps[tuple[dict[str, list[_Wildcard]], ...]]:
+    """Index wildcard rules so that a check tries only those that can match.
+
+    A rule with a literal prefix beyond ``/`` goes under that prefix; else
+    under the last 3 octets of its longest piece (a path it matches contains
+    them); else under that piece when it is one or two octets long (such
+    pieces are few: 2-octet strings of what real paths use); else, with no
+    piece at all, under its prefix. O(1) per rule.
+    """
+    by_prefix: dict[str, list[_Wildcard]] = {}
+    by_gram: dict[str, list[_Wildcard]] = {}
+    by_short: dict[str, list[_Wildcard]] = {}
     for count, wildcard in enumerate(wildcards, 1):
         if count % STEP == 0:
             yield
-        grams = {
-            piece[i : i + _GRAM] for piece in wildcard.pieces for i in range(len(piece) - _GRAM + 1)
-        }
-        rule_grams.append(grams)
-        frequency.update(grams)
-    by_prefix: dict[str, list[_Wildcard]] = {}
-    by_gram: dict[str, list[_Wildcard]] = {}
-    for count, (wildcard, grams) in enumerate(zip(wildcards, rule_grams, strict=True), 1):
-        if count % STEP == 0:
-            yield
-        if grams:
-            rarest = min(sorted(grams), key=frequency.__getitem__)
-            by_gram.setdefault(rarest, []).append(wildcard)
-        else:
+        needle = wildcard.needle
+        if len(wildcard.prefix) > 1 or not needle:
             by_prefix.setdefault(wildcard.prefix, []).append(wildcard)
-    return by_prefix, by_gram
+        elif len(needle) >= _GRAM:
+            by_gram.setdefault(needle[-_GRAM:], []).append(wildcard)
+        else:
+            by_short.setdefault(needle, []).append(wildcard)
+    return by_prefix, by_gram, by_short

@@ -1,8 +1,9 @@
 """Longest plain-prefix match over many patterns (RFC 9309 2.2.2). Pure.
 
-Two indexes with one method, :meth:`longest`, both independent of the number
+Three indexes with one method, :meth:`longest`, both independent of the number
 of patterns in their cost per check:
 
+* :class:`FewPrefixes`: up to :data:`FEW` patterns tried longest first;
 * :class:`DictPrefixes`: a dict probed at the distinct lengths of the
   patterns that start like the path; the fastest, about 150 bytes per pattern;
 * :class:`SortedPrefixes`: the patterns sorted in one string, found with
@@ -17,11 +18,34 @@ from bisect import bisect_right
 
 from ._rulekey import RuleKey, low_bits, with_specificity
 
-__all__ = ["DictPrefixes", "SortedPrefixes", "prefix_index"]
+__all__ = ["DictPrefixes", "FewPrefixes", "SortedPrefixes", "prefix_index"]
 
 #: From this many plain patterns on, the compact index is used.
 SORTED_FROM = 256
+#: Up to this many, patterns are tried one by one.
+FEW = 6
 _HEAD = 2
+
+
+class FewPrefixes:
+    """A few patterns, tried longest first: the cheapest to build, and as
+    fast to search as the dict for up to :data:`FEW` patterns."""
+
+    __slots__ = ("_patterns",)
+
+    def __init__(self, table: dict[str, RuleKey]) -> None:
+        self._patterns = sorted(table.items(), key=_longest_first)
+
+    def longest(self, path: str) -> RuleKey | None:
+        """The key of the longest pattern that is a prefix of ``path``."""
+        for pattern, key in self._patterns:
+            if path.startswith(pattern):
+                return key
+        return None
+
+
+def _longest_first(item: tuple[str, RuleKey]) -> int:
+    return -len(item[0])
 
 
 class DictPrefixes:
@@ -103,12 +127,16 @@ class SortedPrefixes:
         return None
 
 
-def prefix_index(table: dict[str, RuleKey], bonus: int = 0) -> DictPrefixes | SortedPrefixes:
+def prefix_index(
+    table: dict[str, RuleKey], bonus: int = 0
+) -> FewPrefixes | DictPrefixes | SortedPrefixes:
     """The index that suits ``table``'s size.
 
     Every key's specificity must be its pattern's length plus ``bonus``, so
     that the longest pattern is also the most specific.
     """
+    if len(table) <= FEW:
+        return FewPrefixes(table)
     if len(table) >= SORTED_FROM:
         return SortedPrefixes(table, bonus)
     return DictPrefixes(table)

@@ -14,7 +14,7 @@ from ._agent import derive_product_token
 from ._encoding import canonical_path
 from ._groups import WILDCARD_AGENT, Group, Grouping, group_steps
 from ._lines import DEFAULT_MAX_SIZE, Warnings, line_starts, line_text, prepare
-from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Verdict
+from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
 from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
 from ._steps import Steps, run_to_end
 
@@ -201,25 +201,41 @@ class RobotsTxt(Verdicts):
         """The compiled rules for ``agent``; built once per distinct group set."""
         matcher = self._matchers.get(agent)
         if matcher is None:
-            matcher = run_to_end(self._compile_steps(agent))
+            token = self._group_token(agent)
+            matcher = self._matchers.get(token)
+            if matcher is None:
+                matcher = self._compiled(token, AgentMatcher(self._rules(token)))
+            self._remember(agent, matcher)
         return matcher
 
     def _compile_steps(self, agent: str) -> Steps[AgentMatcher]:
-        token = _token(agent)
-        if token not in self._grouping.by_token:
-            token = WILDCARD_AGENT
+        token = self._group_token(agent)
         matcher = self._matchers.get(token)
         if matcher is None:
-            grouping = self._grouping
-            rules = grouping.rules(grouping.groups_for(token))
-            matcher = yield from AgentMatcher.compile_steps(rules)
-            # The rules read while parsing served the first agent; a later
-            # one reads its rules from the body again, so none are kept.
-            grouping.pending = None
-            self._matchers[token] = matcher
+            matcher = yield from AgentMatcher.compile_steps(self._rules(token))
+            self._compiled(token, matcher)
+        self._remember(agent, matcher)
+        return matcher
+
+    def _group_token(self, agent: str) -> str:
+        """The token whose groups govern ``agent``: its own, or ``*``."""
+        token = _token(agent)
+        return token if token in self._grouping.by_token else WILDCARD_AGENT
+
+    def _rules(self, token: str) -> list[Rule]:
+        grouping = self._grouping
+        return grouping.rules(grouping.groups_for(token))
+
+    def _compiled(self, token: str, matcher: AgentMatcher) -> AgentMatcher:
+        # The rules read while parsing served the first agent; a later one
+        # reads its rules from the body again, so none are kept.
+        self._grouping.pending = None
+        self._matchers[token] = matcher
+        return matcher
+
+    def _remember(self, agent: str, matcher: AgentMatcher) -> None:
         if len(self._matchers) < AGENT_CACHE_SIZE:
             self._matchers[agent] = matcher
-        return matcher
 
     def crawl_delay(self, agent: str) -> float | None:
         """The first valid ``Crawl-delay`` of ``agent``'s groups, in seconds.

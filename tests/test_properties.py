@@ -138,16 +138,19 @@ def test_2_2_2_hundreds_of_final_star_rules_agree_with_reference(
 def test_2_2_2_compact_prefix_index_agrees_with_the_dict(
     patterns: list[str], paths: list[str], bonus: int
 ) -> None:
-    from scrapy_rfc9309._prefixes import DictPrefixes, SortedPrefixes
+    from scrapy_rfc9309._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes
     from scrapy_rfc9309._rulekey import pack
 
     table = {
         pattern: pack(len(pattern) + bonus, i % 2 == 0, i + 1, i)
         for i, pattern in enumerate(patterns)
     }
-    fast, compact = DictPrefixes(table), SortedPrefixes(table, bonus)
+    fast, compact, few = DictPrefixes(table), SortedPrefixes(table, bonus), FewPrefixes(table)
     for path in paths:
-        assert fast.longest(path) == compact.longest(path), (table, path)
+        # The reference: every pattern tried, the longest prefix of the path wins.
+        matching = [pattern for pattern in table if path.startswith(pattern)]
+        expected = table[max(matching, key=len)] if matching else None
+        assert fast.longest(path) == compact.longest(path) == few.longest(path) == expected
 
 
 @given(
