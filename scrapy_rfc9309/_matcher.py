@@ -156,13 +156,13 @@ class _Tables:
         """Add ``rules``; return how many were read."""
         plain, starred, exact = self.plain, self.starred, self.exact
         simple = _PLAIN_CANONICAL.fullmatch
-        read = 0
+        read = simple_count = 0
         for allow, raw, line in rules:
             read += 1
             if not raw:
                 continue  # RFC 9309 2.2.2: an empty pattern matches nothing
             if simple(raw):  # most rules: "/private/", already canonical
-                self.count += 1
+                simple_count += 1
                 value = raw.decode("ascii")
                 key = pack(len(value), allow, line)
                 known = plain.get(value)
@@ -186,6 +186,7 @@ class _Tables:
             known = table.get(prefix)
             if known is None or key > known:
                 table[prefix] = key
+        self.count += simple_count
         return read
 
 

@@ -58,12 +58,12 @@ class DictPrefixes:
         self._table = table
         # The empty pattern (from "Disallow: *") is a prefix of every path.
         self._empty = table.get("")
-        by_head: dict[str, set[int]] = {}
-        for pattern in table:
-            by_head.setdefault(pattern[:_HEAD], set()).add(len(pattern))
-        self._lengths_by_head = {
-            head: sorted(lengths, reverse=True) for head, lengths in by_head.items()
-        }
+        by_head: dict[str, list[int]] = {}
+        for pattern in sorted(table, key=len, reverse=True):
+            lengths = by_head.setdefault(pattern[:_HEAD], [])
+            if not lengths or lengths[-1] != len(pattern):
+                lengths.append(len(pattern))
+        self._lengths_by_head = by_head
 
     def longest(self, path: str) -> RuleKey | None:
         """The key of the longest pattern that is a prefix of ``path``."""

@@ -37,12 +37,10 @@ MAX_BODY_SIZE = 1 << _LINE_BITS
 
 
 def pack(specificity: int, allow: bool, line: int, offset: int = 0) -> RuleKey:
+    # One shift of a sum: cheaper than or-ing three shifted big integers.
     return (
-        (specificity << _SPECIFICITY_SHIFT)
-        | (allow << _ALLOW_BIT)
-        | ((_LINE_MAX - line) << _OFFSET_BITS)
-        | offset
-    )
+        ((specificity << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _OFFSET_BITS
+    ) | offset
 
 
 def low_bits(key: RuleKey) -> int:
