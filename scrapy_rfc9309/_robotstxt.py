@@ -18,12 +18,13 @@ from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
 from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
 from ._steps import Steps, run_to_end
 
-__all__ = ["RobotsTxt", "Verdict", "Verdicts"]
+__all__ = ["RobotsTxt", "Verdict", "Verdicts", "agent_token"]
 
 _URL_LIKE = re.compile(r"/|[A-Za-z][A-Za-z0-9+.-]*://")
 _PLAIN_TOKEN = re.compile(r"[A-Za-z0-9_.*-]+\Z")
 _ROBOTS_PATH = "/robots.txt"
-#: Distinct agent strings whose matcher a parsed file remembers.
+#: Distinct agent strings whose matcher a parsed file remembers (tokens
+#: with groups are remembered however many there are).
 AGENT_CACHE_SIZE = 64
 # Bodies longer than this are prepared in a step of their own.
 _STEP_SIZE = 65_536
@@ -40,7 +41,8 @@ def _as_bytes(body: bytes | str) -> bytes:
     raise TypeError(f"robots.txt body must be bytes or str, not {type(body).__name__}")
 
 
-def _token(agent: str) -> str:
+def agent_token(agent: str) -> str:
+    """The product token ``agent`` stands for (RFC 9309 2.2.1), lower case."""
     if not isinstance(agent, str):
         raise TypeError(f"agent must be a str, not {type(agent).__name__}")
     if _URL_LIKE.match(agent):
@@ -60,9 +62,16 @@ class Verdicts:
     """
 
     __slots__ = ()
+    _by_agent: dict[str, AgentMatcher]
 
     def matcher(self, agent: str) -> AgentMatcher:
         raise NotImplementedError
+
+    def _remember(self, agent: str, matcher: AgentMatcher) -> None:
+        """Remember the matcher of up to :data:`AGENT_CACHE_SIZE` agent
+        strings, so a whole User-Agent value is reduced once."""
+        if len(self._by_agent) < AGENT_CACHE_SIZE:
+            self._by_agent[agent] = matcher
 
     def _body(self) -> bytes:
         raise NotImplementedError
@@ -120,12 +129,13 @@ class RobotsTxt(Verdicts):
     Verdict(allowed=False, line=2, rule='Disallow: /private')
     """
 
-    __slots__ = ("_grouping", "_line_starts", "_matchers", "truncated", "warnings")
+    __slots__ = ("_by_agent", "_by_token", "_grouping", "_line_starts", "truncated", "warnings")
 
     def __init__(self, grouping: Grouping, warnings: tuple[tuple[int, str], ...], truncated: bool):
         self._grouping = grouping
         self._line_starts: array[int] | None = None
-        self._matchers: dict[str, AgentMatcher] = {}
+        self._by_token: dict[str, AgentMatcher] = {}
+        self._by_agent: dict[str, AgentMatcher] = {}
         #: Lint findings, ``(line, message)``: each lenient reading and each ignored line.
         self.warnings = warnings
         #: Whether the body was longer than ``max_size`` and cut (RFC 9309 2.5).
@@ -177,8 +187,14 @@ class RobotsTxt(Verdicts):
         return line_text(self._grouping.body, starts[line - 1])
 
     def compiled_matchers(self) -> dict[str, AgentMatcher]:
-        """The matchers compiled so far, by agent string and by product token."""
-        return dict(self._matchers)
+        """The matchers compiled so far, by product token (``*``: the
+        fallback shared by every token without a group of its own)."""
+        return dict(self._by_token)
+
+    @property
+    def tokens(self) -> frozenset[str]:
+        """The product tokens that have groups of their own (lower case)."""
+        return frozenset(self._grouping.by_token)
 
     @property
     def sitemaps(self) -> tuple[str, ...]:
@@ -195,14 +211,15 @@ class RobotsTxt(Verdicts):
 
     def groups_for(self, agent: str) -> list[Group]:
         """The groups that govern ``agent`` (RFC 9309 2.2.1), in file order."""
-        return self._grouping.groups_for(_token(agent))
+        return self._grouping.groups_for(agent_token(agent))
 
     def matcher(self, agent: str) -> AgentMatcher:
-        """The compiled rules for ``agent``; built once per distinct group set."""
-        matcher = self._matchers.get(agent)
+        """The compiled rules for ``agent``; built once per token with groups
+        (RFC 9309 2.2.1), every other token sharing the ``*`` group's."""
+        matcher = self._by_agent.get(agent)
         if matcher is None:
             token = self._group_token(agent)
-            matcher = self._matchers.get(token)
+            matcher = self._by_token.get(token)
             if matcher is None:
                 matcher = self._compiled(token, AgentMatcher(self._rules(token)))
             self._remember(agent, matcher)
@@ -210,7 +227,7 @@ class RobotsTxt(Verdicts):
 
     def _compile_steps(self, agent: str) -> Steps[AgentMatcher]:
         token = self._group_token(agent)
-        matcher = self._matchers.get(token)
+        matcher = self._by_token.get(token)
         if matcher is None:
             matcher = yield from AgentMatcher.compile_steps(self._rules(token))
             self._compiled(token, matcher)
@@ -219,7 +236,7 @@ class RobotsTxt(Verdicts):
 
     def _group_token(self, agent: str) -> str:
         """The token whose groups govern ``agent``: its own, or ``*``."""
-        token = _token(agent)
+        token = agent_token(agent)
         return token if token in self._grouping.by_token else WILDCARD_AGENT
 
     def _rules(self, token: str) -> list[Rule]:
@@ -230,12 +247,8 @@ class RobotsTxt(Verdicts):
         # The rules read while parsing served the first agent; a later one
         # reads its rules from the body again, so none are kept.
         self._grouping.pending = None
-        self._matchers[token] = matcher
+        self._by_token[token] = matcher
         return matcher
-
-    def _remember(self, agent: str, matcher: AgentMatcher) -> None:
-        if len(self._matchers) < AGENT_CACHE_SIZE:
-            self._matchers[agent] = matcher
 
     def crawl_delay(self, agent: str) -> float | None:
         """The first valid ``Crawl-delay`` of ``agent``'s groups, in seconds.
