@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterable
+from heapq import merge
 from itertools import islice
 from typing import NamedTuple
 
@@ -86,6 +87,10 @@ ALLOWED_BY_DEFAULT = Verdict(True)
 _Key = RuleKey
 
 
+# A rule already in canonical form, stars and dollars included.
+_GLOB_CANONICAL = re.compile(rb"[/*][A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*")
+# A pattern already in canonical form, stars and dollars included.
+_CANONICAL_GLOB = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*")
 # A rule that is already a canonical plain prefix: no escape, star or dollar.
 _PLAIN_CANONICAL = re.compile(rb"/[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]]*")
 
@@ -100,6 +105,18 @@ class _Wildcard(NamedTuple):
     pieces: tuple[str, ...]
     anchored: bool
     needle: str
+
+
+class _Lazy(NamedTuple):
+    """A wildcard rule indexed but not yet split into pieces: most of a big
+    file's wildcard rules are never a candidate, so they are compiled on the
+    first check that tries them (then kept)."""
+
+    key: _Key
+    pattern: bytes
+
+
+_Entry = _Wildcard | _Lazy
 
 
 def _wildcard_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path: str) -> bool:
@@ -132,8 +149,12 @@ def _compile_pattern(value: str) -> tuple[str, tuple[str, ...], bool, int]:
     anchored = value.endswith("$")
     if anchored:
         value = value[:-1]
-    parts = [_literal(part) for part in value.split("*")]
-    specificity = sum(len(part) for part in parts) + (len(parts) - 1) + anchored
+    if _CANONICAL_GLOB.fullmatch(value):  # no escape to normalise: the common case
+        parts = value.split("*")
+        specificity = len(value) + anchored
+    else:
+        parts = [_literal(part) for part in value.split("*")]
+        specificity = sum(len(part) for part in parts) + (len(parts) - 1) + anchored
     pieces = tuple(part for part in parts[1:] if part)
     if anchored and len(parts) > 1 and not parts[-1]:
         pieces += ("",)  # "/a*$": the star reaches the end, which always holds
@@ -143,19 +164,20 @@ def _compile_pattern(value: str) -> tuple[str, tuple[str, ...], bool, int]:
 class _Tables:
     """Rules sorted by kind while compiling: prefix tables and wildcards."""
 
-    __slots__ = ("count", "exact", "plain", "starred", "wildcards")
+    __slots__ = ("count", "exact", "lazy", "plain", "starred", "wildcards")
 
     def __init__(self) -> None:
         self.plain: dict[str, _Key] = {}
         self.starred: dict[str, _Key] = {}
         self.exact: dict[str, _Key] = {}
         self.wildcards: list[_Wildcard] = []
+        self.lazy: list[_Lazy] = []
         self.count = 0
 
     def add(self, rules: Iterable[Rule]) -> int:
         """Add ``rules``; return how many were read."""
         plain, starred, exact = self.plain, self.starred, self.exact
-        simple = _PLAIN_CANONICAL.fullmatch
+        simple, glob = _PLAIN_CANONICAL.fullmatch, _GLOB_CANONICAL.fullmatch
         read = simple_count = 0
         for allow, raw, line in rules:
             read += 1
@@ -168,6 +190,12 @@ class _Tables:
                 known = plain.get(value)
                 if known is None or key > known:
                     plain[value] = key
+                continue
+            if glob(raw) and 0 <= raw.rfind(b"*") < len(raw) - 1 - raw.endswith(b"$"):
+                # Canonical, with a literal piece after its last star: its
+                # specificity is its length; split it only when tried.
+                self.count += 1
+                self.lazy.append(_Lazy(pack(len(raw), allow, line), raw))
                 continue
             value = rule_pattern(raw)
             if value == "/" and raw[0] != 47:
@@ -194,6 +222,7 @@ class AgentMatcher:
     """The rules that apply to one product token, compiled for fast checks."""
 
     __slots__ = (
+        "_compiled",
         "_exact",
         "_gram_index",
         "_plain",
@@ -208,9 +237,9 @@ class AgentMatcher:
     _starred: FewPrefixes | DictPrefixes | SortedPrefixes | None
     _exact: dict[str, _Key]
     _scan: list[_Wildcard] | None
-    _prefix_index: dict[str, list[_Wildcard]]
-    _gram_index: dict[str, list[_Wildcard]]
-    _short_index: dict[str, list[_Wildcard]]
+    _prefix_index: dict[str, list[_Entry]]
+    _gram_index: dict[str, list[_Entry]]
+    _short_index: dict[str, list[_Entry]]
     _prefix_lengths: list[int]
     rule_count: int
 
@@ -231,17 +260,21 @@ class AgentMatcher:
         return matcher
 
     def _finish(self, tables: _Tables) -> Steps[None]:
-        wildcards = tables.wildcards
+        wildcards, lazy = tables.wildcards, tables.lazy
+        if len(wildcards) + len(lazy) <= _SCAN_LIMIT:
+            wildcards += map(_compile_lazy, lazy)
+            lazy = []
+        self._compiled: dict[_Key, _Wildcard] = {}
         self.rule_count = tables.count
         self._plain = prefix_index(tables.plain)
         self._starred = prefix_index(tables.starred, bonus=1) if tables.starred else None
         self._exact = tables.exact
-        if len(wildcards) <= _SCAN_LIMIT:
+        if not lazy and len(wildcards) <= _SCAN_LIMIT:
             self._scan = sorted(wildcards, reverse=True)
             self._prefix_index, self._gram_index, self._short_index = {}, {}, {}
         else:
             self._scan = None
-            indexes = yield from _index_wildcards(wildcards)
+            indexes = yield from _index_wildcards(wildcards, lazy)
             self._prefix_index, self._gram_index, self._short_index = indexes
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
 
@@ -261,60 +294,76 @@ class AgentMatcher:
             if found is not None and (best is None or found > best):
                 best = found
         if self._scan is not None:
-            scan = self._scan  # few wildcards: best first, stop when beaten
+            scan: Iterable[_Entry] = self._scan  # few wildcards: best first, stop when beaten
         elif self._prefix_index or self._gram_index or self._short_index:
             scan = self._candidates(path)
         else:
             return best
         floor = -1 if best is None else best
-        for key, prefix, pieces, anchored, needle in scan:
-            if key < floor:
+        for entry in scan:
+            if entry.key < floor:
                 break
+            if isinstance(entry, _Lazy):
+                compiled = self._compiled.get(entry.key)
+                if compiled is None:
+                    compiled = self._compiled[entry.key] = _compile_lazy(entry)
+                entry = compiled
+            key, prefix, pieces, anchored, needle = entry
             if needle in path and _wildcard_matches(prefix, pieces, anchored, path):
                 return key
         return best
 
-    def _candidates(self, path: str) -> list[_Wildcard]:
-        """The indexed wildcard rules that could match ``path``, best first."""
-        found: list[_Wildcard] = []
+    def _candidates(self, path: str) -> Iterable[_Entry]:
+        """The indexed wildcard rules that could match ``path``, best first.
+
+        Each bucket is sorted best first when compiled; many candidates are
+        merged lazily, so a check that finds its rule early stops early.
+        """
+        buckets: list[list[_Entry]] = []
         lengths = self._prefix_lengths
+        prefixes = self._prefix_index
         for length in lengths[: bisect_right(lengths, len(path))]:
-            found.extend(self._prefix_index.get(path[:length], ()))
+            bucket = prefixes.get(path[:length])
+            if bucket:
+                buckets.append(bucket)
         grams = self._gram_index
         if len(grams) < len(path):
-            for gram, bucket in grams.items():
-                if gram in path:
-                    found.extend(bucket)
+            buckets.extend(bucket for gram, bucket in grams.items() if gram in path)
         else:
-            for gram in {path[i : i + _GRAM] for i in range(len(path) - _GRAM + 1)}:
-                found.extend(grams.get(gram, ()))
+            found = {path[i : i + _GRAM] for i in range(len(path) - _GRAM + 1)}
+            buckets.extend(grams[gram] for gram in found if gram in grams)
         shorts = self._short_index
         if len(shorts) < 2 * len(path):
-            for piece, bucket in shorts.items():
-                if piece in path:
-                    found.extend(bucket)
+            buckets.extend(bucket for piece, bucket in shorts.items() if piece in path)
         elif shorts:
-            pieces = {path[i : i + size] for size in (1, 2) for i in range(len(path) - size + 1)}
-            for piece in pieces:
-                found.extend(shorts.get(piece, ()))
-        found.sort(reverse=True)
-        return found
+            found = {path[i : i + size] for size in (1, 2) for i in range(len(path) - size + 1)}
+            buckets.extend(shorts[piece] for piece in found if piece in shorts)
+        if len(buckets) == 1:
+            return buckets[0]
+        if sum(len(bucket) for bucket in buckets) <= _SCAN_LIMIT * 4:
+            return sorted((rule for bucket in buckets for rule in bucket), reverse=True)
+        return merge(*buckets, reverse=True)
+
+
+def _compile_lazy(lazy: _Lazy) -> _Wildcard:
+    prefix, pieces, anchored, _ = _compile_pattern(lazy.pattern.decode("ascii"))
+    return _Wildcard(lazy.key, prefix, pieces, anchored, max(pieces, key=len, default=""))
 
 
 def _index_wildcards(
-    wildcards: list[_Wildcard],
-) -> Steps[tuple[dict[str, list[_Wildcard]], ...]]:
+    wildcards: list[_Wildcard], lazy: list[_Lazy]
+) -> Steps[tuple[dict[str, list[_Entry]], ...]]:
     """Index wildcard rules so that a check tries only those that can match.
 
     A rule with a literal prefix beyond ``/`` goes under that prefix; else
-    under the last 3 octets of its longest piece (a path it matches contains
-    them); else under that piece when it is one or two octets long (such
-    pieces are few: 2-octet strings of what real paths use); else, with no
-    piece at all, under its prefix. O(1) per rule.
+    under the last 3 octets of its longest piece, which any path it
+    matches contains; else under that
+    piece when it is one or two octets long; else, with no piece at all,
+    under its prefix. O(1) per rule; each bucket is sorted best first.
     """
-    by_prefix: dict[str, list[_Wildcard]] = {}
-    by_gram: dict[str, list[_Wildcard]] = {}
-    by_short: dict[str, list[_Wildcard]] = {}
+    by_prefix: dict[str, list[_Entry]] = {}
+    by_gram: dict[str, list[_Entry]] = {}
+    by_short: dict[str, list[_Entry]] = {}
     for count, wildcard in enumerate(wildcards, 1):
         if count % STEP == 0:
             yield
@@ -325,4 +374,19 @@ def _index_wildcards(
             by_gram.setdefault(needle[-_GRAM:], []).append(wildcard)
         else:
             by_short.setdefault(needle, []).append(wildcard)
+    for count, entry in enumerate(lazy, 1):
+        if count % STEP == 0:
+            yield
+        parts = entry.pattern.decode("ascii").removesuffix("$").split("*")
+        if len(parts[0]) > 1:
+            by_prefix.setdefault(parts[0], []).append(entry)
+            continue
+        needle = max(parts, key=len)
+        if len(needle) >= _GRAM:
+            by_gram.setdefault(needle[-_GRAM:], []).append(entry)
+        else:
+            by_short.setdefault(needle, []).append(entry)
+    for index in (by_prefix, by_gram, by_short):
+        for bucket in index.values():
+            bucket.sort(reverse=True)
     return by_prefix, by_gram, by_short

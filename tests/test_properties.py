@@ -170,3 +170,25 @@ def test_2_2_2_canonical_path_fast_path_agrees_with_the_general_one(
     except ValueError:
         return  # neither a URL nor a path: refused either way
     assert canonical_path(url) == expected, url
+
+
+_SHORT_PIECES = st.builds(
+    lambda parts, anchored: "/" + "*".join(parts) + anchored,
+    st.lists(st.text(alphabet="ab/$", min_size=1, max_size=2), min_size=2, max_size=4),
+    st.sampled_from(["", "$"]),
+)
+
+
+@given(
+    wildcards=st.lists(st.tuples(st.booleans(), _SHORT_PIECES), min_size=17, max_size=200),
+    others=st.lists(st.tuples(st.booleans(), _PATTERN), max_size=10),
+    paths=st.lists(_LONG_PATH, max_size=8),
+)
+@settings(max_examples=100, deadline=None)
+def test_2_2_3_wildcards_with_one_or_two_octet_pieces_agree_with_the_plain_scan(
+    wildcards: list[tuple[bool, str]], others: list[tuple[bool, str]], paths: list[str]
+) -> None:
+    """Hostile files: rules such as ``/*a*b$`` whose literal pieces are too
+    short for a 3-octet index, indexed by piece and split on first use,
+    compared with the reference scan."""
+    _assert_agrees_with_reference(wildcards + others, paths)
