@@ -15,6 +15,7 @@ from ._encoding import canonical_path
 from ._groups import WILDCARD_AGENT, Group, Grouping, group_steps
 from ._lines import DEFAULT_MAX_SIZE, Warnings, line_starts, line_text, prepare
 from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
+from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
 from ._steps import Steps, run_to_end
 
@@ -80,7 +81,9 @@ class Verdicts:
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, not {type(url).__name__}")
         path = canonical_path(url)
-        matcher = self.matcher(agent)
+        matcher = self._by_agent.get(agent)
+        if matcher is None:
+            matcher = self.matcher(agent)
         if path == _ROBOTS_PATH:
             return None
         return matcher.decide(path)
@@ -116,7 +119,7 @@ class Verdicts:
     def allowed(self, url: str, agent: str) -> bool:
         """``check(url=url, agent=agent).allowed``."""
         rule = self._decide(url, agent)
-        return rule is None or key_allows(rule)
+        return rule is None or (rule >> _ALLOW_BIT) & 1 == 1
 
 
 class RobotsTxt(Verdicts):

@@ -12,6 +12,7 @@ specificity a key fits in 64 bits (``low_bits``), for ``array("Q")``.
 from __future__ import annotations
 
 __all__ = [
+    "ALLOW_BIT",
     "MAX_BODY_SIZE",
     "RuleKey",
     "key_allows",
@@ -27,6 +28,8 @@ RuleKey = int
 _OFFSET_BITS = 32
 _LINE_BITS = 31
 _ALLOW_BIT = _OFFSET_BITS + _LINE_BITS
+#: The bit that says a key's rule allows (for callers that test it inline).
+ALLOW_BIT = _ALLOW_BIT
 _SPECIFICITY_SHIFT = _ALLOW_BIT + 1
 _OFFSET_MAX = (1 << _OFFSET_BITS) - 1
 _LINE_MAX = (1 << _LINE_BITS) - 1
