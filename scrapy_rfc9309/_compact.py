@@ -11,12 +11,15 @@ from __future__ import annotations
 import zlib
 
 from ._groups import WILDCARD_AGENT
-from ._lines import line_starts, line_text
+from ._lines import line_start, line_text
 from ._matcher import AgentMatcher
 from ._robotstxt import RobotsTxt, Verdicts, agent_token
 from ._rulekey import MAX_BODY_SIZE
 
 __all__ = ["CompactRobots"]
+
+#: Deciding lines whose text a cached site remembers.
+_TEXTS_KEPT = 16
 
 
 class CompactRobots(Verdicts):
@@ -29,20 +32,27 @@ class CompactRobots(Verdicts):
     parse of the body (once per token, however many agent strings name it).
     """
 
-    __slots__ = ("_by_agent", "_by_token", "_compressed", "_tokens")
+    __slots__ = ("_by_agent", "_by_token", "_compressed", "_texts", "_tokens")
 
     def __init__(self, robots: RobotsTxt) -> None:
         self._compressed = zlib.compress(robots.body, 6)
         self._tokens = robots.tokens
         self._by_token = robots.compiled_matchers()
         self._by_agent: dict[str, AgentMatcher] = {}
+        self._texts: dict[int, str] = {}
 
     def _body(self) -> bytes:
         return zlib.decompress(self._compressed)
 
     def _line_text(self, line: int) -> str:
-        body = self._body()
-        return line_text(body, line_starts(body)[line - 1])
+        # A few rules drop most requests: their lines are remembered.
+        text = self._texts.get(line)
+        if text is None:
+            body = self._body()
+            text = line_text(body, line_start(body, line))
+            if len(self._texts) < _TEXTS_KEPT:
+                self._texts[line] = text
+        return text
 
     def matcher(self, agent: str) -> AgentMatcher:
         matcher = self._by_agent.get(agent)
