@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from itertools import accumulate
 
 from ._rulekey import RuleKey, low_bits, with_specificity
 
@@ -92,12 +93,10 @@ class SortedPrefixes:
         self._bonus = bonus
         patterns = sorted(table)
         self._blob = "".join(patterns)
-        starts = array("I", [0])
-        for pattern in patterns:
-            starts.append(starts[-1] + len(pattern))
-        self._starts = starts
+        self._starts = array("I", accumulate(map(len, patterns), initial=0))
         # The specificity follows from the pattern's length: kept once, in the blob.
-        self._lows = array("Q", (low_bits(table[pattern]) for pattern in patterns))
+        mask = low_bits(-1)
+        self._lows = array("Q", [table[pattern] & mask for pattern in patterns])
 
     def _pattern(self, index: int) -> str:
         return self._blob[self._starts[index] : self._starts[index + 1]]
