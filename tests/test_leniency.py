@@ -123,7 +123,7 @@ def test_rules_before_any_group_are_warned_about() -> None:
     assert robots.warnings == ((1, "rule before any user-agent line ignored"),)
 
 
-def test_agent_glob_keeps_exact_matching() -> None:
+def test_2_2_1_lenient_agent_glob_keeps_exact_matching() -> None:
     """``Googlebot*`` governs ``Googlebot`` only (RFC 9309 2.2.1: exact match)."""
     robots = RobotsTxt.parse(
         "user-agent: Mediapartners-Google*\ndisallow: /ads\n"
@@ -151,7 +151,9 @@ def test_agent_glob_keeps_exact_matching() -> None:
         param("Disallow: shop/", "/shop/a", False, id="lenient-rule-without-slash-kept"),
     ],
 )
-def test_rules_written_as_urls_use_their_path(rule: str, url: str, allowed: bool) -> None:
+def test_2_2_2_lenient_rules_written_as_urls_use_their_path(
+    rule: str, url: str, allowed: bool
+) -> None:
     robots = RobotsTxt.parse(f"user-agent: *\n{rule}\n")
     assert robots.allowed(url=url, agent="ExampleBot") is allowed
     assert robots.warnings[0][0] == 2
@@ -160,7 +162,7 @@ def test_rules_written_as_urls_use_their_path(rule: str, url: str, allowed: bool
 
 
 @pytest.mark.parametrize("codec", [param("utf-16-le", id="LE"), param("utf-16-be", id="BE")])
-def test_lenient_utf16_bom_reads_every_line_and_non_ascii(codec: str) -> None:
+def test_2_3_lenient_utf16_bom_reads_every_line_and_non_ascii(codec: str) -> None:
     text = "\ufeffUser-agent: *\nDisallow: /ツ\nAllow: /ツ/ok\nUser-agent: b\nDisallow: /b\n"
     robots = RobotsTxt.parse(text.encode(codec))
     assert not robots.allowed(url="/%E3%83%84/x", agent="ExampleBot")
@@ -169,7 +171,7 @@ def test_lenient_utf16_bom_reads_every_line_and_non_ascii(codec: str) -> None:
     assert not robots.truncated
 
 
-def test_lenient_utf16_size_limit_counts_octets_read() -> None:
+def test_2_5_lenient_utf16_size_limit_counts_octets_read() -> None:
     """RFC 9309 2.5: the limit applies to the octets read; a cut line is dropped."""
     body = "\ufeffuser-agent: *\ndisallow: /a\ndisallow: /bbbbbb\n".encode("utf-16-le")
     robots = RobotsTxt.parse(body, max_size=len(body) - 5)

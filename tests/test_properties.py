@@ -196,7 +196,7 @@ def test_2_2_3_wildcards_with_one_or_two_octet_pieces_agree_with_the_plain_scan(
 
 @given(body=st.binary(max_size=200).map(lambda b: b.replace(b"\r", b"")))
 @settings(max_examples=200, deadline=None)
-def test_a_line_found_alone_is_the_line_of_the_whole_index(body: bytes) -> None:
+def test_2_2_2_a_line_found_alone_is_the_line_of_the_whole_index(body: bytes) -> None:
     """Verdicts name their line (RFC 9309 2.2.2): found by number, one at a
     time (the site cache) or from the index of all lines (a parsed file)."""
     from scrapy_rfc9309._lines import line_start, line_starts
