@@ -5,20 +5,23 @@ octets in its (normalised) pattern; on a tie, ``allow`` wins. ``*`` matches
 any run of octets, a final ``$`` anchors the end; ``%2A`` and ``%24`` in a
 rule stand for a literal ``*`` and ``$``.
 
-Cost of one check does not grow with the number of rules:
+What one check costs:
 
-* plain-prefix rules live in a prefix index (``_prefixes``): a dict probed
-  once per distinct pattern length, or for thousands of rules one sorted
-  string searched with ``bisect``; rules that only add a final ``*``
-  (``/private*``) have a prefix index of their own, as they are one octet
-  more specific than their prefix;
+* plain-prefix rules live in a prefix index (``_prefixes``): a few tried
+  one by one, a dict probed once per distinct pattern length, or for
+  hundreds one sorted string searched with ``bisect``; the cost does not
+  grow with their number. Rules that only add a final ``*`` (``/private*``)
+  have a prefix index of their own, as they are one octet more specific;
 * ``$``-anchored rules without ``*`` are one dict probe on the whole path;
 * a few wildcard rules are tried most specific first, stopping as soon as
   none left can beat the best match; many are indexed by their literal
-  prefix or, when they have one, by their rarest 3-octet substring, so only
-  rules that can match are tried. A try starts with a substring test of
-  the rule's longest literal piece, which rejects nearly all paths; then
-  comes a left-to-right scan with ``str.find`` (linear, no backtracking).
+  prefix, by 3 octets of their longest piece, or by that piece when it is
+  only one or two octets long, so only rules that can match are tried, the
+  selected buckets merged best first. A try starts with a substring test of
+  the rule's longest piece; then comes a left-to-right scan with
+  ``str.find`` (linear, no backtracking). The cost grows with the number of
+  candidates: with many rules of one- or two-octet pieces most of them can
+  be; at worst every wildcard rule is tried once.
 """
 
 from __future__ import annotations
@@ -282,7 +285,7 @@ class AgentMatcher:
         """The deciding rule for a path in canonical form (see ``normalize``).
 
         ``None`` if no rule matches; else the compiled rule: see
-        :func:`key_allows`, :func:`key_line` and :func:`key_offset`.
+        :func:`key_allows` and :func:`key_line`.
         """
         best = self._plain.longest(path)
         if self._starred is not None:

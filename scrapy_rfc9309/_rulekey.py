@@ -3,9 +3,10 @@
 A compiled file then holds no per-rule object that the garbage collector
 must walk: full collections over a big crawl's heap were the longest reactor
 stalls. Bits, high to low: specificity (the pattern's length in octets),
-allow (bit 63), ``LINE_MAX - line`` (31 bits), the line's offset in the body
-(32 bits). Comparing two keys compares (specificity, allow wins a tie,
-earlier line first), so ``max`` picks the RFC 9309 2.2.2 winner. Below the
+allow (bit 63), ``LINE_MAX - line`` (31 bits), and 32 low bits for the
+caller's use (0 unless given). Comparing two keys compares (specificity,
+allow wins a tie, earlier line first), so ``max`` picks the RFC 9309 2.2.2
+winner. Below the
 specificity a key fits in 64 bits (``low_bits``), for ``array("Q")``.
 """
 
