@@ -16,6 +16,7 @@ then are dropped (a later agent's rules are scanned again from the body).
 from __future__ import annotations
 
 import math
+import re
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from ._steps import Steps
 __all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_steps"]
 
 WILDCARD_AGENT = "*"
+_PLAIN_NAME = re.compile(rb"[A-Za-z0-9_.-]+")
 
 
 @dataclass(slots=True)
@@ -87,6 +89,8 @@ def _rules_by_line(body: bytes) -> Pending:
 
 
 def _agent_token(number: int, raw: bytes, warnings: Warnings) -> str:
+    if _PLAIN_NAME.fullmatch(raw):  # most lines: "Googlebot", already one product name
+        return raw.decode("ascii").lower()
     value = raw.decode("utf-8", "replace")
     if value == WILDCARD_AGENT:
         return WILDCARD_AGENT

@@ -16,6 +16,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from itertools import accumulate
+from operator import itemgetter
 
 from ._rulekey import RuleKey, low_bits, with_specificity
 
@@ -35,7 +36,8 @@ class FewPrefixes:
     __slots__ = ("_patterns",)
 
     def __init__(self, table: dict[str, RuleKey]) -> None:
-        self._patterns = sorted(table.items(), key=_longest_first)
+        # A longer pattern has a larger key: key order is longest first.
+        self._patterns = sorted(table.items(), key=itemgetter(1), reverse=True)
 
     def longest(self, path: str) -> RuleKey | None:
         """The key of the longest pattern that is a prefix of ``path``."""
@@ -43,10 +45,6 @@ class FewPrefixes:
             if path.startswith(pattern):
                 return key
         return None
-
-
-def _longest_first(item: tuple[str, RuleKey]) -> int:
-    return -len(item[0])
 
 
 class DictPrefixes:
