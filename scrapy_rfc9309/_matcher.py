@@ -35,6 +35,9 @@ from typing import NamedTuple
 
 from ._encoding import normalize, path_of
 from ._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes, prefix_index
+from ._rulekey import LINE_BITS as _LINE_BITS
+from ._rulekey import LINE_MAX as _LINE_MAX
+from ._rulekey import OFFSET_BITS as _LOW_BITS
 from ._rulekey import RuleKey, pack
 from ._steps import STEP, Steps, run_to_end
 
@@ -189,7 +192,7 @@ class _Tables:
             if simple(raw):  # most rules: "/private/", already canonical
                 simple_count += 1
                 value = raw.decode("ascii")
-                key = pack(len(value), allow, line)
+                key = ((len(value) << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _LOW_BITS
                 known = plain.get(value)
                 if known is None or key > known:
                     plain[value] = key
@@ -244,12 +247,19 @@ class AgentMatcher:
     _gram_index: dict[str, list[_Entry]]
     _short_index: dict[str, list[_Entry]]
     _prefix_lengths: list[int]
+    _compiled: dict[_Key, _Wildcard]
     rule_count: int
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         tables = _Tables()
         tables.add(rules)
-        run_to_end(self._finish(tables))
+        if tables.wildcards or tables.lazy:
+            run_to_end(self._finish(tables))
+        else:  # most files: prefix rules only
+            self._set_prefixes(tables)
+            self._scan, self._compiled = [], {}
+            self._prefix_index = self._gram_index = self._short_index = {}
+            self._prefix_lengths = []
 
     @classmethod
     def compile_steps(cls, rules: Iterable[Rule]) -> Steps[AgentMatcher]:
@@ -267,11 +277,8 @@ class AgentMatcher:
         if len(wildcards) + len(lazy) <= _SCAN_LIMIT:
             wildcards += map(_compile_lazy, lazy)
             lazy = []
-        self._compiled: dict[_Key, _Wildcard] = {}
-        self.rule_count = tables.count
-        self._plain = prefix_index(tables.plain)
-        self._starred = prefix_index(tables.starred, bonus=1) if tables.starred else None
-        self._exact = tables.exact
+        self._compiled = {}
+        self._set_prefixes(tables)
         if not lazy and len(wildcards) <= _SCAN_LIMIT:
             self._scan = sorted(wildcards, reverse=True)
             self._prefix_index, self._gram_index, self._short_index = {}, {}, {}
@@ -280,6 +287,12 @@ class AgentMatcher:
             indexes = yield from _index_wildcards(wildcards, lazy)
             self._prefix_index, self._gram_index, self._short_index = indexes
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
+
+    def _set_prefixes(self, tables: _Tables) -> None:
+        self.rule_count = tables.count
+        self._plain = prefix_index(tables.plain)
+        self._starred = prefix_index(tables.starred, bonus=1) if tables.starred else None
+        self._exact = tables.exact
 
     def decide(self, path: str) -> _Key | None:
         """The deciding rule for a path in canonical form (see ``normalize``).

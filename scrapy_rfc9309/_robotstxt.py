@@ -55,6 +55,14 @@ def agent_token(agent: str) -> str:
     return derive_product_token(agent).lower()
 
 
+def _checked(max_size: int) -> int:
+    if not isinstance(max_size, int) or isinstance(max_size, bool):
+        raise ValueError(f"max_size must be an int, got {max_size!r}")
+    if not 0 <= max_size < MAX_BODY_SIZE:
+        raise ValueError(f"max_size must be from 0 to {MAX_BODY_SIZE - 1}, got {max_size}")
+    return max_size
+
+
 class Verdicts:
     """``check`` and ``allowed`` over compiled rules (RFC 9309 2.2.2).
 
@@ -150,7 +158,10 @@ class RobotsTxt(Verdicts):
 
         RFC 9309 2.5: ``max_size`` should be at least 500 KiB (512,000 bytes).
         """
-        return run_to_end(cls.parse_in_steps(body, max_size))
+        collector = Warnings()
+        prepared, truncated = prepare(_as_bytes(body), _checked(max_size), collector)
+        grouping = run_to_end(group_steps(prepared, collector))
+        return cls(grouping, tuple(collector.items), truncated)
 
     @classmethod
     def parse_in_steps(
@@ -161,12 +172,8 @@ class RobotsTxt(Verdicts):
         Lets a caller with an event loop parse a 500 KiB file in slices of a
         few milliseconds each.
         """
-        if not isinstance(max_size, int) or isinstance(max_size, bool):
-            raise ValueError(f"max_size must be an int, got {max_size!r}")
-        if not 0 <= max_size < MAX_BODY_SIZE:
-            raise ValueError(f"max_size must be from 0 to {MAX_BODY_SIZE - 1}, got {max_size}")
         collector = Warnings()
-        prepared, truncated = prepare(_as_bytes(body), max_size, collector)
+        prepared, truncated = prepare(_as_bytes(body), _checked(max_size), collector)
         if len(prepared) > _STEP_SIZE:
             yield
         grouping = yield from group_steps(prepared, collector)

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 __all__ = [
     "ALLOW_BIT",
+    "LINE_BITS",
+    "LINE_MAX",
     "MAX_BODY_SIZE",
+    "OFFSET_BITS",
     "RuleKey",
     "key_allows",
     "key_line",
@@ -29,12 +32,15 @@ RuleKey = int
 _OFFSET_BITS = 32
 _LINE_BITS = 31
 _ALLOW_BIT = _OFFSET_BITS + _LINE_BITS
-#: The bit that says a key's rule allows (for callers that test it inline).
-ALLOW_BIT = _ALLOW_BIT
 _SPECIFICITY_SHIFT = _ALLOW_BIT + 1
 _OFFSET_MAX = (1 << _OFFSET_BITS) - 1
 _LINE_MAX = (1 << _LINE_BITS) - 1
 _LOW_MASK = (1 << _SPECIFICITY_SHIFT) - 1
+#: The layout, for callers that pack or test keys inline (see :func:`pack`).
+ALLOW_BIT = _ALLOW_BIT
+LINE_BITS = _LINE_BITS
+LINE_MAX = _LINE_MAX
+OFFSET_BITS = _OFFSET_BITS
 
 #: The largest body a key can point into (its lines then fit in 31 bits too).
 MAX_BODY_SIZE = 1 << _LINE_BITS
