@@ -1,19 +1,26 @@
 """Parser benchmark: scrapy_rfc9309.RobotsTxt against Protego, in one run.
 
-Measures on the real-world corpus (``../shared/corpus``, or
-``$ROBOTSTXT_CORPUS``), alternating the two parsers over several rounds:
+Measured as a crawl pays it, on the real-world corpus (``../shared/corpus``,
+or ``$ROBOTSTXT_CORPUS``), each body cut at the 512,000 octets a crawl reads:
 
-* parse throughput (MB/s) over every corpus file;
-* ``allowed()`` throughput over the real URLs of ``urls/anubhav_bench``;
-* retained memory per parsed file (tracemalloc), after parsing and after one
-  check (our matcher is compiled on first use);
-* three hostile files: many agents in one group, 20,000 wildcard rules.
+* first decision per site: parse + compile for the agent + one check, against
+  Protego's parse + one ``can_fetch``; the median of the per-file ratios
+  (each file timed for both parsers in turn, best of the rounds), and the
+  ratio of the totals; GC on, then the same with GC off, shown apart;
+* checks, once compiled: the corpus' real URLs (``urls/anubhav_bench``) and
+  URLs derived from every file's own rules;
+* memory retained by a parsed file after one check (tracemalloc), its body
+  counted: each parser is given a fresh copy of the body to keep or drop;
+* hostile files: 20,000 wildcard rules (8-octet pieces; 1-2 octet pieces),
+  per check and parse + compile + 20 checks; 2,000 agents over 2,000 rules;
+  and the worst case we know for a check.
 
 Protego is given bodies decoded as Scrapy decodes them (``utf-8``, errors
 ignored), which is the work Scrapy does before calling it.
 
-Usage: ``python benchmarks/parser.py [--rounds N]``. Prints ratios (ours vs
-Protego, higher is better for us); no network.
+Usage: ``python benchmarks/parser.py [--rounds N]``. Prints ratios (how many
+times cheaper ours is than Protego: above 1 is better) and the goals; no
+network.
 """
 
 from __future__ import annotations
@@ -22,10 +29,13 @@ import argparse
 import gc
 import os
 import random
+import re
+import statistics
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from protego import Protego
@@ -36,26 +46,78 @@ CORPUS = Path(
     os.environ.get("ROBOTSTXT_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus")
 )
 AGENT = "ExampleBot"
+LIMIT = 512_000  # what a crawl reads (RFC 9309 2.5: at least 500 KiB)
+FIRST_URL = "https://www.example.com/some/page.html"
+GOALS = {"first": 3.0, "checks": 5.0, "memory": 0.4, "hostile": 20.0}
 
 
 def load_corpus() -> tuple[list[bytes], list[tuple[bytes, list[str]]]]:
     files = sorted(p for p in CORPUS.glob("*/*.txt") if p.parent.name != "urls")
-    bodies = [path.read_bytes() for path in files]
+    bodies = [path.read_bytes()[:LIMIT] for path in files]
     with_urls = []
     for url_file in sorted((CORPUS / "urls" / "anubhav_bench").glob("*.txt")):
         robots = CORPUS / "anubhav_bench" / url_file.name
         urls = [u for u in url_file.read_text(errors="replace").splitlines() if u.strip()]
         if robots.exists() and urls:
-            with_urls.append((robots.read_bytes(), urls))
+            with_urls.append((robots.read_bytes()[:LIMIT], urls))
     return bodies, with_urls
+
+
+_RULE = re.compile(rb"^[ \t]*(?:dis)?allow[ \t]*:[ \t]*(/[^#\s]*)", re.IGNORECASE | re.MULTILINE)
+
+
+def rule_urls(body: bytes, limit: int = 20) -> list[str]:
+    """URLs a file's own rules name: each rule's literal text, and one octet more."""
+    urls = []
+    for value in _RULE.findall(body)[:limit]:
+        path = value.decode("ascii", "ignore").rstrip("$").replace("*", "x")
+        urls += ["https://www.example.com" + path, "https://www.example.com" + path + "z"]
+    return urls or ["https://www.example.com/"]
 
 
 def protego_parse(body: bytes) -> Protego:
     return Protego.parse(body.decode("utf-8", errors="ignore"))
 
 
-def ours_parse(body: bytes) -> RobotsTxt:
-    return RobotsTxt.parse(body)
+def ours_first(body: bytes) -> bool:
+    return RobotsTxt.parse(body).allowed(url=FIRST_URL, agent=AGENT)
+
+
+def theirs_first(body: bytes) -> bool:
+    return bool(protego_parse(body).can_fetch(FIRST_URL, AGENT))
+
+
+@contextmanager
+def gc_off() -> Iterator[None]:
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def paired(
+    rounds: int,
+    items: list[object],
+    ours: Callable[[object], object],
+    theirs: Callable[[object], object],
+) -> tuple[float, float, float]:
+    """Per item, the best time of each parser over the rounds, the two taking
+    turns; returns (median of the per-item ratios, total ours, total theirs)."""
+    best_ours = [float("inf")] * len(items)
+    best_theirs = [float("inf")] * len(items)
+    clock = time.perf_counter
+    for _ in range(rounds):
+        for index, item in enumerate(items):
+            started = clock()
+            ours(item)
+            middle = clock()
+            theirs(item)
+            ended = clock()
+            best_ours[index] = min(best_ours[index], middle - started)
+            best_theirs[index] = min(best_theirs[index], ended - middle)
+    ratios = [t / o for o, t in zip(best_ours, best_theirs, strict=True) if o > 0]
+    return statistics.median(ratios), sum(best_ours), sum(best_theirs)
 
 
 def best_of(
@@ -65,7 +127,6 @@ def best_of(
     ours_times, theirs_times = [], []
     for _ in range(rounds):
         for call, times in ((ours, ours_times), (theirs, theirs_times)):
-            gc.collect()
             started = time.perf_counter()
             call()
             times.append(time.perf_counter() - started)
@@ -84,26 +145,222 @@ def retained_bytes(build: Callable[[], list[object]]) -> int:
     return after - before
 
 
-def report(name: str, ours: float, theirs: float, unit: str, higher_is_better: bool) -> None:
-    """One line: both figures and the ratio, where above 1 means ours is better."""
-    ratio = ours / theirs if higher_is_better else theirs / ours
+def line(name: str, ours: float, theirs: float, unit: str, ratio: float, goal: str = "") -> None:
     print(
-        f"{name:<44} ours {ours:>12,.1f} {unit:<10} "
-        f"protego {theirs:>12,.1f} {unit:<10} ratio {ratio:>7.2f}x"
+        f"{name:<46} ours {ours:>11,.1f} {unit:<9} protego {theirs:>11,.1f} {unit:<9} "
+        f"ratio {ratio:>8.2f}x {goal}"
     )
 
 
-def hostile_files() -> dict[str, bytes]:
+def verdict(ratio: float, goal: float, higher: bool = True) -> str:
+    met = ratio >= goal if higher else ratio <= goal
+    return f"(goal {'>=' if higher else '<='} {goal}: {'met' if met else 'NOT met'})"
+
+
+def first_decision(bodies: list[bytes], rounds: int) -> None:
+    items: list[object] = list(bodies)
+    ours_f: Callable[[object], object] = ours_first  # type: ignore[assignment]
+    theirs_f: Callable[[object], object] = theirs_first  # type: ignore[assignment]
+    median, ours_total, theirs_total = paired(rounds, items, ours_f, theirs_f)
+    count = len(bodies)
+    line(
+        "first decision per site, GC on (median)",
+        ours_total / count * 1e6,
+        theirs_total / count * 1e6,
+        "us/site",
+        median,
+        verdict(median, GOALS["first"]),
+    )
+    print(f"{'  ratio of the totals':<46} {theirs_total / ours_total:.2f}x")
+    with gc_off():
+        median, ours_total, theirs_total = paired(rounds, items, ours_f, theirs_f)
+    line(
+        "first decision per site, GC off (median)",
+        ours_total / count * 1e6,
+        theirs_total / count * 1e6,
+        "us/site",
+        median,
+    )
+    print(f"{'  ratio of the totals':<46} {theirs_total / ours_total:.2f}x")
+    for low, high in ((0, 1_000), (1_000, 10_000), (10_000, LIMIT + 1)):
+        chosen = [b for b in bodies if low <= len(b) < high]
+        median, ours_total, theirs_total = paired(rounds, list(chosen), ours_f, theirs_f)
+        line(
+            f"  files of {low:,} to {high - 1:,} octets ({len(chosen)})",
+            ours_total / len(chosen) * 1e6,
+            theirs_total / len(chosen) * 1e6,
+            "us/site",
+            median,
+        )
+
+
+def checks(name: str, sites: list[tuple[bytes, list[str]]], rounds: int) -> None:
+    ours_parsed = [(RobotsTxt.parse(b), urls) for b, urls in sites]
+    theirs_parsed = [(protego_parse(b), urls) for b, urls in sites]
+    for robots, urls in ours_parsed:  # compiled, as on a crawl's first request
+        robots.allowed(url=urls[0], agent=AGENT)
+    for parsed, urls in theirs_parsed:
+        parsed.can_fetch(urls[0], AGENT)
+
+    def ours_site(pair: object) -> None:
+        robots, urls = pair  # type: ignore[misc]
+        for url in urls:
+            robots.allowed(url=url, agent=AGENT)
+
+    def theirs_site(pair: object) -> None:
+        parsed, urls = pair  # type: ignore[misc]
+        for url in urls:
+            parsed.can_fetch(url, AGENT)
+
+    pairs = list(zip(ours_parsed, theirs_parsed, strict=True))
+    median, ours_total, theirs_total = paired(
+        rounds,
+        pairs,
+        lambda p: ours_site(p[0]),
+        lambda p: theirs_site(p[1]),  # type: ignore[index]
+    )
+    count = sum(len(urls) for _, urls in sites)
+    line(
+        f"checks: {name} (median per site)",
+        ours_total / count * 1e6,
+        theirs_total / count * 1e6,
+        "us/check",
+        median,
+        verdict(median, GOALS["checks"]),
+    )
+    print(f"{'  ratio of the totals':<46} {theirs_total / ours_total:.2f}x   ({count:,} URLs)")
+
+
+def memory(bodies: list[bytes]) -> None:
+    def ours_kept() -> list[object]:
+        kept = []
+        for body in bodies:
+            robots = RobotsTxt.parse(bytes(bytearray(body)))  # a fresh body to keep or drop
+            robots.allowed(url=FIRST_URL, agent=AGENT)
+            kept.append(robots)
+        return kept
+
+    def theirs_kept() -> list[object]:
+        kept = []
+        for body in bodies:
+            parsed = protego_parse(bytes(bytearray(body)))
+            parsed.can_fetch(FIRST_URL, AGENT)
+            kept.append(parsed)
+        return kept
+
+    def compact_kept() -> list[object]:
+        from scrapy_rfc9309._compact import CompactRobots
+
+        kept = []
+        for body in bodies:
+            robots = RobotsTxt.parse(bytes(bytearray(body)))
+            robots.allowed(url=FIRST_URL, agent=AGENT)
+            kept.append(None if robots.allows_everything else CompactRobots(robots))
+        return kept
+
+    theirs_kb = retained_bytes(theirs_kept) / len(bodies) / 1e3
+    for name, build, goal in (
+        ("memory after a check, body counted", ours_kept, True),
+        ("  the same as the site cache keeps it", compact_kept, False),
+    ):
+        ours_kb = retained_bytes(build) / len(bodies) / 1e3
+        share = ours_kb / theirs_kb
+        print(
+            f"{name:<46} ours {ours_kb:>11,.1f} KB/file   "
+            f"protego {theirs_kb:>11,.1f} KB/file   share {share:>8.2f}  "
+            + (verdict(share, GOALS["memory"], higher=False) if goal else "")
+        )
+
+
+def hostile_files() -> dict[str, tuple[bytes, list[str]]]:
     rng = random.Random(9309)
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+    def cut(text: str) -> bytes:
+        body = text.encode()[:LIMIT]
+        return body[: body.rfind(b"\n") + 1]
+
+    words = ["".join(rng.choice("abcdefghij") for _ in range(8)) for _ in range(25_000)]
+    long_pieces = cut("User-agent: *\n" + "".join(f"Disallow: /*{w}*.php$\n" for w in words))
+
+    def piece() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.choice((1, 2))))
+
+    short_rules = [
+        "/*" + "*".join(piece() for _ in range(rng.choice((2, 3, 4)))) + rng.choice(("", "$"))
+        for _ in range(25_000)
+    ]
+    short_pieces = cut("User-agent: *\n" + "".join(f"Disallow: {r}\n" for r in short_rules))
+    paths = [
+        "/"
+        + "/".join(
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(3, 10)))
+            for _ in range(rng.randint(2, 5))
+        )
+        + rng.choice(("", ".html", "?q=1"))
+        for _ in range(200)
+    ]
     names = ["".join(rng.choice("abcdefgh") for _ in range(10)) for _ in range(2000)]
     agents = "".join(f"User-agent: bot-{name}\n" for name in names)
     rules = "".join(f"Disallow: /p{i}/\n" for i in range(2000))
-    words = ["".join(rng.choice("abcdefghij") for _ in range(8)) for _ in range(20_000)]
-    wildcards = "User-agent: *\n" + "".join(f"Disallow: /*{w}*.php$\n" for w in words)
+    # Worst case we know for a check: every rule is a candidate (the path holds
+    # every 1-2 octet piece: a de Bruijn sequence) and each fails only at its
+    # anchored end.
+    worst_rules = [
+        "/*" + "*".join(piece() for _ in range(rng.choice((2, 3)))) + "$" for _ in range(25_000)
+    ]
+    worst = cut("User-agent: *\n" + "".join(f"Disallow: {r}\n" for r in worst_rules))
+    de_bruijn = "/" + "".join(a + b for a in alphabet for b in alphabet) + "~"
     return {
-        "2,000 agents x 2,000 rules": (agents + rules).encode(),
-        "20,000 wildcard rules": wildcards.encode()[:512_000],
+        "20,000 wildcard rules, 8-octet pieces": (long_pieces, paths),
+        "20,000 wildcard rules, 1-2 octet pieces": (short_pieces, paths),
+        "2,000 agents x 2,000 rules": ((agents + rules).encode(), paths),
+        "worst case: every rule a candidate": (worst, [de_bruijn] * 5),
     }
+
+
+def hostile(rounds: int) -> None:
+    for name, (body, paths) in hostile_files().items():
+        rules = body.count(b"\n") - 1
+        print(f"{name}: {len(body):,} octets, {rules:,} lines")
+
+        def ours_whole(b: bytes = body, p: list[str] = paths) -> None:
+            robots = RobotsTxt.parse(b)
+            for path in p[:20]:
+                robots.allowed(url=path, agent="bot")
+
+        def theirs_whole(b: bytes = body, p: list[str] = paths) -> None:
+            parsed = protego_parse(b)
+            for path in p[:20]:
+                parsed.can_fetch(path, "bot")
+
+        ours_t, theirs_t = best_of(rounds, ours_whole, theirs_whole)
+        goal = verdict(theirs_t / ours_t, GOALS["hostile"]) if "wildcard" in name else ""
+        line(
+            "  parse + compile + 20 checks",
+            ours_t * 1e3,
+            theirs_t * 1e3,
+            "ms",
+            theirs_t / ours_t,
+            goal,
+        )
+        ours_robots, theirs_robots = RobotsTxt.parse(body), protego_parse(body)
+        for path in paths[:20]:
+            ours_robots.allowed(url=path, agent="bot")
+        ours_t, theirs_t = best_of(
+            rounds,
+            lambda r=ours_robots, p=paths: [r.allowed(url=u, agent="bot") for u in p],
+            lambda r=theirs_robots, p=paths: [r.can_fetch(u, "bot") for u in p],
+        )
+        goal = verdict(theirs_t / ours_t, GOALS["hostile"]) if "wildcard" in name else ""
+        line(
+            "  check",
+            ours_t / len(paths) * 1e6,
+            theirs_t / len(paths) * 1e6,
+            "us/check",
+            theirs_t / ours_t,
+            goal,
+        )
 
 
 def main() -> int:
@@ -114,93 +371,26 @@ def main() -> int:
         print(f"corpus not found at {CORPUS}; set ROBOTSTXT_CORPUS", file=sys.stderr)
         return 2
     bodies, with_urls = load_corpus()
-    total_mb = sum(len(b) for b in bodies) / 1e6
     url_count = sum(len(urls) for _, urls in with_urls)
-    sites = len(with_urls)
-    print(f"corpus: {len(bodies)} files, {total_mb:.1f} MB; {sites} sites with {url_count} URLs")
-    print(f"python {sys.version.split()[0]}, rounds {args.rounds} (best of each)\n")
-
-    ours_t, theirs_t = best_of(
-        args.rounds,
-        lambda: [ours_parse(b) for b in bodies],
-        lambda: [protego_parse(b) for b in bodies],
+    print(
+        f"corpus: {len(bodies)} files, {sum(map(len, bodies)) / 1e6:.1f} MB read "
+        f"(each cut at {LIMIT:,} octets); {len(with_urls)} sites with {url_count} real URLs"
     )
-    report("parse throughput", total_mb / ours_t, total_mb / theirs_t, "MB/s", True)
-
-    ours_parsed = [(ours_parse(b), urls) for b, urls in with_urls]
-    theirs_parsed = [(protego_parse(b), urls) for b, urls in with_urls]
-    for robots, urls in ours_parsed:  # compile the matcher, as a crawl does on its first request
-        robots.allowed(url=urls[0], agent=AGENT)
-    for robots, urls in theirs_parsed:
-        robots.can_fetch(urls[0], AGENT)
-
-    def ours_checks() -> None:
-        for robots, urls in ours_parsed:
-            for url in urls:
-                robots.allowed(url=url, agent=AGENT)
-
-    def theirs_checks() -> None:
-        for robots, urls in theirs_parsed:
-            for url in urls:
-                robots.can_fetch(url, AGENT)
-
-    ours_t, theirs_t = best_of(args.rounds, ours_checks, theirs_checks)
-    report(
-        "allowed() throughput", url_count / ours_t / 1e3, url_count / theirs_t / 1e3, "k/s", True
-    )
-
-    agreements = sum(
-        ours.allowed(url=url, agent=AGENT) == theirs.can_fetch(url, AGENT)
-        for (ours, urls), (theirs, _) in zip(ours_parsed, theirs_parsed, strict=True)
-        for url in urls
-    )
-    print(f"{'(verdicts equal to Protego on real URLs)':<44} {agreements / url_count:.2%}")
-
-    def ours_kept() -> list[object]:
-        return [ours_parse(b) for b in bodies]
-
-    def ours_kept_compiled() -> list[object]:
-        kept = [ours_parse(b) for b in bodies]
-        for robots in kept:
-            robots.allowed(url="/", agent=AGENT)
-        return kept
-
-    def theirs_kept() -> list[object]:
-        kept = [protego_parse(b) for b in bodies]
-        for robots in kept:
-            robots.can_fetch("/", AGENT)
-        return kept
-
-    def theirs_kept_parsed() -> list[object]:
-        return [protego_parse(b) for b in bodies]
-
-    def per_file_kb(build: Callable[[], list[object]]) -> float:
-        return retained_bytes(build) / len(bodies) / 1e3
-
-    ours_kb, theirs_kb = per_file_kb(ours_kept), per_file_kb(theirs_kept_parsed)
-    report("retained memory per file (parsed)", ours_kb, theirs_kb, "KB", False)
-    ours_kb, theirs_kb = per_file_kb(ours_kept_compiled), per_file_kb(theirs_kept)
-    report("retained memory per file (after a check)", ours_kb, theirs_kb, "KB", False)
-
+    print(f"python {sys.version.split()[0]}, rounds {args.rounds} (best of each), GC on\n")
+    first_decision(bodies, args.rounds)
     print()
-    urls = [f"/p{i}/{'abcdefgh'[i % 8]}x.php" for i in range(200)]
-    for name, body in hostile_files().items():
-        ours_t, theirs_t = best_of(1, lambda b=body: ours_parse(b), lambda b=body: protego_parse(b))
-        report(f"hostile parse: {name}", ours_t * 1e3, theirs_t * 1e3, "ms", False)
-        ours_robots, theirs_robots = ours_parse(body), protego_parse(body)
-        ours_robots.allowed(url="/", agent="bot")
-        ours_t, theirs_t = best_of(
-            1,
-            lambda r=ours_robots: [r.allowed(url=u, agent="bot") for u in urls],
-            lambda r=theirs_robots: [r.can_fetch(u, "bot") for u in urls],
+    checks("real URLs", with_urls, args.rounds)
+    checks("URLs from each file's rules", [(b, rule_urls(b)) for b in bodies], args.rounds)
+    agreements = 0
+    for body, urls in with_urls:
+        ours, theirs = RobotsTxt.parse(body), protego_parse(body)
+        agreements += sum(
+            ours.allowed(url=url, agent=AGENT) == theirs.can_fetch(url, AGENT) for url in urls
         )
-        report(
-            f"hostile check: {name}",
-            ours_t / len(urls) * 1e6,
-            theirs_t / len(urls) * 1e6,
-            "us/check",
-            False,
-        )
+    print(f"{'(verdicts equal to Protego on real URLs)':<46} {agreements / url_count:.2%}\n")
+    memory(bodies)
+    print()
+    hostile(max(1, args.rounds - 1))
     return 0
 
 

@@ -6,9 +6,10 @@ import re
 
 __all__ = ["derive_product_token", "is_valid_token", "product_token"]
 
-_TOKEN = re.compile(r"[A-Za-z_-]+")
 _PRODUCT_NAME = re.compile(r"[^\s/;(),]+")
-_FULL_TOKEN = re.compile(r"[A-Za-z_-]+\Z")
+# RFC 9309 2.2.1 identifier characters, plus the digits and dots that real
+# crawler names carry (MJ12bot, 360Spider, archive.org_bot).
+_FULL_TOKEN = re.compile(r"[A-Za-z0-9_.-]+\Z")
 
 # Products that browsers and HTTP libraries put in a User-Agent for
 # compatibility; they never name a crawler.
@@ -29,24 +30,34 @@ _COMPATIBILITY_PRODUCTS = frozenset(
         "presto",
         "like",
         "compatible",
+        "trident",
+        "opr",
     }
 )
+
+
+def _product_name(value: str) -> str:
+    match = _PRODUCT_NAME.match(value.strip())
+    return match.group() if match else ""
 
 
 def product_token(value: str) -> str:
     """The leading product name of ``value``, lower-cased; ``""`` if none.
 
-    RFC 9309 2.2.1: a product token is ``[A-Za-z_-]+``; ``ExampleBot/1.2``
-    and ``ExampleBot Images`` both reduce to ``examplebot``. The name runs to
-    the first ``/``, blank, ``;``, ``,`` or parenthesis and is kept whole, so
+    RFC 9309 2.2.1: ``ExampleBot/1.2`` and ``ExampleBot Images`` both reduce
+    to ``examplebot``. The name runs to the first ``/``, blank, ``;``, ``,``
+    or parenthesis and is kept whole, digits and dots included
+    (``MJ12bot/1.4.8`` is ``mj12bot``, ``archive.org_bot`` stays whole), so
     ``hedwig-news2`` stays ``hedwig-news2`` and never matches ``hedwig-news``.
+    The same reading serves a file's user-agent lines and a crawler's
+    User-Agent header (:func:`derive_product_token`).
     """
-    match = _PRODUCT_NAME.match(value.strip())
-    return match.group().lower() if match else ""
+    return _product_name(value).lower()
 
 
 def is_valid_token(value: str) -> bool:
-    """Whether ``value`` is exactly one RFC 9309 product token."""
+    """Whether ``value`` is exactly one product name: RFC 9309 2.2.1's
+    ``[A-Za-z_-]``, plus the digits and dots real crawler names carry."""
     return _FULL_TOKEN.match(value) is not None
 
 
@@ -55,8 +66,10 @@ def derive_product_token(user_agent: str) -> str:
 
     Browser compatibility products are skipped:
     ``Mozilla/5.0 (compatible; ExampleBot/0.1; +https://x)`` gives
-    ``ExampleBot``; ``Scrapy/2.19 (+https://scrapy.org)`` gives ``Scrapy``.
-    The case is kept as written. ``""`` when there is nothing to derive.
+    ``ExampleBot`` (RFC 9309 2.2.1's example); ``Scrapy/2.19 (+https://scrapy.org)``
+    gives ``Scrapy``; ``MJ12bot/1.4.8`` gives ``MJ12bot``. Each product name is
+    read as :func:`product_token` reads a user-agent line. The case is kept as
+    written. ``""`` when there is nothing to derive.
     """
     products: list[str] = []
     comments: list[str] = []
@@ -90,12 +103,11 @@ def derive_product_token(user_agent: str) -> str:
         items = [item.strip() for item in text.split(";")]
         for index, item in enumerate(items[:-1]):
             if item.lower() == "compatible":
-                match = _TOKEN.match(items[index + 1])
-                if match:
-                    return match.group()
+                name = _product_name(items[index + 1])
+                if name:
+                    return name
     for product in products:
-        match = _TOKEN.match(product)
-        if match and match.group().lower() not in _COMPATIBILITY_PRODUCTS:
-            return match.group()
-    match = _TOKEN.match(user_agent.strip())
-    return match.group() if match else ""
+        name = _product_name(product)
+        if name and name.lower() not in _COMPATIBILITY_PRODUCTS:
+            return name
+    return _product_name(user_agent)

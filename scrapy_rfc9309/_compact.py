@@ -10,30 +10,60 @@ from __future__ import annotations
 
 import zlib
 
+from ._groups import WILDCARD_AGENT
+from ._lines import line_start, line_text
 from ._matcher import AgentMatcher
-from ._robotstxt import AGENT_CACHE_SIZE, RobotsTxt, Verdicts
+from ._robotstxt import RobotsTxt, Verdicts, agent_token
 from ._rulekey import MAX_BODY_SIZE
 
 __all__ = ["CompactRobots"]
 
+#: Deciding lines whose text a cached site remembers.
+_TEXTS_KEPT = 16
+
 
 class CompactRobots(Verdicts):
-    """Same verdicts as the :class:`RobotsTxt` it was made from."""
+    """Same verdicts as the :class:`RobotsTxt` it was made from.
 
-    __slots__ = ("_compressed", "_matchers")
+    A token index says which product tokens have groups of their own: any
+    other token (a spider rotating User-Agents sends many) is governed by the
+    ``*`` group, whose compiled rules it shares at the cost of a dict look-up.
+    Only a token with a group of its own, seen for the first time, costs a
+    parse of the body (once per token, however many agent strings name it).
+    """
+
+    __slots__ = ("_by_agent", "_by_token", "_compressed", "_texts", "_tokens")
 
     def __init__(self, robots: RobotsTxt) -> None:
         self._compressed = zlib.compress(robots.body, 6)
-        self._matchers = robots.compiled_matchers()
+        self._tokens = robots.tokens
+        self._by_token = robots.compiled_matchers()
+        self._by_agent: dict[str, AgentMatcher] = {}
+        self._texts: dict[int, str] = {}
 
     def _body(self) -> bytes:
         return zlib.decompress(self._compressed)
 
+    def _line_text(self, line: int) -> str:
+        # A few rules drop most requests: their lines are remembered.
+        text = self._texts.get(line)
+        if text is None:
+            body = self._body()
+            text = line_text(body, line_start(body, line))
+            if len(self._texts) < _TEXTS_KEPT:
+                self._texts[line] = text
+        return text
+
     def matcher(self, agent: str) -> AgentMatcher:
-        matcher = self._matchers.get(agent)
+        matcher = self._by_agent.get(agent)
         if matcher is None:
-            # The body was already prepared: parsing it again gives the same offsets.
-            matcher = RobotsTxt.parse(self._body(), max_size=MAX_BODY_SIZE - 1).matcher(agent)
-            if len(self._matchers) < AGENT_CACHE_SIZE:
-                self._matchers[agent] = matcher
+            token = agent_token(agent)
+            if token not in self._tokens:
+                token = WILDCARD_AGENT
+            matcher = self._by_token.get(token)
+            if matcher is None:
+                # The body was already prepared: parsing it again gives the same lines.
+                parsed = RobotsTxt.parse(self._body(), max_size=MAX_BODY_SIZE - 1)
+                matcher = self._by_token[token] = parsed.matcher(token)
+            self._remember(agent, matcher)
         return matcher

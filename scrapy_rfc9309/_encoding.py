@@ -6,6 +6,10 @@ Rules and URLs are brought to one canonical form before any comparison:
   are percent-encoded as their UTF-8 octets;
 * ``%XX`` escapes of unreserved characters (RFC 3986 2.3) are decoded
   (``%7E`` is ``~``, ``%62%61%7A`` is ``baz``);
+* ``%2A`` and ``%24`` are decoded to ``*`` and ``$``: a rule's ``%2A`` /
+  ``%24`` stands for a literal ``*`` / ``$`` (RFC 9309 2.2.3), so a URL is
+  brought to the same form, and a rule matches its own spelling
+  (``/dollar%24`` matches both ``/dollar$`` and ``/dollar%24``);
 * every other escape stays escaped, with upper-case hex digits
   (``%2f`` is ``%2F``, never ``/``).
 
@@ -19,6 +23,8 @@ import re
 __all__ = ["canonical_path", "normalize", "path_of"]
 
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+# Decoded too, on both sides: what a rule's %2A / %24 stands for (RFC 9309 2.2.3).
+_DECODED = _UNRESERVED | {"*", "$"}
 
 # Anything that is not an unescaped URI character needs work: a linear scan,
 # one character class, no backtracking.
@@ -39,7 +45,7 @@ def _replace(match: re.Match[str]) -> str:
     if hex_digits is None:
         return _encode_octets(match.group())
     char = chr(int(hex_digits, 16))
-    if char in _UNRESERVED:
+    if char in _DECODED:
         return char
     return "%" + hex_digits.upper()
 

@@ -8,35 +8,42 @@ Crawl-delay and unknown lines never end a group nor a run of user-agent lines
 Groups are kept once, whatever the number of agents naming them: an index maps
 each product token to its groups, so 2,000 user-agent lines over 2,000 rules
 cost 2,000 index entries, not four million rule copies. A group keeps its
-rules as two integer arrays (line numbers, offsets into the body); the rules
-are read again only when a matcher is compiled.
+rules as an integer array of line numbers; the rules' values, read once while
+grouping, wait in :attr:`Grouping.pending` for the first matcher compiled,
+then are dropped (a later agent's rules are scanned again from the body).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._agent import is_valid_token, product_token
-from ._lines import Directive, Warnings, directive_at, printable
-from ._matcher import Rule
-from ._steps import STEP, Steps
+from ._lines import EXACT_KEYS, Warnings, printable, read_line, scan
+from ._matcher import Rule, is_url, rule_pattern
+from ._steps import Steps
 
 __all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_steps"]
 
 WILDCARD_AGENT = "*"
+_PLAIN_NAME = re.compile(rb"[A-Za-z0-9_.-]+")
 
 
 @dataclass(slots=True)
 class Group:
-    """One group: its user-agent lines as ``(line, token)`` and its records."""
+    """One group: its user-agent lines as ``(line, token)``, the line numbers
+    of its rules, and its Crawl-delay."""
 
     agents: list[tuple[int, str]] = field(default_factory=list)
     rule_lines: array[int] = field(default_factory=lambda: array("I"))
-    rule_offsets: array[int] = field(default_factory=lambda: array("I"))
     crawl_delay: float | None = None
+
+
+#: The rules of a file by line number.
+Pending = dict[int, Rule]
 
 
 @dataclass(slots=True)
@@ -49,6 +56,8 @@ class Grouping:
     sitemaps: tuple[str, ...]
     #: Rules with a pattern (an empty ``Disallow:`` matches nothing), in any group.
     pattern_count: int = 0
+    #: Every rule's value by line, until a caller drops it (:meth:`rules`).
+    pending: Pending | None = None
 
     def groups_for(self, token: str) -> list[Group]:
         """The groups that govern ``token`` (lower case), merged in file order.
@@ -61,19 +70,38 @@ class Grouping:
             indexes = self.by_token.get(WILDCARD_AGENT, [])
         return [self.groups[index] for index in indexes]
 
-    def rules(self, groups: Iterable[Group]) -> Iterator[Rule]:
-        """The rules of ``groups``, read again from the body."""
-        for group in groups:
-            for number, offset in zip(group.rule_lines, group.rule_offsets, strict=True):
-                key, value = directive_at(self.body, offset)
-                yield _rule(key, value, number, offset)
+    def rules(self, groups: Iterable[Group]) -> list[Rule]:
+        """The rules of ``groups`` in file order of each group; read from the
+        body again once :attr:`pending` was dropped."""
+        pending = self.pending
+        if pending is None:
+            pending = _rules_by_line(self.body)
+        return [pending[number] for group in groups for number in group.rule_lines]
+
+
+def _rules_by_line(body: bytes) -> Pending:
+    pending: Pending = {}
+    for number, line in enumerate(scan(body), 1):
+        read = read_line(line, number, None)
+        if read is not None and (read[0] == "disallow" or read[0] == "allow"):
+            pending[number] = (read[0] == "allow", read[1], number)
+    return pending
 
 
 def _agent_token(number: int, raw: bytes, warnings: Warnings) -> str:
+    if _PLAIN_NAME.fullmatch(raw):  # most lines: "Googlebot", already one product name
+        return raw.decode("ascii").lower()
     value = raw.decode("utf-8", "replace")
     if value == WILDCARD_AGENT:
         return WILDCARD_AGENT
     token = product_token(value)
+    if len(token) > 1 and token.endswith(WILDCARD_AGENT):
+        # LENIENT(agent-glob): "Googlebot*" is a leftover glob; Google reads
+        # it as "Googlebot". Only the trailing star goes; matching stays exact.
+        token = token.rstrip(WILDCARD_AGENT)
+        if is_valid_token(token):
+            warnings.add(number, f"user-agent {value[:60]!r} read as product token {token!r}")
+            return token
     if not is_valid_token(token):
         warnings.add(number, f"user-agent {value[:60]!r} is not a product token")
     elif len(token) != len(value):
@@ -93,55 +121,95 @@ def _crawl_delay(number: int, raw: bytes, warnings: Warnings) -> float | None:
     return None
 
 
-def _rule(key: str, value: bytes, number: int, offset: int) -> Rule:
-    pattern = value.decode("utf-8", "surrogateescape")
-    if pattern and not pattern.startswith(("/", "*")):
-        # LENIENT(rule-without-slash): "Disallow: private/" read as "/private/".
-        pattern = "/" + pattern
-    return Rule(key == "allow", pattern, number, offset)
+#: Octets scanned between two steps (a few milliseconds at most).
+_CHUNK = 65_536
 
 
-def group_steps(body: bytes, lines: Iterable[Directive], warnings: Warnings) -> Steps[Grouping]:
-    """Fold directive lines into groups (RFC 9309 2.1, 2.2.1, 2.2.4), in steps
-    of :data:`STEP` lines (see ``_steps``)."""
+def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
+    """Scan a prepared body and fold its lines into groups (RFC 9309 2.1,
+    2.2.1, 2.2.4), in steps of about :data:`_CHUNK` octets (see ``_steps``)."""
     groups: list[Group] = []
     by_token: dict[str, list[int]] = {}
     sitemaps: list[str] = []
+    pending: Pending = {}
     current: Group | None = None
     rules_started = False
     pattern_count = 0
-    for count, (number, offset, key, value) in enumerate(lines, 1):
-        if count % STEP == 0:
-            yield
-        if key == "disallow" or key == "allow":
-            if current is None:
-                warnings.add(number, "rule before any user-agent line ignored")
+    exact = _EXACT_RULE
+    number = 0
+    start, size = 0, len(body)
+    while start < size or number == 0:
+        end = body.find(b"\n", start + _CHUNK)
+        if end < 0:
+            end = size
+        for line in scan(body, start, end):
+            number += 1
+            raw_key, colon, value = line
+            if not raw_key:
                 continue
-            rules_started = True
-            if value:
-                pattern_count += 1
-                if value[:1] not in (b"/", b"*"):
-                    warnings.add(number, f"rule {printable(value[:60])!r} does not start with '/'")
-            current.rule_lines.append(number)
-            current.rule_offsets.append(offset)
-        elif key == "user-agent":
-            if current is None or rules_started:
-                current = Group()
-                groups.append(current)
-                rules_started = False
-            token = _agent_token(number, value, warnings)
-            current.agents.append((number, token))
-            if token:
-                indexes = by_token.setdefault(token, [])
-                if not indexes or indexes[-1] != len(groups) - 1:
-                    indexes.append(len(groups) - 1)
-        elif key == "sitemap":
-            if value:
-                sitemaps.append(value.decode("utf-8", "replace"))
-        elif key == "crawl-delay":
-            delay = _crawl_delay(number, value, warnings)
-            if current is None:
-                warnings.add(number, "crawl-delay before any user-agent line ignored")
-            elif delay is not None and current.crawl_delay is None:
-                current.crawl_delay = delay
-    return Grouping(body, groups, by_token, tuple(sitemaps), pattern_count)
+            allow = exact.get(raw_key) if colon else None
+            if allow is not None and current is not None:  # "Disallow: /x" in a group
+                value = value.strip(b" \t")
+                rules_started = True
+                current.rule_lines.append(number)
+                pending[number] = (allow, value, number)
+                if value:
+                    pattern_count += 1
+                    if value[0] != 47 and value[0] != 42:  # neither "/" nor "*"
+                        _warn_rule(number, value, warnings)
+                continue
+            read = read_line(line, number, warnings)
+            if read is None:
+                continue
+            key, value = read
+            if key == "disallow" or key == "allow":
+                if current is None:
+                    warnings.add(number, "rule before any user-agent line ignored")
+                    continue
+                rules_started = True
+                current.rule_lines.append(number)
+                pending[number] = (key == "allow", value, number)
+                if value:
+                    pattern_count += 1
+                    if value[0] != 47 and value[0] != 42:  # neither "/" nor "*"
+                        _warn_rule(number, value, warnings)
+            elif key == "user-agent":
+                if current is None or rules_started:
+                    current = Group()
+                    groups.append(current)
+                    rules_started = False
+                token = _agent_token(number, value, warnings)
+                current.agents.append((number, token))
+                if token:
+                    indexes = by_token.setdefault(token, [])
+                    if not indexes or indexes[-1] != len(groups) - 1:
+                        indexes.append(len(groups) - 1)
+            elif key == "sitemap":
+                if value:
+                    sitemaps.append(value.decode("utf-8", "replace"))
+            elif key == "crawl-delay":
+                delay = _crawl_delay(number, value, warnings)
+                if current is None:
+                    warnings.add(number, "crawl-delay before any user-agent line ignored")
+                elif delay is not None and current.crawl_delay is None:
+                    current.crawl_delay = delay
+        start = end + 1
+        if start < size:
+            yield
+    return Grouping(body, groups, by_token, tuple(sitemaps), pattern_count, pending)
+
+
+#: Rule keys as most files spell them: whether the rule allows.
+_EXACT_RULE = {
+    spelling: key == "allow" for spelling, key in EXACT_KEYS.items() if key in ("allow", "disallow")
+}
+
+
+def _warn_rule(number: int, value: bytes, warnings: Warnings) -> None:
+    if not is_url(value):
+        message = f"rule {printable(value[:60])!r} does not start with '/'"
+    elif rule_pattern(value) != "/":
+        message = f"rule {printable(value[:60])!r} is a URL: its path is used"
+    else:
+        message = f"rule {printable(value[:60])!r} names a host: ignored"
+    warnings.add(number, message)

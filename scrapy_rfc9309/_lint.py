@@ -20,7 +20,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from ._groups import WILDCARD_AGENT
-from ._lines import Warnings, directives, printable
+from ._lines import printable, read_line, scan
 from ._robotstxt import RobotsTxt
 
 __all__ = ["MAX_RULES", "MAX_RULE_LENGTH", "lint"]
@@ -62,7 +62,11 @@ def _directive_checks(robots: RobotsTxt) -> list[tuple[int, str]]:
     findings: list[tuple[int, str]] = []
     in_group = False
     rules = 0
-    for number, _, key, value in directives(robots.body, Warnings(limit=0)):
+    for number, line in enumerate(scan(robots.body), 1):
+        read = read_line(line, number, None)
+        if read is None:
+            continue
+        key, value = read
         if key == "user-agent":
             in_group = True
         elif key in ("allow", "disallow") and in_group:

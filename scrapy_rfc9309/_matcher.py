@@ -5,48 +5,75 @@ octets in its (normalised) pattern; on a tie, ``allow`` wins. ``*`` matches
 any run of octets, a final ``$`` anchors the end; ``%2A`` and ``%24`` in a
 rule stand for a literal ``*`` and ``$``.
 
-Cost of one check does not grow with the number of rules:
+What one check costs:
 
-* plain-prefix rules live in a prefix index (``_prefixes``): a dict probed
-  once per distinct pattern length, or for thousands of rules one sorted
-  string searched with ``bisect``; rules that only add a final ``*``
-  (``/private*``) have a prefix index of their own, as they are one octet
-  more specific than their prefix;
+* plain-prefix rules live in a prefix index (``_prefixes``): a few tried
+  one by one, a dict probed once per distinct pattern length, or for
+  hundreds one sorted string searched with ``bisect``; the cost does not
+  grow with their number. Rules that only add a final ``*`` (``/private*``)
+  have a prefix index of their own, as they are one octet more specific;
 * ``$``-anchored rules without ``*`` are one dict probe on the whole path;
 * a few wildcard rules are tried most specific first, stopping as soon as
   none left can beat the best match; many are indexed by their literal
-  prefix or, when they have one, by their rarest 3-octet substring, so only
-  rules that can match are tried. A try starts with a substring test of
-  the rule's longest literal piece, which rejects nearly all paths; then
-  comes a left-to-right scan with ``str.find`` (linear, no backtracking).
+  prefix, by 3 octets of their longest piece, or by that piece when it is
+  only one or two octets long, so only rules that can match are tried, the
+  selected buckets merged best first. A try starts with a substring test of
+  the rule's longest piece; then comes a left-to-right scan with
+  ``str.find`` (linear, no backtracking). The cost grows with the number of
+  candidates: with many rules of one- or two-octet pieces most of them can
+  be; at worst every wildcard rule is tried once.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
-from collections import Counter
 from collections.abc import Iterable
+from heapq import merge
+from itertools import islice
 from typing import NamedTuple
 
-from ._encoding import normalize
-from ._prefixes import DictPrefixes, SortedPrefixes, prefix_index
+from ._encoding import normalize, path_of
+from ._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes, prefix_index
+from ._rulekey import LINE_BITS as _LINE_BITS
+from ._rulekey import LINE_MAX as _LINE_MAX
+from ._rulekey import OFFSET_BITS as _LOW_BITS
 from ._rulekey import RuleKey, pack
 from ._steps import STEP, Steps, run_to_end
 
-__all__ = ["AgentMatcher", "Rule", "Verdict"]
+__all__ = ["AgentMatcher", "Rule", "Verdict", "is_url", "rule_pattern"]
 
 _GRAM = 3
 # Up to this many wildcard rules, a best-first scan beats probing an index.
 _SCAN_LIMIT = 16
 
 
-class Rule(NamedTuple):
-    """One allow/disallow line: its pattern, line number and offset in the body."""
+#: One allow/disallow line as read: allow, its value as written, its line.
+Rule = tuple[bool, bytes, int]
 
-    allow: bool
-    value: str
-    line: int
-    offset: int
+
+def is_url(value: bytes) -> bool:
+    """Whether a rule's value is written as an http(s) URL."""
+    return value[:8].lower().startswith((b"http://", b"https://"))
+
+
+def rule_pattern(value: bytes) -> str:
+    """The pattern a rule's value stands for, before normalisation.
+
+    A URL that names only a host (``Disallow: http://search.example.com/``)
+    stands for ``"/"`` here and is dropped by the compiler: a robots.txt
+    governs its own host only, and that host may be another one.
+    """
+    pattern = value.decode("utf-8", "surrogateescape")
+    if pattern and not pattern.startswith(("/", "*")):
+        if is_url(value):
+            # LENIENT(rule-url): "Disallow: https://www.example.com/shop/" means
+            # the path (and query) of that URL, "/shop/".
+            path = path_of(pattern)
+            return "/" if path.rstrip("*$") == "/" else path
+        # LENIENT(rule-without-slash): "Disallow: private/" read as "/private/".
+        return "/" + pattern
+    return pattern
 
 
 class Verdict(NamedTuple):
@@ -66,8 +93,12 @@ ALLOWED_BY_DEFAULT = Verdict(True)
 _Key = RuleKey
 
 
-def _key(specificity: int, rule: Rule) -> _Key:
-    return pack(specificity, rule.allow, rule.line, rule.offset)
+# A rule already in canonical form, stars and dollars included.
+_GLOB_CANONICAL = re.compile(rb"[/*][A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*")
+# A pattern already in canonical form, stars and dollars included.
+_CANONICAL_GLOB = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*")
+# A rule that is already a canonical plain prefix: no escape, star or dollar.
+_PLAIN_CANONICAL = re.compile(rb"/[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]]*")
 
 
 class _Wildcard(NamedTuple):
@@ -80,6 +111,18 @@ class _Wildcard(NamedTuple):
     pieces: tuple[str, ...]
     anchored: bool
     needle: str
+
+
+class _Lazy(NamedTuple):
+    """A wildcard rule indexed but not yet split into pieces: most of a big
+    file's wildcard rules are never a candidate, so they are compiled on the
+    first check that tries them (then kept)."""
+
+    key: _Key
+    pattern: bytes
+
+
+_Entry = _Wildcard | _Lazy
 
 
 def _wildcard_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path: str) -> bool:
@@ -104,7 +147,7 @@ def _wildcard_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path
 
 def _literal(fragment: str) -> str:
     """A rule fragment in canonical form; ``%2A``/``%24`` become literal."""
-    return normalize(fragment).replace("%2A", "*").replace("%24", "$")
+    return normalize(fragment)
 
 
 def _compile_pattern(value: str) -> tuple[str, tuple[str, ...], bool, int]:
@@ -112,88 +155,150 @@ def _compile_pattern(value: str) -> tuple[str, tuple[str, ...], bool, int]:
     anchored = value.endswith("$")
     if anchored:
         value = value[:-1]
-    parts = [_literal(part) for part in value.split("*")]
-    specificity = sum(len(part) for part in parts) + (len(parts) - 1) + anchored
+    if _CANONICAL_GLOB.fullmatch(value):  # no escape to normalise: the common case
+        parts = value.split("*")
+        specificity = len(value) + anchored
+    else:
+        parts = [_literal(part) for part in value.split("*")]
+        specificity = sum(len(part) for part in parts) + (len(parts) - 1) + anchored
     pieces = tuple(part for part in parts[1:] if part)
     if anchored and len(parts) > 1 and not parts[-1]:
         pieces += ("",)  # "/a*$": the star reaches the end, which always holds
     return parts[0], pieces, anchored, specificity
 
 
+class _Tables:
+    """Rules sorted by kind while compiling: prefix tables and wildcards."""
+
+    __slots__ = ("count", "exact", "lazy", "plain", "starred", "wildcards")
+
+    def __init__(self) -> None:
+        self.plain: dict[str, _Key] = {}
+        self.starred: dict[str, _Key] = {}
+        self.exact: dict[str, _Key] = {}
+        self.wildcards: list[_Wildcard] = []
+        self.lazy: list[_Lazy] = []
+        self.count = 0
+
+    def add(self, rules: Iterable[Rule]) -> int:
+        """Add ``rules``; return how many were read."""
+        plain, starred, exact = self.plain, self.starred, self.exact
+        simple, glob = _PLAIN_CANONICAL.fullmatch, _GLOB_CANONICAL.fullmatch
+        read = simple_count = 0
+        for allow, raw, line in rules:
+            read += 1
+            if not raw:
+                continue  # RFC 9309 2.2.2: an empty pattern matches nothing
+            if simple(raw):  # most rules: "/private/", already canonical
+                simple_count += 1
+                value = raw.decode("ascii")
+                key = ((len(value) << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _LOW_BITS
+                known = plain.get(value)
+                if known is None or key > known:
+                    plain[value] = key
+                continue
+            if glob(raw) and 0 <= raw.rfind(b"*") < len(raw) - 1 - raw.endswith(b"$"):
+                # Canonical, with a literal piece after its last star: its
+                # specificity is its length; split it only when tried.
+                self.count += 1
+                self.lazy.append(_Lazy(pack(len(raw), allow, line), raw))
+                continue
+            value = rule_pattern(raw)
+            if value == "/" and raw[0] != 47:
+                continue  # a URL naming a host (see rule_pattern)
+            self.count += 1
+            prefix, pieces, anchored, specificity = _compile_pattern(value)
+            key = pack(specificity, allow, line)
+            if "*" not in value:
+                table = exact if anchored else plain
+            elif not pieces and not anchored and specificity == len(prefix) + 1:
+                table = starred  # "/private*": a prefix, one octet more specific
+            else:
+                needle = max(pieces, key=len, default="")
+                self.wildcards.append(_Wildcard(key, prefix, pieces, anchored, needle))
+                continue
+            known = table.get(prefix)
+            if known is None or key > known:
+                table[prefix] = key
+        self.count += simple_count
+        return read
+
+
 class AgentMatcher:
     """The rules that apply to one product token, compiled for fast checks."""
 
     __slots__ = (
+        "_compiled",
         "_exact",
         "_gram_index",
         "_plain",
         "_prefix_index",
         "_prefix_lengths",
         "_scan",
+        "_short_index",
         "_starred",
         "rule_count",
     )
-    _plain: DictPrefixes | SortedPrefixes
-    _starred: DictPrefixes | SortedPrefixes | None
+    _plain: FewPrefixes | DictPrefixes | SortedPrefixes
+    _starred: FewPrefixes | DictPrefixes | SortedPrefixes | None
     _exact: dict[str, _Key]
     _scan: list[_Wildcard] | None
-    _prefix_index: dict[str, list[_Wildcard]]
-    _gram_index: dict[str, list[_Wildcard]]
+    _prefix_index: dict[str, list[_Entry]]
+    _gram_index: dict[str, list[_Entry]]
+    _short_index: dict[str, list[_Entry]]
     _prefix_lengths: list[int]
+    _compiled: dict[_Key, _Wildcard]
     rule_count: int
 
     def __init__(self, rules: Iterable[Rule]) -> None:
-        run_to_end(self._compile_steps(rules))
+        tables = _Tables()
+        tables.add(rules)
+        if tables.wildcards or tables.lazy:
+            run_to_end(self._finish(tables))
+        else:  # most files: prefix rules only
+            self._set_prefixes(tables)
+            self._scan, self._compiled = [], {}
+            self._prefix_index = self._gram_index = self._short_index = {}
+            self._prefix_lengths = []
 
     @classmethod
     def compile_steps(cls, rules: Iterable[Rule]) -> Steps[AgentMatcher]:
         """Compile ``rules`` in steps of :data:`STEP` rules (see ``_steps``)."""
         matcher = cls.__new__(cls)
-        yield from matcher._compile_steps(rules)
+        tables = _Tables()
+        iterator = iter(rules)
+        while tables.add(islice(iterator, STEP)) == STEP:
+            yield
+        yield from matcher._finish(tables)
         return matcher
 
-    def _compile_steps(self, rules: Iterable[Rule]) -> Steps[None]:
-        plain: dict[str, _Key] = {}
-        starred: dict[str, _Key] = {}
-        exact: dict[str, _Key] = {}
-        wildcards: list[_Wildcard] = []
-        count = 0
-        for rule in rules:
-            if not rule.value:
-                continue  # RFC 9309 2.2.2: an empty pattern matches nothing
-            count += 1
-            if count % STEP == 0:
-                yield
-            prefix, pieces, anchored, specificity = _compile_pattern(rule.value)
-            key = _key(specificity, rule)
-            if "*" not in rule.value:
-                table = exact if anchored else plain
-            elif not pieces and not anchored and specificity == len(prefix) + 1:
-                table = starred  # "/private*": a prefix, one octet more specific
-            else:
-                needle = max(pieces, key=len, default="")
-                wildcards.append(_Wildcard(key, prefix, pieces, anchored, needle))
-                continue
-            known = table.get(prefix)
-            if known is None or key > known:
-                table[prefix] = key
-        self.rule_count = count
-        self._plain = prefix_index(plain)
-        self._starred = prefix_index(starred, bonus=1) if starred else None
-        self._exact = exact
-        if len(wildcards) <= _SCAN_LIMIT:
+    def _finish(self, tables: _Tables) -> Steps[None]:
+        wildcards, lazy = tables.wildcards, tables.lazy
+        if len(wildcards) + len(lazy) <= _SCAN_LIMIT:
+            wildcards += map(_compile_lazy, lazy)
+            lazy = []
+        self._compiled = {}
+        self._set_prefixes(tables)
+        if not lazy and len(wildcards) <= _SCAN_LIMIT:
             self._scan = sorted(wildcards, reverse=True)
-            self._prefix_index, self._gram_index = {}, {}
+            self._prefix_index, self._gram_index, self._short_index = {}, {}, {}
         else:
             self._scan = None
-            self._prefix_index, self._gram_index = yield from _index_wildcards(wildcards)
+            indexes = yield from _index_wildcards(wildcards, lazy)
+            self._prefix_index, self._gram_index, self._short_index = indexes
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
+
+    def _set_prefixes(self, tables: _Tables) -> None:
+        self.rule_count = tables.count
+        self._plain = prefix_index(tables.plain)
+        self._starred = prefix_index(tables.starred, bonus=1) if tables.starred else None
+        self._exact = tables.exact
 
     def decide(self, path: str) -> _Key | None:
         """The deciding rule for a path in canonical form (see ``normalize``).
 
         ``None`` if no rule matches; else the compiled rule: see
-        :func:`key_allows`, :func:`key_line` and :func:`key_offset`.
+        :func:`key_allows` and :func:`key_line`.
         """
         best = self._plain.longest(path)
         if self._starred is not None:
@@ -205,59 +310,99 @@ class AgentMatcher:
             if found is not None and (best is None or found > best):
                 best = found
         if self._scan is not None:
-            scan = self._scan  # few wildcards: best first, stop when beaten
-        elif self._prefix_index or self._gram_index:
+            scan: Iterable[_Entry] = self._scan  # few wildcards: best first, stop when beaten
+        elif self._prefix_index or self._gram_index or self._short_index:
             scan = self._candidates(path)
         else:
             return best
         floor = -1 if best is None else best
-        for key, prefix, pieces, anchored, needle in scan:
-            if key < floor:
+        for entry in scan:
+            if entry.key < floor:
                 break
+            if isinstance(entry, _Lazy):
+                compiled = self._compiled.get(entry.key)
+                if compiled is None:
+                    compiled = self._compiled[entry.key] = _compile_lazy(entry)
+                entry = compiled
+            key, prefix, pieces, anchored, needle = entry
             if needle in path and _wildcard_matches(prefix, pieces, anchored, path):
                 return key
         return best
 
-    def _candidates(self, path: str) -> list[_Wildcard]:
-        """The indexed wildcard rules that could match ``path``, best first."""
-        found: list[_Wildcard] = []
+    def _candidates(self, path: str) -> Iterable[_Entry]:
+        """The indexed wildcard rules that could match ``path``, best first.
+
+        Each bucket is sorted best first when compiled; many candidates are
+        merged lazily, so a check that finds its rule early stops early.
+        """
+        buckets: list[list[_Entry]] = []
         lengths = self._prefix_lengths
+        prefixes = self._prefix_index
         for length in lengths[: bisect_right(lengths, len(path))]:
-            found.extend(self._prefix_index.get(path[:length], ()))
+            bucket = prefixes.get(path[:length])
+            if bucket:
+                buckets.append(bucket)
         grams = self._gram_index
         if len(grams) < len(path):
-            for gram, bucket in grams.items():
-                if gram in path:
-                    found.extend(bucket)
+            buckets.extend(bucket for gram, bucket in grams.items() if gram in path)
         else:
-            for gram in {path[i : i + _GRAM] for i in range(len(path) - _GRAM + 1)}:
-                found.extend(grams.get(gram, ()))
-        found.sort(reverse=True)
-        return found
+            found = {path[i : i + _GRAM] for i in range(len(path) - _GRAM + 1)}
+            buckets.extend(grams[gram] for gram in found if gram in grams)
+        shorts = self._short_index
+        if len(shorts) < 2 * len(path):
+            buckets.extend(bucket for piece, bucket in shorts.items() if piece in path)
+        elif shorts:
+            found = {path[i : i + size] for size in (1, 2) for i in range(len(path) - size + 1)}
+            buckets.extend(shorts[piece] for piece in found if piece in shorts)
+        if len(buckets) == 1:
+            return buckets[0]
+        if sum(len(bucket) for bucket in buckets) <= _SCAN_LIMIT * 4:
+            return sorted((rule for bucket in buckets for rule in bucket), reverse=True)
+        return merge(*buckets, reverse=True)
+
+
+def _compile_lazy(lazy: _Lazy) -> _Wildcard:
+    prefix, pieces, anchored, _ = _compile_pattern(lazy.pattern.decode("ascii"))
+    return _Wildcard(lazy.key, prefix, pieces, anchored, max(pieces, key=len, default=""))
 
 
 def _index_wildcards(
-    wildcards: list[_Wildcard],
-) -> Steps[tuple[dict[str, list[_Wildcard]], dict[str, list[_Wildcard]]]]:
-    """Index wildcard rules by their rarest 3-gram, else by literal prefix."""
-    frequency: Counter[str] = Counter()
-    rule_grams: list[set[str]] = []
+    wildcards: list[_Wildcard], lazy: list[_Lazy]
+) -> Steps[tuple[dict[str, list[_Entry]], ...]]:
+    """Index wildcard rules so that a check tries only those that can match.
+
+    A rule with a literal prefix beyond ``/`` goes under that prefix; else
+    under the last 3 octets of its longest piece, which any path it
+    matches contains; else under that
+    piece when it is one or two octets long; else, with no piece at all,
+    under its prefix. O(1) per rule; each bucket is sorted best first.
+    """
+    by_prefix: dict[str, list[_Entry]] = {}
+    by_gram: dict[str, list[_Entry]] = {}
+    by_short: dict[str, list[_Entry]] = {}
     for count, wildcard in enumerate(wildcards, 1):
         if count % STEP == 0:
             yield
-        grams = {
-            piece[i : i + _GRAM] for piece in wildcard.pieces for i in range(len(piece) - _GRAM + 1)
-        }
-        rule_grams.append(grams)
-        frequency.update(grams)
-    by_prefix: dict[str, list[_Wildcard]] = {}
-    by_gram: dict[str, list[_Wildcard]] = {}
-    for count, (wildcard, grams) in enumerate(zip(wildcards, rule_grams, strict=True), 1):
+        needle = wildcard.needle
+        if len(wildcard.prefix) > 1 or not needle:
+            by_prefix.setdefault(wildcard.prefix, []).append(wildcard)
+        elif len(needle) >= _GRAM:
+            by_gram.setdefault(needle[-_GRAM:], []).append(wildcard)
+        else:
+            by_short.setdefault(needle, []).append(wildcard)
+    for count, entry in enumerate(lazy, 1):
         if count % STEP == 0:
             yield
-        if grams:
-            rarest = min(sorted(grams), key=frequency.__getitem__)
-            by_gram.setdefault(rarest, []).append(wildcard)
+        parts = entry.pattern.decode("ascii").removesuffix("$").split("*")
+        if len(parts[0]) > 1:
+            by_prefix.setdefault(parts[0], []).append(entry)
+            continue
+        needle = max(parts, key=len)
+        if len(needle) >= _GRAM:
+            by_gram.setdefault(needle[-_GRAM:], []).append(entry)
         else:
-            by_prefix.setdefault(wildcard.prefix, []).append(wildcard)
-    return by_prefix, by_gram
+            by_short.setdefault(needle, []).append(entry)
+    for index in (by_prefix, by_gram, by_short):
+        for bucket in index.values():
+            bucket.sort(reverse=True)
+    return by_prefix, by_gram, by_short

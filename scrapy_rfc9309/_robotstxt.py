@@ -8,21 +8,27 @@ per-agent matcher (``_matcher``), built on first use and kept.
 from __future__ import annotations
 
 import re
+from array import array
 
-from ._agent import product_token
+from ._agent import derive_product_token
 from ._encoding import canonical_path
 from ._groups import WILDCARD_AGENT, Group, Grouping, group_steps
-from ._lines import DEFAULT_MAX_SIZE, Warnings, directives, prepare, text_at
-from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Verdict
-from ._rulekey import MAX_BODY_SIZE, key_allows, key_line, key_offset
+from ._lines import DEFAULT_MAX_SIZE, Warnings, line_starts, line_text, prepare
+from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
+from ._rulekey import ALLOW_BIT as _ALLOW_BIT
+from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
 from ._steps import Steps, run_to_end
 
-__all__ = ["RobotsTxt", "Verdict", "Verdicts"]
+__all__ = ["RobotsTxt", "Verdict", "Verdicts", "agent_token"]
 
 _URL_LIKE = re.compile(r"/|[A-Za-z][A-Za-z0-9+.-]*://")
+_PLAIN_TOKEN = re.compile(r"[A-Za-z0-9_.*-]+\Z")
 _ROBOTS_PATH = "/robots.txt"
-#: Distinct agent strings whose matcher a parsed file remembers.
+#: Distinct agent strings whose matcher a parsed file remembers (tokens
+#: with groups are remembered however many there are).
 AGENT_CACHE_SIZE = 64
+# Bodies longer than this are prepared in a step of their own.
+_STEP_SIZE = 65_536
 
 
 def _as_bytes(body: bytes | str) -> bytes:
@@ -36,12 +42,25 @@ def _as_bytes(body: bytes | str) -> bytes:
     raise TypeError(f"robots.txt body must be bytes or str, not {type(body).__name__}")
 
 
-def _token(agent: str) -> str:
+def agent_token(agent: str) -> str:
+    """The product token ``agent`` stands for (RFC 9309 2.2.1), lower case."""
     if not isinstance(agent, str):
         raise TypeError(f"agent must be a str, not {type(agent).__name__}")
     if _URL_LIKE.match(agent):
         raise ValueError(f"agent {agent[:80]!r} looks like a URL; call check(url=..., agent=...)")
-    return product_token(agent)
+    if _PLAIN_TOKEN.match(agent):
+        return agent.lower()
+    # A whole User-Agent value: reduced as the middleware reduces the header
+    # (RFC 9309 2.2.1's "Mozilla/5.0 (compatible; ExampleBot/0.1; ...)").
+    return derive_product_token(agent).lower()
+
+
+def _checked(max_size: int) -> int:
+    if not isinstance(max_size, int) or isinstance(max_size, bool):
+        raise ValueError(f"max_size must be an int, got {max_size!r}")
+    if not 0 <= max_size < MAX_BODY_SIZE:
+        raise ValueError(f"max_size must be from 0 to {MAX_BODY_SIZE - 1}, got {max_size}")
+    return max_size
 
 
 class Verdicts:
@@ -52,9 +71,16 @@ class Verdicts:
     """
 
     __slots__ = ()
+    _by_agent: dict[str, AgentMatcher]
 
     def matcher(self, agent: str) -> AgentMatcher:
         raise NotImplementedError
+
+    def _remember(self, agent: str, matcher: AgentMatcher) -> None:
+        """Remember the matcher of up to :data:`AGENT_CACHE_SIZE` agent
+        strings, so a whole User-Agent value is reduced once."""
+        if len(self._by_agent) < AGENT_CACHE_SIZE:
+            self._by_agent[agent] = matcher
 
     def _body(self) -> bytes:
         raise NotImplementedError
@@ -63,7 +89,9 @@ class Verdicts:
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, not {type(url).__name__}")
         path = canonical_path(url)
-        matcher = self.matcher(agent)
+        matcher = self._by_agent.get(agent)
+        if matcher is None:
+            matcher = self.matcher(agent)
         if path == _ROBOTS_PATH:
             return None
         return matcher.decide(path)
@@ -87,16 +115,19 @@ class Verdicts:
         rule = self._decide(url, agent)
         return None if rule is None or key_allows(rule) else self._verdict(rule)
 
+    def _line_text(self, line: int) -> str:
+        raise NotImplementedError
+
     def _verdict(self, rule: int | None) -> Verdict:
         if rule is None:
             return ALLOWED_BY_DEFAULT
-        text = text_at(self._body(), key_offset(rule))
-        return Verdict(key_allows(rule), key_line(rule), text)
+        line = key_line(rule)
+        return Verdict(key_allows(rule), line, self._line_text(line))
 
     def allowed(self, url: str, agent: str) -> bool:
         """``check(url=url, agent=agent).allowed``."""
         rule = self._decide(url, agent)
-        return rule is None or key_allows(rule)
+        return rule is None or (rule >> _ALLOW_BIT) & 1 == 1
 
 
 class RobotsTxt(Verdicts):
@@ -109,11 +140,13 @@ class RobotsTxt(Verdicts):
     Verdict(allowed=False, line=2, rule='Disallow: /private')
     """
 
-    __slots__ = ("_grouping", "_matchers", "truncated", "warnings")
+    __slots__ = ("_by_agent", "_by_token", "_grouping", "_line_starts", "truncated", "warnings")
 
     def __init__(self, grouping: Grouping, warnings: tuple[tuple[int, str], ...], truncated: bool):
         self._grouping = grouping
-        self._matchers: dict[str, AgentMatcher] = {}
+        self._line_starts: array[int] | None = None
+        self._by_token: dict[str, AgentMatcher] = {}
+        self._by_agent: dict[str, AgentMatcher] = {}
         #: Lint findings, ``(line, message)``: each lenient reading and each ignored line.
         self.warnings = warnings
         #: Whether the body was longer than ``max_size`` and cut (RFC 9309 2.5).
@@ -125,7 +158,10 @@ class RobotsTxt(Verdicts):
 
         RFC 9309 2.5: ``max_size`` should be at least 500 KiB (512,000 bytes).
         """
-        return run_to_end(cls.parse_in_steps(body, max_size))
+        collector = Warnings()
+        prepared, truncated = prepare(_as_bytes(body), _checked(max_size), collector)
+        grouping = run_to_end(group_steps(prepared, collector))
+        return cls(grouping, tuple(collector.items), truncated)
 
     @classmethod
     def parse_in_steps(
@@ -136,14 +172,11 @@ class RobotsTxt(Verdicts):
         Lets a caller with an event loop parse a 500 KiB file in slices of a
         few milliseconds each.
         """
-        if not isinstance(max_size, int) or isinstance(max_size, bool):
-            raise ValueError(f"max_size must be an int, got {max_size!r}")
-        if not 0 <= max_size < MAX_BODY_SIZE:
-            raise ValueError(f"max_size must be from 0 to {MAX_BODY_SIZE - 1}, got {max_size}")
         collector = Warnings()
-        prepared, truncated = prepare(_as_bytes(body), max_size, collector)
-        yield
-        grouping = yield from group_steps(prepared, directives(prepared, collector), collector)
+        prepared, truncated = prepare(_as_bytes(body), _checked(max_size), collector)
+        if len(prepared) > _STEP_SIZE:
+            yield
+        grouping = yield from group_steps(prepared, collector)
         robots = cls(grouping, tuple(collector.items), truncated)
         if agent is not None:
             yield from robots._compile_steps(agent)
@@ -157,9 +190,21 @@ class RobotsTxt(Verdicts):
     def _body(self) -> bytes:
         return self._grouping.body
 
+    def _line_text(self, line: int) -> str:
+        starts = self._line_starts
+        if starts is None:  # built on the first verdict that names a line
+            starts = self._line_starts = line_starts(self._grouping.body)
+        return line_text(self._grouping.body, starts[line - 1])
+
     def compiled_matchers(self) -> dict[str, AgentMatcher]:
-        """The matchers compiled so far, by agent string and by product token."""
-        return dict(self._matchers)
+        """The matchers compiled so far, by product token (``*``: the
+        fallback shared by every token without a group of its own)."""
+        return dict(self._by_token)
+
+    @property
+    def tokens(self) -> frozenset[str]:
+        """The product tokens that have groups of their own (lower case)."""
+        return frozenset(self._grouping.by_token)
 
     @property
     def sitemaps(self) -> tuple[str, ...]:
@@ -176,26 +221,43 @@ class RobotsTxt(Verdicts):
 
     def groups_for(self, agent: str) -> list[Group]:
         """The groups that govern ``agent`` (RFC 9309 2.2.1), in file order."""
-        return self._grouping.groups_for(_token(agent))
+        return self._grouping.groups_for(agent_token(agent))
 
     def matcher(self, agent: str) -> AgentMatcher:
-        """The compiled rules for ``agent``; built once per distinct group set."""
-        matcher = self._matchers.get(agent)
+        """The compiled rules for ``agent``; built once per token with groups
+        (RFC 9309 2.2.1), every other token sharing the ``*`` group's."""
+        matcher = self._by_agent.get(agent)
         if matcher is None:
-            matcher = run_to_end(self._compile_steps(agent))
+            token = self._group_token(agent)
+            matcher = self._by_token.get(token)
+            if matcher is None:
+                matcher = self._compiled(token, AgentMatcher(self._rules(token)))
+            self._remember(agent, matcher)
         return matcher
 
     def _compile_steps(self, agent: str) -> Steps[AgentMatcher]:
-        token = _token(agent)
-        if token not in self._grouping.by_token:
-            token = WILDCARD_AGENT
-        matcher = self._matchers.get(token)
+        token = self._group_token(agent)
+        matcher = self._by_token.get(token)
         if matcher is None:
-            rules = self._grouping.rules(self._grouping.groups_for(token))
-            matcher = yield from AgentMatcher.compile_steps(rules)
-            self._matchers[token] = matcher
-        if len(self._matchers) < AGENT_CACHE_SIZE:
-            self._matchers[agent] = matcher
+            matcher = yield from AgentMatcher.compile_steps(self._rules(token))
+            self._compiled(token, matcher)
+        self._remember(agent, matcher)
+        return matcher
+
+    def _group_token(self, agent: str) -> str:
+        """The token whose groups govern ``agent``: its own, or ``*``."""
+        token = agent_token(agent)
+        return token if token in self._grouping.by_token else WILDCARD_AGENT
+
+    def _rules(self, token: str) -> list[Rule]:
+        grouping = self._grouping
+        return grouping.rules(grouping.groups_for(token))
+
+    def _compiled(self, token: str, matcher: AgentMatcher) -> AgentMatcher:
+        # The rules read while parsing served the first agent; a later one
+        # reads its rules from the body again, so none are kept.
+        self._grouping.pending = None
+        self._by_token[token] = matcher
         return matcher
 
     def crawl_delay(self, agent: str) -> float | None:

@@ -74,7 +74,7 @@ def reduce_agent_setting(value: str, name: str = "ROBOTSTXT_USER_AGENT") -> str:
     """
     text = str(value).strip()
     token = derive_product_token(text)
-    if not token:
+    if not any(char.isalnum() for char in token):
         raise SettingError(
             f"{name} must contain a product token such as 'ExampleBot' "
             f"(RFC 9309 2.2.1), got {value!r}"

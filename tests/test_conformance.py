@@ -157,6 +157,12 @@ MATCHING = [
     param("disallow: /a$b", "/a$b", False, id="2.2.3-dollar-mid-pattern-is-literal"),
     param("disallow: /*", "/anything", False, id="2.2.3-star-alone"),
     param("disallow: /a**b", "/axxb", False, id="2.2.3-repeated-stars"),
+    param("disallow: *", "/anything", False, id="2.2.3-star-without-slash-matches-every-path"),
+    param("disallow: *", "/", False, id="2.2.3-star-without-slash-matches-root"),
+    param("disallow: /\nallow: *", "/x", True, id="2.2.2-allow-star-ties-slash-allow-wins"),
+    param("disallow: *\nallow: /a", "/a", True, id="2.2.2-star-is-one-octet-specific"),
+    param("allow: *\ndisallow: /a", "/a", False, id="2.2.2-longer-rule-beats-allow-star"),
+    param("disallow: *$", "/x", False, id="2.2.3-star-dollar-matches-every-path"),
     param("disallow: /a*\nallow: /ab", "/abc", True, id="2.2.2-final-star-counts-allow-wins-tie"),
     param("allow: /a*\ndisallow: /ab", "/abc", True, id="2.2.2-final-star-rule-wins-the-tie"),
     param("allow: /a\ndisallow: /a*", "/abc", False, id="2.2.2-final-star-is-one-octet-more"),
@@ -207,6 +213,14 @@ MATCHING = [
         id="2.2.3-percent-24-is-literal-dollar",
     ),
     param("disallow: /path/foo-%24", "/path/foo-", True, id="2.2.3-percent-24-not-an-anchor"),
+    param("disallow: /dollar%24", "/dollar%24", False, id="2.2.2-percent-24-rule-matches-itself"),
+    param("disallow: /dollar%24", "/dollar$", False, id="2.2.2-percent-24-rule-matches-dollar"),
+    param("disallow: /a$b", "/a%24b", False, id="2.2.2-literal-dollar-url-escaped-or-not"),
+    param("disallow: /a%2Ab", "/a%2ab", False, id="2.2.2-percent-2A-rule-matches-itself"),
+    param("disallow: /a%2Ab", "/a*b", False, id="2.2.2-percent-2A-rule-matches-star"),
+    param("disallow: /a%2Ab", "/axb", True, id="2.2.2-percent-2A-rule-is-no-wildcard"),
+    param("disallow: /*%24$", "/x%24", False, id="2.2.3-percent-24-then-anchor"),
+    param("disallow: /a%24$", "/a$x", True, id="2.2.3-percent-24-anchored"),
 ]
 
 
@@ -445,3 +459,63 @@ def test_2_2_2_denial_is_the_verdict_only_when_forbidden() -> None:
     assert robots.denial(url="/x/z", agent="a") == Verdict(False, 2, "disallow: /x")
     assert robots.denial(url="/x/y", agent="a") is None
     assert robots.denial(url="/other", agent="a") is None
+
+
+@pytest.mark.parametrize(
+    "filler",
+    [
+        param(0, id="2.2.3-disallow-star-few-rules"),
+        param(300, id="2.2.3-disallow-star-beside-hundreds-of-prefix-rules"),
+        param(20, id="2.2.3-disallow-star-beside-wildcard-rules"),
+    ],
+)
+def test_2_2_3_disallow_star_matches_every_path_whatever_the_index(filler: int) -> None:
+    """A ``*`` pattern with no prefix matches every path (RFC 9309 2.2.3), in
+    each prefix index and beside indexed wildcard rules."""
+    others = "".join(f"allow: /x{i}*\nallow: /y{i}\nallow: /*z{i}*q\n" for i in range(filler))
+    for star in ("disallow: *", "disallow: *\nallow: /keep"):
+        robots = RobotsTxt.parse("user-agent: *\n" + others + star + "\n")
+        for path in ("/", "/a", "/shop/item?x=1", "/%E3%83%84"):
+            verdict = robots.check(url=path, agent="ExampleBot")
+            assert not verdict.allowed and verdict.rule == "disallow: *", (filler, path)
+    robots = RobotsTxt.parse("user-agent: *\n" + others + "disallow: /\nallow: *\n")
+    assert robots.allowed(url="/a", agent="ExampleBot")
+
+
+@pytest.mark.parametrize(
+    ("line", "user_agent"),
+    [
+        param("MJ12bot", "MJ12bot/1.4.8 (+http://mj12bot.com)", id="2.2.1-name-keeps-digits"),
+        param("360Spider", "360Spider", id="2.2.1-product-name-may-start-with-digits"),
+        param(
+            "archive.org_bot",
+            "Mozilla/5.0 (compatible; archive.org_bot +http://archive.org/details/archive.org_bot)",
+            id="2.2.1-product-name-keeps-dots",
+        ),
+        param(
+            "ExampleBot",
+            "Mozilla/5.0 (compatible; ExampleBot/0.1; https://www.example.com/bot.html)",
+            id="2.2.1-rfc-example-user-agent-obeys-its-product",
+        ),
+        param("Scrapy", "Scrapy/2.19 (+https://scrapy.org)", id="2.2.1-scrapy-default-ua"),
+    ],
+)
+def test_2_2_1_one_product_name_rule_for_lines_and_user_agents(line: str, user_agent: str) -> None:
+    """A user-agent line and a whole User-Agent value reduce to the same name."""
+    from scrapy_rfc9309._agent import derive_product_token, product_token
+
+    robots = RobotsTxt.parse(f"user-agent: {line}\ndisallow: /own\nuser-agent: *\ndisallow: /\n")
+    assert not robots.allowed(url="/own", agent=user_agent)
+    assert robots.allowed(url="/other", agent=user_agent)
+    assert product_token(derive_product_token(user_agent)) == product_token(line)
+    assert robots.groups_for(user_agent)[0].agents[0][1] == line.lower()
+
+
+def test_2_2_1_derived_names_are_valid_tokens() -> None:
+    from scrapy_rfc9309._agent import derive_product_token, is_valid_token
+
+    assert derive_product_token("MJ12bot/1.4.8 (...)") == "MJ12bot"
+    assert derive_product_token("360Spider") == "360Spider"
+    assert derive_product_token("archive.org_bot") == "archive.org_bot"
+    assert all(is_valid_token(name) for name in ("MJ12bot", "360Spider", "archive.org_bot"))
+    assert not is_valid_token("bad token") and not is_valid_token("a/b") and not is_valid_token("")

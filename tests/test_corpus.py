@@ -4,7 +4,9 @@ what can be parsed)."""
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -45,3 +47,95 @@ def test_every_corpus_file_parses_and_answers() -> None:
         if elapsed > bound:
             slow.append((path.name, len(body), round(elapsed, 3)))
     assert not slow, f"parse time not proportional to size: {slow[:10]}"
+
+
+# -- against Google's reference parser (optional: pip install fast-robotstxt) --
+
+
+def _google() -> Callable[[bytes, str, str], bool] | None:
+    try:
+        from robotstxt import robots as google  # fast-robotstxt's bindings
+    except ImportError:
+        return None
+    matcher = google.RobotsMatcher()
+
+    def allowed(body: bytes, agent: str, url: str) -> bool:
+        agent_bytes, url_bytes = agent.encode(), url.encode()
+        return bool(
+            google._lib.robots_allowed_by_robots(
+                matcher._ptr,
+                body,
+                len(body),
+                agent_bytes,
+                len(agent_bytes),
+                url_bytes,
+                len(url_bytes),
+            )
+        )
+
+    return allowed
+
+
+def _documented_difference(robots: RobotsTxt, url: str, agent: str) -> bool:
+    """The differences from Google's parser listed in the README, each where
+    we follow RFC 9309 or a documented lenient reading."""
+    verdict = robots.check(url=url, agent=agent)
+    if url.endswith("/robots.txt"):
+        return verdict.allowed  # RFC 9309 2.2.2: /robots.txt is always allowed
+    if verdict.rule is None:
+        return False
+    value = verdict.rule.split(":", 1)[1].strip()
+    if not value.startswith(("/", "*")):
+        return True  # LENIENT(rule-without-slash), LENIENT(rule-url)
+    if "\\" in url:
+        return True  # Google's URL parser turns "\" into "/"
+    # Google-specific: "Allow: /x/index.htm*" also allows "/x/".
+    body = robots.body.decode("utf-8", "replace").lower()
+    return not verdict.allowed and url.endswith("/") and "/index.htm" in body
+
+
+def test_verdicts_agree_with_googles_parser_on_real_urls() -> None:
+    google = _google()
+    if google is None:
+        pytest.skip("Google's reference parser is not installed (pip install fast-robotstxt)")
+    url_dir = FILES[0].parents[1] / "urls" / "anubhav_bench"
+    differences = []
+    for url_file in sorted(url_dir.glob("*.txt")):
+        body = (url_dir.parent.parent / "anubhav_bench" / url_file.name).read_bytes()[:512_000]
+        urls = [url for url in url_file.read_text(errors="replace").splitlines() if url.strip()]
+        robots = RobotsTxt.parse(body)
+        for agent in ("ExampleBot", "Googlebot"):
+            for url in urls:
+                ours = robots.allowed(url=url, agent=agent)
+                if ours != google(body, agent, url) and not _documented_difference(
+                    robots, url, agent
+                ):
+                    differences.append((url_file.name, agent, url, ours))
+    assert not differences, differences[:20]
+
+
+def test_files_that_say_go_away_disallow_everything_as_google_reads_them() -> None:
+    """``Disallow: *`` (RFC 9309 2.2.3: a ``*`` matches any run of octets,
+    the empty one included) in the real files that say it."""
+    google = _google()
+    found = 0
+    for path in FILES:
+        body = path.read_bytes()[:512_000]
+        if not _GO_AWAY.search(body):
+            continue
+        robots = RobotsTxt.parse(body)
+        for group in robots._grouping.groups:
+            if not group.agents or not group.agents[0][1]:
+                continue
+            agent = group.agents[0][1]
+            agent = "ExampleBot" if agent == "*" else agent
+            verdict = robots.check(url="/some/page", agent=agent)
+            if verdict.rule is not None and _GO_AWAY.fullmatch(verdict.rule.encode()):
+                found += 1
+                assert not robots.allowed(url="/", agent=agent)
+                if google is not None and agent.isascii():
+                    assert not google(body, agent, "https://example.com/some/page"), path
+    assert found >= 30, found
+
+
+_GO_AWAY = re.compile(rb"(?im)^disallow[ \t]*:[ \t]*\*[ \t]*$")

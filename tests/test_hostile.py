@@ -79,3 +79,28 @@ def test_3_long_urls_and_escapes() -> None:
     assert isinstance(timed(2.0, lambda: robots.allowed(url=url, agent="x")), bool)
     assert not robots.allowed(url="/a%", agent="x")
     assert robots.allowed(url="/%zz", agent="x")
+
+
+def test_3_twenty_thousand_wildcards_with_one_or_two_octet_pieces() -> None:
+    """Rules like ``/*x*y*z`` have no 3-octet piece to index by: indexed by
+    their longest piece and split into pieces only when first tried."""
+    rng = random.Random(9309)
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+    def piece() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.choice((1, 2))))
+
+    rules = [
+        "/*" + "*".join(piece() for _ in range(rng.choice((2, 3, 4)))) + rng.choice(("", "$"))
+        for _ in range(20_000)
+    ]
+    body = "User-agent: *\n" + "".join(f"Disallow: {rule}\n" for rule in rules)
+    robots = timed(10.0, lambda: RobotsTxt.parse(body))
+    robots.allowed(url="/", agent="x")
+    paths = ["/" + "".join(rng.choice(alphabet + "/") for _ in range(40)) for _ in range(100)]
+    verdicts = timed(10.0, lambda: [robots.check(url=path, agent="x") for path in paths])
+    for path, verdict in zip(paths[:10], verdicts, strict=False):
+        if verdict.rule is not None:  # the deciding rule matches the path
+            pattern = verdict.rule.split(": ", 1)[1]
+            single = RobotsTxt.parse(f"User-agent: *\nDisallow: {pattern}\n")
+            assert not single.allowed(url=path, agent="x")

@@ -43,6 +43,28 @@ LENIENT_CASES = [
         id="lenient-rule-without-slash",
     ),
     param(b"user-agent: ExampleBot/2.1\ndisallow: /x\n", "/x", False, 1, id="lenient-agent-suffix"),
+    param(b"user-agent: ExampleBot*\ndisallow: /x\n", "/x", False, 1, id="lenient-agent-glob"),
+    param(
+        b"user-agent: *\ndisallow: https://www.example.com/shop/\n",
+        "https://www.example.com/shop/item",
+        False,
+        2,
+        id="lenient-rule-url",
+    ),
+    param(
+        "\ufeffuser-agent: *\r\ndisallow: /x\r\n".encode("utf-16-le"),
+        "/x",
+        False,
+        1,
+        id="lenient-utf16-bom",
+    ),
+    param(
+        "\ufeffuser-agent: *\ndisallow: /x\n".encode("utf-16-be"),
+        "/x",
+        False,
+        1,
+        id="lenient-utf16-bom-be",
+    ),
 ]
 
 
@@ -99,3 +121,60 @@ def test_unknown_and_broken_lines_are_warned_about() -> None:
 def test_rules_before_any_group_are_warned_about() -> None:
     robots = RobotsTxt.parse("disallow: /x\n")
     assert robots.warnings == ((1, "rule before any user-agent line ignored"),)
+
+
+def test_2_2_1_lenient_agent_glob_keeps_exact_matching() -> None:
+    """``Googlebot*`` governs ``Googlebot`` only (RFC 9309 2.2.1: exact match)."""
+    robots = RobotsTxt.parse(
+        "user-agent: Mediapartners-Google*\ndisallow: /ads\n"
+        "user-agent: Googlebot*\ndisallow: /g\nuser-agent: *\ndisallow: /all\n"
+    )
+    assert not robots.allowed(url="/g", agent="Googlebot")
+    assert robots.allowed(url="/all", agent="Googlebot")
+    assert not robots.allowed(url="/ads", agent="Mediapartners-Google")
+    assert robots.allowed(url="/g", agent="Googlebot-Image")
+    assert not robots.allowed(url="/all", agent="Googlebot-Image")
+    assert [line for line, _ in robots.warnings] == [1, 3]
+
+
+@pytest.mark.parametrize(
+    ("rule", "url", "allowed"),
+    [
+        param("Disallow: https://e.com/shop/", "/shop/a", False, id="lenient-rule-url-path"),
+        param("Disallow: https://e.com/shop/", "/other", True, id="lenient-rule-url-only"),
+        param("Disallow: HTTP://example.com/a?b=1", "/a?b=1&c", False, id="lenient-rule-url-query"),
+        param("Disallow: http://example.com/*.pdf$", "/x/y.pdf", False, id="lenient-rule-url-glob"),
+        param("Disallow: http://example.com/*.pdf$", "/x/y.pdfx", True, id="lenient-rule-url-end"),
+        param("Disallow: https://other.example.com", "/x", True, id="lenient-rule-url-host-only"),
+        param("Disallow: http://search.example.com/", "/", True, id="lenient-rule-url-host-root"),
+        param("Disallow: http://search.example.com/*", "/a", True, id="lenient-rule-url-host-star"),
+        param("Disallow: shop/", "/shop/a", False, id="lenient-rule-without-slash-kept"),
+    ],
+)
+def test_2_2_2_lenient_rules_written_as_urls_use_their_path(
+    rule: str, url: str, allowed: bool
+) -> None:
+    robots = RobotsTxt.parse(f"user-agent: *\n{rule}\n")
+    assert robots.allowed(url=url, agent="ExampleBot") is allowed
+    assert robots.warnings[0][0] == 2
+    if not allowed:
+        assert robots.check(url=url, agent="ExampleBot").rule == rule
+
+
+@pytest.mark.parametrize("codec", [param("utf-16-le", id="LE"), param("utf-16-be", id="BE")])
+def test_2_3_lenient_utf16_bom_reads_every_line_and_non_ascii(codec: str) -> None:
+    text = "\ufeffUser-agent: *\nDisallow: /ツ\nAllow: /ツ/ok\nUser-agent: b\nDisallow: /b\n"
+    robots = RobotsTxt.parse(text.encode(codec))
+    assert not robots.allowed(url="/%E3%83%84/x", agent="ExampleBot")
+    assert robots.check(url="/ツ/ok", agent="ExampleBot") == (True, 3, "Allow: /ツ/ok")
+    assert not robots.allowed(url="/b", agent="b")
+    assert not robots.truncated
+
+
+def test_2_5_lenient_utf16_size_limit_counts_octets_read() -> None:
+    """RFC 9309 2.5: the limit applies to the octets read; a cut line is dropped."""
+    body = "\ufeffuser-agent: *\ndisallow: /a\ndisallow: /bbbbbb\n".encode("utf-16-le")
+    robots = RobotsTxt.parse(body, max_size=len(body) - 5)
+    assert robots.truncated
+    assert not robots.allowed(url="/a", agent="x")
+    assert robots.allowed(url="/bbbbbb", agent="x") and robots.allowed(url="/b", agent="x")

@@ -61,7 +61,9 @@ def _reference_allowed(rules: list[tuple[bool, str]], path: str) -> bool:
     return True if best is None else best[1]
 
 
-_PATTERN = st.text(alphabet="/ab*$", max_size=8).map(lambda s: "/" + s)
+_PATTERN = st.text(alphabet="/ab*$", max_size=8).map(lambda s: "/" + s) | st.text(
+    alphabet="/ab*$", max_size=4
+).map(lambda s: "*" + s)
 _PATH = st.text(alphabet="/ab$", max_size=10).map(lambda s: "/" + s)
 
 
@@ -123,11 +125,12 @@ def test_2_2_2_hundreds_of_final_star_rules_agree_with_reference(
         ((allows >> (i % 61)) & 1 == 1, "/" + stem + star)
         for i, (stem, star) in enumerate((stem, star) for stem in _STEMS for star in ("", "*"))
     ]
+    rules.append(((allows >> 61) & 1 == 1, "*"))
     _assert_agrees_with_reference(rules, paths)
 
 
 @given(
-    patterns=st.lists(st.text(alphabet="/abc", min_size=1, max_size=6), max_size=40),
+    patterns=st.lists(st.text(alphabet="/abc", max_size=6), max_size=40),
     paths=st.lists(st.text(alphabet="/abc", max_size=8), max_size=10),
     bonus=st.sampled_from([0, 1]),
 )
@@ -135,16 +138,19 @@ def test_2_2_2_hundreds_of_final_star_rules_agree_with_reference(
 def test_2_2_2_compact_prefix_index_agrees_with_the_dict(
     patterns: list[str], paths: list[str], bonus: int
 ) -> None:
-    from scrapy_rfc9309._prefixes import DictPrefixes, SortedPrefixes
+    from scrapy_rfc9309._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes
     from scrapy_rfc9309._rulekey import pack
 
     table = {
         pattern: pack(len(pattern) + bonus, i % 2 == 0, i + 1, i)
         for i, pattern in enumerate(patterns)
     }
-    fast, compact = DictPrefixes(table), SortedPrefixes(table, bonus)
+    fast, compact, few = DictPrefixes(table), SortedPrefixes(table, bonus), FewPrefixes(table)
     for path in paths:
-        assert fast.longest(path) == compact.longest(path), (table, path)
+        # The reference: every pattern tried, the longest prefix of the path wins.
+        matching = [pattern for pattern in table if path.startswith(pattern)]
+        expected = table[max(matching, key=len)] if matching else None
+        assert fast.longest(path) == compact.longest(path) == few.longest(path) == expected
 
 
 @given(
@@ -164,3 +170,38 @@ def test_2_2_2_canonical_path_fast_path_agrees_with_the_general_one(
     except ValueError:
         return  # neither a URL nor a path: refused either way
     assert canonical_path(url) == expected, url
+
+
+_SHORT_PIECES = st.builds(
+    lambda parts, anchored: "/" + "*".join(parts) + anchored,
+    st.lists(st.text(alphabet="ab/$", min_size=1, max_size=2), min_size=2, max_size=4),
+    st.sampled_from(["", "$"]),
+)
+
+
+@given(
+    wildcards=st.lists(st.tuples(st.booleans(), _SHORT_PIECES), min_size=17, max_size=200),
+    others=st.lists(st.tuples(st.booleans(), _PATTERN), max_size=10),
+    paths=st.lists(_LONG_PATH, max_size=8),
+)
+@settings(max_examples=100, deadline=None)
+def test_2_2_3_wildcards_with_one_or_two_octet_pieces_agree_with_the_plain_scan(
+    wildcards: list[tuple[bool, str]], others: list[tuple[bool, str]], paths: list[str]
+) -> None:
+    """Hostile files: rules such as ``/*a*b$`` whose literal pieces are too
+    short for a 3-octet index, indexed by piece and split on first use,
+    compared with the reference scan."""
+    _assert_agrees_with_reference(wildcards + others, paths)
+
+
+@given(body=st.binary(max_size=200).map(lambda b: b.replace(b"\r", b"")))
+@settings(max_examples=200, deadline=None)
+def test_2_2_2_a_line_found_alone_is_the_line_of_the_whole_index(body: bytes) -> None:
+    """Verdicts name their line (RFC 9309 2.2.2): found by number, one at a
+    time (the site cache) or from the index of all lines (a parsed file)."""
+    from scrapy_rfc9309._lines import line_start, line_starts
+
+    starts = line_starts(body)
+    assert len(starts) == body.count(b"\n") + 1
+    for number in range(1, len(starts) + 1):
+        assert line_start(body, number) == starts[number - 1]

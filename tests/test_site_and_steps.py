@@ -55,3 +55,36 @@ def test_2_5_a_large_file_parses_in_many_small_steps_to_the_same_result() -> Non
     whole = run_to_end(RobotsTxt.parse_in_steps(body))
     for url in ("/p7/a.html", "/p7/public", "/p11999/x", "/q"):
         assert stepped.check(url=url, agent="ExampleBot") == whole.check(url=url, agent="x")
+
+
+def test_2_2_1_compact_form_an_unknown_token_shares_the_star_rules_without_a_parse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A spider rotating User-Agents: every token without a group of its own
+    is governed by ``*`` (RFC 9309 2.2.1) and costs no parse of the body."""
+    from scrapy_rfc9309._compact import CompactRobots
+
+    body = b"User-agent: *\nDisallow: /private\n\nUser-agent: OtherBot\nDisallow: /other\n"
+    robots = RobotsTxt.parse(body)
+    robots.check(url="/", agent="First")  # the fetcher compiles the first agent's rules
+    compact = CompactRobots(robots)
+    parses = []
+    real_parse = RobotsTxt.parse
+
+    def counting_parse(*args: object, **kwargs: object) -> RobotsTxt:
+        parses.append(1)
+        return real_parse(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(RobotsTxt, "parse", counting_parse)
+    for number in range(1000):  # far more agents than the 64 agent strings remembered
+        agent = f"Rotating{number}/1.0 (+https://example.com)"
+        assert not compact.allowed(url="/private/x", agent=agent)
+        assert compact.allowed(url="/other", agent=agent)
+    assert parses == []
+    for agent in ("OtherBot", "otherbot/2.0", "Mozilla/5.0 (compatible; OtherBot/1.0)"):
+        assert not compact.allowed(url="/other", agent=agent)
+        assert compact.allowed(url="/private/x", agent=agent)
+    assert len(parses) == 1  # once per token with a group of its own
+    assert compact.check(url="/other", agent="OtherBot") == robots.check(
+        url="/other", agent="OtherBot"
+    )
