@@ -9,8 +9,9 @@ import logging
 from typing import Any
 
 import pytest
-from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_rfc9309 import robots_parsed
 
 from .conftest import BASE_SETTINGS, crawl
 from .server import compressed, encoded, gzip_bomb, redirect, retry_after, slow, status, text
@@ -25,7 +26,7 @@ class ParsedBodies:
     bodies: list[bytes] = []  # noqa: RUF012 - reset by each test
 
     def __init__(self, crawler: Any) -> None:
-        crawler.signals.connect(self._parsed, signal=signals.robots_parsed)
+        crawler.signals.connect(self._parsed, signal=robots_parsed)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> ParsedBodies:
