@@ -13,13 +13,17 @@ from ._robotstxt import RobotsTxt
 
 if TYPE_CHECKING:
     from ._addon import Addon
+    from ._cache_policy import RobotsMetaCachePolicy
     from ._extension import RobotsTxtExtension
+    from ._meta_middleware import RobotsMetaMiddleware
     from ._middleware import RobotsTxtMiddleware
     from ._robotparser import RFC9309RobotParser
 
 __all__ = [
     "Addon",
     "RFC9309RobotParser",
+    "RobotsMetaCachePolicy",
+    "RobotsMetaMiddleware",
     "RobotsTxt",
     "RobotsTxtExtension",
     "RobotsTxtMiddleware",
@@ -29,6 +33,8 @@ __all__ = [
 _SCRAPY_COMPONENTS = {
     "Addon": "._addon",
     "RFC9309RobotParser": "._robotparser",
+    "RobotsMetaCachePolicy": "._cache_policy",
+    "RobotsMetaMiddleware": "._meta_middleware",
     "RobotsTxtExtension": "._extension",
     "RobotsTxtMiddleware": "._middleware",
 }

@@ -109,6 +109,9 @@ class RobotsTxtExtension:
             f"{get('robotstxt/forbidden/unreachable', 0)} unreachable, "
             f"{get('robotstxt/forbidden/closing', 0)} at close)"
         ]
+        pages = _page_level_summary(get)
+        if pages:
+            lines.append(pages)
         top = report_for(self.crawler).top_rules(TOP_RULES_IN_SUMMARY)
         if top:
             lines.append("Rules that dropped the most requests:")
@@ -116,3 +119,27 @@ class RobotsTxtExtension:
                 f"  {count:>6} x {site} line {line}: {rule!r}" for (site, line, rule), count in top
             )
         logger.info("\n".join(lines))
+
+
+def _page_level_summary(get: Any) -> str:
+    """The page-level directives part of the close summary; ``""`` when none were met."""
+    counts = {
+        key: get(f"robotsmeta/{key}", 0)
+        for key in (
+            "pages/nofollow",
+            "nofollow",
+            "pages/noindex",
+            "noindex",
+            "pages/noarchive",
+            "noarchive",
+        )
+    }
+    if not any(counts.values()):
+        return ""
+    return (
+        f"Page-level directives: {counts['pages/nofollow']} pages nofollow "
+        f"({counts['nofollow']} requests not followed), "
+        f"{counts['pages/noindex']} pages noindex ({counts['noindex']} items dropped), "
+        f"{counts['pages/noarchive']} pages noarchive "
+        f"({counts['noarchive']} not stored in the HTTP cache)"
+    )

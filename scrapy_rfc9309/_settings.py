@@ -46,6 +46,32 @@ def _number(settings: BaseSettings, name: str, default: float, *, integer: bool)
     return value
 
 
+def _meta_obey(settings: BaseSettings) -> bool:
+    """``ROBOTS_META_OBEY``; unset (or ``None``): the value of ``ROBOTSTXT_OBEY``."""
+    if settings.get("ROBOTS_META_OBEY") is None:
+        return settings.getbool("ROBOTSTXT_OBEY")
+    try:
+        return settings.getbool("ROBOTS_META_OBEY")
+    except ValueError:
+        raise SettingError(
+            f"ROBOTS_META_OBEY must be True or False, got {settings.get('ROBOTS_META_OBEY')!r}"
+        ) from None
+
+
+META_NOINDEX_CHOICES = ("drop", "keep")
+
+
+def _meta_noindex(settings: BaseSettings) -> str:
+    """``ROBOTS_META_NOINDEX``: ``"drop"`` (default) or ``"keep"``."""
+    raw = settings.get("ROBOTS_META_NOINDEX")
+    if raw is None:
+        return "drop"
+    value = str(raw).strip().lower()
+    if value not in META_NOINDEX_CHOICES:
+        raise SettingError(f'ROBOTS_META_NOINDEX must be "drop" or "keep", got {raw!r}')
+    return value
+
+
 @dataclass(frozen=True)
 class RobotsTxtSettings:
     """The settings of DESIGN.md section 3, validated."""
@@ -59,6 +85,10 @@ class RobotsTxtSettings:
     cache_max_sites: int
     crawl_delay: bool
     crawl_delay_max: float
+    #: ``ROBOTS_META_OBEY``: obey page-level directives (default: ``obey``).
+    meta_obey: bool = False
+    #: ``ROBOTS_META_NOINDEX``: ``"drop"`` or ``"keep"`` items of noindex pages.
+    meta_noindex: str = "drop"
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsTxtSettings:
@@ -92,6 +122,8 @@ class RobotsTxtSettings:
             crawl_delay_max=_number(
                 settings, "ROBOTSTXT_CRAWL_DELAY_MAX", DEFAULT_CRAWL_DELAY_MAX, integer=False
             ),
+            meta_obey=_meta_obey(settings),
+            meta_noindex=_meta_noindex(settings),
         )
 
     def token_for(self, user_agent: str | None) -> str:
