@@ -63,11 +63,14 @@ _OVERRIDDEN_BY = {
     "all": (NOINDEX, NOFOLLOW),
 }
 
-_HEAD_EVENTS = re.compile(rb"<(?:(meta)|(/head|body|script|style|template)|(!--))", re.IGNORECASE)
+#: Searched in a lower-cased copy, case-sensitively (much faster than IGNORECASE).
+_HEAD_EVENTS = re.compile(rb"<(?:(/head|body|script|style|template)|(!--))")
+_FIRST_CHUNK = 8 * 1024
+_TAG_NAME_END = b" \t\r\n\f/>"
 _AFTER_CLOSING_TAG = {
-    b"script": re.compile(rb"</script", re.IGNORECASE),
-    b"style": re.compile(rb"</style", re.IGNORECASE),
-    b"template": re.compile(rb"</template", re.IGNORECASE),
+    b"script": re.compile(rb"</script"),
+    b"style": re.compile(rb"</style"),
+    b"template": re.compile(rb"</template"),
 }
 _ATTRIBUTE = re.compile(
     rb"""[\s/]*([^\s/>=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"'][^\s>]*)))?""",
@@ -330,49 +333,77 @@ def _read_head(window: bytes, token: str, collector: _Collector) -> None:
 
     The head ends at ``</head>`` or ``<body``; ``<meta>`` tags after it are
     ignored, as search engines do. Comments, scripts, styles and templates
-    are skipped. One linear pass.
+    are skipped. Linear: the window is lower-cased in growing chunks (8 KiB,
+    then four times more each time the head goes on), searched with
+    case-sensitive patterns, and between skipped parts only the places where
+    ``robots`` or the token occur are looked at (other meta tags cost nothing).
     """
-    pos = 0
-    seen = 0
+    needles = tuple({b"robots", token.encode("ascii", "ignore")} - {b""})
+    seen = [0]
+    size = min(len(window), _FIRST_CHUNK)
+    low = window[:size].lower()
+    start = search_from = 0
     while True:
-        match = _HEAD_EVENTS.search(window, pos)
-        if match is None:
+        event = _HEAD_EVENTS.search(low, search_from)
+        after = event.end() if event else 0
+        end: int | re.Match[bytes] | None = None
+        if event is not None and after < len(low):
+            if event.group(1) and low[after] not in _TAG_NAME_END:
+                search_from = after  # <bodyx>, <scripts>: not the tag
+                continue
+            if event.group(2):  # <!--
+                end = low.find(b"-->", after)
+                end = None if end < 0 else end
+            else:
+                closing = _AFTER_CLOSING_TAG.get(event.group(1))
+                end = closing.search(low, after) if closing else -1
+        if end is None and size < len(window):  # the chunk ends in the head: grow it
+            size = min(len(window), size * 4)
+            low = window[:size].lower()
+            continue
+        _read_metas(
+            low, start, event.start() if event else len(low), token, needles, collector, seen
+        )
+        if end is None or end == -1:  # end of the window, or </head> / <body>
             return
-        if match.group(1):  # <meta
-            pos = match.end()
-            if pos < len(window) and window[pos] not in b" \t\r\n\f/>":
-                continue  # <metadata>, not <meta>
-            seen += 1
-            if seen > MAX_META_TAGS:
-                return
-            attributes, pos = _meta_attributes(window, pos)
-            name = attributes.get(b"name")
-            content = attributes.get(b"content")
-            if name is None or content is None:
-                continue
-            name_text = name.decode("latin-1").strip().lower()
-            if name_text != "robots" and name_text != token:
-                continue
-            text = html.unescape(content.decode("utf-8", "replace"))
-            collector.add_all(split_directives(text), f'<meta name="{name_text}">')
-        elif match.group(3):  # <!--
-            end = window.find(b"-->", match.end())
-            if end < 0:
-                return
-            pos = end + 3
-        else:
-            tag = match.group(2).lower()
-            after = match.end()
-            if after < len(window) and window[after] not in b" \t\r\n\f/>":
-                pos = after  # <bodyx>, <scripts>: not the tag
-                continue
-            closing = _AFTER_CLOSING_TAG.get(tag)
-            if closing is None:  # </head> or <body>: the head is over
-                return
-            closed = closing.search(window, after)
-            if closed is None:
-                return
-            pos = closed.end()
+        start = search_from = end + 3 if isinstance(end, int) else end.end()
+
+
+def _read_metas(
+    low: bytes,
+    start: int,
+    end: int,
+    token: str,
+    needles: tuple[bytes, ...],
+    collector: _Collector,
+    seen: list[int],
+) -> None:
+    """The relevant ``<meta>`` tags of ``low[start:end]`` (lower-cased; no comment or script)."""
+    pos = start
+    while seen[0] < MAX_META_TAGS:
+        hit = min(
+            (found for found in (low.find(n, pos, end) for n in needles) if found >= 0), default=-1
+        )
+        if hit < 0:
+            return
+        seen[0] += 1
+        pos = hit + 1
+        tag = low.rfind(b"<meta", max(start, hit - MAX_TAG_BYTES), hit)
+        if tag < 0 or (tag + 5 < len(low) and low[tag + 5] not in _TAG_NAME_END):
+            continue  # not in a meta tag, or <metadata>
+        attributes, tag_end = _meta_attributes(low, tag + 5)
+        if tag_end <= hit:
+            continue  # the word is after the tag
+        pos = max(pos, tag_end)
+        name = attributes.get(b"name")
+        content = attributes.get(b"content")
+        if name is None or content is None:
+            continue
+        name_text = name.decode("latin-1").strip()
+        if name_text != "robots" and name_text != token:
+            continue
+        text = html.unescape(content.decode("utf-8", "replace"))
+        collector.add_all(split_directives(text), f'<meta name="{name_text}">')
 
 
 # -- the whole response ---------------------------------------------------------------------

@@ -291,3 +291,14 @@ def test_addressed_header_is_ours_whatever_the_case(items: list[str], spelling: 
     value = f"{spelling}: {', '.join(items)}"
     assert header(value) == header(", ".join(items))
     assert header(value, token="OtherBot") == set()
+
+
+@pytest.mark.parametrize("offset", [0, 8 * 1024 - 20, 8 * 1024 - 3, 32 * 1024 - 10, 100_000])
+def test_a_long_head_is_read_across_chunks(offset: int) -> None:
+    # The head is lower-cased and scanned in growing chunks; tags cut by a chunk's
+    # end are found once the chunk grows.
+    filler = "<script>" + "x" * offset + "</script>"
+    tags = '<meta name="robots" content="noindex"><!-- c -->'
+    tags += '<meta name="examplebot" content="nofollow">'
+    assert meta(f"<html><head>{filler}{tags}</head>") == {"noindex", "nofollow"}
+    assert meta(f"<html><head><title>{'y' * offset}</title>{tags}") == {"noindex", "nofollow"}
