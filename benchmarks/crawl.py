@@ -231,11 +231,16 @@ def crawl(mode: str, port: int, sites: int, pages: int) -> None:
     def rss_kib() -> int:
         return rusage.getrusage(rusage.RUSAGE_SELF).ru_maxrss
 
+    def cpu_s() -> float:
+        usage = rusage.getrusage(rusage.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
     def opened() -> None:
         from twisted.internet import reactor, task
 
         result["rss_open_kib"] = rss_kib()
         result["started"] = time.perf_counter()
+        result["cpu_open"] = cpu_s()
         worst = [0.0]
         last = [time.perf_counter()]
 
@@ -257,6 +262,7 @@ def crawl(mode: str, port: int, sites: int, pages: int) -> None:
         looping.stop()
         result["max_block_ms"] = worst[0] * 1000
         result["rss_peak_kib"] = rss_kib()
+        result["cpu_s"] = cpu_s() - result.pop("cpu_open")
 
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(Bench)
@@ -382,21 +388,32 @@ def page_directives(sites: int, pages: int, rounds: int) -> None:
         server = Server([str(robots)], page_kind="30k")
         try:
             rates: dict[str, list[float]] = {"meta-on": [], "meta-off": []}
-            ratios = []
+            cpu: dict[str, list[float]] = {"meta-on": [], "meta-off": []}
+            ratios, cpu_ratios = [], []
             for round_ in range(rounds):
                 order = ("meta-on", "meta-off") if round_ % 2 == 0 else ("meta-off", "meta-on")
-                pair = {}
+                pair, pair_cpu = {}, {}
                 for mode in order:
                     result = run_crawl(mode, server.port, sites, pages)
                     assert result.get("fetched", 0) == sites * pages, result
                     pair[mode] = result["fetched"] / result["elapsed_to_last_response"]
+                    pair_cpu[mode] = result["cpu_s"] / result["fetched"] * 1e6
                     rates[mode].append(pair[mode])
+                    cpu[mode].append(pair_cpu[mode])
                 ratios.append(pair["meta-on"] / pair["meta-off"])
+                cpu_ratios.append(pair_cpu["meta-off"] / pair_cpu["meta-on"])
             for mode in ("meta-on", "meta-off"):
-                print(f"    {mode:<9} {statistics.median(rates[mode]):>8.0f} pages/s (median)")
+                print(
+                    f"    {mode:<9} {statistics.median(rates[mode]):>8.0f} pages/s, "
+                    f"{statistics.median(cpu[mode]):>6.0f} us of crawler CPU per page (medians)"
+                )
             print(
-                f"    on / off  {statistics.median(ratios):.3f}  median of paired ratios "
+                f"    on / off  {statistics.median(ratios):.3f}  pages/s, median of paired ratios "
                 f"(goal >= 0.97; pairs: {', '.join(f'{r:.3f}' for r in ratios)})"
+            )
+            print(
+                f"    on / off  {statistics.median(cpu_ratios):.3f}  pages per CPU second, "
+                f"median of paired ratios (pairs: {', '.join(f'{r:.3f}' for r in cpu_ratios)})"
             )
         finally:
             server.close()

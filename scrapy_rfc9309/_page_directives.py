@@ -116,6 +116,10 @@ class PageDirectives:
         """Where ``directive`` came from, for a log line: ``'<meta name="robots">'``."""
         return ", ".join(self.sources.get(directive, ())) or "unknown"
 
+    def describe(self) -> list[str]:
+        """One line per directive with its sources, sorted: ``'noindex (X-Robots-Tag)'``."""
+        return [f"{name} ({self.source_of(name)})" for name in sorted(self.directives)]
+
 
 EMPTY = PageDirectives()
 
@@ -380,10 +384,13 @@ def _read_metas(
 ) -> None:
     """The relevant ``<meta>`` tags of ``low[start:end]`` (lower-cased; no comment or script)."""
     pos = start
+    # The next place of each word, searched again only once passed: linear.
+    nexts = [low.find(needle, pos, end) for needle in needles]
     while seen[0] < MAX_META_TAGS:
-        hit = min(
-            (found for found in (low.find(n, pos, end) for n in needles) if found >= 0), default=-1
-        )
+        for index, found in enumerate(nexts):
+            if 0 <= found < pos:
+                nexts[index] = low.find(needles[index], pos, end)
+        hit = min((found for found in nexts if found >= 0), default=-1)
         if hit < 0:
             return
         seen[0] += 1

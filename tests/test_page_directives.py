@@ -173,6 +173,11 @@ def test_sources_name_the_tag_and_the_header() -> None:
     assert page.source_of("noarchive") == '<meta name="examplebot">'
     assert page.nofollow and page.noindex and page.noarchive
     assert page.url == "http://x/p"
+    assert page.describe() == [
+        'noarchive (<meta name="examplebot">)',
+        'nofollow (X-Robots-Tag: examplebot, <meta name="robots">)',
+        "noindex (X-Robots-Tag)",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -302,3 +307,10 @@ def test_a_long_head_is_read_across_chunks(offset: int) -> None:
     tags += '<meta name="examplebot" content="nofollow">'
     assert meta(f"<html><head>{filler}{tags}</head>") == {"noindex", "nofollow"}
     assert meta(f"<html><head><title>{'y' * offset}</title>{tags}") == {"noindex", "nofollow"}
+
+
+def test_many_words_robots_in_the_head_stay_linear() -> None:
+    body = b"<head><title>" + b"robots " * 100_000 + b"</title>" + b"x" * 200_000
+    started = time.perf_counter()
+    read_page_directives("http://x/", 200, HTML, body, "examplebot")
+    assert time.perf_counter() - started < 2.0
