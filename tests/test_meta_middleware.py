@@ -4,6 +4,7 @@ server: page-level directives (HTTP: The Definitive Guide ch. 9, robots META tag
 
 from __future__ import annotations
 
+import gzip
 import logging
 from typing import Any
 
@@ -179,6 +180,17 @@ FORMS = [
         False,
         NOINDEX,
         id="x-robots-tag-on-pdf",
+    ),
+    param(
+        with_headers(
+            b"%PDF-1.4\n",
+            [(XRT, b"otherbot: noarchive"), (XRT, b"EXAMPLEBOT: noindex")],
+            b"application/pdf",
+        ),
+        False,
+        False,
+        NOINDEX,
+        id="x-robots-tag-addressed-on-pdf",
     ),
     param(
         with_headers(
@@ -396,3 +408,37 @@ async def test_bad_settings_stop_the_crawl_naming_the_setting(sites, name, value
         crawler = get_crawler(MetaSpider, {k: v for k, v in merged.items() if v is not UNSET})
         await crawler.crawl_async(urls=[site.url("/page")])
     assert site.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_ch9_noarchive_in_a_gzip_page_is_not_cached(sites, tmp_path, caplog) -> None:
+    # The HTTP cache sees the body before Scrapy decompresses it.
+    body = gzip.compress(html_page('<meta name="robots" content="noarchive">', ["/kept"]))
+    route = with_headers(body, [(b"Content-Encoding", b"gzip")])
+    site = sites(routes={"/robots.txt": ALLOW_ALL, "/page": route, "/kept": PLAIN})
+    settings = {**ADDON_ONLY, "HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(tmp_path)}
+    with caplog.at_level(logging.DEBUG):
+        await meta_crawl([site.url("/page")], settings)
+    assert any("['noarchive']" in r.getMessage() for r in caplog.records)  # the Crawled line
+    assert any(
+        f"Not storing {site.url('/page')} in the HTTP cache: noarchive" in r.getMessage()
+        for r in caplog.records
+    )
+    site.hits.clear()
+    _, items, stats = await meta_crawl([site.url("/page")], settings)
+    assert sorted(site.hits) == ["/page", "/robots.txt"]
+    assert sorted(items) == [site.url("/kept"), site.url("/page")]
+    assert stats["robotsmeta/noarchive"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_ch9_noindex_drop_is_logged(sites, caplog) -> None:
+    site = sites(
+        routes={"/robots.txt": ALLOW_ALL, "/page": headers((XRT, b"noindex"))}, default=PLAIN
+    )
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.meta"):
+        await meta_crawl([site.url("/page")])
+    assert any(
+        f"Dropped an item of {site.url('/page')}: noindex (X-Robots-Tag;" in r.getMessage()
+        for r in caplog.records
+    )
