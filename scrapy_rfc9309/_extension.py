@@ -130,7 +130,6 @@ def _page_level_summary(get: Any) -> str:
             "nofollow",
             "pages/noindex",
             "noindex",
-            "pages/noarchive",
             "noarchive",
         )
     }
@@ -140,6 +139,5 @@ def _page_level_summary(get: Any) -> str:
         f"Page-level directives: {counts['pages/nofollow']} pages nofollow "
         f"({counts['nofollow']} requests not followed), "
         f"{counts['pages/noindex']} pages noindex ({counts['noindex']} items dropped), "
-        f"{counts['pages/noarchive']} pages noarchive "
-        f"({counts['noarchive']} not stored in the HTTP cache)"
+        f"{counts['noarchive']} pages noarchive (never stored in the HTTP cache)"
     )

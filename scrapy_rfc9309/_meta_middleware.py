@@ -12,7 +12,7 @@ to keep a copy (NOARCHIVE). Thin glue over :mod:`._page_directives`:
 * noindex: with ``ROBOTS_META_NOINDEX = "drop"``, every item it yields is
   dropped, logged and counted;
 * noarchive: the HTTP cache policy of :mod:`._cache_policy` does not store
-  the response; it flags it ``noarchive``, counted here.
+  the response (and flags it ``noarchive``); such pages are counted here.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from weakref import WeakKeyDictionary
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 
-from ._cache_policy import NOT_STORED_FLAG
-from ._page_directives import EMPTY, NOARCHIVE, NOFOLLOW, NOINDEX, PageDirectives
+from ._page_directives import EMPTY, NOFOLLOW, NOINDEX, PageDirectives
 from ._page_directives import read_page_directives as read_page_directives
 from ._settings import RobotsTxtSettings
 
@@ -99,10 +98,10 @@ class RobotsMetaMiddleware:
         if page is EMPTY or not page.directives:
             return
         self._pages[response] = page
-        for directive in (NOFOLLOW, NOINDEX, NOARCHIVE):
+        for directive in (NOFOLLOW, NOINDEX):
             if directive in page.directives:
                 self._inc(f"robotsmeta/pages/{directive}")
-        if NOT_STORED_FLAG in response.flags and page.noarchive:
+        if page.noarchive:
             self._inc("robotsmeta/noarchive")
 
     # -- output: drop what the page asked not to be followed / indexed -------------------
