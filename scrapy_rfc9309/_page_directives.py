@@ -241,9 +241,15 @@ def _header_values(headers: Any, name: str) -> list[str]:
     ``Headers``, a ``dict``), or an iterable of ``(name, value)`` pairs;
     names and values bytes or str.
     """
+    found: list[str] = []
+    getlist = getattr(headers, "getlist", None)
+    if getlist is not None:  # Scrapy's Headers: case-insensitive already
+        for item in getlist(name)[:MAX_HEADER_VALUES]:
+            raw = item[:MAX_HEADER_BYTES]
+            found.append(raw.decode("latin-1") if isinstance(raw, bytes) else str(raw))
+        return found
     wanted = name.lower()
     pairs = headers.items() if hasattr(headers, "items") else headers
-    found: list[str] = []
     for key, value in pairs:
         key_text = key.decode("latin-1") if isinstance(key, bytes) else str(key)
         if key_text.lower() != wanted:

@@ -314,3 +314,13 @@ def test_many_words_robots_in_the_head_stay_linear() -> None:
     started = time.perf_counter()
     read_page_directives("http://x/", 200, HTML, body, "examplebot")
     assert time.perf_counter() - started < 2.0
+
+
+def test_scrapy_headers() -> None:
+    from scrapy.http import Headers
+
+    headers = Headers({"x-robots-tag": ["noindex", "examplebot: nofollow"], "content-type": "x/y"})
+    page = read_page_directives(
+        "u", 200, headers, b"<meta name=robots content=noarchive>", "examplebot"
+    )
+    assert page.directives == {"noindex", "nofollow"}
