@@ -12,7 +12,8 @@ non-HTML responses), optionally addressed to one agent
 token and where each came from. Reading never raises and is bounded: only the
 head of an HTML body is scanned (at most :data:`MAX_HEAD_BYTES`), in one
 linear pass; a ``<meta>`` tag is read over at most :data:`MAX_TAG_BYTES`, and
-at most :data:`MAX_META_TAGS` of them are looked at.
+at most :data:`MAX_META_TAGS` places where ``robots`` or the token occur are
+looked at.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ __all__ = [
 MAX_HEAD_BYTES = 256 * 1024
 #: Bytes of one ``<meta ...>`` tag read for its attributes.
 MAX_TAG_BYTES = 4096
-#: ``<meta>`` tags looked at per page; later ones are ignored.
+#: Places where ``robots`` or the token occur in the head looked at per page.
 MAX_META_TAGS = 256
 #: ``X-Robots-Tag`` header values read per response, and bytes read of each.
 MAX_HEADER_VALUES = 64
