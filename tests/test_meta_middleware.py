@@ -442,3 +442,21 @@ async def test_ch9_noindex_drop_is_logged(sites, caplog) -> None:
         f"Dropped an item of {site.url('/page')}: noindex (X-Robots-Tag;" in r.getMessage()
         for r in caplog.records
     )
+
+
+@pytest.mark.parametrize(
+    ("values", "obey", "noindex"),
+    [
+        param({}, False, "drop", id="defaults-robotstxt-off"),
+        param({"ROBOTSTXT_OBEY": True}, True, "drop", id="default-follows-robotstxt"),
+        param({"ROBOTSTXT_OBEY": True, "ROBOTS_META_OBEY": False}, False, "drop", id="off"),
+        param({"ROBOTS_META_OBEY": "1", "ROBOTS_META_NOINDEX": " KEEP "}, True, "keep", id="on"),
+    ],
+)
+def test_settings_are_read_in_one_place(values: dict[str, Any], obey: bool, noindex: str) -> None:
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309._settings import RobotsTxtSettings
+
+    read = RobotsTxtSettings.from_settings(Settings(values))
+    assert (read.meta_obey, read.meta_noindex) == (obey, noindex)
