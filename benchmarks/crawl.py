@@ -214,17 +214,20 @@ def crawl(mode: str, port: int, sites: int, pages: int) -> None:
                 for site in range(sites):
                     yield Request(
                         f"http://s{site}.test:{port}{bench_path(page)}",
-                        callback=self.parse,
+                        callback=self.read_page if mode.startswith("meta-") else self.parse,
                         errback=self.dropped,
                         dont_filter=True,
                     )
 
-        def parse(self, response: Any) -> Any:
+        def parse(self, response: Any) -> None:
             result["fetched"] = result.get("fetched", 0) + 1
             result["last_response"] = time.perf_counter()
-            if mode.startswith("meta-"):  # what a spider does with a page: read it, yield an item
-                links = response.css("a::attr(href)").getall()
-                yield {"url": response.url, "links": len(links)}
+
+        def read_page(self, response: Any) -> Any:
+            """What a spider does with a page: read it, yield an item."""
+            self.parse(response)
+            links = response.css("a::attr(href)").getall()
+            yield {"url": response.url, "links": len(links)}
 
         def dropped(self, failure: Any) -> None:
             result["dropped"] = result.get("dropped", 0) + 1
