@@ -460,3 +460,33 @@ def test_settings_are_read_in_one_place(values: dict[str, Any], obey: bool, noin
 
     read = RobotsTxtSettings.from_settings(Settings(values))
     assert (read.meta_obey, read.meta_noindex) == (obey, noindex)
+
+
+def test_sync_output_path_drops_like_the_async_one() -> None:
+    # Scrapy uses process_spider_output_async when the chain is asynchronous and
+    # process_spider_output otherwise; both drop the same outputs.
+    from scrapy.http import HtmlResponse
+
+    from scrapy_rfc9309 import RobotsMetaMiddleware
+
+    crawler = get_crawler(MetaSpider, {"ROBOTSTXT_OBEY": True, "USER_AGENT": AGENT})
+    crawler.stats.open_spider()  # type: ignore[union-attr]
+    middleware = RobotsMetaMiddleware.from_crawler(crawler)
+    request = Request("http://x.test/page")
+    response = HtmlResponse(
+        request.url,
+        body=b'<head><meta name="robots" content="none">',
+        headers={"X-Robots-Tag": "examplebot: noarchive"},
+        request=request,
+    )
+    middleware.process_spider_input(response)
+    assert response.meta["robots_meta"] == {"none", "noindex", "nofollow", "noarchive"}
+    kept_request = Request("http://x.test/b", meta={"dont_obey_robotstxt": True})
+    outputs = [Request("http://x.test/a"), kept_request, {"item": 1}]
+    assert list(middleware.process_spider_output(response, outputs)) == [kept_request]
+    other = HtmlResponse(
+        "http://x.test/plain", body=b"<p>x</p>", request=Request("http://x.test/p")
+    )
+    middleware.process_spider_input(other)
+    assert list(middleware.process_spider_output(other, outputs)) == outputs
+    assert crawler.stats.get_value("robotsmeta/nofollow") == 1  # type: ignore[union-attr]
