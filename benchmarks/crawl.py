@@ -6,6 +6,9 @@ Modes, each crawl in its own process:
 * ``builtin`` - Scrapy's ``RobotsTxtMiddleware`` with Protego
 * ``off``     - ``ROBOTSTXT_OBEY = False``
 
+and, for (e), ``meta-on`` / ``meta-off``: the add-on with ``ROBOTS_META_OBEY``
+on or off, over 30 KB HTML pages that the spider reads with ``response.css``.
+
 Sites: every host ``s<N>.test`` resolves to 127.0.0.1 (a resolver installed
 through Scrapy's ``DNS_RESOLVER``), and one local Twisted server answers for
 all of them, serving as site N's robots.txt the corpus file N (from
@@ -27,13 +30,17 @@ d. rotating User-Agents: a spider that sends each request with one of 1,000
    User-Agent values in turn, to sites serving the corpus' largest robots.txt
    files (the token obeyed is derived from each request's header, so every
    value is a token the parsed file has not seen).
+e. page-level directives: pages per second and crawler CPU per page with
+   ``ROBOTS_META_OBEY`` on against off, 30 KB HTML pages, the two crawls of
+   each pair run at once, the median of the paired ratios
+   (``page-directives``; needs no corpus).
 
 All three crawls use Scrapy's plain ``ScrapyPriorityQueue`` scheduler queue
 (the default one costs time in proportion to the queued domains per request).
 
 Usage::
 
-    python benchmarks/crawl.py [throughput|memory|blocking|rotating|all]
+    python benchmarks/crawl.py [throughput|memory|blocking|rotating|page-directives|all]
         [--sites N] [--pages N] [--rounds N] [--memory-sites N [N ...]]
 """
 
@@ -54,6 +61,29 @@ ROOT = HERE.parent
 CORPUS = Path(os.environ.get("ROBOTSTXT_CORPUS", ROOT.parent / "shared" / "corpus"))
 MODES = ("ours", "builtin", "off")
 PAGE = b"<html><head><title>bench</title></head><body>bench</body></html>"
+
+
+def html_page_30k() -> bytes:
+    """A 30 KB HTML page shaped like a real one: a head with scripts, styles and
+    meta tags (the robots one near its end), a body of text and 150 links."""
+    head = [
+        '<meta charset="utf-8"><title>A page of the benchmark site</title>',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        *(f'<meta property="og:x{i}" content="value {i}">' for i in range(12)),
+        *(f'<link rel="stylesheet" href="/static/s{i}.css">' for i in range(6)),
+        "<style>" + "body{margin:0;padding:0}.c{color:#333}\n" * 40 + "</style>",
+        "<script>" + "window.dataLayer=window.dataLayer||[];var x='<meta>';\n" * 40 + "</script>",
+        '<meta name="robots" content="index, follow, max-snippet:-1">',
+    ]
+    body = []
+    for i in range(150):
+        body.append(f'<p>Paragraph {i} of text about the subject, with a <a href="/l/{i}">link</a>')
+        body.append(" and some more words to make the page the size of a real one.</p>")
+    page = f"<!DOCTYPE html><html><head>{''.join(head)}</head><body>{''.join(body)}"
+    page += "<footer>" + "x" * max(0, 30_000 - len(page) - 30) + "</footer></body></html>"
+    return page.encode()
+
+
 AGENT = "Scrapy"
 
 # -- the loopback resolver (loaded by Scrapy in the crawl process) ----------------
@@ -118,10 +148,11 @@ def pick_robots(kind: str, count: int) -> list[str]:
 # -- the server process -------------------------------------------------------------
 
 
-def serve(robots_list: Path, port_file: Path) -> None:
+def serve(robots_list: Path, port_file: Path, page_kind: str = "small") -> None:
     from twisted.internet import reactor
     from twisted.web import resource, server
 
+    page_body = html_page_30k() if page_kind == "30k" else PAGE
     paths = robots_list.read_text().splitlines()
     cache: dict[int, bytes] = {}
 
@@ -140,7 +171,7 @@ def serve(robots_list: Path, port_file: Path) -> None:
                 request.setHeader(b"Content-Type", b"text/plain")
                 return body
             request.setHeader(b"Content-Type", b"text/html")
-            return PAGE
+            return page_body
 
     port = reactor.listenTCP(0, server.Site(Sites()), interface="127.0.0.1", backlog=1024)
     port_file.write_text(str(port.getHost().port))
@@ -172,8 +203,10 @@ def crawl(mode: str, port: int, sites: int, pages: int, agents: int = 0) -> None
         # that is quadratic and takes hours, whatever the robots.txt handling.
         "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue",
     }
-    if mode == "ours":
+    if mode in ("ours", "meta-on", "meta-off"):
         settings["ADDONS"] = {"scrapy_rfc9309.Addon": 100}
+        if mode != "ours":
+            settings["ROBOTS_META_OBEY"] = mode == "meta-on"
     elif mode == "builtin":
         settings["ROBOTSTXT_OBEY"] = True
     else:
@@ -193,7 +226,7 @@ def crawl(mode: str, port: int, sites: int, pages: int, agents: int = 0) -> None
                     count += 1
                     yield Request(
                         f"http://s{site}.test:{port}{bench_path(page)}",
-                        callback=self.parse,
+                        callback=self.read_page if mode.startswith("meta-") else self.parse,
                         errback=self.dropped,
                         dont_filter=True,
                         headers=headers,
@@ -203,6 +236,12 @@ def crawl(mode: str, port: int, sites: int, pages: int, agents: int = 0) -> None
             result["fetched"] = result.get("fetched", 0) + 1
             result["last_response"] = time.perf_counter()
 
+        def read_page(self, response: Any) -> Any:
+            """What a spider does with a page: read it, yield an item."""
+            self.parse(response)
+            links = response.css("a::attr(href)").getall()
+            yield {"url": response.url, "links": len(links)}
+
         def dropped(self, failure: Any) -> None:
             result["dropped"] = result.get("dropped", 0) + 1
             result["last_response"] = time.perf_counter()
@@ -210,11 +249,16 @@ def crawl(mode: str, port: int, sites: int, pages: int, agents: int = 0) -> None
     def rss_kib() -> int:
         return rusage.getrusage(rusage.RUSAGE_SELF).ru_maxrss
 
+    def cpu_s() -> float:
+        usage = rusage.getrusage(rusage.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
     def opened() -> None:
         from twisted.internet import reactor, task
 
         result["rss_open_kib"] = rss_kib()
         result["started"] = time.perf_counter()
+        result["cpu_open"] = cpu_s()
         worst = [0.0]
         last = [time.perf_counter()]
 
@@ -236,6 +280,7 @@ def crawl(mode: str, port: int, sites: int, pages: int, agents: int = 0) -> None
         looping.stop()
         result["max_block_ms"] = worst[0] * 1000
         result["rss_peak_kib"] = rss_kib()
+        result["cpu_s"] = cpu_s() - result.pop("cpu_open")
 
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(Bench)
@@ -250,13 +295,13 @@ def crawl(mode: str, port: int, sites: int, pages: int, agents: int = 0) -> None
 
 
 class Server:
-    def __init__(self, robots: list[str]) -> None:
+    def __init__(self, robots: list[str], page_kind: str = "small") -> None:
         self.tmp = tempfile.TemporaryDirectory()
         listing = Path(self.tmp.name) / "robots.lst"
         listing.write_text("\n".join(robots))
         port_file = Path(self.tmp.name) / "port"
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "serve", str(listing), str(port_file)], cwd=HERE
+            [sys.executable, __file__, "serve", str(listing), str(port_file), page_kind], cwd=HERE
         )
         deadline = time.monotonic() + 30
         while not (port_file.exists() and port_file.read_text()):
@@ -368,9 +413,63 @@ def blocking(sites: int) -> None:
         server.close()
 
 
+def page_directives(sites: int, pages: int, rounds: int) -> None:
+    """(e) the cost of reading page-level directives: 30 KB HTML pages, the add-on
+    with ROBOTS_META_OBEY on and off, run at once in pairs, medians of the pairs."""
+    import statistics
+    from concurrent.futures import ThreadPoolExecutor
+
+    print(
+        f"\n(e) page-level directives: {sites} sites x {pages} pages of 30 KB HTML, "
+        f"{rounds} paired rounds (ROBOTS_META_OBEY on / off)"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        robots = Path(tmp) / "robots.txt"
+        robots.write_text("User-agent: *\nDisallow: /private/\n")
+        server = Server([str(robots)], page_kind="30k")
+        try:
+            rates: dict[str, list[float]] = {"meta-on": [], "meta-off": []}
+            cpu: dict[str, list[float]] = {"meta-on": [], "meta-off": []}
+            ratios, cpu_ratios = [], []
+            for round_ in range(rounds):
+                order = ("meta-on", "meta-off") if round_ % 2 == 0 else ("meta-off", "meta-on")
+                pair, pair_cpu = {}, {}
+                # The two crawls of a pair run at once, so that both meet the same
+                # machine (on a shared machine, load changes from minute to minute).
+                with ThreadPoolExecutor(2) as pool:
+                    runs = {
+                        mode: pool.submit(run_crawl, mode, server.port, sites, pages)
+                        for mode in order
+                    }
+                for mode in order:
+                    result = runs[mode].result()
+                    assert result.get("fetched", 0) == sites * pages, result
+                    pair[mode] = result["fetched"] / result["elapsed_to_last_response"]
+                    pair_cpu[mode] = result["cpu_s"] / result["fetched"] * 1e6
+                    rates[mode].append(pair[mode])
+                    cpu[mode].append(pair_cpu[mode])
+                ratios.append(pair["meta-on"] / pair["meta-off"])
+                cpu_ratios.append(pair_cpu["meta-off"] / pair_cpu["meta-on"])
+            for mode in ("meta-on", "meta-off"):
+                print(
+                    f"    {mode:<9} {statistics.median(rates[mode]):>8.0f} pages/s, "
+                    f"{statistics.median(cpu[mode]):>6.0f} us of crawler CPU per page (medians)"
+                )
+            print(
+                f"    on / off  {statistics.median(ratios):.3f}  pages/s, median of paired ratios "
+                f"(goal >= 0.97; pairs: {', '.join(f'{r:.3f}' for r in ratios)})"
+            )
+            print(
+                f"    on / off  {statistics.median(cpu_ratios):.3f}  pages per CPU second, "
+                f"median of paired ratios (pairs: {', '.join(f'{r:.3f}' for r in cpu_ratios)})"
+            )
+        finally:
+            server.close()
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "serve":
-        serve(Path(sys.argv[2]), Path(sys.argv[3]))
+        serve(Path(sys.argv[2]), Path(sys.argv[3]), *sys.argv[4:5])
         return 0
     if len(sys.argv) > 1 and sys.argv[1] == "crawl":
         agents = int(sys.argv[6]) if len(sys.argv) > 6 else 0
@@ -381,7 +480,7 @@ def main() -> int:
         "what",
         nargs="?",
         default="all",
-        choices=["throughput", "memory", "blocking", "rotating", "all"],
+        choices=["throughput", "memory", "blocking", "rotating", "page-directives", "all"],
     )
     parser.add_argument("--agents", type=int, default=1000, help="rotating User-Agents (d)")
     parser.add_argument("--sites", type=int, default=200)
@@ -389,6 +488,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--memory-sites", type=int, nargs="+", default=[10_000, 100_000])
     args = parser.parse_args()
+    if args.what == "page-directives":  # needs no corpus
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+        page_directives(args.sites, args.pages, args.rounds)
+        return 0
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}; set ROBOTSTXT_CORPUS", file=sys.stderr)
         return 2
@@ -401,6 +504,8 @@ def main() -> int:
         rotating(20, 100, args.agents, args.rounds)
     if args.what in ("memory", "all"):
         memory(args.memory_sites)
+    if args.what == "all":
+        page_directives(args.sites, args.pages, args.rounds)
     return 0
 
 

@@ -13,7 +13,9 @@ from ._robotstxt import RobotsTxt
 
 if TYPE_CHECKING:
     from ._addon import Addon
+    from ._cache_policy import RobotsMetaCachePolicy
     from ._extension import RobotsTxtExtension
+    from ._meta_middleware import RobotsMetaMiddleware
     from ._middleware import RobotsTxtMiddleware
     from ._robotparser import RFC9309RobotParser
 
@@ -24,6 +26,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Addon",
     "RFC9309RobotParser",
+    "RobotsMetaCachePolicy",
+    "RobotsMetaMiddleware",
     "RobotsTxt",
     "RobotsTxtExtension",
     "RobotsTxtMiddleware",
@@ -34,6 +38,8 @@ __all__ = [
 _SCRAPY_COMPONENTS = {
     "Addon": "._addon",
     "RFC9309RobotParser": "._robotparser",
+    "RobotsMetaCachePolicy": "._cache_policy",
+    "RobotsMetaMiddleware": "._meta_middleware",
     "RobotsTxtExtension": "._extension",
     "RobotsTxtMiddleware": "._middleware",
     "robots_parsed": "._compat",

@@ -124,6 +124,9 @@ class RobotsTxtExtension:
             f"{get('robotstxt/forbidden/unreachable', 0)} unreachable{extra_drops}, "
             f"{get('robotstxt/forbidden/closing', 0)} at close)"
         ]
+        pages = _page_level_summary(get)
+        if pages:
+            lines.append(pages)
         top = report_for(self.crawler).top_rules(self.report_settings.summary_top_rules)
         if top:
             lines.append("Rules that dropped the most requests:")
@@ -161,3 +164,25 @@ class RobotsTxtExtension:
 def _plural(count: int, noun: str) -> str:
     """``1 site``, ``2 sites``."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _page_level_summary(get: Any) -> str:
+    """The page-level directives part of the close summary; ``""`` when none were met."""
+    counts = {
+        key: get(f"robotsmeta/{key}", 0)
+        for key in (
+            "pages/nofollow",
+            "nofollow",
+            "pages/noindex",
+            "noindex",
+            "noarchive",
+        )
+    }
+    if not any(counts.values()):
+        return ""
+    return (
+        f"Page-level directives: {counts['pages/nofollow']} pages nofollow "
+        f"({counts['nofollow']} requests not followed), "
+        f"{counts['pages/noindex']} pages noindex ({counts['noindex']} items dropped), "
+        f"{counts['noarchive']} pages noarchive (never stored in the HTTP cache)"
+    )

@@ -91,6 +91,32 @@ def reduce_agent_setting(value: str, name: str = "ROBOTSTXT_USER_AGENT") -> str:
     return token
 
 
+def _meta_obey(settings: BaseSettings) -> bool:
+    """``ROBOTS_META_OBEY``; unset (or ``None``): the value of ``ROBOTSTXT_OBEY``."""
+    if settings.get("ROBOTS_META_OBEY") is None:
+        return settings.getbool("ROBOTSTXT_OBEY")
+    try:
+        return settings.getbool("ROBOTS_META_OBEY")
+    except ValueError:
+        raise SettingError(
+            f"ROBOTS_META_OBEY must be True or False, got {settings.get('ROBOTS_META_OBEY')!r}"
+        ) from None
+
+
+META_NOINDEX_CHOICES = ("drop", "keep")
+
+
+def _meta_noindex(settings: BaseSettings) -> str:
+    """``ROBOTS_META_NOINDEX``: ``"drop"`` (default) or ``"keep"``."""
+    raw = settings.get("ROBOTS_META_NOINDEX")
+    if raw is None:
+        return "drop"
+    value = str(raw).strip().lower()
+    if value not in META_NOINDEX_CHOICES:
+        raise SettingError(f'ROBOTS_META_NOINDEX must be "drop" or "keep", got {raw!r}')
+    return value
+
+
 @dataclass(frozen=True)
 class RobotsTxtSettings:
     """The robots.txt settings, read and validated once, at start-up."""
@@ -112,6 +138,10 @@ class RobotsTxtSettings:
     #: Floor in seconds on a lifetime set by ``Cache-Control`` / ``Expires``
     #: (never above ``cache_ttl``).
     cache_min_ttl: float = DEFAULT_CACHE_MIN_TTL
+    #: ``ROBOTS_META_OBEY``: obey page-level directives (default: ``obey``).
+    meta_obey: bool = False
+    #: ``ROBOTS_META_NOINDEX``: ``"drop"`` or ``"keep"`` items of noindex pages.
+    meta_noindex: str = "drop"
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsTxtSettings:
@@ -149,6 +179,8 @@ class RobotsTxtSettings:
             cache_min_ttl=_number(
                 settings, "ROBOTSTXT_CACHE_MIN_TTL", DEFAULT_CACHE_MIN_TTL, integer=False
             ),
+            meta_obey=_meta_obey(settings),
+            meta_noindex=_meta_noindex(settings),
         )
 
     def token_for(self, user_agent: str | None) -> str:

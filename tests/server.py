@@ -207,3 +207,31 @@ def gzip_bomb(head: bytes, filler: bytes, size: int, tail: bytes = b"") -> bytes
     parts.append(encoder.compress(tail))
     parts.append(encoder.flush())
     return b"".join(parts)
+
+
+def page_with_headers(
+    body: bytes | str,
+    headers: list[tuple[bytes, bytes]] = (),  # type: ignore[assignment]
+    content_type: bytes = b"text/html",
+    status: int = 200,
+) -> Route:
+    """A page with extra response headers; a name may repeat (several header lines)."""
+    data = body.encode() if isinstance(body, str) else body
+
+    def route(request: server.Request) -> bytes:
+        request.setResponseCode(status)
+        request.setHeader(b"Content-Type", content_type)
+        for name, value in headers:
+            request.responseHeaders.addRawHeader(name, value)
+        return data
+
+    return route
+
+
+def html_page(head: str = "", links: list[str] = (), body: str = "") -> bytes:  # type: ignore[assignment]
+    """An HTML page with ``head`` in its head and a link to each of ``links``."""
+    anchors = "".join(f'<a href="{link}">{link}</a>' for link in links)
+    return (
+        f"<!DOCTYPE html><html><head><title>t</title>{head}</head>"
+        f"<body>{body}{anchors}</body></html>"
+    ).encode()
