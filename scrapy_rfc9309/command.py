@@ -29,6 +29,7 @@ from scrapy.exceptions import UsageError
 
 from ._lint import lint
 from ._outcome import DISALLOW_ALL, Kind, SiteOutcome
+from ._page_directives import PageDirectives
 from ._robotstxt import RobotsTxt
 from ._settings import RobotsTxtSettings, SettingError, reduce_agent_setting
 from ._site import robots_url, site_of
@@ -186,12 +187,69 @@ def check_agent(value: str) -> str:
         raise UsageError(str(error)) from None
 
 
+#: What ``--page`` learnt of one URL: its status and directives, or why it was not read.
+PageResult = tuple[int, PageDirectives] | str
+
+
+async def _fetch_page(
+    crawler: Any, url: str, found: dict[str, SiteOutcome], token: str, pages: dict[str, PageResult]
+) -> None:
+    """Fetch ``url`` if its robots.txt outcome allows it, and read its page-level
+    directives for ``token`` (HTTP: The Definitive Guide ch. 9: the robots META
+    tag; ``X-Robots-Tag``). A page robots.txt disallows is never fetched."""
+    from scrapy.http import Request
+    from scrapy.http.request import NO_CALLBACK
+
+    from . import _compat
+    from ._page_directives import read_page_directives
+
+    site = site_of(url) if "://" in url else None
+    if site is None:
+        pages[url] = "not an absolute URL"
+        return
+    outcome = found.get("", found.get(site))
+    if outcome is None:
+        pages[url] = "robots.txt not fetched"
+        return
+    if not outcome.decide(url, token, site).allowed:
+        pages[url] = "robots.txt disallows it, so it was not fetched"
+        return
+    request = Request(url, callback=NO_CALLBACK, dont_filter=True)
+    request.meta["dont_obey_robotstxt"] = True  # decided above, with the same rules
+    try:
+        response = await _compat.download(crawler, request)
+    except Exception as error:
+        pages[url] = f"download failed: {type(error).__name__}: {error}"
+        return
+    directives = read_page_directives(
+        response.url, response.status, response.headers, response.body, token
+    )
+    pages[url] = (response.status, directives)
+
+
+def _page_answer(result: PageResult | None) -> dict[str, Any]:
+    """``--page``'s part of a URL's answer (the ``page`` object of ``--json``)."""
+    if result is None:
+        result = "not fetched"
+    if isinstance(result, str):
+        return {"status": None, "directives": [], "sources": {}, "error": result}
+    status, page = result
+    return {
+        "status": status,
+        "directives": sorted(page.directives),
+        "sources": {name: list(page.sources.get(name, ())) for name in sorted(page.directives)},
+        "error": None,
+    }
+
+
 class RobotsTxtCommand(ScrapyCommand):
     requires_project = False
     default_settings: ClassVar[dict[str, Any]] = {"LOG_LEVEL": "WARNING"}
 
     def syntax(self) -> str:
-        return "[URL ...] [--agent TOKEN] [--file PATH] [--json] | --lint FILE|URL [--json]"
+        return (
+            "[URL ...] [--agent TOKEN] [--file PATH] [--page] [--json] | --lint FILE|URL [--json]"
+        )
 
     def short_desc(self) -> str:
         return "Explain whether robots.txt (RFC 9309) allows URLs, and by which line"
@@ -213,6 +271,12 @@ class RobotsTxtCommand(ScrapyCommand):
             action="store_true",
             help="one JSON object per URL a line (verdict, rule, line, robots_txt URL chain, "
             "group, outcome), or the --lint findings as one JSON object",
+        )
+        parser.add_argument(
+            "--page",
+            action="store_true",
+            help="also fetch each URL that robots.txt allows and show its page-level "
+            "directives for the agent (robots META tag, X-Robots-Tag)",
         )
         parser.add_argument(
             "--lint",
@@ -243,7 +307,8 @@ class RobotsTxtCommand(ScrapyCommand):
         urls = self._urls(args)
         if not urls:
             raise UsageError("give at least one URL (as arguments or on standard input)")
-        outcomes = self._outcomes(urls, opts.file, settings)
+        pages: dict[str, PageResult] = {}
+        outcomes = self._outcomes(urls, opts.file, settings, pages if opts.page else None, token)
         answers = []
         for url in urls:
             site = site_of(url) if "://" in url else None
@@ -253,10 +318,13 @@ class RobotsTxtCommand(ScrapyCommand):
                 return
             why = "not an absolute URL" if site is None else "robots.txt not fetched"
             answers.append(explain_url(outcome, url, token, why))
+            if opts.page:
+                answers[-1]["page"] = _page_answer(pages.get(url))
             if opts.json:
                 print(json.dumps(answers[-1], ensure_ascii=False), flush=True)
             else:
                 self._print_text(answers[-1], outcome, token, first=len(answers) == 1)
+                self._print_page(answers[-1])
         self.exitcode = exit_code(answers)
 
     @staticmethod
@@ -270,23 +338,46 @@ class RobotsTxtCommand(ScrapyCommand):
         ]
 
     def _outcomes(
-        self, urls: list[str], file: str | None, settings: RobotsTxtSettings
+        self,
+        urls: list[str],
+        file: str | None,
+        settings: RobotsTxtSettings,
+        pages: dict[str, PageResult] | None = None,
+        token: str = "*",
     ) -> dict[str, SiteOutcome]:
-        """Each site's outcome (key ``""`` for ``--file``); sites that failed are absent."""
+        """Each site's outcome (key ``""`` for ``--file``); sites that failed are absent.
+
+        With ``pages``, each URL the outcome allows is fetched too, in the same
+        crawl, and its page-level directives for ``token`` stored there (or why
+        it was not fetched).
+        """
         if file:
             outcome = _read_file(Path(file), settings)
-            return {"": outcome} if outcome is not None else {}
+            found = {"": outcome} if outcome is not None else {}
+            if pages is not None:
+                self._fetch([], settings, [], urls, pages, token, found)
+            return found
         sites = sorted({site for url in urls if "://" in url and (site := site_of(url))})
-        return self._fetch([robots_url(site) for site in sites], settings, sites)
+        return self._fetch(
+            [robots_url(site) for site in sites], settings, sites, urls, pages, token
+        )
 
     def _fetch(
-        self, targets: list[str], settings: RobotsTxtSettings, keys: list[str]
+        self,
+        targets: list[str],
+        settings: RobotsTxtSettings,
+        keys: list[str],
+        urls: list[str] = (),  # type: ignore[assignment]
+        pages: dict[str, PageResult] | None = None,
+        token: str = "*",
+        known: dict[str, SiteOutcome] | None = None,
     ) -> dict[str, SiteOutcome]:
-        """Fetch every robots.txt URL in ``targets`` in one crawl, keyed by ``keys``."""
-        if not targets:
+        """Fetch every robots.txt URL in ``targets`` in one crawl, keyed by ``keys``;
+        then, with ``pages``, each of ``urls`` that its outcome allows."""
+        if not targets and pages is None:
             return {}
         assert self.crawler_process is not None
-        found: dict[str, SiteOutcome] = {}
+        found: dict[str, SiteOutcome] = dict(known or {})
 
         class FetchRobotsTxt(Spider):
             name = "robotstxt"
@@ -313,6 +404,17 @@ class RobotsTxtCommand(ScrapyCommand):
                         [deferred_from_coro(one(k, u)) for k, u in zip(keys, targets, strict=True)]
                     )
                 )
+                if pages is not None:
+                    await maybe_deferred_to_future(
+                        DeferredList(
+                            [
+                                deferred_from_coro(
+                                    _fetch_page(self.crawler, u, found, token, pages)
+                                )
+                                for u in urls
+                            ]
+                        )
+                    )
                 return
                 yield
 
@@ -322,6 +424,20 @@ class RobotsTxtCommand(ScrapyCommand):
         if missing:
             print(f"error:       the crawl did not fetch {', '.join(missing)}", file=sys.stderr)
         return found
+
+    @staticmethod
+    def _print_page(answer: dict[str, Any]) -> None:
+        page = answer.get("page")
+        if page is None:
+            return
+        if page.get("error"):
+            print(f"page:        not read: {page['error']}")
+        elif not page["directives"]:
+            print(f"page:        HTTP {page['status']}, no robots directives for this agent")
+        else:
+            print(f"page:        HTTP {page['status']}")
+            for name in page["directives"]:
+                print(f"directive:   {name} ({', '.join(page['sources'][name])})")
 
     def _print_text(
         self, answer: dict[str, Any], outcome: SiteOutcome | None, token: str, *, first: bool

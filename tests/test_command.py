@@ -304,3 +304,43 @@ def test_2_2_1_agent_option_is_reduced_like_the_setting() -> None:
     assert check_agent("*") == "*"
     with pytest.raises(UsageError, match="--agent"):
         check_agent("/1.0")
+
+
+@deferred_f_from_coro_f
+async def test_http_guide_ch9_page_shows_the_page_directives_for_the_agent(sites, tmp_path) -> None:
+    from .server import html_page, page_with_headers
+
+    site = sites(
+        routes={
+            "/robots.txt": text(ROBOTS),
+            "/meta": text(
+                html_page(
+                    '<meta name="robots" content="noindex"><meta name="other" content="none">'
+                ),
+                content_type=b"text/html",
+            ),
+            "/doc.pdf": page_with_headers(
+                b"%PDF-1.4",
+                [(b"X-Robots-Tag", b"examplebot: nofollow, noarchive")],
+                b"application/pdf",
+            ),
+            "/private/x": text(
+                html_page('<meta name="robots" content="none">'), content_type=b"text/html"
+            ),
+        }
+    )
+    urls = [site.url("/meta"), site.url("/doc.pdf"), site.url("/private/x")]
+    output, code = await scrapy(*urls, "--agent", "ExampleBot", "--page", "--json", cwd=tmp_path)
+    answers = {answer["url"]: answer for answer in json_lines(output)}
+    assert code == EXIT_DISALLOWED, output
+    meta = answers[site.url("/meta")]["page"]
+    assert meta["status"] == 200 and meta["directives"] == ["noindex"]
+    assert meta["sources"]["noindex"] == ['<meta name="robots">']
+    pdf = answers[site.url("/doc.pdf")]["page"]
+    assert pdf["directives"] == ["noarchive", "nofollow"]
+    assert pdf["sources"]["nofollow"] == ["X-Robots-Tag: examplebot"]
+    private = answers[site.url("/private/x")]["page"]
+    assert private["status"] is None and "disallows" in private["error"]
+    assert site.count("/private/x") == 0  # a disallowed page is never fetched
+    output, code = await scrapy(site.url("/meta"), "--agent", "ExampleBot", "--page", cwd=tmp_path)
+    assert 'directive:   noindex (<meta name="robots">)' in output, output
