@@ -162,6 +162,31 @@ def retry_after_seconds(value: bytes | str | None, now: float | None = None) -> 
     return max(0.0, seconds)
 
 
+def unfollowable(url: str) -> str | None:
+    """Why a robots.txt redirect target is not followed; ``None`` if it is.
+
+    Only ``http`` and ``https`` URLs with a host and a valid port are
+    followed (RFC 9309 2.3.1.2 speaks of HTTP redirects; Scrapy's own
+    redirect middleware follows no other scheme); credentials in a target
+    are refused too, so a redirect cannot make the crawler send them.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "a malformed URL"
+    scheme = parts.scheme.lower()
+    if scheme not in FOLLOWED_SCHEMES:
+        return f"a {scheme}: URL" if scheme else "a URL without a scheme"
+    if not parts.hostname:
+        return "a URL without a host"
+    if port == 0:
+        return "a URL with port 0"
+    if parts.username is not None or parts.password is not None:
+        return "a URL with credentials"
+    return None
+
+
 def _shown(url: str) -> str:
     return url if len(url) <= _TARGET_SHOWN else url[:_TARGET_SHOWN] + "..."
 
@@ -224,10 +249,14 @@ class RobotsTxtFetcher:
                     return self._unavailable(f"HTTP {response.status} without Location", chain)
                 if hop == MAX_REDIRECTS:
                     break
-                url = urljoin(response.url, safe_url_string(location.decode("latin-1")))
-                scheme = urlsplit(url).scheme.lower()
-                if scheme not in FOLLOWED_SCHEMES:
-                    return self._refuse_redirect(url, scheme, response.status, chain)
+                raw_target = location.decode("latin-1")
+                try:
+                    url = urljoin(response.url, safe_url_string(raw_target))
+                except ValueError:  # "http://[bad/robots.txt": the site's answer, not a bug
+                    url = raw_target
+                why = unfollowable(url)
+                if why is not None:
+                    return self._refuse_redirect(url, why, response.status, chain)
                 logger.debug("robots.txt redirected (%d) to %s", response.status, url)
                 continue
             if kind is Kind.UNREACHABLE:
@@ -237,18 +266,22 @@ class RobotsTxtFetcher:
             return await self._parsed(response, request, chain)
         return self._unavailable(f"more than {MAX_REDIRECTS} redirects", chain)
 
-    def _refuse_redirect(self, target: str, scheme: str, status: int, chain: Chain) -> SiteOutcome:
-        """A redirect to a scheme other than http(s): never followed, unavailable.
+    def _refuse_redirect(self, target: str, why: str, status: int, chain: Chain) -> SiteOutcome:
+        """A redirect that is not followed (see :func:`unfollowable`): unavailable.
 
-        Following it would let any site make the crawler read a local file
-        (``file:``), hang on a named pipe, or take rules from a ``data:`` URL.
+        Following one to another scheme would let any site make the crawler
+        read a local file (``file:``), hang on a named pipe, or take rules
+        from a ``data:`` URL; a malformed target is the site's answer, not
+        an internal error.
         """
         self.stats.inc_value("robotstxt/redirect_refused")
-        outcome = self._unavailable(f"HTTP {status} to a {scheme}: URL, refused", chain)
+        outcome = self._unavailable(f"HTTP {status} to {why}, refused", chain)
         logger.warning(
-            "robots.txt redirect to %s refused: only http and https redirects are followed "
-            "(RFC 9309 2.3.1.2); %s counts as unavailable (RFC 9309 2.3.1.3)",
+            "robots.txt redirect to %s refused (%s): only well-formed http and https "
+            "redirects are followed (RFC 9309 2.3.1.2); %s counts as unavailable "
+            "(RFC 9309 2.3.1.3)",
             _shown(target),
+            why,
             outcome.source,
         )
         return outcome
@@ -264,7 +297,7 @@ class RobotsTxtFetcher:
         wait = max(RETRY_AFTER_MIN, min(wait, self.settings.retry_after_max))
         self.stats.inc_value("robotstxt/retry_after")
         expires = time.monotonic() + wait
-        detail = f"{detail}, Retry-After {wait:g} s"
+        detail = f"{detail}, Retry-After {round(wait):d} s"
         return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain))
 
     def _request(self, url: str) -> Request:
@@ -344,12 +377,16 @@ class RobotsTxtFetcher:
         return self._answered(Kind.PARSED, robots, response, chain)
 
     def _decoded_body(self, response: Response) -> tuple[bytes, bool]:
-        """The body to parse, decoded if compressed, and whether it was cut short.
+        """The body to parse, decoded if compressed, and whether the size limit cut it.
 
         Decoding stops after ``ROBOTSTXT_MAX_SIZE`` + 1 bytes, so a small
         compressed body that decodes to gigabytes costs no more than a plain
         one; the parser then treats it as any body over the limit (RFC 9309
-        2.5). A corrupt or cut stream keeps the lines decoded before the fault.
+        2.5). A stream cut by the download limit is cut by the size limit too;
+        a corrupt one keeps the lines decoded before the fault (a WARNING,
+        ``robotstxt/encoding_broken``); a body that is not encoded as its
+        ``Content-Encoding`` says at all is parsed as it is (a WARNING,
+        ``robotstxt/encoding_mislabelled``).
         """
         meta = response.request.meta if response.request is not None else {}
         encodings = meta.get(_META_ENCODING)
@@ -362,12 +399,25 @@ class RobotsTxtFetcher:
                 ", ".join(decoded.undecoded),
                 response.url,
             )
-        if decoded.broken and len(decoded.body) <= self.settings.max_size:
-            logger.info(
-                "robots.txt compressed data cut or corrupt, the lines before used: %s",
+        if decoded.broken and "download_stopped" in response.flags:
+            return _cut_at_last_line(decoded.body), True  # cut by ROBOTSTXT_MAX_SIZE
+        if decoded.broken and not decoded.body:
+            # Content-Encoding says gzip (say) but the body is not: a common
+            # server misconfiguration. The body is what the site meant.
+            self.stats.inc_value("robotstxt/encoding_mislabelled")
+            logger.warning(
+                "robots.txt sent with Content-Encoding %s but not so encoded, parsed as it is: %s",
+                ", ".join(encodings),
                 response.url,
             )
-            return _cut_at_last_line(decoded.body), True
+            return response.body, False
+        if decoded.broken and len(decoded.body) <= self.settings.max_size:
+            self.stats.inc_value("robotstxt/encoding_broken")
+            logger.warning(
+                "robots.txt compressed data cut or corrupt, the lines before the fault used: %s",
+                response.url,
+            )
+            return _cut_at_last_line(decoded.body), False
         return decoded.body, False
 
     async def _parse(self, body: bytes) -> RobotsTxt:
@@ -422,7 +472,10 @@ class RobotsTxtFetcher:
         if encodings:
             del response.headers[b"Content-Encoding"]
             request.meta[_META_ENCODING] = split_encodings(encodings)
-        if response.status in RETRY_AFTER_STATUSES and b"Retry-After" in response.headers:
+        if (
+            response.status in RETRY_AFTER_STATUSES
+            and retry_after_seconds(response.headers.get(b"Retry-After")) is not None
+        ):
             request.meta["dont_retry"] = True
 
 

@@ -45,6 +45,16 @@ class SettingError(ValueError):
     """A scrapy-rfc9309 setting has a value it cannot work with."""
 
 
+def _bool(settings: BaseSettings, name: str) -> bool:
+    """A boolean setting; a value Scrapy cannot read as one names the setting."""
+    try:
+        return settings.getbool(name)
+    except ValueError:
+        raise SettingError(
+            f"{name} must be True or False (or 1/0, 'true'/'false'), got {settings.get(name)!r}"
+        ) from None
+
+
 def _number(settings: BaseSettings, name: str, default: float, *, integer: bool) -> Any:
     raw = settings.get(name, default)
     if raw is None:
@@ -159,7 +169,7 @@ class RobotsTxtSettings:
         if cache_max_sites < 1:
             raise SettingError("ROBOTSTXT_CACHE_MAX_SITES must be at least 1")
         return cls(
-            obey=settings.getbool("ROBOTSTXT_OBEY"),
+            obey=_bool(settings, "ROBOTSTXT_OBEY"),
             user_agent_token=token or None,
             default_user_agent=str(settings.get("USER_AGENT") or ""),
             max_size=max_size,
@@ -168,11 +178,11 @@ class RobotsTxtSettings:
                 settings, "ROBOTSTXT_UNREACHABLE_TTL", DEFAULT_UNREACHABLE_TTL, integer=False
             ),
             cache_max_sites=cache_max_sites,
-            crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY"),
+            crawl_delay=_bool(settings, "ROBOTSTXT_CRAWL_DELAY"),
             crawl_delay_max=_number(
                 settings, "ROBOTSTXT_CRAWL_DELAY_MAX", DEFAULT_CRAWL_DELAY_MAX, integer=False
             ),
-            auth_disallow=settings.getbool("ROBOTSTXT_AUTH_DISALLOW"),
+            auth_disallow=_bool(settings, "ROBOTSTXT_AUTH_DISALLOW"),
             retry_after_max=_number(
                 settings, "ROBOTSTXT_RETRY_AFTER_MAX", DEFAULT_RETRY_AFTER_MAX, integer=False
             ),

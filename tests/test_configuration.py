@@ -33,6 +33,9 @@ PAGE = text("<html>page</html>", content_type=b"text/html")
         ("ROBOTSTXT_USER_AGENT", "/1.0"),
         ("ROBOTSTXT_USER_AGENT", "(+https://example.com/bot)"),
         ("ROBOTSTXT_RETRY_AFTER_MAX", -1),
+        ("ROBOTSTXT_AUTH_DISALLOW", "maybe"),
+        ("ROBOTSTXT_CRAWL_DELAY", "maybe"),
+        ("ROBOTSTXT_CACHE_MIN_TTL", -1),
     ],
 )
 def test_invalid_settings_name_the_setting(name: str, value: Any) -> None:
