@@ -20,7 +20,7 @@ from scrapy.exceptions import NotConfigured
 
 from . import _compat
 from ._report import report_for
-from ._settings import ReportSettings, RobotsTxtSettings
+from ._settings import ReportSettings, RobotsTxtSettings, httpcache_honours_noarchive
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -39,12 +39,13 @@ class RobotsTxtExtension:
 
     def __init__(self, crawler: Crawler) -> None:
         self.settings = RobotsTxtSettings.from_settings(crawler.settings)
-        if not self.settings.obey:
-            raise NotConfigured("ROBOTSTXT_OBEY is off")
+        if not (self.settings.obey or self.settings.meta_obey):
+            raise NotConfigured("ROBOTSTXT_OBEY and ROBOTS_META_OBEY are off")
         self.crawler = crawler
         self.report_settings = ReportSettings.from_settings(crawler.settings)
         self._floors: dict[str, float] = {}
-        if self.settings.crawl_delay:
+        self._noarchive_honoured = httpcache_honours_noarchive(crawler.settings)
+        if self.settings.obey and self.settings.crawl_delay:
             crawler.signals.connect(self._on_robots_parsed, signal=_compat.ROBOTS_PARSED)
             crawler.signals.connect(self._enforce, signal=signals.request_reached_downloader)
             crawler.signals.connect(self._enforce, signal=signals.response_downloaded)
@@ -114,17 +115,21 @@ class RobotsTxtExtension:
             for cause, label in (("restricted", "restricted"), ("internal_error", "internal error"))
             if get(f"robotstxt/forbidden/{cause}", 0)
         )
-        lines = [
-            f"robots.txt summary: {_plural(sites, 'site')} checked "
-            f"({parsed} parsed, {unavailable} unavailable: allow all, "
-            f"{unreachable} unreachable: disallow all{extra_kinds}); "
-            f"{get('robotstxt/allowed', 0)} requests allowed, "
-            f"{get('robotstxt/forbidden', 0)} dropped "
-            f"({get('robotstxt/forbidden/rule', 0)} by rules, "
-            f"{get('robotstxt/forbidden/unreachable', 0)} unreachable{extra_drops}, "
-            f"{get('robotstxt/forbidden/closing', 0)} at close)"
-        ]
-        pages = _page_level_summary(get)
+        lines = (
+            []
+            if not self.settings.obey
+            else [
+                f"robots.txt summary: {_plural(sites, 'site')} checked "
+                f"({parsed} parsed, {unavailable} unavailable: allow all, "
+                f"{unreachable} unreachable: disallow all{extra_kinds}); "
+                f"{get('robotstxt/allowed', 0)} requests allowed, "
+                f"{get('robotstxt/forbidden', 0)} dropped "
+                f"({get('robotstxt/forbidden/rule', 0)} by rules, "
+                f"{get('robotstxt/forbidden/unreachable', 0)} unreachable{extra_drops}, "
+                f"{get('robotstxt/forbidden/closing', 0)} at close)"
+            ]
+        )
+        pages = _page_level_summary(get, noarchive_honoured=self._noarchive_honoured)
         if pages:
             lines.append(pages)
         top = report_for(self.crawler).top_rules(self.report_settings.summary_top_rules)
@@ -166,7 +171,7 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def _page_level_summary(get: Any) -> str:
+def _page_level_summary(get: Any, *, noarchive_honoured: bool = False) -> str:
     """The page-level directives part of the close summary; ``""`` when none were met."""
     counts = {
         key: get(f"robotsmeta/{key}", 0)
@@ -181,8 +186,10 @@ def _page_level_summary(get: Any) -> str:
     if not any(counts.values()):
         return ""
     return (
-        f"Page-level directives: {counts['pages/nofollow']} pages nofollow "
-        f"({counts['nofollow']} requests not followed), "
-        f"{counts['pages/noindex']} pages noindex ({counts['noindex']} items dropped), "
-        f"{counts['noarchive']} pages noarchive (never stored in the HTTP cache)"
+        f"Page-level directives: {_plural(counts['pages/nofollow'], 'page')} nofollow "
+        f"({_plural(counts['nofollow'], 'request')} not followed), "
+        f"{_plural(counts['pages/noindex'], 'page')} noindex "
+        f"({_plural(counts['noindex'], 'item')} dropped), "
+        f"{_plural(counts['noarchive'], 'page')} noarchive"
+        + (" (never stored in the HTTP cache)" if noarchive_honoured else "")
     )

@@ -27,7 +27,7 @@ from scrapy.http import Request
 
 from ._page_directives import EMPTY, NOFOLLOW, NOINDEX, PageDirectives
 from ._page_directives import read_page_directives as read_page_directives
-from ._settings import RobotsTxtSettings
+from ._settings import RobotsTxtSettings, httpcache_honours_noarchive
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -73,6 +73,15 @@ class RobotsMetaMiddleware:
             self.settings.describe_token(),
             self.settings.meta_noindex,
         )
+
+        settings = crawler.settings
+        if settings.getbool("HTTPCACHE_ENABLED") and not httpcache_honours_noarchive(settings):
+            logger.warning(
+                "HTTPCACHE_ENABLED, but HTTPCACHE_POLICY %r does not honour noarchive: pages "
+                "marked noarchive will be stored. Enable the add-on, or set HTTPCACHE_POLICY = "
+                '"scrapy_rfc9309.RobotsMetaCachePolicy" (it wraps ROBOTS_META_HTTPCACHE_POLICY)',
+                settings.get("HTTPCACHE_POLICY"),
+            )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsMetaMiddleware:

@@ -55,6 +55,17 @@ def _bool(settings: BaseSettings, name: str) -> bool:
         ) from None
 
 
+def httpcache_honours_noarchive(settings: BaseSettings) -> bool:
+    """Whether Scrapy's HTTP cache is on and wrapped by ``RobotsMetaCachePolicy``
+    (which the add-on installs), so that noarchive pages are never stored."""
+    policy = settings.get("HTTPCACHE_POLICY")
+    name = policy if isinstance(policy, str) else f"{policy.__module__}.{policy.__qualname__}"
+    return settings.getbool("HTTPCACHE_ENABLED") and name in (
+        "scrapy_rfc9309.RobotsMetaCachePolicy",
+        "scrapy_rfc9309._cache_policy.RobotsMetaCachePolicy",
+    )
+
+
 def _number(settings: BaseSettings, name: str, default: float, *, integer: bool) -> Any:
     raw = settings.get(name, default)
     if raw is None:

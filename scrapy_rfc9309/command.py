@@ -211,15 +211,22 @@ async def _fetch_page(
     if outcome is None:
         pages[url] = "robots.txt not fetched"
         return
-    if not outcome.decide(url, token, site).allowed:
-        pages[url] = "robots.txt disallows it, so it was not fetched"
+    decision = outcome.decide(url, token, site)
+    if not decision.allowed:
+        pages[url] = f"not fetched: {decision.reason}"
         return
     request = Request(url, callback=NO_CALLBACK, dont_filter=True)
-    request.meta["dont_obey_robotstxt"] = True  # decided above, with the same rules
+    request.meta["dont_obey_robotstxt"] = True  # decided above, for this URL only
+    # A redirect is not followed: its target may be another site, under other rules.
+    request.meta["dont_redirect"] = True
     try:
         response = await _compat.download(crawler, request)
     except Exception as error:
         pages[url] = f"download failed: {type(error).__name__}: {error}"
+        return
+    if 300 <= response.status < 400:
+        location = (response.headers.get(b"Location") or b"").decode("latin-1")
+        pages[url] = f"HTTP {response.status} to {location!r}: a redirect is not followed"
         return
     directives = read_page_directives(
         response.url, response.status, response.headers, response.body, token

@@ -324,12 +324,13 @@ async def test_http_guide_ch9_page_shows_the_page_directives_for_the_agent(sites
                 [(b"X-Robots-Tag", b"examplebot: nofollow, noarchive")],
                 b"application/pdf",
             ),
+            "/moved": redirect("/private/x", 302),
             "/private/x": text(
                 html_page('<meta name="robots" content="none">'), content_type=b"text/html"
             ),
         }
     )
-    urls = [site.url("/meta"), site.url("/doc.pdf"), site.url("/private/x")]
+    urls = [site.url(path) for path in ("/meta", "/doc.pdf", "/private/x", "/moved")]
     output, code = await scrapy(*urls, "--agent", "ExampleBot", "--page", "--json", cwd=tmp_path)
     answers = {answer["url"]: answer for answer in json_lines(output)}
     assert code == EXIT_DISALLOWED, output
@@ -340,7 +341,9 @@ async def test_http_guide_ch9_page_shows_the_page_directives_for_the_agent(sites
     assert pdf["directives"] == ["noarchive", "nofollow"]
     assert pdf["sources"]["nofollow"] == ["X-Robots-Tag: examplebot"]
     private = answers[site.url("/private/x")]["page"]
-    assert private["status"] is None and "disallows" in private["error"]
-    assert site.count("/private/x") == 0  # a disallowed page is never fetched
+    assert private["status"] is None and "Forbidden by robots.txt line 2" in private["error"]
+    moved = answers[site.url("/moved")]["page"]
+    assert moved["status"] is None and "redirect is not followed" in moved["error"]
+    assert site.count("/private/x") == 0  # a disallowed page is never fetched, nor redirected to
     output, code = await scrapy(site.url("/meta"), "--agent", "ExampleBot", "--page", cwd=tmp_path)
     assert 'directive:   noindex (<meta name="robots">)' in output, output

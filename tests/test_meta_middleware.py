@@ -14,6 +14,7 @@ from scrapy.http import TextResponse
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
+from scrapy_rfc9309 import _compat
 from scrapy_rfc9309._settings import SettingError
 
 from .conftest import BASE_SETTINGS, UNSET
@@ -81,7 +82,7 @@ async def meta_crawl(
         items.append(item["url"])
 
     crawler.signals.connect(scraped, signal=signals.item_scraped)
-    await crawler.crawl_async(urls=urls, **kw)
+    await _compat.crawl(crawler, urls=urls, **kw)
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
     assert stats.get("log_count/ERROR", 0) == 0, "the crawl logged errors"
@@ -336,9 +337,42 @@ async def test_close_summary_adds_page_level_counts(sites, caplog) -> None:
         await meta_crawl([site.url("/page")], ADDON_ONLY)
     summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
     assert (
-        "Page-level directives: 1 pages nofollow (1 requests not followed), "
-        "1 pages noindex (1 items dropped), 0 pages noarchive (never stored in the HTTP cache)"
+        "Page-level directives: 1 page nofollow (1 request not followed), "
+        "1 page noindex (1 item dropped), 0 pages noarchive"
     ) in summary
+    assert "never stored" not in summary  # the HTTP cache is off
+
+
+@deferred_f_from_coro_f
+async def test_close_summary_of_page_level_directives_without_robotstxt(sites, caplog) -> None:
+    site = sites(default=PLAIN, routes={"/page": page('<meta name="robots" content="nofollow">')})
+    settings = {
+        "ROBOTSTXT_OBEY": False,
+        "ROBOTS_META_OBEY": True,
+        "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 100},
+    }
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        await meta_crawl([site.url("/page")], settings)
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("Page-level directives: 1 page nofollow" in m for m in messages)
+    assert not any("robots.txt summary" in m for m in messages)
+
+
+@deferred_f_from_coro_f
+async def test_ch9_noarchive_without_our_cache_policy_is_warned_about(sites, tmp_path, caplog):
+    site = sites(default=PLAIN, routes={"/page": page('<meta name="robots" content="noarchive">')})
+    settings = {
+        "ROBOTSTXT_OBEY": False,
+        "ROBOTS_META_OBEY": True,
+        "HTTPCACHE_ENABLED": True,
+        "HTTPCACHE_DIR": str(tmp_path / "cache"),
+        "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 100},
+    }
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        await meta_crawl([site.url("/page")], settings)
+    assert "does not honour noarchive" in caplog.text
+    summary = next(m.getMessage() for m in caplog.records if "Page-level" in m.getMessage())
+    assert "1 page noarchive" in summary and "never stored" not in summary
 
 
 @pytest.mark.parametrize("storage", ["Filesystem", "Dbm"])
@@ -406,7 +440,7 @@ async def test_bad_settings_stop_the_crawl_naming_the_setting(sites, name, value
     merged = {**BASE_SETTINGS, **ADDON_ONLY, name: value}
     with pytest.raises(SettingError, match=name):
         crawler = get_crawler(MetaSpider, {k: v for k, v in merged.items() if v is not UNSET})
-        await crawler.crawl_async(urls=[site.url("/page")])
+        await _compat.crawl(crawler, urls=[site.url("/page")])
     assert site.hits == []
 
 
