@@ -61,6 +61,12 @@ class SiteRecord:
         self.dropped_at_close = 0
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 class CrawlReport:
     """Counts of dropped requests per deciding rule and per site, bounded in memory."""
 
@@ -146,6 +152,7 @@ class CrawlReport:
         target.parent.mkdir(parents=True, exist_ok=True)
         data = {**extra, **self.as_json()}
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        os.chmod(tmp, 0o666 & ~_umask())  # as open() would create it, not mkstemp's 0600
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(data, out, indent=2, ensure_ascii=False)

@@ -6,6 +6,7 @@ Invalid values stop the crawl at start-up with a message naming the setting.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from dataclasses import dataclass
 from os import PathLike, fspath
@@ -64,6 +65,21 @@ def httpcache_honours_noarchive(settings: BaseSettings) -> bool:
         "scrapy_rfc9309.RobotsMetaCachePolicy",
         "scrapy_rfc9309._cache_policy.RobotsMetaCachePolicy",
     )
+
+
+def _default_user_agent(settings: BaseSettings) -> str:
+    """The User-Agent requests are sent with unless they set their own.
+
+    ``DEFAULT_REQUEST_HEADERS``'s ``User-Agent``, when given, wins over
+    ``USER_AGENT``: Scrapy's DefaultHeadersMiddleware (400) sets it before
+    UserAgentMiddleware (500). Both run after the robots.txt middleware, so
+    the request's own header is not there yet when it decides.
+    """
+    headers = settings.getdict("DEFAULT_REQUEST_HEADERS")
+    for name, value in headers.items():
+        if str(name).lower() == "user-agent" and value:
+            return value.decode("latin-1") if isinstance(value, bytes) else str(value)
+    return str(settings.get("USER_AGENT") or "")
 
 
 def _number(settings: BaseSettings, name: str, default: float, *, integer: bool) -> Any:
@@ -182,7 +198,7 @@ class RobotsTxtSettings:
         return cls(
             obey=_bool(settings, "ROBOTSTXT_OBEY"),
             user_agent_token=token or None,
-            default_user_agent=str(settings.get("USER_AGENT") or ""),
+            default_user_agent=_default_user_agent(settings),
             max_size=max_size,
             cache_ttl=_number(settings, "ROBOTSTXT_CACHE_TTL", DEFAULT_CACHE_TTL, integer=False),
             unreachable_ttl=_number(
@@ -250,6 +266,10 @@ class ReportSettings:
         path = fspath(raw) if raw is not None else None
         if path is not None and not path.strip():
             raise SettingError("ROBOTSTXT_REPORT_FILE must be a file path, got an empty string")
+        if path is not None and os.path.isdir(path):
+            raise SettingError(
+                f"ROBOTSTXT_REPORT_FILE must be a file path, {path!r} is a directory"
+            )
         return cls(summary_top_rules=top, report_file=path or None)
 
 
@@ -269,7 +289,7 @@ def identity_warning(settings: BaseSettings) -> str | None:
     """
     if not settings.getbool("ROBOTSTXT_OBEY"):
         return None
-    user_agent = str(settings.get("USER_AGENT") or "")
+    user_agent = _default_user_agent(settings)
     if not _SCRAPY_DEFAULT_USER_AGENT.match(user_agent):
         return None
     token = str(settings.get("ROBOTSTXT_USER_AGENT") or "").strip()

@@ -55,7 +55,8 @@ only one is '-'. --lint FILE|URL lists a robots.txt's findings, sorted by line.
 
 EXIT_CODES_HELP = """\
 exit status (several URLs: the first that applies, in this order):
-  2  error: bad arguments or settings, an unreadable file, a URL that is not absolute
+  2  error: bad arguments or settings, an unreadable file, a URL that is not absolute,
+     an internal error
   1  a robots.txt rule disallows a URL (with --lint: the file has findings)
   3  a robots.txt is unreachable (RFC 9309 2.3.1.4: every URL disallowed),
      unavailable (2.3.1.3: every URL allowed) or, with ROBOTSTXT_AUTH_DISALLOW,
@@ -234,6 +235,16 @@ async def _fetch_page(
     pages[url] = (response.status, directives)
 
 
+def _no_site_reason(url: str) -> str:
+    """Why ``url`` has no robots.txt site to ask (the ``detail`` of an error answer)."""
+    scheme, colon, _ = url.partition(":")
+    if not colon or "/" in scheme:
+        return "not an absolute URL"
+    if scheme.lower() not in ("http", "https"):
+        return f"not an http(s) URL ({scheme}:): robots.txt does not apply"
+    return "not a valid http(s) URL (no host, or a malformed host or port)"
+
+
 def _page_answer(result: PageResult | None) -> dict[str, Any]:
     """``--page``'s part of a URL's answer (the ``page`` object of ``--json``)."""
     if result is None:
@@ -323,7 +334,7 @@ class RobotsTxtCommand(ScrapyCommand):
             if outcome is None and opts.file:
                 self.exitcode = EXIT_ERROR
                 return
-            why = "not an absolute URL" if site is None else "robots.txt not fetched"
+            why = _no_site_reason(url) if site is None else "robots.txt not fetched"
             answers.append(explain_url(outcome, url, token, why))
             if opts.page:
                 answers[-1]["page"] = _page_answer(pages.get(url))
@@ -521,11 +532,15 @@ class RobotsTxtCommand(ScrapyCommand):
 
 
 def _read_file(path: Path, settings: RobotsTxtSettings) -> SiteOutcome | None:
+    """A local robots.txt, read only up to ``ROBOTSTXT_MAX_SIZE`` (RFC 9309 2.5), as
+    the middleware would: ``/dev/zero`` or a huge file costs no more than that."""
     try:
-        body = path.read_bytes()
+        with path.open("rb") as file:
+            body = file.read(settings.max_size + 1)
     except OSError as error:
         print(f"error:       cannot read {path}: {error}", file=sys.stderr)
         return None
     robots = RobotsTxt.parse(body, max_size=settings.max_size)
     chain = ((str(path), None),)
-    return SiteOutcome(Kind.PARSED, robots, f"local file, {len(body)} bytes", 0.0, chain)
+    size = f"{len(body)} bytes" if len(body) <= settings.max_size else "over the size limit"
+    return SiteOutcome(Kind.PARSED, robots, f"local file, {size}", 0.0, chain)

@@ -347,3 +347,29 @@ async def test_http_guide_ch9_page_shows_the_page_directives_for_the_agent(sites
     assert site.count("/private/x") == 0  # a disallowed page is never fetched, nor redirected to
     output, code = await scrapy(site.url("/meta"), "--agent", "ExampleBot", "--page", cwd=tmp_path)
     assert 'directive:   noindex (<meta name="robots">)' in output, output
+
+
+@deferred_f_from_coro_f
+async def test_malformed_and_other_scheme_urls_are_errors_not_crashes(tmp_path) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_bytes(b"User-agent: *\nDisallow: /\n")
+    stdin = "http://[::1\nfile:///etc/passwd\nhttp://127.0.0.1:99999/\n"
+    output, code = await scrapy("--json", cwd=tmp_path, stdin=stdin)
+    answers = json_lines(output)
+    assert code == EXIT_ERROR, output
+    assert [answer["verdict"] for answer in answers] == ["error"] * 3, output
+    assert "file:" in answers[1]["detail"] and "Traceback" not in output
+
+
+@deferred_f_from_coro_f
+async def test_2_5_a_local_file_is_read_only_up_to_the_size_limit(tmp_path) -> None:
+    output, code = await scrapy(
+        "http://127.0.0.1:9/a",
+        "--file",
+        "/dev/zero",
+        "-s",
+        "ROBOTSTXT_MAX_SIZE=600000",
+        cwd=tmp_path,
+    )
+    assert code == EXIT_ALLOWED, output  # NULs only: no rule; and it returns at all
+    assert "over the size limit" in output

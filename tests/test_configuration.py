@@ -109,6 +109,13 @@ def test_start_up_log_names_the_token_and_its_source(caplog) -> None:
     assert "as 'ExampleBot' (derived from USER_AGENT" in caplog.text
 
 
+def test_a_user_agent_in_default_request_headers_is_the_one_obeyed() -> None:
+    """DefaultHeadersMiddleware sets it before UserAgentMiddleware: it is what sites see."""
+    headers = {"DEFAULT_REQUEST_HEADERS": {"User-Agent": "ExampleBot/2 (+https://e.com)"}}
+    settings = RobotsTxtSettings.from_settings(Settings({**headers, "USER_AGENT": "Other/1"}))
+    assert settings.token_for(None) == "ExampleBot"
+
+
 @deferred_f_from_coro_f
 async def test_robots_parsed_signal_carries_an_rfc9309_parser(sites) -> None:
     site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)

@@ -88,3 +88,8 @@ def test_2_2_1_compact_form_an_unknown_token_shares_the_star_rules_without_a_par
     assert compact.check(url="/other", agent="OtherBot") == robots.check(
         url="/other", agent="OtherBot"
     )
+
+
+def test_2_3_a_malformed_url_has_no_site_and_never_raises() -> None:
+    for url in ("http://[::1", "http://[bad/x", "http://h:99999/", "https://"):
+        assert site_of(url) is None

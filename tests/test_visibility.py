@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from typing import Any
 
 import pytest
@@ -80,6 +81,9 @@ async def test_report_file_has_one_record_per_site(sites, tmp_path) -> None:
     assert records[missing.origin]["requests_allowed"] == 1
     assert records[gone.origin]["outcome"] == "unreachable"
     assert records[gone.origin]["requests_dropped"] == 1
+    mask = os.umask(0)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask  # readable as any file written
 
 
 @deferred_f_from_coro_f
@@ -97,6 +101,7 @@ async def test_no_report_file_by_default(sites, tmp_path, monkeypatch) -> None:
         ({"ROBOTSTXT_SUMMARY_TOP_RULES": "many"}, "ROBOTSTXT_SUMMARY_TOP_RULES"),
         ({"ROBOTSTXT_REPORT_FILE": " "}, "ROBOTSTXT_REPORT_FILE"),
         ({"ROBOTSTXT_REPORT_FILE": 3}, "ROBOTSTXT_REPORT_FILE"),
+        ({"ROBOTSTXT_REPORT_FILE": "/"}, "ROBOTSTXT_REPORT_FILE"),
     ],
 )
 def test_bad_report_settings_name_the_setting(settings: dict[str, Any], name: str) -> None:
