@@ -504,7 +504,10 @@ def test_sync_output_path_drops_like_the_async_one() -> None:
     from scrapy_rfc9309 import RobotsMetaMiddleware
 
     crawler = get_crawler(MetaSpider, {"ROBOTSTXT_OBEY": True, "USER_AGENT": AGENT})
-    crawler.stats.open_spider()  # type: ignore[union-attr]
+    try:
+        crawler.stats.open_spider()  # type: ignore[union-attr]
+    except TypeError:  # Scrapy < 2.14 wants the spider
+        crawler.stats.open_spider(MetaSpider())  # type: ignore[union-attr]
     middleware = RobotsMetaMiddleware.from_crawler(crawler)
     request = Request("http://x.test/page")
     response = HtmlResponse(
