@@ -373,3 +373,24 @@ async def test_2_5_a_local_file_is_read_only_up_to_the_size_limit(tmp_path) -> N
     )
     assert code == EXIT_ALLOWED, output  # NULs only: no rule; and it returns at all
     assert "over the size limit" in output
+
+
+def test_2_2_4_lint_flags_agents_joined_into_one_group_by_a_record() -> None:
+    """A Crawl-delay between user-agent lines does not end the group: the
+    Disallow that follows binds every agent named since."""
+    body = (
+        "User-agent: MJ12bot\nCrawl-delay: 15\n"
+        "User-agent: bingbot\nCrawl-delay: 10\n"
+        "User-agent: Yandex\nDisallow: /\n"
+        "User-agent: Other\nAllow: /\n"
+    )
+    findings = lint(RobotsTxt.parse(body))
+    assert [line for line, message in findings if "joins the group of line 1" in message] == [3, 5]
+    assert [line for line, message in findings if "another Crawl-delay" in message] == [4]
+    assert not any(line == 7 for line, _ in findings)  # a group after rules is a new group
+    assert RobotsTxt.parse(body).check(url="/x", agent="MJ12bot").line == 6  # the RFC reading
+
+
+def test_2_2_4_lint_accepts_agents_that_share_their_rules_on_purpose() -> None:
+    body = "User-agent: a\nUser-agent: b\nCrawl-delay: 2\nDisallow: /x\n"
+    assert lint(RobotsTxt.parse(body)) == []
