@@ -2,7 +2,8 @@
 
 Thin glue: parsing and matching live in the pure modules; this module fetches
 one robots.txt per site (scheme + host + port), holds that site's requests on
-their own Deferreds until it is parsed, then lets each through or drops it
+their own Deferreds until it is parsed (the per-site state lives in the pure
+site table), then lets each through or drops it
 with ``IgnoreRequest`` naming the deciding line.
 """
 
@@ -20,12 +21,12 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import CancelledError, Deferred
 
-from ._cache import SiteCache
 from ._fetcher import RobotsTxtFetcher, dotted_name
-from ._outcome import DISALLOW_ALL, Decision, Kind, SiteOutcome
+from ._outcome import Decision, Kind, SiteOutcome
 from ._report import report_for
 from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError
 from ._site import robots_url, site_of
+from ._sitetable import SiteTable
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -77,18 +78,6 @@ def refuse_builtin_middleware(crawler: Crawler) -> None:
         )
 
 
-class _Fetch:
-    """One site's robots.txt download in flight and the requests waiting on it."""
-
-    __slots__ = ("deferred", "site", "stale", "waiters")
-
-    def __init__(self, site: str, stale: SiteOutcome | None) -> None:
-        self.site = site
-        self.stale = stale
-        self.waiters: list[Deferred[SiteOutcome | None]] = []
-        self.deferred: Deferred[None] | None = None
-
-
 class RobotsTxtMiddleware:
     """A drop-in replacement for Scrapy's ``RobotsTxtMiddleware`` (RFC 9309)."""
 
@@ -99,8 +88,12 @@ class RobotsTxtMiddleware:
         refuse_builtin_middleware(crawler)
         self.crawler = crawler
         self.stats = crawler.stats
-        self._cache = SiteCache(self.settings.cache_max_sites)
-        self._fetches: dict[str, _Fetch] = {}
+        #: each site's outcome and the fetch in flight; waiters are Deferreds
+        self._table: SiteTable[Deferred[SiteOutcome | None]] = SiteTable(
+            self.settings.cache_max_sites
+        )
+        #: site -> its robots.txt download in flight (cancelled at close)
+        self._downloads: dict[str, Deferred[None]] = {}
         self._tokens: dict[bytes, str] = {}
         #: site -> the outcome kinds already counted for it (a bit per kind), so
         #: per-site stats count each site once per crawl, whatever its refetches
@@ -138,9 +131,9 @@ class RobotsTxtMiddleware:
         site = site_of(urlparse_cached(request))
         if site is None:
             return
-        outcome = self._cache.get(site)
-        if outcome is None or outcome.expires_at <= time.monotonic():
-            outcome = await self._wait_for(site, request, outcome)
+        outcome = self._table.fresh(site, time.monotonic())
+        if outcome is None:
+            outcome = await self._wait_for(site, request)
         if outcome is None:
             self._drop_at_close(site, request)
         else:
@@ -178,61 +171,60 @@ class RobotsTxtMiddleware:
 
     # -- one fetch per site ------------------------------------------------------
 
-    async def _wait_for(
-        self, site: str, request: Request, stale: SiteOutcome | None
-    ) -> SiteOutcome | None:
+    async def _wait_for(self, site: str, request: Request) -> SiteOutcome | None:
         """The site's outcome once fetched; ``None`` if the spider closed first.
 
         Each waiting request gets its own Deferred: a result passed down one
         shared Deferred's chain reaches only its first waiter.
         """
-        fetch = self._fetches.get(site)
-        if fetch is None:
-            fetch = self._fetches[site] = _Fetch(site, stale)
-            fetch.deferred = deferred_from_coro(self._fetch(fetch, request))
-            self._start_watchdog()
         waiter: Deferred[SiteOutcome | None] = Deferred()
-        fetch.waiters.append(waiter)
+        if self._table.join(site, waiter):
+            self._launch(site, request)
         return await maybe_deferred_to_future(waiter)
 
-    def _release(self, fetch: _Fetch, outcome: SiteOutcome | None) -> None:
-        if self._fetches.get(fetch.site) is fetch:
-            del self._fetches[fetch.site]
-        waiters, fetch.waiters = fetch.waiters, []
-        for waiter in waiters:
-            waiter.callback(outcome)
+    def _launch(self, site: str, request: Request | None) -> None:
+        """Start the download of a site whose fetch the table has just started."""
+        self._downloads[site] = deferred_from_coro(self._fetch(site, request))
+        self._start_watchdog()
 
-    async def _fetch(self, fetch: _Fetch, request: Request) -> None:
-        url = robots_url(fetch.site)
+    async def _fetch(self, site: str, request: Request | None) -> None:
+        url = robots_url(site)
         self.stats.inc_value("robotstxt/request_count")
-        if fetch.stale is not None:
+        if self._table.stale(site) is not None:
             self.stats.inc_value("robotstxt/refetch")
         try:
             outcome = await self._fetcher.fetch(url, request)
         except (CancelledError, asyncio.CancelledError):
             logger.info("robots.txt download cancelled at close: %s", url)
-            self._release(fetch, None)
+            self._downloads.pop(site, None)
+            self._hand_back(self._table.abandon(site), None)
             return
         except Exception as exc:  # not an answer of the site: never pass it off as one
             outcome = self._internal_error(exc, url)
-        stale = fetch.stale
-        if outcome.kind is Kind.UNREACHABLE and stale and stale.kind not in DISALLOW_ALL:
+        self._downloads.pop(site, None)
+        if not self._table.is_pending(site):  # abandoned: the spider closed meanwhile
+            return
+        settled = self._table.settle(site, outcome.compact())
+        if settled.kept_stale:
             # RFC 9309 2.4: while unreachable, a copy cached earlier stays in use.
             logger.warning(
                 "robots.txt unreachable (%s): %s; keeping the copy fetched earlier (RFC 9309 2.4)",
                 outcome.detail,
                 outcome.source or url,
             )
-            stale.expires_at = outcome.expires_at
-            outcome = stale
         else:
-            self._count_site(fetch.site, outcome.kind)
-            self._log_outcome(outcome, url, fetch.site)
-        outcome = outcome.compact()
-        self._cache.put(fetch.site, outcome)
-        if self._cache.evictions:
-            self.stats.set_value("robotstxt/cache/evicted", self._cache.evictions)
-        self._release(fetch, outcome)
+            self._count_site(site, outcome.kind)
+            self._log_outcome(outcome, url, site)
+        if self._table.evictions:
+            self.stats.set_value("robotstxt/cache/evicted", self._table.evictions)
+        self._hand_back(settled.waiters, settled.outcome)
+
+    @staticmethod
+    def _hand_back(
+        waiters: list[Deferred[SiteOutcome | None]], outcome: SiteOutcome | None
+    ) -> None:
+        for waiter in waiters:
+            waiter.callback(outcome)
 
     def _internal_error(self, exc: Exception, url: str) -> SiteOutcome:
         """A failure that is not the site's answer: a bug or an incompatible component.
@@ -306,25 +298,25 @@ class RobotsTxtMiddleware:
             self._watchdog = None
 
     def _release_if_closing(self) -> None:
-        if not self._fetches:
+        if not self._downloads and not self._table.pending_sites:
             self._stop_watchdog()
         elif _engine_is_closing(self.crawler):
             self._release_all()
 
     def _release_all(self) -> None:
         """Drop every waiting request and cancel every robots.txt download."""
-        fetches = list(self._fetches.values())
-        if fetches:
-            waiting = sum(len(fetch.waiters) for fetch in fetches)
+        abandoned = self._table.abandon_all()
+        if abandoned:
             logger.info(
                 "Spider closing: dropping %d requests that waited on %d robots.txt downloads",
-                waiting,
-                len(fetches),
+                sum(len(waiters) for _, waiters in abandoned),
+                len(abandoned),
             )
-        for fetch in fetches:
-            self._release(fetch, None)
-            if fetch.deferred is not None:
-                fetch.deferred.cancel()
+        for _, waiters in abandoned:
+            self._hand_back(waiters, None)
+        downloads, self._downloads = self._downloads, {}
+        for download in downloads.values():
+            download.cancel()
         self._stop_watchdog()
 
     def _on_spider_closed(self) -> None:
