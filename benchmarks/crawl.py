@@ -22,14 +22,22 @@ b. memory: peak RSS growth per site over many sites with one page each; the
    part due to robots.txt is the growth minus that of ``off`` (the three
    crawls run at once: peak RSS does not depend on timing);
 c. reactor blocking: the longest lateness of a 5 ms ``LoopingCall`` probe,
-   with the corpus' largest files among the robots.txt served.
+   with the corpus' largest files among the robots.txt served;
+d. stall: 64 pages of a site whose robots.txt never answers, scheduled
+   first, then 10 healthy sites (``CONCURRENT_REQUESTS = 16``,
+   ``DOWNLOAD_TIMEOUT = 30``): the time until the healthy sites' pages are
+   all fetched, against the same crawl without the hung site;
+e. round trip: 200 sites x 5 pages, every robots.txt answering after
+   300 ms, pages at once: crawl time against ``ROBOTSTXT_OBEY = False``.
 
-All three crawls use Scrapy's plain ``ScrapyPriorityQueue`` scheduler queue
-(the default one costs time in proportion to the queued domains per request).
+``ours`` uses the add-on, so its own scheduler queue
+(``RobotsTxtPriorityQueue``); ``builtin`` and ``off`` use Scrapy's plain
+``ScrapyPriorityQueue`` (the default one costs time in proportion to the
+queued domains per request).
 
 Usage::
 
-    python benchmarks/crawl.py [throughput|memory|blocking|all]
+    python benchmarks/crawl.py [throughput|memory|blocking|stall|roundtrip|all]
         [--sites N] [--pages N] [--rounds N] [--memory-sites N [N ...]]
 """
 
@@ -111,7 +119,9 @@ def pick_robots(kind: str, count: int) -> list[str]:
 # -- the server process -------------------------------------------------------------
 
 
-def serve(robots_list: Path, port_file: Path) -> None:
+def serve(robots_list: Path, port_file: Path, robots_delay: float = 0.0) -> None:
+    """Site ``s<N>.test`` serves corpus file N; ``hung.test``'s robots.txt never
+    answers; with ``robots_delay`` every robots.txt answers that late."""
     from twisted.internet import reactor
     from twisted.web import resource, server
 
@@ -121,8 +131,20 @@ def serve(robots_list: Path, port_file: Path) -> None:
     class Sites(resource.Resource):
         isLeaf = True
 
-        def render_GET(self, request: Any) -> bytes:
+        def render_GET(self, request: Any) -> bytes | int:
             host = (request.getHeader(b"host") or b"").decode().split(":")[0]
+            if request.path == b"/robots.txt" and host == "hung.test":
+                return server.NOT_DONE_YET
+            if request.path == b"/robots.txt" and robots_delay:
+
+                def answer() -> None:
+                    if not request.finished and not request._disconnected:
+                        request.setHeader(b"Content-Type", b"text/plain")
+                        request.write(b"User-agent: *\nDisallow: /private\n")
+                        request.finish()
+
+                reactor.callLater(robots_delay, answer)
+                return server.NOT_DONE_YET
             if request.path == b"/robots.txt" and host.startswith("s") and host.endswith(".test"):
                 index = int(host[1:-5]) % len(paths)
                 body = cache.get(index)
@@ -143,18 +165,22 @@ def serve(robots_list: Path, port_file: Path) -> None:
 # -- the crawl process --------------------------------------------------------------
 
 
-def crawl(mode: str, port: int, sites: int, pages: int) -> None:
+def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any]) -> None:
+    """One crawl; ``options``: ``concurrency``, ``hung_pages`` (pages of
+    ``hung.test`` scheduled first) and ``stop_after`` (close the spider after
+    that many pages, recording the time of the last one)."""
     import resource as rusage
 
     from scrapy import Request, Spider, signals
     from scrapy.crawler import CrawlerProcess
+    from scrapy.exceptions import CloseSpider
 
     settings: dict[str, Any] = {
         "LOG_LEVEL": "ERROR",
         "TELNETCONSOLE_ENABLED": False,
         "RETRY_ENABLED": False,
         "COOKIES_ENABLED": False,
-        "CONCURRENT_REQUESTS": 64,
+        "CONCURRENT_REQUESTS": options.get("concurrency", 64),
         "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
         "DNS_RESOLVER": "crawl.LoopbackResolver",
         "DOWNLOAD_TIMEOUT": 30,
@@ -167,6 +193,7 @@ def crawl(mode: str, port: int, sites: int, pages: int) -> None:
     }
     if mode == "ours":
         settings["ADDONS"] = {"scrapy_rfc9309.Addon": 100}
+        del settings["SCHEDULER_PRIORITY_QUEUE"]  # the add-on's RobotsTxtPriorityQueue
     elif mode == "builtin":
         settings["ROBOTSTXT_OBEY"] = True
     else:
@@ -177,6 +204,13 @@ def crawl(mode: str, port: int, sites: int, pages: int) -> None:
         name = "bench"
 
         async def start(self) -> Any:
+            for page in range(options.get("hung_pages", 0)):
+                yield Request(
+                    f"http://hung.test:{port}{bench_path(page)}",
+                    callback=self.parse,
+                    errback=self.dropped,
+                    dont_filter=True,
+                )
             for page in range(pages):  # sites interleaved, as in a broad crawl
                 for site in range(sites):
                     yield Request(
@@ -187,8 +221,12 @@ def crawl(mode: str, port: int, sites: int, pages: int) -> None:
                     )
 
         def parse(self, response: Any) -> None:
+            if "//hung.test" in response.url:  # the built-in allows all after a failure
+                return
             result["fetched"] = result.get("fetched", 0) + 1
             result["last_response"] = time.perf_counter()
+            if result["fetched"] == options.get("stop_after"):
+                raise CloseSpider("benchmark done")
 
         def dropped(self, failure: Any) -> None:
             result["dropped"] = result.get("dropped", 0) + 1
@@ -236,13 +274,14 @@ def crawl(mode: str, port: int, sites: int, pages: int) -> None:
 
 
 class Server:
-    def __init__(self, robots: list[str]) -> None:
+    def __init__(self, robots: list[str], robots_delay: float = 0.0) -> None:
         self.tmp = tempfile.TemporaryDirectory()
         listing = Path(self.tmp.name) / "robots.lst"
         listing.write_text("\n".join(robots))
         port_file = Path(self.tmp.name) / "port"
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "serve", str(listing), str(port_file)], cwd=HERE
+            [sys.executable, __file__, "serve", str(listing), str(port_file), str(robots_delay)],
+            cwd=HERE,
         )
         deadline = time.monotonic() + 30
         while not (port_file.exists() and port_file.read_text()):
@@ -257,10 +296,11 @@ class Server:
         self.tmp.cleanup()
 
 
-def run_crawl(mode: str, port: int, sites: int, pages: int) -> dict[str, Any]:
+def run_crawl(mode: str, port: int, sites: int, pages: int, **options: Any) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)])}
+    args = [mode, str(port), str(sites), str(pages), json.dumps(options)]
     out = subprocess.run(
-        [sys.executable, __file__, "crawl", mode, str(port), str(sites), str(pages)],
+        [sys.executable, __file__, "crawl", *args],
         cwd=HERE,
         env=env,
         capture_output=True,
@@ -332,16 +372,83 @@ def blocking(sites: int) -> None:
         server.close()
 
 
+def stall(rounds: int) -> None:
+    """(d): the healthy sites' pages behind 64 pages of a hung robots.txt."""
+    healthy_sites, healthy_pages = 10, 5
+    total = healthy_sites * healthy_pages
+    print(
+        f"\n(d) stall: 64 pages of a site whose robots.txt never answers, then "
+        f"{healthy_sites} healthy sites x {healthy_pages} pages; median of {rounds} rounds"
+    )
+    server = Server(pick_robots("throughput", healthy_sites))
+    try:
+        times: dict[str, list[float]] = {}
+        for _ in range(rounds):
+            for label, mode, hung in (
+                ("ours, hung site", "ours", 64),
+                ("ours, no hung site", "ours", 0),
+                ("builtin, hung site", "builtin", 64),
+            ):
+                result = run_crawl(
+                    mode,
+                    server.port,
+                    healthy_sites,
+                    healthy_pages,
+                    concurrency=16,
+                    hung_pages=hung,
+                    stop_after=total,
+                )
+                done = result["elapsed_to_last_response"] if result.get("fetched") else None
+                if result.get("fetched", 0) < total:
+                    done = float("inf")
+                times.setdefault(label, []).append(done or float("inf"))
+        med = {label: sorted(values)[len(values) // 2] for label, values in times.items()}
+        for label, value in med.items():
+            print(f"    {label:<20} healthy pages done after {value:7.2f} s")
+        gap = med["ours, hung site"] - med["ours, no hung site"]
+        print(f"    ours: hung site costs {gap:+.2f} s  (goal <= 3 s)")
+    finally:
+        server.close()
+
+
+def roundtrip(rounds: int) -> None:
+    """(e): 200 sites x 5 pages, every robots.txt answering after 300 ms."""
+    sites, pages = 200, 5
+    print(
+        f"\n(e) round trip: {sites} sites x {pages} pages, robots.txt answering after "
+        f"300 ms; median of {rounds} rounds"
+    )
+    server = Server(pick_robots("throughput", sites), robots_delay=0.3)
+    try:
+        times: dict[str, list[float]] = {}
+        for _ in range(rounds):
+            for mode in ("ours", "builtin", "off"):
+                result = run_crawl(mode, server.port, sites, pages)
+                assert result.get("fetched", 0) == sites * pages, result
+                times.setdefault(mode, []).append(result["elapsed_to_last_response"])
+        med = {mode: sorted(values)[len(values) // 2] for mode, values in times.items()}
+        for mode, value in med.items():
+            print(f"    {mode:<8} {value:6.2f} s  ({sites * pages / value:6.0f} pages/s)")
+        print(f"    ours / off      {med['off'] / med['ours']:.3f}  (goal >= 0.8)")
+        print(f"    builtin / off   {med['off'] / med['builtin']:.3f}")
+    finally:
+        server.close()
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "serve":
-        serve(Path(sys.argv[2]), Path(sys.argv[3]))
+        serve(Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4]))
         return 0
     if len(sys.argv) > 1 and sys.argv[1] == "crawl":
-        crawl(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
+        options = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
+        crawl(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), options)
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "what", nargs="?", default="all", choices=["throughput", "memory", "blocking", "all"]
+        "what",
+        nargs="?",
+        default="all",
+        choices=["throughput", "memory", "blocking", "stall", "roundtrip", "all"],
     )
     parser.add_argument("--sites", type=int, default=200)
     parser.add_argument("--pages", type=int, default=40)
@@ -356,6 +463,10 @@ def main() -> int:
         throughput(args.sites, args.pages, args.rounds)
     if args.what in ("blocking", "all"):
         blocking(100)
+    if args.what in ("stall", "all"):
+        stall(max(args.rounds, 3))
+    if args.what in ("roundtrip", "all"):
+        roundtrip(max(args.rounds, 3))
     if args.what in ("memory", "all"):
         memory(args.memory_sites)
     return 0

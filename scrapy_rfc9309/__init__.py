@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ._addon import Addon
     from ._extension import RobotsTxtExtension
     from ._middleware import RobotsTxtMiddleware
+    from ._queue import RobotsTxtPriorityQueue
     from ._robotparser import RFC9309RobotParser
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "RobotsTxt",
     "RobotsTxtExtension",
     "RobotsTxtMiddleware",
+    "RobotsTxtPriorityQueue",
     "Verdict",
 ]
 
@@ -31,6 +33,7 @@ _SCRAPY_COMPONENTS = {
     "RFC9309RobotParser": "._robotparser",
     "RobotsTxtExtension": "._extension",
     "RobotsTxtMiddleware": "._middleware",
+    "RobotsTxtPriorityQueue": "._queue",
 }
 
 

@@ -13,6 +13,7 @@ __all__ = ["Addon"]
 
 OUR_MIDDLEWARE = "scrapy_rfc9309.RobotsTxtMiddleware"
 OUR_EXTENSION = "scrapy_rfc9309.RobotsTxtExtension"
+OUR_QUEUE = "scrapy_rfc9309.RobotsTxtPriorityQueue"
 MIDDLEWARE_PRIORITY = 100
 EXTENSION_PRIORITY = 100
 
@@ -25,6 +26,10 @@ class Addon:
     * installs :class:`~scrapy_rfc9309.RobotsTxtMiddleware` at 100 and
       :class:`~scrapy_rfc9309.RobotsTxtExtension`;
     * sets ``ROBOTSTXT_OBEY = True`` at add-on priority, so a value in the
+      project's settings still wins;
+    * sets ``SCHEDULER_PRIORITY_QUEUE`` to
+      :class:`~scrapy_rfc9309.RobotsTxtPriorityQueue` at add-on priority
+      (requests wait for robots.txt in the scheduler); a queue set in the
       project's settings still wins.
     """
 
@@ -33,6 +38,7 @@ class Addon:
         _set_component(settings, "DOWNLOADER_MIDDLEWARES", BUILTIN_MIDDLEWARE, None)
         _set_component(settings, "DOWNLOADER_MIDDLEWARES", OUR_MIDDLEWARE, MIDDLEWARE_PRIORITY)
         _set_component(settings, "EXTENSIONS", OUR_EXTENSION, EXTENSION_PRIORITY)
+        settings.set("SCHEDULER_PRIORITY_QUEUE", OUR_QUEUE, "addon")
 
 
 def _set_component(settings: BaseSettings, name: str, path: str, priority: int | None) -> None:

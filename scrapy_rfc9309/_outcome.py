@@ -73,7 +73,7 @@ _ALLOWED_BY_RULES = Decision(True, None, "allowed by robots.txt")
 class SiteOutcome:
     """The outcome of one site's robots.txt fetch, valid until ``expires_at``."""
 
-    __slots__ = ("chain", "detail", "expires_at", "kind", "robots")
+    __slots__ = ("chain", "detail", "expires_at", "kind", "retry_after", "robots")
 
     def __init__(
         self,
@@ -82,6 +82,8 @@ class SiteOutcome:
         detail: str,
         expires_at: float,
         chain: tuple[tuple[str, int | None], ...] = (),
+        *,
+        retry_after: bool = False,
     ):
         self.kind = kind
         #: the parsed file (``PARSED`` only); ``None`` when nothing in it can forbid
@@ -93,6 +95,9 @@ class SiteOutcome:
         #: status it answered (``None``: no response). More than one when
         #: redirected (RFC 9309 2.3.1.2).
         self.chain = chain
+        #: ``expires_at`` is the time the site asked for (``Retry-After`` of
+        #: a 429 / 503): no attempt is made sooner.
+        self.retry_after = retry_after
 
     @property
     def source(self) -> str:
@@ -119,7 +124,14 @@ class SiteOutcome:
         if not isinstance(robots, RobotsTxt):
             return self
         kept = None if robots.allows_everything else CompactRobots(robots)
-        return SiteOutcome(self.kind, kept, self.detail, self.expires_at, self.chain)
+        return SiteOutcome(
+            self.kind,
+            kept,
+            self.detail,
+            self.expires_at,
+            self.chain,
+            retry_after=self.retry_after,
+        )
 
     def decide(self, url: str, token: str, site: str) -> Decision:
         """Allowed or not, with the reason a user reads in logs and exceptions."""

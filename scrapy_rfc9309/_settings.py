@@ -28,6 +28,11 @@ DEFAULT_UNREACHABLE_TTL = 600
 DEFAULT_CRAWL_DELAY_MAX = 60.0
 #: Upper bound on an honoured ``Retry-After`` of a 429 / 503 robots.txt.
 DEFAULT_RETRY_AFTER_MAX = 3600.0
+#: Seconds requests of a site whose robots.txt is unreachable wait for it.
+DEFAULT_UNREACHABLE_DEFER = 300.0
+#: Share of ``CONCURRENT_REQUESTS`` that requests held in the middleware may
+#: take (with a scheduler queue that is not ours).
+DEFAULT_HELD_SHARE = 0.5
 
 
 class SettingError(ValueError):
@@ -98,6 +103,13 @@ class RobotsTxtSettings:
     auth_disallow: bool = False
     #: Upper bound in seconds on an honoured ``Retry-After``.
     retry_after_max: float = DEFAULT_RETRY_AFTER_MAX
+    #: Seconds requests of an unreachable site wait in the scheduler queue
+    #: for its robots.txt (HTTP: The Definitive Guide ch. 9); 0: dropped at once.
+    unreachable_defer: float = DEFAULT_UNREACHABLE_DEFER
+    #: robots.txt downloads in flight at most.
+    concurrent_downloads: int = 8
+    #: Requests held in the middleware at most (other scheduler queues).
+    held_max: int = 8
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsTxtSettings:
@@ -132,6 +144,10 @@ class RobotsTxtSettings:
             retry_after_max=_number(
                 settings, "ROBOTSTXT_RETRY_AFTER_MAX", DEFAULT_RETRY_AFTER_MAX, integer=False
             ),
+            unreachable_defer=_number(
+                settings, "ROBOTSTXT_UNREACHABLE_DEFER", DEFAULT_UNREACHABLE_DEFER, integer=False
+            ),
+            **_concurrency(settings),
         )
 
     def token_for(self, user_agent: str | None) -> str:
@@ -153,3 +169,16 @@ class RobotsTxtSettings:
             f"{token!r} (derived from USER_AGENT {self.default_user_agent!r}; "
             "requests with their own User-Agent header obey as that header's product)"
         )
+
+
+def _concurrency(settings: BaseSettings) -> dict[str, int]:
+    """``concurrent_downloads`` and ``held_max``, from their settings and
+    ``CONCURRENT_REQUESTS``."""
+    concurrent = max(1, settings.getint("CONCURRENT_REQUESTS", 16))
+    downloads = _number(settings, "ROBOTSTXT_CONCURRENT_DOWNLOADS", 0, integer=True)
+    if downloads == 0:  # the default: half the crawl's concurrency
+        downloads = max(1, concurrent // 2)
+    share = _number(settings, "ROBOTSTXT_HELD_SHARE", DEFAULT_HELD_SHARE, integer=False)
+    if not 0 < share <= 1:
+        raise SettingError(f"ROBOTSTXT_HELD_SHARE must be above 0 and at most 1, got {share!r}")
+    return {"concurrent_downloads": downloads, "held_max": max(1, int(concurrent * share))}
