@@ -411,19 +411,19 @@ def stall(rounds: int) -> None:
         server.close()
 
 
-def roundtrip(rounds: int) -> None:
+def roundtrip(rounds: int, concurrency: int = 64) -> None:
     """(e): 200 sites x 5 pages, every robots.txt answering after 300 ms."""
     sites, pages = 200, 5
     print(
         f"\n(e) round trip: {sites} sites x {pages} pages, robots.txt answering after "
-        f"300 ms; median of {rounds} rounds"
+        f"300 ms, CONCURRENT_REQUESTS = {concurrency}; median of {rounds} rounds"
     )
     server = Server(pick_robots("throughput", sites), robots_delay=0.3)
     try:
         times: dict[str, list[float]] = {}
         for _ in range(rounds):
             for mode in ("ours", "builtin", "off"):
-                result = run_crawl(mode, server.port, sites, pages)
+                result = run_crawl(mode, server.port, sites, pages, concurrency=concurrency)
                 assert result.get("fetched", 0) == sites * pages, result
                 times.setdefault(mode, []).append(result["elapsed_to_last_response"])
         med = {mode: sorted(values)[len(values) // 2] for mode, values in times.items()}
@@ -467,6 +467,7 @@ def main() -> int:
         stall(max(args.rounds, 3))
     if args.what in ("roundtrip", "all"):
         roundtrip(max(args.rounds, 3))
+        roundtrip(max(args.rounds, 3), concurrency=16)
     if args.what in ("memory", "all"):
         memory(args.memory_sites)
     return 0

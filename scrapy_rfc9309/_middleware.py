@@ -23,6 +23,7 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import CancelledError, Deferred
 
+from ._engine import robots_download, wake_engine
 from ._fetcher import RobotsTxtFetcher, dotted_name
 from ._outcome import Decision, Kind, SiteOutcome
 from ._report import report_for
@@ -229,8 +230,6 @@ class RobotsTxtMiddleware:
         for queue in self._queues:
             queue.site_released(site)
         if self._queues:
-            from ._queue import wake_engine
-
             wake_engine(self.crawler)
 
     def _token(self, request: Request) -> str:
@@ -301,7 +300,8 @@ class RobotsTxtMiddleware:
         if self._table.stale(site) is not None:
             self.stats.inc_value("robotstxt/refetch")
         try:
-            outcome = await self._fetcher.fetch(url, request)
+            with robots_download(self.crawler):
+                outcome = await self._fetcher.fetch(url, request)
         except (CancelledError, asyncio.CancelledError):
             logger.info("robots.txt download cancelled at close: %s", url)
             self._download_done(site)

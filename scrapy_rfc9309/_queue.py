@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-__all__ = ["RobotsTxtPriorityQueue", "wake_engine"]
+__all__ = ["RobotsTxtPriorityQueue"]
 
 logger = logging.getLogger("scrapy_rfc9309.queue")
 
@@ -55,23 +55,6 @@ logger = logging.getLogger("scrapy_rfc9309.queue")
 DIVERT_BUDGET = 1_000
 #: Requests of settled sites a ``pop`` moves back into the queue in one go.
 RELEASE_BUDGET = 10_000
-
-
-def wake_engine(crawler: Any) -> None:
-    """Ask the engine to take requests from the scheduler again, now.
-
-    Scrapy's engine wakes after every download and every 5 s; a site can
-    settle a few reactor turns after its robots.txt download ended (parsing
-    runs in slices). Scrapy has no public call for this: ``engine._slot``
-    and its ``nextcall`` are private (Scrapy 2.13 to 2.19); this is the only
-    place that touches them, and it does nothing if they are missing.
-    """
-    engine = getattr(crawler, "engine", None)
-    slot = getattr(engine, "_slot", None)
-    nextcall = getattr(slot, "nextcall", None)
-    schedule = getattr(nextcall, "schedule", None)
-    if schedule is not None:
-        schedule()
 
 
 class RobotsTxtPriorityQueue:

@@ -33,6 +33,9 @@ DEFAULT_UNREACHABLE_DEFER = 300.0
 #: Share of ``CONCURRENT_REQUESTS`` that requests held in the middleware may
 #: take (with a scheduler queue that is not ours).
 DEFAULT_HELD_SHARE = 0.5
+#: robots.txt downloads in flight at most (they do not take the pages'
+#: ``CONCURRENT_REQUESTS``).
+DEFAULT_CONCURRENT_DOWNLOADS = 64
 
 
 class SettingError(ValueError):
@@ -107,7 +110,7 @@ class RobotsTxtSettings:
     #: for its robots.txt (HTTP: The Definitive Guide ch. 9); 0: dropped at once.
     unreachable_defer: float = DEFAULT_UNREACHABLE_DEFER
     #: robots.txt downloads in flight at most.
-    concurrent_downloads: int = 8
+    concurrent_downloads: int = DEFAULT_CONCURRENT_DOWNLOADS
     #: Requests held in the middleware at most (other scheduler queues).
     held_max: int = 8
 
@@ -175,9 +178,11 @@ def _concurrency(settings: BaseSettings) -> dict[str, int]:
     """``concurrent_downloads`` and ``held_max``, from their settings and
     ``CONCURRENT_REQUESTS``."""
     concurrent = max(1, settings.getint("CONCURRENT_REQUESTS", 16))
-    downloads = _number(settings, "ROBOTSTXT_CONCURRENT_DOWNLOADS", 0, integer=True)
-    if downloads == 0:  # the default: half the crawl's concurrency
-        downloads = max(1, concurrent // 2)
+    downloads = _number(
+        settings, "ROBOTSTXT_CONCURRENT_DOWNLOADS", DEFAULT_CONCURRENT_DOWNLOADS, integer=True
+    )
+    if downloads < 1:
+        raise SettingError(f"ROBOTSTXT_CONCURRENT_DOWNLOADS must be at least 1, got {downloads}")
     share = _number(settings, "ROBOTSTXT_HELD_SHARE", DEFAULT_HELD_SHARE, integer=False)
     if not 0 < share <= 1:
         raise SettingError(f"ROBOTSTXT_HELD_SHARE must be above 0 and at most 1, got {share!r}")

@@ -236,3 +236,33 @@ def test_addon_installs_the_queue_and_a_users_own_queue_wins() -> None:
     )
     crawler._apply_settings()
     assert crawler.settings["SCHEDULER_PRIORITY_QUEUE"] == PLAIN
+
+
+@deferred_f_from_coro_f
+async def test_robots_txt_downloads_do_not_take_the_pages_concurrency(sites) -> None:
+    """With one request at a time, site B's page is fetched while site A's
+    robots.txt (answering after 1 s) is still downloading."""
+    a = sites(routes={"/robots.txt": delayed(1.0, status(404))}, default=PAGE)
+    b = sites(routes={"/robots.txt": status(404)}, default=PAGE)
+    spider, _ = await crawl([a.url("/a"), b.url("/b")], {"CONCURRENT_REQUESTS": 1, **QUEUE})
+    assert sorted(spider.fetched) == sorted([a.url("/a"), b.url("/b")])
+    assert page_times(b)[0] < robots_times(a)[0] + 1.0
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("ROBOTSTXT_UNREACHABLE_DEFER", -1),
+        ("ROBOTSTXT_UNREACHABLE_DEFER", "soon"),
+        ("ROBOTSTXT_CONCURRENT_DOWNLOADS", 0),
+        ("ROBOTSTXT_HELD_SHARE", 0),
+        ("ROBOTSTXT_HELD_SHARE", 1.5),
+    ],
+)
+def test_invalid_scheduling_settings_name_the_setting(name: str, value: Any) -> None:
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309._settings import RobotsTxtSettings, SettingError
+
+    with pytest.raises(SettingError, match=name):
+        RobotsTxtSettings.from_settings(Settings({name: value}))
