@@ -85,7 +85,8 @@ async def test_2_3_fetch_ahead_robots_txt_requested_before_the_sites_first_page_
     """With one request at a time, site B's robots.txt is fetched while site
     A's slow page is being downloaded, long before B's page can be dequeued."""
     a = sites(routes={"/robots.txt": status(404), "/slow": slow(1.0)})
-    b = sites(routes={"/robots.txt": status(404)}, default=PAGE)
+    # B's robots.txt answers later than A's, so A's slow page goes first
+    b = sites(routes={"/robots.txt": delayed(0.3, status(404))}, default=PAGE)
     spider, _ = await crawl([a.url("/slow"), b.url("/page")], {"CONCURRENT_REQUESTS": 1, **QUEUE})
     assert spider.fetched == [a.url("/slow"), b.url("/page")]
     a_slow_started = page_times(a)[0]
