@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.pqueues import ScrapyPriorityQueue
 
+from ._engine import wake_engine
 from ._middleware import middleware_for
 from ._sitetable import SiteState
 
@@ -50,8 +51,9 @@ __all__ = ["RobotsTxtPriorityQueue"]
 logger = logging.getLogger("scrapy_rfc9309.queue")
 
 #: Requests a ``pop`` looks at and sets aside (their site pending) before it
-#: answers ``None`` for now: a resumed crawl or a burst of expired sites never
-#: holds the reactor for long. Fetches started meanwhile wake the engine.
+#: answers ``None`` for now and asks the engine to come back after a reactor
+#: turn: a resumed crawl or a burst of expired sites never holds the reactor
+#: for long.
 DIVERT_BUDGET = 1_000
 #: Requests of settled sites a ``pop`` moves back into the queue in one go.
 RELEASE_BUDGET = 10_000
@@ -150,6 +152,7 @@ class RobotsTxtPriorityQueue:
             if state is SiteState.UNKNOWN:  # expired, evicted, or a resumed crawl
                 robots.prefetch(site, request)
             self._hold(site, request)
+        wake_engine(self.crawler)  # more may be ready: asked again after a reactor turn
         return None
 
     def peek(self) -> Request | None:

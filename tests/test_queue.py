@@ -267,3 +267,64 @@ def test_invalid_scheduling_settings_name_the_setting(name: str, value: Any) -> 
 
     with pytest.raises(SettingError, match=name):
         RobotsTxtSettings.from_settings(Settings({name: value}))
+
+
+class _StubRobots:
+    """The middleware's side of the queue, with sites settled by hand."""
+
+    def __init__(self) -> None:
+        self.states: dict[str, Any] = {}
+        self.looked_up = 0
+        self.prefetched: list[str] = []
+        self.queues: list[Any] = []
+
+    def site_for(self, request: Request) -> str:
+        return request.url.split("/", 3)[2]
+
+    def site_state(self, site: str) -> Any:
+        from scrapy_rfc9309._sitetable import SiteState
+
+        self.looked_up += 1
+        return self.states.get(site, SiteState.UNKNOWN)
+
+    def prefetch(self, site: str, request: Any = None) -> None:
+        from scrapy_rfc9309._sitetable import SiteState
+
+        self.prefetched.append(site)
+        self.states[site] = SiteState.PENDING
+
+    def register(self, queue: Any) -> None:
+        self.queues.append(queue)
+
+    def settle(self, site: str) -> None:
+        from scrapy_rfc9309._sitetable import SiteState
+
+        self.states[site] = SiteState.READY
+        for queue in self.queues:
+            queue.site_released(site)
+
+
+def test_queue_costs_two_lookups_per_request_with_many_sites_and_keeps_priorities() -> None:
+    """No scan over the queued sites: each request's site is looked up once
+    when pushed and once when popped, with 20,000 sites queued."""
+    from scrapy.squeues import FifoMemoryQueue
+
+    from scrapy_rfc9309._middleware import _MIDDLEWARES
+    from scrapy_rfc9309._queue import RobotsTxtPriorityQueue
+
+    crawler = get_crawler(Spider)
+    robots = _StubRobots()
+    _MIDDLEWARES[crawler] = robots  # type: ignore[assignment]
+    queue = RobotsTxtPriorityQueue.from_crawler(crawler, FifoMemoryQueue, "")
+    count = 20_000
+    for index in range(count):
+        queue.push(Request(f"http://s{index}.test/", priority=index % 3))
+    assert len(queue) == count and queue.pop() is None  # every site pending
+    assert robots.prefetched == [f"s{index}.test" for index in range(count)]  # fetched ahead
+    for index in range(count):
+        robots.settle(f"s{index}.test")
+    popped = [queue.pop() for _ in range(count)]
+    assert queue.pop() is None and len(queue) == 0
+    priorities = [request.priority for request in popped if request is not None]
+    assert priorities == sorted(priorities, reverse=True)  # users' priorities kept
+    assert robots.looked_up == 2 * count
