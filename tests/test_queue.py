@@ -328,3 +328,17 @@ def test_queue_costs_two_lookups_per_request_with_many_sites_and_keeps_prioritie
     priorities = [request.priority for request in popped if request is not None]
     assert priorities == sorted(priorities, reverse=True)  # users' priorities kept
     assert robots.looked_up == 2 * count
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_deferral_honours_retry_after(sites) -> None:
+    """A 503 asking for 2 s: the deferred site is not asked again sooner."""
+    from .server import retry_after
+
+    site = sites(routes={"/robots.txt": sequence(retry_after(503, "2"), status(404))}, default=PAGE)
+    spider, stats = await crawl([site.url("/a"), site.url("/b")], QUEUE)
+    assert sorted(spider.fetched) == sorted([site.url("/a"), site.url("/b")])
+    first, second = robots_times(site)
+    assert second - first >= 1.9  # the back-off alone would have asked after 1 s
+    assert stats["robotstxt/retry_after"] == 1
+    assert stats["robotstxt/deferred/recovered"] == 1
