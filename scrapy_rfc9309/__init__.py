@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ._extension import RobotsTxtExtension
     from ._meta_middleware import RobotsMetaMiddleware
     from ._middleware import RobotsTxtMiddleware
+    from ._queue import RobotsTxtPriorityQueue
     from ._robotparser import RFC9309RobotParser
 
     robots_parsed: Any
@@ -31,6 +32,7 @@ __all__ = [
     "RobotsTxt",
     "RobotsTxtExtension",
     "RobotsTxtMiddleware",
+    "RobotsTxtPriorityQueue",
     "Verdict",
     "robots_parsed",
 ]
@@ -42,6 +44,7 @@ _SCRAPY_COMPONENTS = {
     "RobotsMetaMiddleware": "._meta_middleware",
     "RobotsTxtExtension": "._extension",
     "RobotsTxtMiddleware": "._middleware",
+    "RobotsTxtPriorityQueue": "._queue",
     "robots_parsed": "._compat",
 }
 

@@ -18,6 +18,7 @@ OUR_SPIDER_MIDDLEWARE = "scrapy_rfc9309.RobotsMetaMiddleware"
 #: a callback's output, so dropped requests never reach the depth or offsite ones.
 SPIDER_MIDDLEWARE_PRIORITY = 950
 OUR_CACHE_POLICY = "scrapy_rfc9309.RobotsMetaCachePolicy"
+OUR_QUEUE = "scrapy_rfc9309.RobotsTxtPriorityQueue"
 MIDDLEWARE_PRIORITY = 100
 EXTENSION_PRIORITY = 100
 
@@ -35,6 +36,10 @@ class Addon:
       directives; on when ``ROBOTS_META_OBEY``, by default ``ROBOTSTXT_OBEY``)
       and wraps the configured ``HTTPCACHE_POLICY`` in
       :class:`~scrapy_rfc9309.RobotsMetaCachePolicy` (noarchive).
+    * sets ``SCHEDULER_PRIORITY_QUEUE`` to
+      :class:`~scrapy_rfc9309.RobotsTxtPriorityQueue` at add-on priority
+      (requests wait for robots.txt in the scheduler); a queue set in the
+      project's settings still wins.
     """
 
     def update_settings(self, settings: BaseSettings) -> None:
@@ -46,6 +51,7 @@ class Addon:
             settings, "SPIDER_MIDDLEWARES", OUR_SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_PRIORITY
         )
         _wrap_cache_policy(settings)
+        settings.set("SCHEDULER_PRIORITY_QUEUE", OUR_QUEUE, "addon")
 
 
 def _set_component(settings: BaseSettings, name: str, path: str, priority: int | None) -> None:

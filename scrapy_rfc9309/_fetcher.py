@@ -298,7 +298,7 @@ class RobotsTxtFetcher:
         self.stats.inc_value("robotstxt/retry_after")
         expires = time.monotonic() + wait
         detail = f"{detail}, Retry-After {round(wait):d} s"
-        return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain))
+        return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain), retry_after=True)
 
     def _request(self, url: str) -> Request:
         return Request(

@@ -40,6 +40,14 @@ DEFAULT_CACHE_MIN_TTL = 600
 DEFAULT_CRAWL_DELAY_MAX = 60.0
 #: Upper bound on an honoured ``Retry-After`` of a 429 / 503 robots.txt.
 DEFAULT_RETRY_AFTER_MAX = 3600.0
+#: Seconds requests of a site whose robots.txt is unreachable wait for it.
+DEFAULT_UNREACHABLE_DEFER = 300.0
+#: Share of ``CONCURRENT_REQUESTS`` that requests held in the middleware may
+#: take (with a scheduler queue that is not ours).
+DEFAULT_HELD_SHARE = 0.5
+#: robots.txt downloads in flight at most (they do not take the pages'
+#: ``CONCURRENT_REQUESTS``).
+DEFAULT_CONCURRENT_DOWNLOADS = 64
 
 
 class SettingError(ValueError):
@@ -179,6 +187,13 @@ class RobotsTxtSettings:
     meta_obey: bool = False
     #: ``ROBOTS_META_NOINDEX``: ``"drop"`` or ``"keep"`` items of noindex pages.
     meta_noindex: str = "drop"
+    #: Seconds requests of an unreachable site wait in the scheduler queue
+    #: for its robots.txt (HTTP: The Definitive Guide ch. 9); 0: dropped at once.
+    unreachable_defer: float = DEFAULT_UNREACHABLE_DEFER
+    #: robots.txt downloads in flight at most.
+    concurrent_downloads: int = DEFAULT_CONCURRENT_DOWNLOADS
+    #: Requests held in the middleware at most (other scheduler queues).
+    held_max: int = 8
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsTxtSettings:
@@ -218,6 +233,10 @@ class RobotsTxtSettings:
             ),
             meta_obey=_meta_obey(settings),
             meta_noindex=_meta_noindex(settings),
+            unreachable_defer=_number(
+                settings, "ROBOTSTXT_UNREACHABLE_DEFER", DEFAULT_UNREACHABLE_DEFER, integer=False
+            ),
+            **_concurrency(settings),
         )
 
     def token_for(self, user_agent: str | None) -> str:
@@ -308,3 +327,18 @@ def identity_warning(settings: BaseSettings) -> str | None:
         "'ExampleBot' is then obeyed), or set ROBOTSTXT_USER_AGENT = 'ExampleBot' to choose "
         "the robots.txt token alone"
     )
+
+
+def _concurrency(settings: BaseSettings) -> dict[str, int]:
+    """``concurrent_downloads`` and ``held_max``, from their settings and
+    ``CONCURRENT_REQUESTS``."""
+    concurrent = max(1, settings.getint("CONCURRENT_REQUESTS", 16))
+    downloads = _number(
+        settings, "ROBOTSTXT_CONCURRENT_DOWNLOADS", DEFAULT_CONCURRENT_DOWNLOADS, integer=True
+    )
+    if downloads < 1:
+        raise SettingError(f"ROBOTSTXT_CONCURRENT_DOWNLOADS must be at least 1, got {downloads}")
+    share = _number(settings, "ROBOTSTXT_HELD_SHARE", DEFAULT_HELD_SHARE, integer=False)
+    if not 0 < share <= 1:
+        raise SettingError(f"ROBOTSTXT_HELD_SHARE must be above 0 and at most 1, got {share!r}")
+    return {"concurrent_downloads": downloads, "held_max": max(1, int(concurrent * share))}

@@ -235,3 +235,36 @@ def html_page(head: str = "", links: list[str] = (), body: str = "") -> bytes:  
         f"<!DOCTYPE html><html><head><title>t</title>{head}</head>"
         f"<body>{body}{anchors}</body></html>"
     ).encode()
+
+
+def delayed(seconds: float, route: Route) -> Route:
+    """``route``'s answer, given ``seconds`` after the request arrived."""
+
+    def wrapped(request: server.Request) -> int:
+        from twisted.internet import reactor
+
+        def answer() -> None:
+            if request.finished or request._disconnected:
+                return
+            body = route(request)
+            if isinstance(body, bytes):
+                request.write(body)
+                request.finish()
+
+        reactor.callLater(seconds, answer)
+        return server.NOT_DONE_YET
+
+    return wrapped
+
+
+def sequence(*routes: Route) -> Route:
+    """Each request gets the next of ``routes``; the last one answers from then on
+    (``sequence(status(503), status(503), text("..."))``: 503 twice, then 200)."""
+    served = [0]
+
+    def route(request: server.Request) -> bytes | int:
+        index = min(served[0], len(routes) - 1)
+        served[0] += 1
+        return routes[index](request)
+
+    return route
