@@ -26,6 +26,7 @@ from ._outcome import DISALLOW_ALL, Decision, Kind, SiteOutcome
 from ._report import allowed_verdict, report_for
 from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError, identity_warning
 from ._site import robots_url, site_of
+from ._usage_gate import UsageGate
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -114,6 +115,9 @@ class RobotsTxtMiddleware:
         self._report = report_for(crawler)
         self._watchdog: Any = None
         self._fetcher = RobotsTxtFetcher(crawler, self.settings)
+        self._usage = (
+            UsageGate(crawler, self.settings, self._report) if self.settings.purposes else None
+        )
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
         if self.settings.max_size < RFC_MIN_SIZE:
             logger.warning(
@@ -152,7 +156,10 @@ class RobotsTxtMiddleware:
         if outcome is None:
             self._drop_at_close(site, request)
         else:
-            self._apply(outcome.decide(request.url, self._token(request), site), site, request)
+            decision = outcome.decide(request.url, self._token(request), site)
+            if self._usage is not None and decision.allowed:  # ROBOTSTXT_PURPOSES declared
+                await self._usage.check(outcome, site, request, self._token(request))
+            self._apply(decision, site, request)
             if request.meta.get("robotstxt_explain"):  # opt-in: the deciding line when allowed
                 request.meta["robotstxt_verdict"] = allowed_verdict(
                     outcome, request.url, self._token(request)
@@ -351,3 +358,5 @@ class RobotsTxtMiddleware:
 
     def _on_spider_closed(self) -> None:
         self._release_all()
+        if self._usage is not None and self._usage.tdmrep is not None:
+            self._usage.tdmrep.abandon_all()
