@@ -27,7 +27,9 @@ from scrapy.http import Request
 
 from ._page_directives import EMPTY, NOFOLLOW, NOINDEX, PageDirectives, read_usage_signals
 from ._page_directives import read_page_directives as read_page_directives
+from ._report import report_for
 from ._settings import RobotsTxtSettings
+from ._site import site_of
 from ._usage import NO_PREFERENCES, Preference, Usage, response_usage
 
 if TYPE_CHECKING:
@@ -71,6 +73,7 @@ class RobotsMetaMiddleware:
         #: ROBOTSTXT_PURPOSES: responses whose preferences refuse a declared purpose
         self.purposes = self.settings.purposes
         self._refused: WeakKeyDictionary[Response, Preference] = WeakKeyDictionary()
+        self._crawler = crawler
         logger.info(
             "Obeying page-level robots directives (robots META tag, X-Robots-Tag) as %s; "
             "items of noindex pages: %s (ROBOTS_META_NOINDEX)",
@@ -154,6 +157,9 @@ class RobotsMetaMiddleware:
             {"page": response.url, "preference": refusal.describe()},
         )
         self._inc("robotsmeta/usage")
+        site = site_of(response.url)
+        if site is not None:
+            report_for(self._crawler).item_dropped_by_usage(site, refusal.describe())
         return False
 
     def process_spider_output(

@@ -73,8 +73,10 @@ class TdmRepSites:
         self._pending[site] = [waiter]
         try:
             expires, rules = await self._fetch(site)
-        except Exception:
-            self._pending.pop(site, None)
+        except BaseException:
+            # cancelled, or not an answer of the site: the others go on without it
+            for each in self._pending.pop(site, [])[1:]:
+                each.callback(EMPTY_TDMREP)
             raise
         self._settled[site] = (expires, rules)
         self._settled.move_to_end(site)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -257,3 +258,65 @@ async def test_tdmrep_json_fetched_once_per_site_and_obeyed(sites) -> None:
     assert sorted(items) == sorted(site.url(f"/free/{n}") for n in range(5))
     assert stats["robotstxt/forbidden/usage"] == 5
     assert "tdmrep.json" in spider.dropped[site.url("/reserved/0")]
+
+
+def test_command_explains_usage_text_and_json() -> None:
+    from scrapy_rfc9309._outcome import Kind, SiteOutcome
+    from scrapy_rfc9309.command import explain, explain_url
+
+    robots = RobotsTxt.parse(ATTACH_EXAMPLE)
+    lines, _ = explain(robots, "https://e.com/ai-ok/x", "ExampleBot")
+    assert 'usage:       train-ai=y by line 4: "Content-Usage: /ai-ok/ train-ai=y"' in lines
+    outcome = SiteOutcome(Kind.PARSED, robots, "HTTP 200", 0.0)
+    answer = explain_url(outcome, "https://e.com/x", "ExampleBot")
+    assert answer["usage"] == {
+        "train-ai": {
+            "value": "n",
+            "source": "robots.txt",
+            "line": 3,
+            "rule": "Content-Usage: train-ai=n",
+        }
+    }
+    plain, _ = explain(RobotsTxt.parse(b"User-agent: *\nDisallow: /p\n"), "/x", "ExampleBot")
+    assert "usage:       none stated (Content-Usage, Content-Signal)" in plain
+
+
+@deferred_f_from_coro_f
+async def test_command_process_shows_usage(tmp_path) -> None:
+    from .test_command import json_lines, scrapy
+
+    robots = tmp_path / "robots.txt"
+    robots.write_bytes(SIGNALS_EXAMPLE)
+    output, code = await scrapy("https://e.com/a", "--file", str(robots), cwd=tmp_path)
+    assert code == 0, output
+    assert 'usage:       train-ai=n by line 2: "Content-Signal: search=yes, ai-train=no"' in output
+    output, _ = await scrapy("https://e.com/a", "--file", str(robots), "--json", cwd=tmp_path)
+    assert json_lines(output)[0]["usage"]["search"]["value"] == "y"
+
+
+@deferred_f_from_coro_f
+async def test_close_summary_and_json_report_include_usage(sites, tmp_path, caplog) -> None:
+    report = tmp_path / "report.json"
+    routes = {
+        "/robots.txt": ROBOTS,
+        "/header": page_with_headers(html_page(), [(b"Content-Usage", b"train-ai=n")]),
+    }
+    site = sites(routes=routes, default=PAGE)
+    settings = {
+        "ROBOTSTXT_PURPOSES": ["train-ai"],
+        "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0},
+        "ROBOTSTXT_REPORT_FILE": str(report),
+    }
+    with caplog.at_level("INFO"):
+        await usage_crawl([site.url("/no-ai/a"), site.url("/header")], settings)
+    summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
+    assert "Usage preferences (ROBOTSTXT_PURPOSES): 1 requests dropped before download" in summary
+    assert "1 pages refused a declared purpose (1 items dropped)" in summary
+    assert 'train-ai=n (robots.txt line 3: "Content-Usage: /no-ai/ train-ai=n")' in summary
+    data = json.loads(report.read_text())
+    (record,) = [entry for entry in data["sites"] if entry["site"] == site.origin]
+    assert {
+        "preference": 'train-ai=n (Content-Usage header: "Content-Usage: train-ai=n")',
+        "items_dropped": 1,
+    } in record["usage_dropped"]
+    assert any(entry.get("requests_dropped") == 1 for entry in record["usage_dropped"])
