@@ -15,8 +15,8 @@ import json
 from typing import NamedTuple
 
 from ._encoding import canonical_path
-from ._matcher import _compile_pattern, _wildcard_matches, rule_pattern
-from ._usage import NO_PREFERENCES, TDM_CATEGORIES, Preference, Usage
+from ._matcher import _compile_pattern, rule_pattern
+from ._usage import NO_PREFERENCES, TDM_CATEGORIES, Preference, Usage, pattern_matches
 
 __all__ = ["MAX_RULES", "TDMREP_PATH", "TdmRep", "parse_tdmrep", "tdm_usage"]
 
@@ -45,7 +45,7 @@ class TdmRep(NamedTuple):
         path = canonical_path(url)
         best: _Rule | None = None
         for rule in self.rules:
-            if not _wildcard_matches(rule.prefix, rule.pieces, rule.anchored, path):
+            if not pattern_matches(rule.prefix, rule.pieces, rule.anchored, path):
                 continue
             if (
                 best is None

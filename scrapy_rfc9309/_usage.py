@@ -201,6 +201,13 @@ def parse_content_usage(text: str, signal: str = "content-usage") -> list[tuple[
     return found
 
 
+def pattern_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path: str) -> bool:
+    """A compiled robots.txt pattern (``_matcher``) against a canonical path (RFC 9309 2.2.3)."""
+    if not pieces:
+        return path == prefix if anchored else path.startswith(prefix)
+    return _wildcard_matches(prefix, pieces, anchored, path)
+
+
 class Record(NamedTuple):
     """One Content-Usage / Content-Signal line of a group, compiled."""
 
@@ -214,8 +221,7 @@ class Record(NamedTuple):
     def matches(self, path: str) -> bool:
         if self.pattern is None:
             return True
-        prefix, pieces, anchored = self.pattern
-        return _wildcard_matches(prefix, pieces, anchored, path)
+        return pattern_matches(*self.pattern, path)
 
 
 def parse_usage_line(key: str, value: bytes, line: int, rule: str) -> Record | None:
@@ -244,24 +250,29 @@ def parse_usage_line(key: str, value: bytes, line: int, rule: str) -> Record | N
 
 
 class UsageIndex:
-    """Each agent token's usage lines (from its groups, RFC 9309 2.2.1).
+    """Each group's usage lines, and which groups govern which token (RFC 9309 2.2.1).
 
     Built from a parsed file only when it has usage lines; kept by the site
-    cache next to the compiled rules.
+    cache next to the compiled rules. A group's records are stored once,
+    however many agents name it; at most :data:`MAX_RECORDS` lines are read.
     """
 
-    __slots__ = ("_by_token",)
+    __slots__ = ("_by_group", "_by_token")
 
-    def __init__(self, by_token: dict[str, tuple[Record, ...]]) -> None:
-        #: token (lower case, ``*`` for the fallback) -> its records
+    def __init__(
+        self, by_group: dict[int, tuple[Record, ...]], by_token: dict[str, list[int]]
+    ) -> None:
+        self._by_group = by_group
+        #: token (lower case, ``*`` for the fallback) -> its groups with usage lines
         self._by_token = by_token
 
-    def records(self, token: str) -> tuple[Record, ...]:
-        return self._by_token.get(token, ())
+    def records(self, token: str) -> list[Record]:
+        by_group = self._by_group
+        return [record for index in self._by_token.get(token, ()) for record in by_group[index]]
 
     def usage(self, url: str, token: str) -> Usage:
         """The preferences of ``token``'s groups for ``url`` (longest path match per category)."""
-        records = self._by_token.get(token, ())
+        records = self.records(token)
         if not records:
             return NO_PREFERENCES
         path = canonical_path(url)
@@ -283,13 +294,25 @@ class UsageIndex:
         return Usage({category: pair[1] for category, pair in best.items()})
 
 
+#: Usage lines read per file; a robots.txt rarely has more than a few.
+MAX_RECORDS = 1000
+
+
 def build_usage_index(grouping: Grouping) -> UsageIndex:
-    """Each token's usage records, from the groups that govern it (RFC 9309 2.2.1)."""
-    wanted = {number for group in grouping.groups for number in (group.usage_lines or ()) if number}
-    lines: dict[int, Record] = {}
+    """The usage records of each group, from the body (RFC 9309 2.2.1, 2.2.4)."""
+    wanted: dict[int, int] = {}
+    for index, group in enumerate(grouping.groups):
+        for number in group.usage_lines or ():
+            if len(wanted) < MAX_RECORDS:
+                wanted[number] = index
+    found: dict[int, list[Record]] = {}
     body = grouping.body
+    last: int = max(wanted, default=0)
     for number, line in enumerate(scan(body), 1):
-        if number not in wanted:
+        if number > last:
+            break
+        group_index = wanted.get(number)
+        if group_index is None:
             continue
         read = read_line(line, number, None)
         if read is None:
@@ -298,18 +321,14 @@ def build_usage_index(grouping: Grouping) -> UsageIndex:
         rule = printable((raw_key + colon + value).strip(b" \t"))
         record = parse_usage_line(read[0], read[1], number, rule)
         if record is not None:
-            lines[number] = record
-    by_token: dict[str, tuple[Record, ...]] = {}
-    for token in grouping.by_token:
-        records = tuple(
-            lines[number]
-            for group in grouping.groups_for(token)
-            for number in (group.usage_lines or ())
-            if number in lines
-        )
-        if records:
-            by_token[token] = records
-    return UsageIndex(by_token)
+            found.setdefault(group_index, []).append(record)
+    by_group = {index: tuple(records) for index, records in found.items()}
+    by_token = {
+        token: kept
+        for token, indexes in grouping.by_token.items()
+        if (kept := [index for index in indexes if index in by_group])
+    }
+    return UsageIndex(by_group, by_token)
 
 
 def response_usage(signals: Iterable[tuple[str, str]]) -> Usage:

@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scrapy import Request, Spider, signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
@@ -17,7 +19,13 @@ from scrapy_rfc9309._lint import lint
 from scrapy_rfc9309._page_directives import read_usage_signals
 from scrapy_rfc9309._settings import RobotsTxtSettings, SettingError
 from scrapy_rfc9309._tdmrep import parse_tdmrep
-from scrapy_rfc9309._usage import VOCABULARY, needs_tdmrep, parse_content_usage, response_usage
+from scrapy_rfc9309._usage import (
+    MAX_RECORDS,
+    VOCABULARY,
+    needs_tdmrep,
+    parse_content_usage,
+    response_usage,
+)
 
 from .conftest import BASE_SETTINGS
 from .server import html_page, page_with_headers, text
@@ -320,3 +328,50 @@ async def test_close_summary_and_json_report_include_usage(sites, tmp_path, capl
         "items_dropped": 1,
     } in record["usage_dropped"]
     assert any(entry.get("requests_dropped") == 1 for entry in record["usage_dropped"])
+
+
+_USAGE_LINE = st.sampled_from(
+    [
+        b"Content-Usage: train-ai=n",
+        b"Content-Usage: /a train-ai=y",
+        b"Content-Usage: /a* search=n, train-genai=y",
+        b"content-signal: /a$ ai-train=no, search=yes",
+        b"Content-Signal: ai-input=no",
+        b"User-agent: *",
+        b"User-agent: ExampleBot",
+        b"Disallow: /a",
+        b"Content-Usage: =,;\xff",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(st.one_of(_USAGE_LINE, st.binary(max_size=40)), max_size=20),
+    path=st.sampled_from(["/", "/a", "/ab", "/a$", "/b/a"]),
+)
+def test_usage_never_raises_and_the_cached_form_agrees(lines: list[bytes], path: str) -> None:
+    robots = RobotsTxt.parse(b"\n".join(lines))
+    compact = CompactRobots(robots)
+    for agent in ("ExampleBot", "OtherBot"):
+        usage = robots.usage(url=path, agent=agent)
+        assert usage == compact.usage(url=path, agent=agent)
+        for preference in usage.preferences.values():
+            assert preference.line is not None and preference.rule.lower().startswith("content-")
+
+
+@given(st.text(max_size=200))
+def test_header_values_never_raise(value: str) -> None:
+    parse_content_usage(value)
+    parse_content_usage(value, "content-signal")
+    response_usage([("Content-Usage header", value), ("tdm-reservation header", value)])
+    parse_tdmrep(value.encode("utf-8", "surrogatepass"))
+
+
+def test_hostile_many_usage_lines_are_bounded() -> None:
+    body = b"User-agent: *\n" + b"Content-Usage: /*a*b*c*d train-ai=n\n" * 50_000
+    robots = RobotsTxt.parse(body)
+    index = robots.usage_index()
+    assert index is not None
+    assert len(index.records("*")) == MAX_RECORDS
+    assert robots.usage(url="/" + "a" * 5000, agent="bot").preferences == {}
