@@ -174,6 +174,7 @@ class UsageGate:
             return
         self.stats.inc_value("robotstxt/forbidden")
         self.stats.inc_value("robotstxt/forbidden/usage")
+        self._report.decided(site, False)
         self._report.dropped_by_usage(site, refusal.describe())
         where = outcome.source if refusal.line is not None else site + TDMREP_PATH
         if refusal.line is not None:

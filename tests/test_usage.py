@@ -375,3 +375,34 @@ def test_hostile_many_usage_lines_are_bounded() -> None:
     assert index is not None
     assert len(index.records("*")) == MAX_RECORDS
     assert robots.usage(url="/" + "a" * 5000, agent="bot").preferences == {}
+
+
+@deferred_f_from_coro_f
+async def test_unreachable_tdmrep_json_states_nothing(sites) -> None:
+    from .server import status
+
+    routes = {
+        "/robots.txt": text("User-agent: *\nAllow: /\n"),
+        "/.well-known/tdmrep.json": status(503),
+    }
+    site = sites(routes=routes, default=PAGE)
+    urls = [site.url(f"/p/{n}") for n in range(4)]
+    _, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["ai-input"]})
+    assert sorted(items) == sorted(urls)
+    assert (
+        site.count("/.well-known/tdmrep.json") == 1
+    )  # tried again after ROBOTSTXT_UNREACHABLE_TTL
+    assert stats["robotstxt/tdmrep/response_status_count/503"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_hanging_tdmrep_json_holds_requests_at_most_a_download_timeout(sites) -> None:
+    from .server import hang
+
+    routes = {"/robots.txt": text("User-agent: *\nAllow: /\n"), "/.well-known/tdmrep.json": hang()}
+    site = sites(routes=routes, default=PAGE)
+    urls = [site.url(f"/p/{n}") for n in range(3)]
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "DOWNLOAD_TIMEOUT": 1}
+    _, items, stats = await usage_crawl(urls, settings)
+    assert sorted(items) == sorted(urls)  # no TDMRep preference: nothing refused
+    assert any(key.startswith("robotstxt/tdmrep/exception_count/") for key in stats)
