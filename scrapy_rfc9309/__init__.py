@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._matcher import Verdict
 from ._robotstxt import RobotsTxt
+from ._usage import Preference, Usage
 
 if TYPE_CHECKING:
     from ._addon import Addon
@@ -26,6 +27,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Addon",
+    "Preference",
     "RFC9309RobotParser",
     "RobotsMetaCachePolicy",
     "RobotsMetaMiddleware",
@@ -33,6 +35,7 @@ __all__ = [
     "RobotsTxtExtension",
     "RobotsTxtMiddleware",
     "RobotsTxtPriorityQueue",
+    "Usage",
     "Verdict",
     "robots_parsed",
 ]

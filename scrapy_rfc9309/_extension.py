@@ -132,6 +132,13 @@ class RobotsTxtExtension:
         pages = _page_level_summary(get, noarchive_honoured=self._noarchive_honoured)
         if pages:
             lines.append(pages)
+        usage = _usage_summary(get)
+        if usage:
+            lines.append(usage)
+            top_usage = report_for(self.crawler).top_usage(self.report_settings.summary_top_rules)
+            lines.extend(
+                f"  {count:>6} x {site}: {preference}" for (site, preference), count in top_usage
+            )
         top = report_for(self.crawler).top_rules(self.report_settings.summary_top_rules)
         if top:
             lines.append("Rules that dropped the most requests:")
@@ -192,4 +199,19 @@ def _page_level_summary(get: Any, *, noarchive_honoured: bool = False) -> str:
         f"({_plural(counts['noindex'], 'item')} dropped), "
         f"{_plural(counts['noarchive'], 'page')} noarchive"
         + (" (never stored in the HTTP cache)" if noarchive_honoured else "")
+    )
+
+
+def _usage_summary(get: Any) -> str:
+    """The declared-purposes part of the close summary; ``""`` when nothing was refused."""
+    requests = get("robotstxt/forbidden/usage", 0)
+    pages = get("robotsmeta/pages/usage", 0)
+    items = get("robotsmeta/usage", 0)
+    tdmrep = get("robotstxt/tdmrep/request_count", 0)
+    if not (requests or pages or items or tdmrep):
+        return ""
+    return (
+        f"Usage preferences (ROBOTSTXT_PURPOSES): {requests} requests dropped before download, "
+        f"{pages} pages refused a declared purpose ({items} items dropped); "
+        f"tdmrep.json fetched {tdmrep} times; refused by:"
     )

@@ -40,6 +40,8 @@ class Group:
     agents: list[tuple[int, str]] = field(default_factory=list)
     rule_lines: array[int] = field(default_factory=lambda: array("I"))
     crawl_delay: float | None = None
+    #: line numbers of its Content-Usage / Content-Signal lines (``None``: none)
+    usage_lines: list[int] | None = None
 
 
 #: The rules of a file by line number.
@@ -58,6 +60,8 @@ class Grouping:
     pattern_count: int = 0
     #: Every rule's value by line, until a caller drops it (:meth:`rules`).
     pending: Pending | None = None
+    #: Content-Usage / Content-Signal lines in groups.
+    usage_count: int = 0
 
     def groups_for(self, token: str) -> list[Group]:
         """The groups that govern ``token`` (lower case), merged in file order.
@@ -135,6 +139,7 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
     current: Group | None = None
     rules_started = False
     pattern_count = 0
+    usage_count = 0
     exact = _EXACT_RULE
     number = 0
     start, size = 0, len(body)
@@ -193,10 +198,20 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
                     warnings.add(number, "crawl-delay before any user-agent line ignored")
                 elif delay is not None and current.crawl_delay is None:
                     current.crawl_delay = delay
+            elif key == "content-usage" or key == "content-signal":
+                if current is None:
+                    warnings.add(number, f"{key} before any user-agent line ignored")
+                elif current.usage_lines is None:
+                    current.usage_lines = [number]
+                else:
+                    current.usage_lines.append(number)
+                usage_count += current is not None
         start = end + 1
         if start < size:
             yield
-    return Grouping(body, groups, by_token, tuple(sitemaps), pattern_count, pending)
+    grouping = Grouping(body, groups, by_token, tuple(sitemaps), pattern_count, pending)
+    grouping.usage_count = usage_count
+    return grouping
 
 
 #: Rule keys as most files spell them: whether the rule allows.

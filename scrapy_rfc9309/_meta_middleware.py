@@ -25,9 +25,12 @@ from weakref import WeakKeyDictionary
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 
-from ._page_directives import EMPTY, NOFOLLOW, NOINDEX, PageDirectives
+from ._page_directives import EMPTY, NOFOLLOW, NOINDEX, PageDirectives, read_usage_signals
 from ._page_directives import read_page_directives as read_page_directives
+from ._report import report_for
 from ._settings import RobotsTxtSettings, httpcache_honours_noarchive
+from ._site import site_of
+from ._usage import NO_PREFERENCES, Preference, Usage, response_usage
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -67,6 +70,10 @@ class RobotsMetaMiddleware:
         self.drop_noindex = self.settings.meta_noindex == "drop"
         self._tokens: dict[bytes | None, str] = {}
         self._pages: WeakKeyDictionary[Response, PageDirectives] = WeakKeyDictionary()
+        #: ROBOTSTXT_PURPOSES: responses whose preferences refuse a declared purpose
+        self.purposes = self.settings.purposes
+        self._refused: WeakKeyDictionary[Response, Preference] = WeakKeyDictionary()
+        self._crawler = crawler
         logger.info(
             "Obeying page-level robots directives (robots META tag, X-Robots-Tag) as %s; "
             "items of noindex pages: %s (ROBOTS_META_NOINDEX)",
@@ -102,6 +109,8 @@ class RobotsMetaMiddleware:
         if request is None:
             return
         token = self._token(request.headers.get(b"User-Agent"))
+        if self.purposes:
+            self._read_usage(response, request)
         page = directives_of_response(response, token)
         request.meta[META_KEY] = page.directives
         if page is EMPTY or not page.directives:
@@ -113,11 +122,60 @@ class RobotsMetaMiddleware:
         if page.noarchive:
             self._inc("robotsmeta/noarchive")
 
+    def _read_usage(self, response: Response, request: Request) -> None:
+        """``meta["usage"]``: robots.txt's preferences with the response's own
+        (``Content-Usage``, ``tdm-reservation`` header or meta); most restrictive wins."""
+        found = read_usage_signals(response.status, response.headers, response.body)
+        stated = request.meta.get("usage")
+        usage = stated if isinstance(stated, Usage) else NO_PREFERENCES
+        if found:
+            usage = usage.merged(response_usage(found))
+        request.meta["usage"] = usage
+        refusal = usage.refusal(self.purposes)
+        if refusal is not None:
+            self._refused[response] = refusal
+            self._inc("robotsmeta/pages/usage")
+
     # -- output: drop what the page asked not to be followed / indexed -------------------
+
+    def _without_refused_items(self, response: Response, result: Iterable[Any]) -> Iterator[Any]:
+        refusal = self._refused.get(response)
+        if refusal is None:
+            yield from result
+            return
+        for output in result:
+            if isinstance(output, Request) or self._keep_usage(response, refusal):
+                yield output
+
+    async def _without_refused_items_async(
+        self, response: Response, result: AsyncIterator[Any]
+    ) -> AsyncIterator[Any]:
+        refusal = self._refused.get(response)
+        async for output in result:
+            if (
+                refusal is None
+                or isinstance(output, Request)
+                or self._keep_usage(response, refusal)
+            ):
+                yield output
+
+    def _keep_usage(self, response: Response, refusal: Preference) -> bool:
+        logger.debug(
+            "Dropped an item of %(page)s: usage preference %(preference)s refuses a declared "
+            "purpose (ROBOTSTXT_PURPOSES)",
+            {"page": response.url, "preference": refusal.describe()},
+        )
+        self._inc("robotsmeta/usage")
+        site = site_of(response.url)
+        if site is not None:
+            report_for(self._crawler).item_dropped_by_usage(site, refusal.describe())
+        return False
 
     def process_spider_output(
         self, response: Response, result: Iterable[Any], spider: Any = None
     ) -> Iterator[Any]:
+        if self.purposes:
+            result = self._without_refused_items(response, result)
         page = self._pages.get(response)
         if page is None or not (page.nofollow or (page.noindex and self.drop_noindex)):
             yield from result
@@ -129,6 +187,8 @@ class RobotsMetaMiddleware:
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any], spider: Any = None
     ) -> AsyncIterator[Any]:
+        if self.purposes:
+            result = self._without_refused_items_async(response, result)
         page = self._pages.get(response)
         if page is None or not (page.nofollow or (page.noindex and self.drop_noindex)):
             async for output in result:

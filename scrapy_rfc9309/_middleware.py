@@ -30,6 +30,7 @@ from ._report import allowed_verdict, report_for
 from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError, identity_warning
 from ._site import robots_url, site_of
 from ._sitetable import Deferral, SiteState, SiteTable
+from ._usage_gate import UsageGate
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -146,6 +147,9 @@ class RobotsTxtMiddleware:
         self._report = report_for(crawler)
         self._watchdog: Any = None
         self._fetcher = RobotsTxtFetcher(crawler, self.settings)
+        self._usage = (
+            UsageGate(crawler, self.settings, self._report) if self.settings.purposes else None
+        )
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
         _MIDDLEWARES[crawler] = self
         if self.settings.max_size < RFC_MIN_SIZE:
@@ -196,7 +200,10 @@ class RobotsTxtMiddleware:
         if outcome is None:
             self._drop_at_close(site, request)
         else:
-            self._apply(outcome.decide(request.url, self._token(request), site), site, request)
+            decision = outcome.decide(request.url, self._token(request), site)
+            if self._usage is not None and decision.allowed:  # ROBOTSTXT_PURPOSES declared
+                await self._usage.check(outcome, site, request, self._token(request))
+            self._apply(decision, site, request)
             if request.meta.get("robotstxt_explain"):  # opt-in: the deciding line when allowed
                 request.meta["robotstxt_verdict"] = allowed_verdict(
                     outcome, request.url, self._token(request)
@@ -546,3 +553,5 @@ class RobotsTxtMiddleware:
         for queue in list(self._queues):
             queue.spider_closed()
         self._release_all()
+        if self._usage is not None and self._usage.tdmrep is not None:
+            self._usage.tdmrep.abandon_all()

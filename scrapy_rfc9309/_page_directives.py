@@ -33,6 +33,7 @@ __all__ = [
     "head_of_body",
     "parse_date",
     "read_page_directives",
+    "read_usage_signals",
 ]
 
 #: Bytes of an HTML body scanned for the head's ``<meta>`` tags.
@@ -460,3 +461,51 @@ def read_page_directives(
     except (AttributeError, TypeError, ValueError):  # malformed headers object
         pass
     return collector.result(url)
+
+
+# -- usage signals (declared purposes) ------------------------------------------------------
+
+#: Response headers that carry usage preferences, and the source name each gets.
+USAGE_HEADERS = (
+    ("Content-Usage", "Content-Usage header"),
+    ("tdm-reservation", "tdm-reservation header"),
+)
+TDM_META = "tdm-reservation"
+
+
+class _NamedMeta(_Collector):
+    """Keeps the content of ``<meta name="<name>">`` tags only."""
+
+    __slots__ = ("found", "name")
+
+    def __init__(self, name: str) -> None:
+        super().__init__(None)
+        self.name = f'<meta name="{name}">'
+        self.found: list[str] = []
+
+    def add_all(self, directives: Iterable[str], source: str) -> None:
+        if source == self.name:
+            self.found.extend(directives)
+
+
+def read_usage_signals(status: int, headers: Any, body: bytes | None) -> list[tuple[str, str]]:
+    """``(source, value)`` of each usage signal of a response, in order.
+
+    The ``Content-Usage`` header (IETF AIPREF attach draft), the
+    ``tdm-reservation`` header and, in an HTML head, ``<meta
+    name="tdm-reservation" content="1">`` (TDMRep). Bounded as
+    :func:`read_page_directives`; never raises on content.
+    """
+    found: list[tuple[str, str]] = []
+    try:
+        for name, source in USAGE_HEADERS:
+            found.extend((source, value) for value in _header_values(headers, name))
+        if body and not (300 <= status < 400 or status in (204, 304)):
+            content_type = next(iter(_header_values(headers, "Content-Type")), None)
+            if _is_html(content_type, body):
+                collector = _NamedMeta(TDM_META)
+                _read_head(body[:MAX_HEAD_BYTES], TDM_META, collector)
+                found.extend((f'<meta name="{TDM_META}">', value) for value in collector.found)
+    except (AttributeError, TypeError, ValueError):  # malformed headers object
+        pass
+    return found

@@ -18,6 +18,7 @@ from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
 from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
 from ._steps import Steps, run_to_end
+from ._usage import NO_PREFERENCES, Usage, UsageIndex, build_usage_index
 
 __all__ = ["RobotsTxt", "Verdict", "Verdicts", "agent_token"]
 
@@ -129,6 +130,30 @@ class Verdicts:
         rule = self._decide(url, agent)
         return rule is None or (rule >> _ALLOW_BIT) & 1 == 1
 
+    def usage_index(self) -> UsageIndex | None:
+        """The file's usage lines by agent token; ``None`` when it has none."""
+        raise NotImplementedError
+
+    def usage(self, url: str, agent: str) -> Usage:
+        """The usage preferences (``Content-Usage``, ``Content-Signal``) for ``url``.
+
+        Groups and agents as for rules (RFC 9309 2.2.1); path-scoped lines
+        match as Allow / Disallow do (longest match; ``n`` wins a tie). Each
+        :class:`~._usage.Preference` names its line.
+        """
+        if not isinstance(url, str):
+            raise TypeError(f"url must be a str, not {type(url).__name__}")
+        index = self.usage_index()
+        if index is None:
+            return NO_PREFERENCES
+        token = agent_token(agent)
+        if not index.records(token):
+            token = token if token in self._usage_tokens() else WILDCARD_AGENT
+        return index.usage(url, token)
+
+    def _usage_tokens(self) -> frozenset[str]:
+        raise NotImplementedError
+
 
 class RobotsTxt(Verdicts):
     """A parsed robots.txt file. Build it with :meth:`parse`.
@@ -140,13 +165,22 @@ class RobotsTxt(Verdicts):
     Verdict(allowed=False, line=2, rule='Disallow: /private')
     """
 
-    __slots__ = ("_by_agent", "_by_token", "_grouping", "_line_starts", "truncated", "warnings")
+    __slots__ = (
+        "_by_agent",
+        "_by_token",
+        "_grouping",
+        "_line_starts",
+        "_usage",
+        "truncated",
+        "warnings",
+    )
 
     def __init__(self, grouping: Grouping, warnings: tuple[tuple[int, str], ...], truncated: bool):
         self._grouping = grouping
         self._line_starts: array[int] | None = None
         self._by_token: dict[str, AgentMatcher] = {}
         self._by_agent: dict[str, AgentMatcher] = {}
+        self._usage: UsageIndex | None = None
         #: Lint findings, ``(line, message)``: each lenient reading and each ignored line.
         self.warnings = warnings
         #: Whether the body was longer than ``max_size`` and cut (RFC 9309 2.5).
@@ -215,9 +249,22 @@ class RobotsTxt(Verdicts):
     def allows_everything(self) -> bool:
         """No rule with a pattern and no Crawl-delay in any group: nothing to obey."""
         grouping = self._grouping
-        return grouping.pattern_count == 0 and all(
-            group.crawl_delay is None for group in grouping.groups
+        return (
+            grouping.pattern_count == 0
+            and grouping.usage_count == 0
+            and all(group.crawl_delay is None for group in grouping.groups)
         )
+
+    def usage_index(self) -> UsageIndex | None:
+        grouping = self._grouping
+        if grouping.usage_count == 0:
+            return None
+        if self._usage is None:
+            self._usage = build_usage_index(grouping)
+        return self._usage
+
+    def _usage_tokens(self) -> frozenset[str]:
+        return frozenset(self._grouping.by_token)
 
     def groups_for(self, agent: str) -> list[Group]:
         """The groups that govern ``agent`` (RFC 9309 2.2.1), in file order."""

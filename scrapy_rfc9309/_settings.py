@@ -162,6 +162,29 @@ def _meta_noindex(settings: BaseSettings) -> str:
     return value
 
 
+def _purposes(settings: BaseSettings) -> tuple[str, ...]:
+    """``ROBOTSTXT_PURPOSES``: the declared uses of the crawl, each a known category."""
+    from ._usage import CATEGORIES
+
+    raw = settings.get("ROBOTSTXT_PURPOSES")
+    if raw is None or raw == "" or raw == []:
+        return ()
+    if isinstance(raw, str):
+        items = [item.strip() for item in raw.split(",")]
+    elif isinstance(raw, (list, tuple, set, frozenset)):
+        items = [str(item).strip() if isinstance(item, str) else item for item in raw]
+    else:
+        raise SettingError(f"ROBOTSTXT_PURPOSES must be a list of names, got {raw!r}")
+    purposes: list[str] = []
+    for item in items:
+        if not isinstance(item, str) or item.lower() not in CATEGORIES:
+            known = ", ".join(sorted(CATEGORIES))
+            raise SettingError(f"ROBOTSTXT_PURPOSES: unknown purpose {item!r}; known: {known}")
+        if item.lower() not in purposes:
+            purposes.append(item.lower())
+    return tuple(purposes)
+
+
 @dataclass(frozen=True)
 class RobotsTxtSettings:
     """The robots.txt settings, read and validated once, at start-up."""
@@ -194,6 +217,8 @@ class RobotsTxtSettings:
     concurrent_downloads: int = DEFAULT_CONCURRENT_DOWNLOADS
     #: Requests held in the middleware at most (other scheduler queues).
     held_max: int = 8
+    #: ``ROBOTSTXT_PURPOSES``: declared uses (usage categories); empty: none declared.
+    purposes: tuple[str, ...] = ()
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsTxtSettings:
@@ -237,6 +262,7 @@ class RobotsTxtSettings:
                 settings, "ROBOTSTXT_UNREACHABLE_DEFER", DEFAULT_UNREACHABLE_DEFER, integer=False
             ),
             **_concurrency(settings),
+            purposes=_purposes(settings),
         )
 
     def token_for(self, user_agent: str | None) -> str:

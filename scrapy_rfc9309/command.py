@@ -94,6 +94,7 @@ def explain_url(
         "outcome": None,
         "detail": None,
         "lifetime": None,
+        "usage": {},
     }
     if outcome is None:
         answer["detail"] = error
@@ -118,6 +119,7 @@ def explain_url(
     answer["verdict"] = "allowed" if verdict.allowed else "disallowed"
     answer["rule"] = verdict.rule
     answer["line"] = verdict.line
+    answer["usage"] = robots.usage(url=url, agent=token).as_dict()
     answer["group"] = [
         {"line": number, "text": text}
         for group in agent_lines(robots, token)
@@ -165,6 +167,13 @@ def explain(robots: RobotsTxt, url: str, token: str) -> tuple[list[str], bool]:
         lines.append(f"group:       {agents}")
     delay = robots.crawl_delay(token)
     lines.append(f"crawl-delay: {'none' if delay is None else f'{delay} s'}")
+    usage = robots.usage(url=url, agent=token)
+    if not usage:
+        lines.append("usage:       none stated (Content-Usage, Content-Signal)")
+    for category in sorted(usage.preferences):
+        preference = usage.preferences[category]
+        line, rule = preference.line, preference.rule
+        lines.append(f'usage:       {category}={preference.value} by line {line}: "{rule}"')
     lines.extend(f"sitemap:     {sitemap}" for sitemap in robots.sitemaps)
     lines.extend(f"warning:     line {line}: {message}" for line, message in robots.warnings)
     return lines, verdict.allowed
