@@ -45,7 +45,7 @@ from w3lib.url import safe_url_string
 
 from . import _compat
 from ._decode import accept_encoding, decode_body, split_encodings
-from ._lifetime import cache_lifetime
+from ._lifetime import headers_lifetime
 from ._outcome import Kind, SiteOutcome, kind_of_status
 from ._robotparser import RFC9309RobotParser
 from ._robotstxt import RobotsTxt
@@ -340,17 +340,8 @@ class RobotsTxtFetcher:
         and ``Expires`` set the lifetime, within ``ROBOTSTXT_CACHE_MIN_TTL``
         and ``ROBOTSTXT_CACHE_TTL`` (see ``_lifetime``).
         """
-        headers = response.headers
-
-        def header(name: bytes) -> str | None:
-            values = headers.getlist(name)
-            return ", ".join(v.decode("latin-1") for v in values) if values else None
-
-        lifetime = cache_lifetime(
-            cache_control=header(b"Cache-Control"),
-            expires=header(b"Expires"),
-            date=header(b"Date"),
-            age=header(b"Age"),
+        lifetime = headers_lifetime(
+            response.headers.getlist,
             now=time.time(),
             max_ttl=self.settings.cache_ttl,
             min_ttl=self.settings.cache_min_ttl,

@@ -30,7 +30,7 @@ from twisted.internet.defer import Deferred
 
 from . import _compat
 from ._fetcher import DOWNLOAD_PRIORITY, dotted_name, is_download_failure
-from ._lifetime import cache_lifetime
+from ._lifetime import headers_lifetime
 from ._tdmrep import EMPTY_TDMREP, TDMREP_PATH, TdmRep, parse_tdmrep
 from ._usage import NO_PREFERENCES, Usage, needs_tdmrep
 
@@ -125,17 +125,8 @@ class TdmRepSites:
         if response.status == 429 or response.status >= 500:
             return unreachable, EMPTY_TDMREP
         rules = parse_tdmrep(response.body) if 200 <= response.status < 300 else EMPTY_TDMREP
-        headers = response.headers
-
-        def header(name: bytes) -> str | None:
-            values = headers.getlist(name)
-            return ", ".join(v.decode("latin-1") for v in values) if values else None
-
-        lifetime = cache_lifetime(
-            cache_control=header(b"Cache-Control"),
-            expires=header(b"Expires"),
-            date=header(b"Date"),
-            age=header(b"Age"),
+        lifetime = headers_lifetime(
+            response.headers.getlist,
             now=time.time(),
             max_ttl=self.settings.cache_ttl,
             min_ttl=self.settings.cache_min_ttl,
