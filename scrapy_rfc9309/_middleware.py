@@ -47,7 +47,6 @@ CLOSE_POLL_SECONDS = 0.1
 _TOKEN_CACHE_SIZE = 256
 #: Meta key of a request sent back to a scheduler queue that is not ours: its
 #: original priority (it is re-queued one lower, so other requests go first).
-_META_REQUEUED = "_robotstxt_requeued_priority"
 _KIND_BITS = {kind: index for index, kind in enumerate(Kind)}
 
 
@@ -116,7 +115,7 @@ class RobotsTxtMiddleware:
     queue, requests of a site whose robots.txt is not settled wait in the
     queue (taking none of the crawl's concurrency) and reach this middleware
     only once it is; the decision stays here. With any other queue they wait
-    here, at most ``ROBOTSTXT_HELD_SHARE`` of ``CONCURRENT_REQUESTS`` at once.
+    here, as with Scrapy's own middleware.
     """
 
     def __init__(self, crawler: Crawler) -> None:
@@ -139,7 +138,6 @@ class RobotsTxtMiddleware:
         #: site -> the timer of its next attempt while deferred
         self._timers: dict[str, Any] = {}
         #: requests waiting here on a robots.txt (only with other scheduler queues)
-        self._held = 0
         self._tokens: dict[bytes, str] = {}
         #: site -> the outcome kinds already counted for it (a bit per kind), so
         #: per-site stats count each site once per crawl, whatever its refetches
@@ -177,26 +175,13 @@ class RobotsTxtMiddleware:
     async def process_request(
         self, request: Request, spider: Spider | None = None
     ) -> Request | None:
-        """Let ``request`` through, or raise ``IgnoreRequest`` saying which line forbids it.
-
-        With a scheduler queue that is not ours, a request of a site whose
-        robots.txt is not settled, beyond ``ROBOTSTXT_HELD_SHARE`` of
-        ``CONCURRENT_REQUESTS`` already waiting here, is sent back to the
-        scheduler one priority lower instead of taking more of the crawl's
-        concurrency.
-        """
+        """Let ``request`` through, or raise ``IgnoreRequest`` saying which line forbids it."""
         site = self.site_for(request)
         if site is None:
             return None
         outcome = self._table.fresh(site, time.monotonic())
         if outcome is None:
-            if not self._queues and self._held >= self.settings.held_max:
-                return self._requeue(site, request)
-            self._held += 1
-            try:
-                outcome = await self._wait_for(site, request)
-            finally:
-                self._held -= 1
+            outcome = await self._wait_for(site, request)
         if outcome is None:
             self._drop_at_close(site, request)
         else:
@@ -217,15 +202,6 @@ class RobotsTxtMiddleware:
         if request.url.startswith(("data:", "file:")):
             return None
         return site_of(urlparse_cached(request))
-
-    def _requeue(self, site: str, request: Request) -> Request:
-        if self._table.start(site):
-            self._launch(site, request)
-        self.stats.inc_value("robotstxt/requeued")
-        priority = request.meta.get(_META_REQUEUED, request.priority)
-        return request.replace(
-            dont_filter=True, priority=priority - 1, meta={**request.meta, _META_REQUEUED: priority}
-        )
 
     # -- for the scheduler queue ------------------------------------------------
 

@@ -44,7 +44,6 @@ DEFAULT_RETRY_AFTER_MAX = 3600.0
 DEFAULT_UNREACHABLE_DEFER = 300.0
 #: Share of ``CONCURRENT_REQUESTS`` that requests held in the middleware may
 #: take (with a scheduler queue that is not ours).
-DEFAULT_HELD_SHARE = 0.5
 #: robots.txt downloads in flight at most (they do not take the pages'
 #: ``CONCURRENT_REQUESTS``).
 DEFAULT_CONCURRENT_DOWNLOADS = 64
@@ -215,8 +214,6 @@ class RobotsTxtSettings:
     unreachable_defer: float = DEFAULT_UNREACHABLE_DEFER
     #: robots.txt downloads in flight at most.
     concurrent_downloads: int = DEFAULT_CONCURRENT_DOWNLOADS
-    #: Requests held in the middleware at most (other scheduler queues).
-    held_max: int = 8
     #: ``ROBOTSTXT_PURPOSES``: declared uses (usage categories); empty: none declared.
     purposes: tuple[str, ...] = ()
 
@@ -356,15 +353,10 @@ def identity_warning(settings: BaseSettings) -> str | None:
 
 
 def _concurrency(settings: BaseSettings) -> dict[str, int]:
-    """``concurrent_downloads`` and ``held_max``, from their settings and
-    ``CONCURRENT_REQUESTS``."""
-    concurrent = max(1, settings.getint("CONCURRENT_REQUESTS", 16))
+    """``concurrent_downloads``, from ``ROBOTSTXT_CONCURRENT_DOWNLOADS``."""
     downloads = _number(
         settings, "ROBOTSTXT_CONCURRENT_DOWNLOADS", DEFAULT_CONCURRENT_DOWNLOADS, integer=True
     )
     if downloads < 1:
         raise SettingError(f"ROBOTSTXT_CONCURRENT_DOWNLOADS must be at least 1, got {downloads}")
-    share = _number(settings, "ROBOTSTXT_HELD_SHARE", DEFAULT_HELD_SHARE, integer=False)
-    if not 0 < share <= 1:
-        raise SettingError(f"ROBOTSTXT_HELD_SHARE must be above 0 and at most 1, got {share!r}")
-    return {"concurrent_downloads": downloads, "held_max": max(1, int(concurrent * share))}
+    return {"concurrent_downloads": downloads}

@@ -125,7 +125,7 @@ def keep_stale_copy(stale: SiteOutcome | None, fetched: SiteOutcome) -> SiteOutc
 class SiteTable(Generic[W]):
     """site -> settled outcome (LRU-bounded) and site -> fetch in flight."""
 
-    __slots__ = ("_deferrals", "_pending", "_settled", "evictions", "max_sites")
+    __slots__ = ("_deferrals", "_exhausted", "_pending", "_settled", "evictions", "max_sites")
 
     def __init__(self, max_sites: int) -> None:
         if max_sites < 1:
@@ -135,6 +135,10 @@ class SiteTable(Generic[W]):
         self._settled: OrderedDict[str, SiteOutcome] = OrderedDict()
         self._pending: dict[str, _Pending[W]] = {}
         self._deferrals: dict[str, Deferral] = {}
+        #: Sites whose deferral ran out while unreachable: not deferred again
+        #: until their robots.txt is retrieved, so the bound holds whatever the
+        #: unreachable outcome's lifetime.
+        self._exhausted: set[str] = set()
 
     # -- looking up ----------------------------------------------------------------
 
@@ -209,6 +213,7 @@ class SiteTable(Generic[W]):
         in_force = outcome if kept is None else kept
         if in_force.kind is not Kind.UNREACHABLE:
             self._deferrals.pop(site, None)
+            self._exhausted.discard(site)
         self._settled[site] = in_force
         self._settled.move_to_end(site)
         while len(self._settled) > self.max_sites:
@@ -241,11 +246,12 @@ class SiteTable(Generic[W]):
         """
         deferral = self._deferrals.get(site)
         if deferral is None:
-            if limit <= 0:
+            if limit <= 0 or site in self._exhausted:
                 return None
             deferral = self._deferrals[site] = Deferral(now + limit)
         if now >= deferral.deadline:
             del self._deferrals[site]
+            self._exhausted.add(site)
             return None
         deferral.attempts += 1
         retry_at = now + backoff(deferral.attempts)
@@ -258,7 +264,9 @@ class SiteTable(Generic[W]):
         return self._deferrals.get(site)
 
     def end_deferral(self, site: str) -> Deferral | None:
-        """Stop deferring ``site`` (its deadline passed): its requests are decided."""
+        """Stop deferring ``site`` (its deadline passed): its requests are decided,
+        and it is not deferred again until its robots.txt is retrieved."""
+        self._exhausted.add(site)
         return self._deferrals.pop(site, None)
 
     def end_all_deferrals(self) -> list[str]:

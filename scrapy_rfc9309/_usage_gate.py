@@ -116,7 +116,9 @@ class TdmRepSites:
             logger.debug("tdmrep.json request dropped: %s (%s)", url, exc)
             return unreachable, EMPTY_TDMREP
         except Exception as exc:
-            if not is_download_failure(exc):
+            # Scrapy cancels a download over download_maxsize (ROBOTSTXT_MAX_SIZE):
+            # the file is too large to read, which states nothing either.
+            if not is_download_failure(exc) and not _size_cancelled(exc):
                 raise
             self.stats.inc_value(f"robotstxt/tdmrep/exception_count/{dotted_name(exc)}")
             logger.info("tdmrep.json unreachable (%s): %s", dotted_name(exc), url)
@@ -180,3 +182,11 @@ class UsageGate:
             )
         logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
         raise IgnoreRequest(reason)
+
+
+def _size_cancelled(exc: BaseException) -> bool:
+    """Whether Scrapy cancelled the download for going over ``download_maxsize``:
+    ``DownloadCancelledError`` (Scrapy 2.14+) or Twisted's ``CancelledError``."""
+    from twisted.internet.defer import CancelledError
+
+    return isinstance(exc, CancelledError) or type(exc).__name__ == "DownloadCancelledError"

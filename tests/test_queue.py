@@ -58,24 +58,11 @@ async def stalled_crawl(sites: Any, settings: dict[str, Any]) -> tuple[Any, list
 async def test_2_3_a_hung_robots_txt_stalls_nothing_requests_wait_in_the_scheduler(
     sites,
 ) -> None:
-    hung, healthy, stats = await stalled_crawl(sites, QUEUE)
+    hung, healthy, _ = await stalled_crawl(sites, QUEUE)
     hung_until = robots_times(hung)[0] + 3  # its download timed out then
     last_page = max(t for site in healthy for t in page_times(site))
     assert last_page < hung_until, "the healthy sites waited for the hung robots.txt"
-    assert "robotstxt/requeued" not in stats
     assert hung.count("/p0") == 0
-
-
-@deferred_f_from_coro_f
-async def test_2_3_other_scheduler_queues_hold_a_bounded_share(sites) -> None:
-    """A scheduler queue that is not ours: the middleware holds at most
-    ROBOTSTXT_HELD_SHARE of CONCURRENT_REQUESTS; the rest go back to the
-    scheduler, so the healthy sites are not stalled either."""
-    hung, healthy, stats = await stalled_crawl(sites, {"SCHEDULER_PRIORITY_QUEUE": PLAIN})
-    hung_until = robots_times(hung)[0] + 3
-    last_page = max(t for site in healthy for t in page_times(site))
-    assert last_page < hung_until
-    assert stats["robotstxt/requeued"] > 0
 
 
 @deferred_f_from_coro_f
@@ -256,8 +243,6 @@ async def test_robots_txt_downloads_do_not_take_the_pages_concurrency(sites) -> 
         ("ROBOTSTXT_UNREACHABLE_DEFER", -1),
         ("ROBOTSTXT_UNREACHABLE_DEFER", "soon"),
         ("ROBOTSTXT_CONCURRENT_DOWNLOADS", 0),
-        ("ROBOTSTXT_HELD_SHARE", 0),
-        ("ROBOTSTXT_HELD_SHARE", 1.5),
     ],
 )
 def test_invalid_scheduling_settings_name_the_setting(name: str, value: Any) -> None:

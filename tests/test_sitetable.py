@@ -145,6 +145,31 @@ def test_http_guide_ch9_deferral_backs_off_and_ends_at_its_deadline() -> None:
     assert table.fresh(A, now=10.0).kind is Kind.UNREACHABLE
 
 
+def test_http_guide_ch9_a_deferral_that_ran_out_does_not_start_again() -> None:
+    """Past ROBOTSTXT_UNREACHABLE_DEFER the requests are dropped, even when the
+    unreachable outcome expires before the deadline and is fetched again."""
+    for end in ("deadline", "timer"):
+        table: SiteTable[str] = SiteTable(10)
+        table.start(A)
+        table.settle(A, outcome(Kind.UNREACHABLE, 1.0, "HTTP 503"))
+        assert table.defer(A, now=0.0, limit=5.0) is not None
+        if end == "timer":
+            table.end_deferral(A)
+        else:
+            table.start(A)
+            table.settle(A, outcome(Kind.UNREACHABLE, 7.0, "HTTP 503"))
+            assert table.defer(A, now=6.0, limit=5.0) is None
+        table.start(A)  # the short-lived unreachable outcome is fetched again
+        table.settle(A, outcome(Kind.UNREACHABLE, 9.0, "HTTP 503"))
+        assert table.defer(A, now=8.0, limit=5.0) is None, end
+        # once retrieved, the earlier outage no longer counts
+        table.start(A)
+        table.settle(A, outcome(Kind.PARSED, 20.0))
+        table.start(A)
+        settled = table.settle(A, outcome(Kind.UNREACHABLE, 30.0, "HTTP 503"))
+        assert settled.kept_stale  # the parsed copy decides (RFC 9309 2.4): nothing to defer
+
+
 def test_deferral_honours_retry_after_and_ends_when_retrieved() -> None:
     table: SiteTable[str] = SiteTable(10)
     table.start(A)

@@ -409,3 +409,17 @@ async def test_hanging_tdmrep_json_holds_requests_at_most_a_download_timeout(sit
     _, items, stats = await usage_crawl(urls, settings)
     assert sorted(items) == sorted(urls)  # no TDMRep preference: nothing refused
     assert any(key.startswith("robotstxt/tdmrep/exception_count/") for key in stats)
+
+
+@deferred_f_from_coro_f
+async def test_a_tdmrep_json_over_the_size_limit_states_nothing_and_loses_no_request(sites):
+    big = b"[" + b'{"location": "/x", "tdm-reservation": 0},' * 20_000 + b"{}]"
+    routes = {
+        "/robots.txt": text("User-agent: *\nAllow: /\n"),
+        "/.well-known/tdmrep.json": text(big),
+    }
+    site = sites(routes=routes, default=PAGE)
+    urls = [site.url(f"/p/{n}") for n in range(4)]
+    _, items, _ = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["ai-input"]})
+    assert sorted(items) == sorted(urls)  # every request fetched: nothing stated
+    assert site.count("/.well-known/tdmrep.json") == 1
