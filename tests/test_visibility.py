@@ -61,7 +61,9 @@ async def test_report_file_has_one_record_per_site(sites, tmp_path) -> None:
     path = tmp_path / "out" / "robots-report.json"
     urls = [site.url("/a1"), site.url("/a2"), site.url("/b/open"), missing.url("/x")]
     urls.append(gone.url("/y"))
-    await crawl(urls, {**ADDON_ONLY, "ROBOTSTXT_REPORT_FILE": str(path)})
+    # ROBOTSTXT_UNREACHABLE_DEFER 0: the 503 site's request is dropped at once
+    settings = {**ADDON_ONLY, "ROBOTSTXT_REPORT_FILE": str(path), "ROBOTSTXT_UNREACHABLE_DEFER": 0}
+    await crawl(urls, settings)
     report = json.loads(path.read_text())
     assert report["spider"] == "recording"
     assert report["finish_reason"] == "finished"
