@@ -12,6 +12,8 @@ from scrapy import Request, Spider
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
+from scrapy_rfc9309 import _compat
+
 from .conftest import BASE_SETTINGS, RecordingSpider, crawl
 from .server import delayed, hang, sequence, slow, status, text
 
@@ -104,7 +106,7 @@ async def test_priorities_are_kept_for_requests_that_waited(sites) -> None:
     urls = [(site.url(f"/p{priority}"), priority) for priority in (1, 5, 3, 9, 2)]
     settings = {**BASE_SETTINGS, "CONCURRENT_REQUESTS": 1, **QUEUE}
     crawler = get_crawler(PrioritySpider, settings)
-    await crawler.crawl_async(urls=urls)
+    await _compat.crawl(crawler, urls=urls)
     assert crawler.spider.fetched == [site.url(f"/p{p}") for p in (9, 5, 3, 2, 1)]
     assert [path for path in site.hits if path != "/robots.txt"] == [
         f"/p{p}" for p in (9, 5, 3, 2, 1)

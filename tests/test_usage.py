@@ -13,7 +13,7 @@ from scrapy import Request, Spider, signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_rfc9309 import RobotsTxt
+from scrapy_rfc9309 import RobotsTxt, _compat
 from scrapy_rfc9309._compact import CompactRobots
 from scrapy_rfc9309._lint import lint
 from scrapy_rfc9309._page_directives import read_usage_signals
@@ -189,7 +189,7 @@ async def usage_crawl(
         items.append(item["url"])
 
     crawler.signals.connect(scraped, signal=signals.item_scraped)
-    await crawler.crawl_async(urls=urls)
+    await _compat.crawl(crawler, urls=urls)
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
     assert stats.get("log_count/ERROR", 0) == 0
