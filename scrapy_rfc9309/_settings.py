@@ -138,13 +138,8 @@ def reduce_agent_setting(value: str, name: str = "ROBOTSTXT_USER_AGENT") -> str:
 def _meta_obey(settings: BaseSettings) -> bool:
     """``ROBOTS_META_OBEY``; unset (or ``None``): the value of ``ROBOTSTXT_OBEY``."""
     if settings.get("ROBOTS_META_OBEY") is None:
-        return settings.getbool("ROBOTSTXT_OBEY")
-    try:
-        return settings.getbool("ROBOTS_META_OBEY")
-    except ValueError:
-        raise SettingError(
-            f"ROBOTS_META_OBEY must be True or False, got {settings.get('ROBOTS_META_OBEY')!r}"
-        ) from None
+        return _bool(settings, "ROBOTSTXT_OBEY")
+    return _bool(settings, "ROBOTS_META_OBEY")
 
 
 META_NOINDEX_CHOICES = ("drop", "keep")
