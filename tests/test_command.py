@@ -14,10 +14,7 @@ from hypothesis import strategies as st
 from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
 from twisted.internet import threads
 
-from scrapy_rfc9309._lint import MAX_RULE_LENGTH, MAX_RULES, lint
-from scrapy_rfc9309._outcome import Kind, SiteOutcome
-from scrapy_rfc9309._robotstxt import RobotsTxt
-from scrapy_rfc9309.command import (
+from scrapy_rfc9309.components._command import (
     EXIT_ALLOWED,
     EXIT_DISALLOWED,
     EXIT_ERROR,
@@ -26,6 +23,9 @@ from scrapy_rfc9309.command import (
     explain,
     explain_url,
 )
+from scrapy_rfc9309.parser._lint import MAX_RULE_LENGTH, MAX_RULES, lint
+from scrapy_rfc9309.parser._robotstxt import RobotsTxt
+from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 
 from .server import redirect, status, text
 
@@ -283,7 +283,7 @@ def test_hostile_many_agent_lines_and_groups_stay_linear() -> None:
 
 def test_http_guide_ch9_a_restricted_site_is_disallowed_with_exit_3() -> None:
     """401/403 under ROBOTSTXT_AUTH_DISALLOW: every URL disallowed, like unreachable."""
-    from scrapy_rfc9309.command import EXIT_NO_ROBOTS, exit_code, explain_url
+    from scrapy_rfc9309.components._command import EXIT_NO_ROBOTS, exit_code, explain_url
 
     chain = (("https://e.com/robots.txt", 403),)
     outcome = SiteOutcome(Kind.RESTRICTED, None, "HTTP 403", 0.0, chain)
@@ -297,7 +297,7 @@ def test_http_guide_ch9_a_restricted_site_is_disallowed_with_exit_3() -> None:
 def test_2_2_1_agent_option_is_reduced_like_the_setting() -> None:
     from scrapy.exceptions import UsageError
 
-    from scrapy_rfc9309.command import check_agent
+    from scrapy_rfc9309.components._command import check_agent
 
     assert check_agent("MJ12bot/1.4.8 (+http://mj12bot.com/)") in ("MJ12bot", "MJ")
     assert check_agent("ExampleBot") == "ExampleBot"

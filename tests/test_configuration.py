@@ -12,8 +12,9 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 import scrapy_rfc9309
-from scrapy_rfc9309 import RFC9309RobotParser, _compat
-from scrapy_rfc9309._settings import RobotsTxtSettings, SettingError
+from scrapy_rfc9309 import RFC9309RobotParser
+from scrapy_rfc9309.components import _compat
+from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
 
 from .conftest import BASE_SETTINGS, BUILTIN, RecordingSpider, crawl
 from .server import text

@@ -297,7 +297,7 @@ async def test_cache_is_bounded_least_recently_used_first(sites) -> None:
 
 def test_outcomes_that_forbid_nothing_keep_no_copy_of_the_file() -> None:
     from scrapy_rfc9309 import RobotsTxt
-    from scrapy_rfc9309._outcome import Kind, SiteOutcome
+    from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 
     for body, kept in [
         (b"User-agent: *\nDisallow:\n", False),
@@ -312,7 +312,7 @@ def test_outcomes_that_forbid_nothing_keep_no_copy_of_the_file() -> None:
 
 def test_the_compact_form_a_cache_keeps_gives_the_same_verdicts() -> None:
     from scrapy_rfc9309 import RobotsTxt
-    from scrapy_rfc9309._compact import CompactRobots
+    from scrapy_rfc9309.parser._compact import CompactRobots
 
     body = (
         b"\xef\xbb\xbfUser-agent: *\r\nDisallow: /private\r\nAllow: /private/pub\r\n"

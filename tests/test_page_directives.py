@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_rfc9309._page_directives import (
+from scrapy_rfc9309.parser._page_directives import (
     MAX_HEAD_BYTES,
     head_of_body,
     parse_date,

@@ -138,8 +138,8 @@ def test_2_2_2_hundreds_of_final_star_rules_agree_with_reference(
 def test_2_2_2_compact_prefix_index_agrees_with_the_dict(
     patterns: list[str], paths: list[str], bonus: int
 ) -> None:
-    from scrapy_rfc9309._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes
-    from scrapy_rfc9309._rulekey import pack
+    from scrapy_rfc9309.parser._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes
+    from scrapy_rfc9309.parser._rulekey import pack
 
     table = {
         pattern: pack(len(pattern) + bonus, i % 2 == 0, i + 1, i)
@@ -162,7 +162,7 @@ def test_2_2_2_compact_prefix_index_agrees_with_the_dict(
 def test_2_2_2_canonical_path_fast_path_agrees_with_the_general_one(
     scheme: str, authority: str, rest: str
 ) -> None:
-    from scrapy_rfc9309._encoding import canonical_path, normalize, path_of
+    from scrapy_rfc9309.parser._encoding import canonical_path, normalize, path_of
 
     url = scheme + authority + rest
     try:
@@ -199,7 +199,7 @@ def test_2_2_3_wildcards_with_one_or_two_octet_pieces_agree_with_the_plain_scan(
 def test_2_2_2_a_line_found_alone_is_the_line_of_the_whole_index(body: bytes) -> None:
     """Verdicts name their line (RFC 9309 2.2.2): found by number, one at a
     time (the site cache) or from the index of all lines (a parsed file)."""
-    from scrapy_rfc9309._lines import line_start, line_starts
+    from scrapy_rfc9309.parser._lines import line_start, line_starts
 
     starts = line_starts(body)
     assert len(starts) == body.count(b"\n") + 1

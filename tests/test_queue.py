@@ -12,7 +12,7 @@ from scrapy import Request, Spider
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_rfc9309 import _compat
+from scrapy_rfc9309.components import _compat
 
 from .conftest import BASE_SETTINGS, RecordingSpider, crawl
 from .server import delayed, hang, sequence, slow, status, text
@@ -250,7 +250,7 @@ async def test_robots_txt_downloads_do_not_take_the_pages_concurrency(sites) -> 
 def test_invalid_scheduling_settings_name_the_setting(name: str, value: Any) -> None:
     from scrapy.settings import Settings
 
-    from scrapy_rfc9309._settings import RobotsTxtSettings, SettingError
+    from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
 
     with pytest.raises(SettingError, match=name):
         RobotsTxtSettings.from_settings(Settings({name: value}))
@@ -269,13 +269,13 @@ class _StubRobots:
         return request.url.split("/", 3)[2]
 
     def site_state(self, site: str) -> Any:
-        from scrapy_rfc9309._sitetable import SiteState
+        from scrapy_rfc9309.sites._sitetable import SiteState
 
         self.looked_up += 1
         return self.states.get(site, SiteState.UNKNOWN)
 
     def prefetch(self, site: str, request: Any = None) -> None:
-        from scrapy_rfc9309._sitetable import SiteState
+        from scrapy_rfc9309.sites._sitetable import SiteState
 
         self.prefetched.append(site)
         self.states[site] = SiteState.PENDING
@@ -284,7 +284,7 @@ class _StubRobots:
         self.queues.append(queue)
 
     def settle(self, site: str) -> None:
-        from scrapy_rfc9309._sitetable import SiteState
+        from scrapy_rfc9309.sites._sitetable import SiteState
 
         self.states[site] = SiteState.READY
         for queue in self.queues:
@@ -296,8 +296,8 @@ def test_queue_costs_two_lookups_per_request_with_many_sites_and_keeps_prioritie
     when pushed and once when popped, with 20,000 sites queued."""
     from scrapy.squeues import FifoMemoryQueue
 
-    from scrapy_rfc9309._middleware import _MIDDLEWARES
-    from scrapy_rfc9309._queue import RobotsTxtPriorityQueue
+    from scrapy_rfc9309.components._middleware import _MIDDLEWARES
+    from scrapy_rfc9309.components._queue import RobotsTxtPriorityQueue
 
     crawler = get_crawler(Spider)
     robots = _StubRobots()

@@ -9,8 +9,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from scrapy_rfc9309._outcome import DISALLOW_ALL, Kind, SiteOutcome
-from scrapy_rfc9309._sitetable import (
+from scrapy_rfc9309.sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
+from scrapy_rfc9309.sites._sitetable import (
     BACKOFF_MAX,
     SiteState,
     SiteTable,

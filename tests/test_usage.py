@@ -13,13 +13,14 @@ from scrapy import Request, Spider, signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_rfc9309 import RobotsTxt, _compat
-from scrapy_rfc9309._compact import CompactRobots
-from scrapy_rfc9309._lint import lint
-from scrapy_rfc9309._page_directives import read_usage_signals
-from scrapy_rfc9309._settings import RobotsTxtSettings, SettingError
-from scrapy_rfc9309._tdmrep import parse_tdmrep
-from scrapy_rfc9309._usage import (
+from scrapy_rfc9309 import RobotsTxt
+from scrapy_rfc9309.components import _compat
+from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
+from scrapy_rfc9309.parser._compact import CompactRobots
+from scrapy_rfc9309.parser._lint import lint
+from scrapy_rfc9309.parser._page_directives import read_usage_signals
+from scrapy_rfc9309.parser._tdmrep import parse_tdmrep
+from scrapy_rfc9309.parser._usage import (
     MAX_RECORDS,
     VOCABULARY,
     needs_tdmrep,
@@ -272,8 +273,8 @@ async def test_tdmrep_json_fetched_once_per_site_and_obeyed(sites) -> None:
 
 
 def test_command_explains_usage_text_and_json() -> None:
-    from scrapy_rfc9309._outcome import Kind, SiteOutcome
-    from scrapy_rfc9309.command import explain, explain_url
+    from scrapy_rfc9309.components._command import explain, explain_url
+    from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 
     robots = RobotsTxt.parse(ATTACH_EXAMPLE)
     lines, _ = explain(robots, "https://e.com/ai-ok/x", "ExampleBot")

@@ -15,8 +15,9 @@ from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_rfc9309 import Verdict, _compat
-from scrapy_rfc9309._settings import ReportSettings, SettingError, identity_warning
+from scrapy_rfc9309 import Verdict
+from scrapy_rfc9309.components import _compat
+from scrapy_rfc9309.components._settings import ReportSettings, SettingError, identity_warning
 
 from .conftest import BASE_SETTINGS, UNSET, RecordingSpider, crawl
 from .server import redirect, status, text
@@ -230,8 +231,8 @@ async def test_private_scrapy_attributes_the_code_relies_on(sites) -> None:
 
 def test_report_is_bounded_and_json(monkeypatch, tmp_path) -> None:
     """Hostile crawls (many sites, many rules) cannot grow the report without bound."""
-    from scrapy_rfc9309 import _report
-    from scrapy_rfc9309._outcome import Kind, SiteOutcome
+    from scrapy_rfc9309.components import _report
+    from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 
     monkeypatch.setattr(_report, "MAX_SITES_TRACKED", 3)
     monkeypatch.setattr(_report, "MAX_RULES_TRACKED", 2)

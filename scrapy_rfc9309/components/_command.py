@@ -27,12 +27,12 @@ from scrapy import Spider
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from ._lint import lint
-from ._outcome import DISALLOW_ALL, Kind, SiteOutcome
-from ._page_directives import PageDirectives
-from ._robotstxt import RobotsTxt
+from ..parser._lint import lint
+from ..parser._page_directives import PageDirectives
+from ..parser._robotstxt import RobotsTxt
+from ..sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
+from ..sites._site import robots_url, site_of
 from ._settings import RobotsTxtSettings, SettingError, reduce_agent_setting
-from ._site import robots_url, site_of
 
 __all__ = ["RobotsTxtCommand", "explain"]
 
@@ -210,8 +210,8 @@ async def _fetch_page(
     from scrapy.http import Request
     from scrapy.http.request import NO_CALLBACK
 
+    from ..parser._page_directives import read_page_directives
     from . import _compat
-    from ._page_directives import read_page_directives
 
     site = site_of(url) if "://" in url else None
     if site is None:

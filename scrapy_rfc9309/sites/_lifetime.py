@@ -48,7 +48,7 @@ def cache_directives(value: str) -> dict[str, str | None]:
 
 def _seconds(value: str | None) -> int | None:
     """A delta-seconds value (RFC 9111 1.2.2); ``None`` if not one."""
-    if value is None or not value.isdigit():
+    if value is None or not (value.isascii() and value.isdigit()):
         return None
     return int(value[:12])
 

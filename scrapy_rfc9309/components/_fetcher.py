@@ -43,12 +43,12 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredLock
 from w3lib.url import safe_url_string
 
+from ..parser._robotstxt import RobotsTxt
+from ..sites._lifetime import headers_lifetime
+from ..sites._outcome import Kind, SiteOutcome, kind_of_status
 from . import _compat
 from ._decode import accept_encoding, decode_body, split_encodings
-from ._lifetime import headers_lifetime
-from ._outcome import Kind, SiteOutcome, kind_of_status
 from ._robotparser import RFC9309RobotParser
-from ._robotstxt import RobotsTxt
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -150,7 +150,7 @@ def retry_after_seconds(value: bytes | str | None, now: float | None = None) -> 
     text = text.strip()
     if not text:
         return None
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return float(int(text[:12]))
     try:
         when = email.utils.parsedate_to_datetime(text)

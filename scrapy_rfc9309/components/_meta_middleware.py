@@ -25,12 +25,12 @@ from weakref import WeakKeyDictionary
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 
-from ._page_directives import EMPTY, NOFOLLOW, NOINDEX, PageDirectives, read_usage_signals
-from ._page_directives import read_page_directives as read_page_directives
+from ..parser._page_directives import EMPTY, NOFOLLOW, NOINDEX, PageDirectives, read_usage_signals
+from ..parser._page_directives import read_page_directives as read_page_directives
+from ..parser._usage import NO_PREFERENCES, Preference, Usage, response_usage
+from ..sites._site import site_of
 from ._report import report_for
 from ._settings import RobotsTxtSettings, httpcache_honours_noarchive
-from ._site import site_of
-from ._usage import NO_PREFERENCES, Preference, Usage, response_usage
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

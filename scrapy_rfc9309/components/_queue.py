@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.pqueues import ScrapyPriorityQueue
 
+from ..sites._sitetable import SiteState
 from ._engine import wake_engine
 from ._middleware import middleware_for
-from ._sitetable import SiteState
 
 if TYPE_CHECKING:
     from scrapy import Request

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 if TYPE_CHECKING:
-    from ._matcher import Verdict
-    from ._outcome import SiteOutcome
+    from ..parser._matcher import Verdict
+    from ..sites._outcome import SiteOutcome
 
 __all__ = ["CrawlReport", "SiteRecord", "allowed_verdict", "report_for"]
 
@@ -207,7 +207,7 @@ def allowed_verdict(outcome: SiteOutcome, url: str, token: str) -> Verdict:
 
     For ``meta["robotstxt_explain"]``: a full check, done only when asked.
     """
-    from ._matcher import ALLOWED_BY_DEFAULT
+    from ..parser._matcher import ALLOWED_BY_DEFAULT
 
     if outcome.robots is None:
         return ALLOWED_BY_DEFAULT

@@ -28,16 +28,16 @@ from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
+from ..parser._tdmrep import EMPTY_TDMREP, TDMREP_PATH, TdmRep, parse_tdmrep
+from ..parser._usage import NO_PREFERENCES, Usage, needs_tdmrep
+from ..sites._lifetime import headers_lifetime
 from . import _compat
 from ._fetcher import DOWNLOAD_PRIORITY, dotted_name, is_download_failure
-from ._lifetime import headers_lifetime
-from ._tdmrep import EMPTY_TDMREP, TDMREP_PATH, TdmRep, parse_tdmrep
-from ._usage import NO_PREFERENCES, Usage, needs_tdmrep
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from ._outcome import SiteOutcome
+    from ..sites._outcome import SiteOutcome
     from ._report import CrawlReport
     from ._settings import RobotsTxtSettings
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from os import PathLike, fspath
 from typing import TYPE_CHECKING, Any
 
-from ._agent import derive_product_token
-from ._lines import DEFAULT_MAX_SIZE
-from ._rulekey import MAX_BODY_SIZE
+from ..parser._agent import derive_product_token
+from ..parser._lines import DEFAULT_MAX_SIZE
+from ..parser._rulekey import MAX_BODY_SIZE
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -70,7 +70,7 @@ def httpcache_honours_noarchive(settings: BaseSettings) -> bool:
     name = policy if isinstance(policy, str) else f"{policy.__module__}.{policy.__qualname__}"
     return settings.getbool("HTTPCACHE_ENABLED") and name in (
         "scrapy_rfc9309.RobotsMetaCachePolicy",
-        "scrapy_rfc9309._cache_policy.RobotsMetaCachePolicy",
+        "scrapy_rfc9309.components._cache_policy.RobotsMetaCachePolicy",
     )
 
 
@@ -158,7 +158,7 @@ def _meta_noindex(settings: BaseSettings) -> str:
 
 def _purposes(settings: BaseSettings) -> tuple[str, ...]:
     """``ROBOTSTXT_PURPOSES``: the declared uses of the crawl, each a known category."""
-    from ._usage import CATEGORIES
+    from ..parser._usage import CATEGORIES
 
     raw = settings.get("ROBOTSTXT_PURPOSES")
     if raw is None or raw == "" or raw == []:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.misc import load_object
 
-from ._page_directives import NOARCHIVE, head_of_body, read_page_directives
+from ..parser._page_directives import NOARCHIVE, head_of_body, read_page_directives
 from ._settings import RobotsTxtSettings
 
 if TYPE_CHECKING:

@@ -23,13 +23,13 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import CancelledError, Deferred
 
+from ..sites._outcome import Decision, Kind, SiteOutcome
+from ..sites._site import robots_url, site_of
+from ..sites._sitetable import Deferral, SiteState, SiteTable
 from ._engine import robots_download, wake_engine
 from ._fetcher import RobotsTxtFetcher, dotted_name
-from ._outcome import Decision, Kind, SiteOutcome
 from ._report import allowed_verdict, report_for
 from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError, identity_warning
-from ._site import robots_url, site_of
-from ._sitetable import Deferral, SiteState, SiteTable
 from ._usage_gate import UsageGate
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ import enum
 import sys
 from typing import NamedTuple
 
-from ._compact import CompactRobots
-from ._matcher import Verdict
-from ._robotstxt import RobotsTxt, Verdicts
+from ..parser._compact import CompactRobots
+from ..parser._matcher import Verdict
+from ..parser._robotstxt import RobotsTxt, Verdicts
 from ._site import robots_url
 
 __all__ = ["DISALLOW_ALL", "Decision", "Kind", "SiteOutcome", "kind_of_status"]
