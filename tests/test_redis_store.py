@@ -1,0 +1,385 @@
+"""The Redis robots.txt store against a real ``redis-server``.
+
+RFC 9309 2.4 (a robots.txt is cached, and used while fresh) across the
+processes of a cluster: one store, one lease per site's fetch, an archive of
+every fetch. The server is started by the tests on a free port of 127.0.0.1
+in a temporary directory; without ``redis-server`` the tests are skipped,
+except under CI (``CI`` set), where they fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import socket
+import threading
+import time
+import uuid
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from scrapy_rfc9309.sites._redis_store import (
+    DEFAULT_PREFIX,
+    RedisStore,
+    open_redis_store,
+    public_uri,
+)
+from scrapy_rfc9309.sites._store import FetchRecord, StoreError, open_store
+
+from .redis_server import RedisServer, in_ci, redis_server_binary
+
+SITE = "http://127.0.0.1:8001"
+BODY = b"User-agent: *\nDisallow: /private\n" + b"# a comment line\n" * 200
+
+
+def require_redis_server() -> str:
+    binary = redis_server_binary()
+    if binary is None:
+        message = "redis-server is not installed (apt-get install redis-server)"
+        if in_ci():
+            pytest.fail(f"{message}; CI must run the Redis store tests")
+        pytest.skip(message)
+    return binary
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One real redis-server for the module's tests (each test uses its own prefix)."""
+    binary = require_redis_server()
+    with RedisServer(tmp_path_factory.mktemp("redis"), binary) as server:
+        yield server
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server of the test alone (to be stopped and started by it)."""
+    binary = require_redis_server()
+    with RedisServer(tmp_path / "redis", binary) as server:
+        yield server
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"test-{uuid.uuid4().hex[:8]}:"
+
+
+@pytest.fixture
+def store(redis_server: RedisServer, prefix: str) -> Iterator[RedisStore]:
+    opened = RedisStore(redis_server.url, prefix=prefix)
+    yield opened
+    opened.close()
+
+
+def record(
+    fetched_at: float = 1_000.0,
+    body: bytes | None = BODY,
+    site: str = SITE,
+    kind: str = "parsed",
+    **fields: object,
+) -> FetchRecord:
+    values: dict[str, object] = {
+        "site": site,
+        "fetched_at": fetched_at,
+        "chain": ((f"{site}/robots.txt", 200),),
+        "kind": kind,
+        "detail": "HTTP 200",
+        "lifetime": "RFC 9309 2.4: 24 hours",
+        "expires_at": fetched_at + 86_400,
+        "retry_after": False,
+        "size": 0 if body is None else len(body),
+        "sha256": None if body is None else hashlib.sha256(body).hexdigest(),
+    }
+    values.update(fields)
+    return FetchRecord(**values)  # type: ignore[arg-type]
+
+
+def raw_client(server: RedisServer) -> redis.Redis:
+    return redis.Redis.from_url(server.url)
+
+
+# -- records, bodies, archive (RFC 9309 2.4) ---------------------------------------------
+
+
+def test_2_4_saved_record_is_current_with_its_body(store: RedisStore) -> None:
+    assert store.current(SITE) is None
+    saved = record()
+    store.save(saved, BODY)
+    assert store.current(SITE) == (saved, BODY)
+
+
+def test_2_4_record_without_body(store: RedisStore) -> None:
+    saved = record(body=None, kind="unavailable", detail="HTTP 404")
+    store.save(saved, None)
+    assert store.current(SITE) == (saved, None)
+
+
+def test_2_4_current_is_the_last_saved_even_with_an_earlier_clock(store: RedisStore) -> None:
+    """Clocks of a cluster's machines differ: the last save wins, not the largest time."""
+    store.save(record(fetched_at=2_000.0), BODY)
+    later = record(fetched_at=1_999.0, body=b"User-agent: *\nAllow: /\n")
+    store.save(later, b"User-agent: *\nAllow: /\n")
+    assert store.current(SITE) == (later, b"User-agent: *\nAllow: /\n")
+
+
+def test_2_4_bodies_kept_once_per_sha256_compressed(
+    store: RedisStore, redis_server: RedisServer, prefix: str
+) -> None:
+    for number in range(3):
+        store.save(record(fetched_at=1_000.0 + number, site=f"http://s{number}.test:80"), BODY)
+    client = raw_client(redis_server)
+    bodies = list(client.scan_iter(f"{prefix}body:*"))
+    sha = hashlib.sha256(BODY).hexdigest()
+    assert bodies == [f"{prefix}body:{sha}".encode()]
+    kept = client.get(bodies[0])
+    assert isinstance(kept, bytes)
+    assert len(kept) < len(BODY) / 5
+    assert zlib.decompress(kept) == BODY
+
+
+def test_2_4_history_newest_first_with_limit(store: RedisStore) -> None:
+    saved = [record(fetched_at=1_000.0 + n, detail=f"HTTP 200 #{n}") for n in range(5)]
+    for item in (saved[2], saved[0], saved[4], saved[1], saved[3]):
+        store.save(item, BODY)
+    assert store.history(SITE) == saved[::-1]
+    assert store.history(SITE, limit=2) == [saved[4], saved[3]]
+    assert store.history(SITE, limit=0) == []
+    assert store.history("http://other.test:80") == []
+
+
+def test_2_4_at_gives_the_record_in_force(store: RedisStore) -> None:
+    first = record(fetched_at=1_000.0)
+    second_body = b"User-agent: *\nDisallow: /\n"
+    second = record(fetched_at=2_000.0, body=second_body)
+    store.save(first, BODY)
+    store.save(second, second_body)
+    assert store.at(SITE, 999.0) is None
+    assert store.at(SITE, 1_000.0) == (first, BODY)
+    assert store.at(SITE, 1_999.5) == (first, BODY)
+    assert store.at(SITE, 2_000.0) == (second, second_body)
+    assert store.at(SITE, 1e12) == (second, second_body)
+
+
+def test_2_4_save_records_the_body_it_kept(store: RedisStore) -> None:
+    """The digest and size saved are those of the body given, whatever the record said."""
+    store.save(record(sha256="0" * 64, size=3), BODY)
+    found = store.current(SITE)
+    assert found is not None
+    assert found[0].sha256 == hashlib.sha256(BODY).hexdigest()
+    assert found[0].size == len(BODY)
+    assert found[1] == BODY
+
+
+# -- the key prefix ----------------------------------------------------------------------
+
+
+def test_prefix_keeps_projects_apart(redis_server: RedisServer, prefix: str) -> None:
+    one = RedisStore(redis_server.url, prefix=f"{prefix}one:")
+    two = RedisStore(redis_server.url, prefix=f"{prefix}two:")
+    try:
+        one.save(record(), BODY)
+        assert two.current(SITE) is None
+        assert two.history(SITE) == []
+        assert one.acquire(SITE, "a", 30)
+        assert two.acquire(SITE, "b", 30)
+        keys = {key.decode() for key in raw_client(redis_server).scan_iter(f"{prefix}*")}
+        assert keys and all(
+            key.startswith(f"{prefix}one:") for key in keys - {f"{prefix}two:lease:{SITE}"}
+        )
+        assert f"{prefix}one:current:{SITE}" in keys
+        assert f"{prefix}one:archive:{SITE}" in keys
+    finally:
+        one.close()
+        two.close()
+
+
+def test_default_prefix(redis_server: RedisServer) -> None:
+    store = open_redis_store(redis_server.url)
+    try:
+        assert store.prefix == DEFAULT_PREFIX == "robotstxt:"
+        site = f"http://{uuid.uuid4().hex}.test:80"
+        store.save(record(site=site), BODY)
+        assert raw_client(redis_server).exists(f"robotstxt:current:{site}")
+    finally:
+        store.close()
+
+
+# -- the lease ---------------------------------------------------------------------------
+
+
+def test_lease_one_holder_at_a_time(store: RedisStore) -> None:
+    assert store.acquire(SITE, "a", 30)
+    assert not store.acquire(SITE, "b", 30)
+    assert store.acquire(SITE, "a", 30)  # its own: renewed
+    store.release(SITE, "b")  # not b's: no effect
+    assert not store.acquire(SITE, "b", 30)
+    store.release(SITE, "a")
+    assert store.acquire(SITE, "b", 30)
+    assert not store.acquire(SITE, "a", 30)
+
+
+def test_lease_taken_over_when_expired(store: RedisStore) -> None:
+    """A holder that died (never released) loses the lease when it expires."""
+    assert store.acquire(SITE, "dead", 0.3)
+    assert not store.acquire(SITE, "b", 30)
+    time.sleep(0.4)
+    assert store.acquire(SITE, "b", 30)
+    store.release(SITE, "dead")  # the late holder cannot free b's lease
+    assert not store.acquire(SITE, "c", 30)
+
+
+def test_lease_renewal_extends_it(store: RedisStore, redis_server: RedisServer) -> None:
+    assert store.acquire(SITE, "a", 0.5)
+    assert store.acquire(SITE, "a", 60)
+    ttl = raw_client(redis_server).pttl(f"{store.prefix}lease:{SITE}")
+    assert 50_000 < ttl <= 60_000
+
+
+def test_lease_is_atomic_across_clients(redis_server: RedisServer, prefix: str) -> None:
+    """Twelve clients (own connections) race for one site: exactly one wins."""
+    stores = [RedisStore(redis_server.url, prefix=prefix) for _ in range(12)]
+    start = threading.Barrier(len(stores))
+    won: list[str] = []
+
+    def race(number: int) -> None:
+        start.wait()
+        if stores[number].acquire(SITE, f"holder-{number}", 30):
+            won.append(f"holder-{number}")
+
+    threads = [threading.Thread(target=race, args=(n,)) for n in range(len(stores))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for opened in stores:
+        opened.close()
+    assert len(won) == 1
+
+
+# -- hostile store contents --------------------------------------------------------------
+
+
+def test_hostile_record_is_ignored(
+    store: RedisStore, redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = raw_client(redis_server)
+    for garbage in (b"\xff\xfe not json", b"[1, 2]", b'{"site": 1}', b"9" * 10_000):
+        client.set(f"{store.prefix}current:{SITE}", garbage)
+        with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.store"):
+            assert store.current(SITE) is None
+    assert "does not decode" in caplog.text
+    # a record of another site under this site's key is not this site's
+    other = record(site="http://other.test:80")
+    store.save(other, BODY)
+    client.set(f"{store.prefix}current:{SITE}", client.get(f"{store.prefix}current:{other.site}"))
+    assert store.current(SITE) is None
+
+
+def test_hostile_body_is_ignored(
+    store: RedisStore, redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = raw_client(redis_server)
+    store.save(record(), BODY)
+    key = f"{store.prefix}body:{hashlib.sha256(BODY).hexdigest()}"
+    bomb = zlib.compress(b"x" * 50_000_000, 9)  # 50 MB behind a 50 KB value
+    cases = [b"not zlib", zlib.compress(b"User-agent: *\nDisallow:\n"), bomb]
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.store"):
+        for damaged in cases:
+            client.set(key, damaged)
+            assert store.current(SITE) is None
+            assert store.at(SITE, 1e12) is None
+        client.delete(key)
+        assert store.current(SITE) is None
+    assert "does not decompress" in caplog.text
+    assert "does not match its size and digest" in caplog.text
+    assert "is missing" in caplog.text
+
+
+def test_hostile_archive_entries_are_skipped(store: RedisStore, redis_server: RedisServer) -> None:
+    good = record(fetched_at=1_000.0)
+    store.save(good, BODY)
+    raw_client(redis_server).zadd(
+        f"{store.prefix}archive:{SITE}", {b"garbage": 1_500.0, b'{"x": 1}': 1_600.0}
+    )
+    assert store.history(SITE) == [good]
+    assert store.at(SITE, 2_000.0) == (good, BODY)
+
+
+# -- faults: StoreError, reconnection, start-up --------------------------------------------
+
+
+def test_redis_lost_raises_store_error_then_reconnects(own_redis: RedisServer) -> None:
+    store = RedisStore(own_redis.url, prefix="t:")
+    try:
+        store.save(record(), BODY)
+        own_redis.stop(kill=True)
+        calls = [
+            lambda: store.current(SITE),
+            lambda: store.save(record(fetched_at=2_000.0), BODY),
+            lambda: store.history(SITE),
+            lambda: store.at(SITE, 1e12),
+            lambda: store.acquire(SITE, "a", 30),
+            lambda: store.release(SITE, "a"),
+        ]
+        for call in calls:
+            started = time.monotonic()
+            with pytest.raises(StoreError, match=r"Redis at redis://127\.0\.0\.1:\d+/0: "):
+                call()
+            assert time.monotonic() - started < 3
+        own_redis.start()  # same port, empty (no persistence)
+        assert store.current(SITE) is None
+        store.save(record(), BODY)
+        assert store.current(SITE) == (record(), BODY)
+        assert store.acquire(SITE, "a", 30)
+    finally:
+        store.close()
+
+
+def test_redis_that_never_answers_times_out() -> None:
+    """A Redis that accepts connections but hangs fails the call within the timeout."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    try:
+        started = time.monotonic()
+        with pytest.raises(StoreError, match="cannot reach Redis"):
+            RedisStore(f"redis://127.0.0.1:{port}/0", timeout=0.5)
+        assert time.monotonic() - started < 5
+    finally:
+        listener.close()
+
+
+def test_unreachable_at_start_up_is_a_store_error(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(StoreError, match=rf"cannot reach Redis at redis://127\.0\.0\.1:{port}/3"):
+        open_store(f"redis://127.0.0.1:{port}/3", data_dir=str(tmp_path))
+
+
+def test_open_store_dispatches_redis_uris(redis_server: RedisServer, tmp_path: Path) -> None:
+    for uri, url in ((redis_server.url, None), ("redis", redis_server.url)):
+        opened = open_store(uri, data_dir=str(tmp_path), redis_url=url)
+        try:
+            assert isinstance(opened, RedisStore)
+            assert opened.uri == redis_server.url
+        finally:
+            opened.close()
+
+
+def test_uri_for_logs_has_no_credentials() -> None:
+    assert public_uri("redis://user:secret@h.example:6380/2?password=x") == (
+        "redis://h.example:6380/2"
+    )
+    assert public_uri("rediss://:secret@[::1]:6379/0") == "rediss://[::1]:6379/0"
+    assert "secret" not in public_uri("redis://:secret@h:notaport/0")
+
+
+def test_bad_address_is_a_store_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError) as caught:
+        RedisStore("redis://:secret@127.0.0.1:notaport/0")
+    assert "secret" not in str(caught.value)
