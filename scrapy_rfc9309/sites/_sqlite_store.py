@@ -22,7 +22,7 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
 from ._store import FetchRecord, StoreError
@@ -153,10 +153,8 @@ class SQLiteStore:
         try:
             yield db
         except BaseException:
-            try:
+            with suppress(sqlite3.Error):
                 db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
             raise
         db.execute("COMMIT")
 

@@ -1,0 +1,237 @@
+"""The robots.txt store: robots.txt across runs and processes, and the archive
+(RFC 9309 2.4: a crawler may use a cached robots.txt, for up to 24 hours
+unless unreachable; HTTP: The Definitive Guide ch. 9: robots should not
+refetch it before every access, and should honour its cache directives).
+
+Units of the SQLite store against a real file in ``tmp_path``, then real
+crawls on 127.0.0.1 against the same file, asserting on the test server's
+request log.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import stat
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_rfc9309.components._settings import SettingError
+from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
+from scrapy_rfc9309.sites._store import FetchRecord, RobotsStore, StoreError, open_store
+
+from .conftest import crawl
+from .server import sequence, text, with_headers
+
+SITE = "http://example.com:80"
+T0 = 1_800_000_000.0
+ROBOTS_V1 = b"User-agent: *\nDisallow: /private\n"
+ROBOTS_V2 = b"User-agent: *\nAllow: /\n\nUser-agent: *\nDisallow: /secret\n"
+
+
+def record(
+    fetched_at: float = T0,
+    *,
+    site: str = SITE,
+    kind: str = "parsed",
+    expires_in: float = 3600.0,
+    body: bytes | None = ROBOTS_V1,
+) -> FetchRecord:
+    import hashlib
+
+    return FetchRecord(
+        site=site,
+        fetched_at=fetched_at,
+        chain=(("http://example.com/robots.txt", 200),),
+        kind=kind,
+        detail="HTTP 200",
+        lifetime="Cache-Control: max-age=3600",
+        expires_at=fetched_at + expires_in,
+        retry_after=False,
+        size=0 if body is None else len(body),
+        sha256=None if body is None else hashlib.sha256(body).hexdigest(),
+    )
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Any:
+    store = SQLiteStore(str(tmp_path / "robots.db"))
+    yield store
+    store.close()
+
+
+# -- the SQLite store, as a unit --------------------------------------------------
+
+
+def test_2_4_store_is_a_robots_store(db: SQLiteStore) -> None:
+    assert isinstance(db, RobotsStore)
+    assert db.uri.startswith("sqlite:///") and db.uri.endswith("robots.db")
+
+
+def test_2_4_save_then_current_gives_the_latest_record_and_its_body(db: SQLiteStore) -> None:
+    assert db.current(SITE) is None
+    db.save(record(T0), ROBOTS_V1)
+    db.save(record(T0 + 100, body=ROBOTS_V2), ROBOTS_V2)
+    found = db.current(SITE)
+    assert found is not None
+    assert found[0] == record(T0 + 100, body=ROBOTS_V2)
+    assert found[1] == ROBOTS_V2
+    assert db.current("http://other.example:80") is None
+
+
+def test_2_4_history_is_newest_first_and_limited(db: SQLiteStore) -> None:
+    for step in range(5):
+        db.save(record(T0 + step), ROBOTS_V1)
+    history = db.history(SITE)
+    assert [entry.fetched_at for entry in history] == [T0 + 4, T0 + 3, T0 + 2, T0 + 1, T0]
+    assert [entry.fetched_at for entry in db.history(SITE, limit=2)] == [T0 + 4, T0 + 3]
+    assert db.history("http://other.example:80") == []
+
+
+def test_2_4_at_gives_the_record_in_force_then(db: SQLiteStore) -> None:
+    db.save(record(T0), ROBOTS_V1)
+    db.save(record(T0 + 100, body=ROBOTS_V2), ROBOTS_V2)
+    assert db.at(SITE, T0 - 1) is None
+    assert db.at(SITE, T0) == (record(T0), ROBOTS_V1)
+    assert db.at(SITE, T0 + 50) == (record(T0), ROBOTS_V1)
+    assert db.at(SITE, T0 + 100) == (record(T0 + 100, body=ROBOTS_V2), ROBOTS_V2)
+
+
+def test_2_4_a_record_without_body_keeps_none(db: SQLiteStore) -> None:
+    missing = record(T0, kind="unavailable", body=None)
+    db.save(missing, None)
+    assert db.current(SITE) == (missing, None)
+
+
+def test_2_4_identical_bodies_are_kept_once_compressed(db: SQLiteStore, tmp_path: Path) -> None:
+    big = b"User-agent: *\n" + b"Disallow: /a-long-repeated-path\n" * 2000
+    db.save(record(T0, body=big), big)
+    db.save(record(T0 + 10, body=big), big)
+    db.save(record(T0 + 20, site="http://b.example:80", body=big), big)
+    raw = sqlite3.connect(str(tmp_path / "robots.db"))
+    try:
+        (bodies, stored), = raw.execute("SELECT count(*), sum(length(data)) FROM bodies")
+        (archived,) = raw.execute("SELECT count(*) FROM archive").fetchone()
+    finally:
+        raw.close()
+    assert bodies == 1 and archived == 3
+    assert stored < len(big) // 10  # zlib-compressed
+    assert db.at(SITE, T0 + 15) == (record(T0 + 10, body=big), big)
+
+
+def test_2_4_leases_acquire_expire_release(tmp_path: Path) -> None:
+    clock = [T0]
+    store = SQLiteStore(str(tmp_path / "robots.db"), clock=lambda: clock[0])
+    try:
+        assert store.acquire(SITE, "a", 10)
+        assert store.acquire(SITE, "a", 10)  # already its own
+        assert not store.acquire(SITE, "b", 10)
+        assert store.acquire("http://other.example:80", "b", 10)  # per site
+        store.release(SITE, "b")  # not its holder: no effect
+        assert not store.acquire(SITE, "b", 10)
+        clock[0] += 11  # expired
+        assert store.acquire(SITE, "b", 10)
+        assert not store.acquire(SITE, "a", 10)
+        store.release(SITE, "b")
+        assert store.acquire(SITE, "a", 10)
+    finally:
+        store.close()
+
+
+def test_2_4_two_connections_share_records_and_leases(tmp_path: Path) -> None:
+    """Two processes sharing the file: two connections, each its own BEGIN IMMEDIATE."""
+    one = SQLiteStore(str(tmp_path / "robots.db"))
+    two = SQLiteStore(str(tmp_path / "robots.db"))
+    try:
+        assert one.acquire(SITE, "process-1", 60)
+        assert not two.acquire(SITE, "process-2", 60)
+        one.save(record(T0), ROBOTS_V1)
+        assert two.current(SITE) == (record(T0), ROBOTS_V1)
+        one.release(SITE, "process-1")
+        assert two.acquire(SITE, "process-2", 60)
+        assert not one.acquire(SITE, "process-1", 60)
+    finally:
+        one.close()
+        two.close()
+
+
+def test_2_4_a_lease_is_taken_by_one_of_many_processes(tmp_path: Path) -> None:
+    """Real processes racing for one lease: exactly one wins."""
+    import subprocess
+
+    path = str(tmp_path / "robots.db")
+    SQLiteStore(path).close()
+    code = (
+        "import sys\n"
+        "from scrapy_rfc9309.sites._sqlite_store import SQLiteStore\n"
+        "s = SQLiteStore(sys.argv[1])\n"
+        "print(s.acquire('http://example.com:80', sys.argv[2], 60))\n"
+    )
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, path, f"p{index}"], stdout=subprocess.PIPE, text=True
+        )
+        for index in range(4)
+    ]
+    answers = [run.communicate(timeout=60)[0].strip() for run in runs]
+    assert sorted(answers) == ["False", "False", "False", "True"]
+
+
+def test_2_4_a_corrupt_file_raises_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "robots.db"
+    path.write_bytes(b"this is not a SQLite database\n" * 200)
+    with pytest.raises(StoreError, match="robots.db"):
+        SQLiteStore(str(path))
+
+
+def test_2_4_a_database_locked_beyond_the_busy_timeout_raises_store_error(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "robots.db")
+    SQLiteStore(path).close()
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        store = SQLiteStore.__new__(SQLiteStore)
+        with pytest.raises(StoreError, match="locked"):
+            store.__init__(path, busy_timeout=0.2)  # type: ignore[misc]
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_2_4_an_unwritable_directory_raises_store_error(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        with pytest.raises(StoreError):
+            SQLiteStore(str(locked / "robots.db"))
+    finally:
+        locked.chmod(stat.S_IRWXU)
+
+
+def test_2_4_a_directory_that_cannot_be_made_raises_store_error(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a directory")
+    with pytest.raises(StoreError, match="cannot open"):
+        SQLiteStore(str(tmp_path / "a-file" / "robots.db"))
+
+
+def test_2_4_open_store_paths_and_bad_uris(tmp_path: Path) -> None:
+    relative = open_store("sqlite:///sub/robots.db", data_dir=str(tmp_path))
+    relative.close()
+    assert (tmp_path / "sub" / "robots.db").exists()
+    absolute = open_store(f"sqlite:///{tmp_path}/abs.db", data_dir="/nonexistent")
+    absolute.close()
+    assert (tmp_path / "abs.db").exists()
+    for bad in ("", "robots.db", "sqlite://", "sqlite:///", "mysql://host/db", "redis"):
+        with pytest.raises(ValueError, match="ROBOTSTXT_STORE_URI"):
+            open_store(bad, data_dir=str(tmp_path))
