@@ -10,17 +10,23 @@ except under CI (``CI`` set), where they fail.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
+from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
 
 from scrapy_rfc9309.sites._redis_store import (
     DEFAULT_PREFIX,
@@ -30,7 +36,9 @@ from scrapy_rfc9309.sites._redis_store import (
 )
 from scrapy_rfc9309.sites._store import FetchRecord, StoreError, open_store
 
+from .conftest import BASE_SETTINGS
 from .redis_server import RedisServer, in_ci, redis_server_binary
+from .server import delayed, hang, sequence, text
 
 SITE = "http://127.0.0.1:8001"
 BODY = b"User-agent: *\nDisallow: /private\n" + b"# a comment line\n" * 200
@@ -383,3 +391,158 @@ def test_bad_address_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as caught:
         RedisStore("redis://:secret@127.0.0.1:notaport/0")
     assert "secret" not in str(caught.value)
+
+
+# -- a cluster: crawler processes sharing one Redis ----------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+ROBOTS = b"User-agent: *\nDisallow: /private\n"
+PAGES = [f"/page/{number}" for number in range(4)]
+
+
+async def _sleep(seconds: float) -> None:
+    from twisted.internet import reactor, task
+
+    await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
+
+
+async def _until(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    """Wait (the reactor running: the test sites answer meanwhile) until ``condition``."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await _sleep(0.05)
+
+
+class CrawlerProc:
+    """A crawler process (``tests/cluster_crawl.py``) and what it reported."""
+
+    def __init__(self, directory: Path, name: str, urls: list[str], settings: dict[str, Any],
+                 **config: Any) -> None:  # fmt: skip
+        directory.mkdir(parents=True, exist_ok=True)
+        self.name = name
+        self.log = directory / f"{name}.log"
+        self.output = directory / f"{name}.json"
+        self.ready = directory / f"{name}.ready"
+        config_path = directory / f"{name}.config.json"
+        config_path.write_text(
+            json.dumps(
+                {
+                    "urls": urls,
+                    "settings": {**settings, "LOG_FILE": str(self.log)},
+                    "output": str(self.output),
+                    "ready": str(self.ready),
+                    **config,
+                }
+            )
+        )
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.cluster_crawl", str(config_path)],
+            cwd=directory,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=open(directory / f"{name}.stderr", "wb"),  # noqa: SIM115
+        )
+
+    async def finished(self, timeout: float = 90) -> dict[str, Any]:
+        try:
+            await _until(lambda: self.process.poll() is not None, timeout, f"{self.name} to end")
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+        assert self.process.returncode == 0, self.log_text()[-3000:]
+        result: dict[str, Any] = json.loads(self.output.read_text())
+        return result
+
+    def kill(self) -> None:
+        self.process.kill()  # SIGKILL: no clean-up, the lease is left in Redis
+        self.process.wait()
+
+    def log_text(self) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        stderr = self.log.with_suffix(".stderr")
+        return text + (stderr.read_text(errors="replace") if stderr.exists() else "")
+
+
+def cluster_settings(server: RedisServer, prefix: str, **more: Any) -> dict[str, Any]:
+    return {
+        **BASE_SETTINGS,
+        "USER_AGENT": "ClusterBot/1.0 (+https://example.com/bot)",
+        "ROBOTSTXT_STORE_URI": server.url,
+        "ROBOTSTXT_STORE_PREFIX": prefix,
+        **more,
+    }
+
+
+@deferred_f_from_coro_f
+async def test_2_4_three_processes_download_each_robots_txt_once(
+    sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
+) -> None:
+    """Three crawler processes over the same three sites, at the same time: each
+    site's robots.txt is downloaded once for all of them (the site's server log),
+    the other two take it from Redis, and all three obey it."""
+    mocks = [
+        sites(routes={"/robots.txt": delayed(1.0, text(ROBOTS))}, default=text("page"))
+        for _ in range(3)
+    ]
+    urls = [mock.url(path) for mock in mocks for path in [*PAGES, "/private"]]
+    settings = cluster_settings(redis_server, prefix)
+    procs = [
+        CrawlerProc(tmp_path, f"crawler{n}", urls, settings, barrier=[str(tmp_path), 3])
+        for n in range(3)
+    ]
+    results = [await proc.finished() for proc in procs]
+    for mock in mocks:
+        assert mock.count("/robots.txt") == 1
+        assert mock.count("/private") == 0
+        for path in PAGES:
+            assert mock.count(path) == 3
+    for result in results:
+        assert sorted(result["fetched"]) == sorted(u for u in urls if not u.endswith("/private"))
+        assert len(result["dropped"]) == 3
+        assert result["stats"].get("log_count/ERROR", 0) == 0
+    stats = [result["stats"] for result in results]
+    assert sum(s.get("robotstxt/request_count", 0) for s in stats) == 3
+    assert sum(s.get("robotstxt/store/loaded", 0) for s in stats) == 6
+    assert sum(s.get("robotstxt/store/saved", 0) for s in stats) == 3
+    assert sum(s.get("robotstxt/store/waited", 0) for s in stats) >= 4  # at the same time
+
+
+@deferred_f_from_coro_f
+async def test_2_4_killed_fetcher_lease_taken_over_when_it_expires(
+    sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
+) -> None:
+    """The process fetching a site's robots.txt is killed (SIGKILL) mid-download:
+    the other waits for its record, and takes the fetch over when the dead
+    process's lease expires (DOWNLOAD_TIMEOUT + the margin, shortened here)."""
+    mock = sites(routes={"/robots.txt": sequence(hang(), text(ROBOTS))}, default=text("page"))
+    urls = [mock.url(path) for path in [*PAGES, "/private"]]
+    settings = cluster_settings(redis_server, prefix, DOWNLOAD_TIMEOUT=4)
+    first = CrawlerProc(tmp_path, "first", urls, settings, lease_margin=0)
+    await _until(lambda: mock.count("/robots.txt") == 1, 60, "the first robots.txt request")
+    second = CrawlerProc(tmp_path, "second", urls, settings, lease_margin=0)
+    await _until(second.ready.exists, 60, "the second crawler")
+    await _sleep(0.5)
+    assert mock.count("/robots.txt") == 1  # the second waits: the first holds the lease
+    first.kill()
+    result = await second.finished()
+    assert mock.count("/robots.txt") == 2
+    # the second download, when the lease of the first (4 s) had expired
+    first_at = mock.hit_times[_nth(mock.hits, "/robots.txt", 1)]
+    assert mock.hit_times[_nth(mock.hits, "/robots.txt", 2)] - first_at >= 3.5
+    assert sorted(result["fetched"]) == sorted(u for u in urls if not u.endswith("/private"))
+    assert list(result["dropped"]) == [mock.url("/private")]
+    assert result["stats"]["robotstxt/store/waited"] == 1
+    assert result["stats"]["robotstxt/request_count"] == 1
+
+
+def _nth(items: list[str], value: str, n: int) -> int:
+    """The index of the ``n``-th ``value`` in ``items`` (1-based)."""
+    return [index for index, item in enumerate(items) if item == value][n - 1]

@@ -375,6 +375,8 @@ class StoreSettings:
     redis_url: str | None
     #: seconds a lease on a site's fetch lasts: ``DOWNLOAD_TIMEOUT`` + 30
     lease_seconds: float
+    #: ``ROBOTSTXT_STORE_PREFIX``: the Redis store's keys start with it
+    redis_prefix: str = "robotstxt:"
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> StoreSettings:
@@ -393,4 +395,20 @@ class StoreSettings:
             data_dir=data_path("."),
             redis_url=str(redis_url) if redis_url else None,
             lease_seconds=timeout + STORE_LEASE_MARGIN,
+            redis_prefix=_store_prefix(settings),
         )
+
+
+#: ``ROBOTSTXT_STORE_PREFIX``'s default.
+DEFAULT_STORE_PREFIX = "robotstxt:"
+
+
+def _store_prefix(settings: BaseSettings) -> str:
+    """``ROBOTSTXT_STORE_PREFIX``: the start of every key of the Redis store, so that
+    several projects share one Redis."""
+    raw = settings.get("ROBOTSTXT_STORE_PREFIX")
+    if raw is None:
+        return DEFAULT_STORE_PREFIX
+    if not isinstance(raw, str):
+        raise SettingError(f"ROBOTSTXT_STORE_PREFIX must be a string, got {raw!r}")
+    return raw

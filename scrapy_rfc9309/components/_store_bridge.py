@@ -107,6 +107,7 @@ def open_bridge(
             store_settings.uri,
             data_dir=store_settings.data_dir,
             redis_url=store_settings.redis_url,
+            redis_prefix=store_settings.redis_prefix,
         )
     except ValueError as exc:
         raise SettingError(str(exc)) from None

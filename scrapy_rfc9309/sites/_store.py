@@ -91,7 +91,9 @@ class RobotsStore(Protocol):
     def close(self) -> None: ...
 
 
-def open_store(uri: str, *, data_dir: str, redis_url: str | None = None) -> RobotsStore:
+def open_store(
+    uri: str, *, data_dir: str, redis_url: str | None = None, redis_prefix: str | None = None
+) -> RobotsStore:
     """The store ``ROBOTSTXT_STORE_URI`` names.
 
     ``sqlite:///abs/path`` or ``sqlite:///rel/path`` (relative: under
@@ -137,7 +139,10 @@ def open_store(uri: str, *, data_dir: str, redis_url: str | None = None) -> Robo
                 f"pip install scrapy-rfc9309[redis] ({exc})"
             ) from exc
         opener = getattr(module, "open_redis_store", None) or module.RedisStore
-        store: RobotsStore = opener(text)
+        # ROBOTSTXT_STORE_PREFIX: the start of the store's keys (None: the default)
+        store: RobotsStore = (
+            opener(text) if redis_prefix is None else opener(text, prefix=redis_prefix)
+        )
         return store
     raise ValueError(
         f"{SETTING}: {uri!r} is not a store URI; use sqlite:///path or redis://host:port/db"
