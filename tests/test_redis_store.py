@@ -28,6 +28,7 @@ import pytest
 import redis
 from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
 
+from scrapy_rfc9309.components._settings import SettingError
 from scrapy_rfc9309.sites._redis_store import (
     DEFAULT_PREFIX,
     RedisStore,
@@ -36,7 +37,7 @@ from scrapy_rfc9309.sites._redis_store import (
 )
 from scrapy_rfc9309.sites._store import FetchRecord, StoreError, open_store
 
-from .conftest import BASE_SETTINGS
+from .conftest import BASE_SETTINGS, crawl
 from .redis_server import RedisServer, in_ci, redis_server_binary
 from .server import delayed, hang, sequence, text
 
@@ -546,3 +547,93 @@ async def test_2_4_killed_fetcher_lease_taken_over_when_it_expires(
 def _nth(items: list[str], value: str, n: int) -> int:
     """The index of the ``n``-th ``value`` in ``items`` (1-based)."""
     return [index for index, item in enumerate(items) if item == value][n - 1]
+
+
+@deferred_f_from_coro_f
+async def test_2_4_redis_lost_mid_crawl_falls_back_then_reconnects(
+    sites: Any,
+    own_redis: RedisServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Redis stops mid-crawl: one ERROR line and the stat, the sites met meanwhile are
+    fetched locally (no request lost); Redis back, the store is used again."""
+    from scrapy_rfc9309.components import _store_bridge
+
+    monkeypatch.setattr(_store_bridge, "RETRY_SECONDS", 1.0)
+
+    def stop_redis(request: Any) -> bytes:
+        own_redis.stop(kill=True)
+        return b"redis stopped"
+
+    def start_redis(request: Any) -> bytes:
+        own_redis.start()  # the same port, empty
+        return b"redis started"
+
+    control = sites(
+        routes={
+            "/robots.txt": text(ROBOTS),
+            "/stop": stop_redis,
+            "/start": delayed(1.5, start_redis),  # past the store's retry delay
+        },
+        default=text("page"),
+    )
+    during = [sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page")) for _ in range(2)]
+    after = sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page"))
+    during_urls = [mock.url(path) for mock in during for path in [*PAGES, "/private"]]
+    after_urls = [after.url(path) for path in [*PAGES, "/private"]]
+    followups = {
+        control.url("/page/0"): [control.url("/stop")],
+        control.url("/stop"): [*during_urls, control.url("/start")],
+        control.url("/start"): after_urls,
+    }
+    prefix = "lost:"
+    settings = {
+        "ROBOTSTXT_STORE_URI": own_redis.url,
+        "ROBOTSTXT_STORE_PREFIX": prefix,
+        # one request at a time, in the order sent: the phases do not overlap
+        "CONCURRENT_REQUESTS": 1,
+        "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue",
+        "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+    }
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.store"):
+        spider, stats = await crawl(
+            [control.url("/page/0")], settings, allow_errors=True, followups=followups
+        )
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1
+    assert errors[0].name == "scrapy_rfc9309.store"
+    assert own_redis.url in errors[0].getMessage()
+    assert f"robots.txt store {own_redis.url} works again" in caplog.text
+    expected = [control.url("/page/0"), control.url("/stop"), control.url("/start")]
+    expected += [url for url in during_urls + after_urls if not url.endswith("/private")]
+    assert sorted(spider.fetched) == sorted(expected)
+    assert sorted(spider.dropped) == sorted(u for u in during_urls + after_urls if "private" in u)
+    for mock in [*during, after]:
+        assert mock.count("/robots.txt") == 1
+    assert stats["log_count/ERROR"] == 1
+    assert stats["robotstxt/store/errors"] >= 1
+    # saved before Redis stopped (lost with it: no persistence), and after it came back
+    client = redis.Redis.from_url(own_redis.url)
+    assert client.exists(f"{prefix}current:{after.origin}")
+    for mock in during:
+        assert not client.exists(f"{prefix}current:{mock.origin}")
+    assert stats["robotstxt/store/saved"] == 2
+
+
+@deferred_f_from_coro_f
+async def test_redis_unreachable_at_start_up_stops_the_crawl(sites: Any) -> None:
+    """No Redis at the address: the crawl does not start, and says why, naming the setting."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    mock = sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page"))
+    with pytest.raises(SettingError) as caught:
+        await crawl(
+            [mock.url("/page/0")], {"ROBOTSTXT_STORE_URI": f"redis://:pw@127.0.0.1:{port}/0"}
+        )
+    message = str(caught.value)
+    assert "ROBOTSTXT_STORE_URI" in message
+    assert f"cannot reach Redis at redis://127.0.0.1:{port}/0" in message
+    assert "pw" not in message
+    assert mock.hits == []

@@ -113,7 +113,8 @@ def open_bridge(
         raise SettingError(str(exc)) from None
     except StoreError as exc:
         raise SettingError(
-            f"{SETTING} = {store_settings.uri!r}: the robots.txt store cannot be opened: {exc}"
+            f"{SETTING} = {_without_password(store_settings.uri)!r}: the robots.txt store "
+            f"cannot be opened: {exc}"
         ) from None
     logger.info("robots.txt store: %s", store.uri)
     return StoreBridge(crawler, settings, store, fetcher, store_settings.lease_seconds)
@@ -402,3 +403,13 @@ async def _sleep(seconds: float) -> None:
     from twisted.internet import reactor, task
 
     await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
+
+
+def _without_password(uri: str) -> str:
+    """``uri`` for messages: a password in it (``redis://:secret@host``) replaced by ``***``."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep or "@" not in rest.split("/", 1)[0]:
+        return uri
+    credentials, _, host = rest.partition("@")
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in credentials else f"{scheme}://***@{host}"
