@@ -332,6 +332,6 @@ class RedisStore:
 
 
 def open_redis_store(url: str, *, prefix: str = DEFAULT_PREFIX) -> RedisStore:
-    """The store at ``url`` (``redis://``, ``rediss://`` or ``unix://``); ``StoreError``
-    when Redis cannot be reached."""
+    """The store at ``url`` (``redis://`` or ``rediss://``); ``StoreError`` when Redis
+    cannot be reached."""
     return RedisStore(url, prefix=prefix)
