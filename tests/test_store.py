@@ -235,3 +235,87 @@ def test_2_4_open_store_paths_and_bad_uris(tmp_path: Path) -> None:
     for bad in ("", "robots.db", "sqlite://", "sqlite:///", "mysql://host/db", "redis"):
         with pytest.raises(ValueError, match="ROBOTSTXT_STORE_URI"):
             open_store(bad, data_dir=str(tmp_path))
+
+
+# -- real crawls against a SQLite file -------------------------------------------------
+
+
+def store_settings(path: Path, **extra: Any) -> dict[str, Any]:
+    return {"ROBOTSTXT_STORE_URI": f"sqlite:///{path}", **extra}
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_restarted_crawl_uses_the_stored_robots_txt(sites, tmp_path, caplog) -> None:
+    """RFC 9309 2.4 / HTTP: The Definitive Guide ch. 9: not downloaded again on restart."""
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    settings = store_settings(tmp_path / "robots.db")
+    urls = [site.url("/a"), site.url("/private/b")]
+    spider, stats = await crawl(urls, settings)
+    assert site.count("/robots.txt") == 1
+    assert spider.fetched == [site.url("/a")]
+    assert stats["robotstxt/store/saved"] == 1
+    assert "robotstxt/store/loaded" not in stats
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.store"):
+        spider, stats = await crawl(urls, settings)
+    assert site.count("/robots.txt") == 1  # no second download
+    assert site.count("/private/b") == 0
+    assert spider.fetched == [site.url("/a")]
+    assert "line 2" in spider.dropped[site.url("/private/b")]
+    assert stats["robotstxt/store/loaded"] == 1
+    assert "robotstxt/request_count" not in stats
+    assert any(
+        "from the store, fetched at" in message and site.origin.split("//")[1] in message
+        for message in caplog.messages
+    )
+
+
+@deferred_f_from_coro_f
+async def test_2_4_short_cache_control_lifetimes_hold_across_restarts(sites, tmp_path) -> None:
+    """RFC 9111 / RFC 9309 2.4: a max-age of 2 s is used 2 s, by the next run too."""
+    site = sites(
+        routes={
+            "/robots.txt": with_headers(
+                sequence(text(ROBOTS_V1), text(ROBOTS_V2)), Cache_Control="max-age=3"
+            )
+        },
+        default=text("page"),
+    )
+    settings = store_settings(tmp_path / "robots.db", ROBOTSTXT_CACHE_MIN_TTL=0)
+    started = time.time()
+    await crawl([site.url("/a")], settings)
+    spider, stats = await crawl([site.url("/private/b")], settings)
+    assert time.time() - started < 3, "too slow a machine for this test"
+    assert site.count("/robots.txt") == 1
+    assert stats["robotstxt/store/loaded"] == 1
+    assert site.url("/private/b") in spider.dropped
+    time.sleep(max(0.0, started + 3.2 - time.time()))
+    spider, stats = await crawl([site.url("/private/b")], settings)
+    assert site.count("/robots.txt") == 2  # expired: fetched again
+    assert spider.fetched == [site.url("/private/b")]  # by the new rules
+    assert "robotstxt/store/loaded" not in stats
+    assert stats["robotstxt/store/saved"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_4_an_expired_record_is_refetched(sites, tmp_path) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    origin = site.origin.replace("http://", "http://") + ""
+    from scrapy_rfc9309.sites._site import site_of
+
+    key = site_of(origin + "/")
+    assert key is not None
+    old = record(time.time() - 7200, site=key, expires_in=3600, body=b"User-agent: *\nAllow: /\n")
+    store.save(old, b"User-agent: *\nAllow: /\n")
+    store.close()
+    spider, stats = await crawl([site.url("/private/x")], store_settings(path))
+    assert site.count("/robots.txt") == 1
+    assert site.url("/private/x") in spider.dropped  # the new copy's rules, not the old
+    assert "robotstxt/store/loaded" not in stats
+    reopened = SQLiteStore(str(path))
+    try:
+        assert len(reopened.history(key)) == 2
+    finally:
+        reopened.close()
