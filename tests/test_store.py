@@ -503,3 +503,54 @@ async def test_2_4_two_crawls_sharing_a_store_download_robots_txt_once(sites, tm
     assert sorted(s.get("robotstxt/store/loaded", 0) for s in stats) == [0, 1]
     assert site.count("/private/b") == site.count("/private/d") == 0
     assert site.count("/a") == site.count("/c") == 1
+
+
+def _site_key(origin: str) -> str:
+    from scrapy_rfc9309.sites._site import site_of
+
+    key = site_of(origin + "/")
+    assert key is not None
+    return key
+
+
+@deferred_f_from_coro_f
+async def test_2_4_hostile_store_contents_are_not_used(sites, tmp_path, caplog) -> None:
+    """A stored record of an unknown kind, or parsed without a body: fetched instead."""
+    bogus = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    bodiless = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    now = time.time()
+    store.save(record(now, site=_site_key(bogus.origin), kind="allow-everything"), ROBOTS_V1)
+    store.save(record(now, site=_site_key(bodiless.origin), body=None), None)
+    store.close()
+    urls = [bogus.url("/private/a"), bodiless.url("/private/b"), bogus.url("/c")]
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.store"):
+        spider, stats = await crawl(urls, store_settings(path))
+    assert bogus.count("/robots.txt") == 1 and bodiless.count("/robots.txt") == 1
+    assert spider.fetched == [bogus.url("/c")]
+    assert sorted(spider.dropped) == sorted(urls[:2])
+    assert "robotstxt/store/loaded" not in stats
+    assert sum("cannot be used" in message for message in caplog.messages) == 2
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_damaged_body_in_the_store_is_a_store_error_not_a_crash(
+    sites, tmp_path
+) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    store.save(record(time.time(), site=_site_key(site.origin)), ROBOTS_V1)
+    store.close()
+    raw = sqlite3.connect(str(path))
+    raw.execute("UPDATE bodies SET data = ?", (b"not zlib at all",))
+    raw.commit()
+    raw.close()
+    spider, stats = await crawl(
+        [site.url("/a"), site.url("/private/b")], store_settings(path), allow_errors=True
+    )
+    assert site.count("/robots.txt") == 1  # fetched as without a store
+    assert spider.fetched == [site.url("/a")]
+    assert list(spider.dropped) == [site.url("/private/b")]
+    assert stats["robotstxt/store/errors"] == 1 and stats["log_count/ERROR"] == 1
