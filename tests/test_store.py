@@ -117,7 +117,7 @@ def test_2_4_identical_bodies_are_kept_once_compressed(db: SQLiteStore, tmp_path
     db.save(record(T0 + 20, site="http://b.example:80", body=big), big)
     raw = sqlite3.connect(str(tmp_path / "robots.db"))
     try:
-        (bodies, stored), = raw.execute("SELECT count(*), sum(length(data)) FROM bodies")
+        ((bodies, stored),) = raw.execute("SELECT count(*), sum(length(data)) FROM bodies")
         (archived,) = raw.execute("SELECT count(*) FROM archive").fetchone()
     finally:
         raw.close()
@@ -187,7 +187,7 @@ def test_2_4_a_lease_is_taken_by_one_of_many_processes(tmp_path: Path) -> None:
 def test_2_4_a_corrupt_file_raises_store_error(tmp_path: Path) -> None:
     path = tmp_path / "robots.db"
     path.write_bytes(b"this is not a SQLite database\n" * 200)
-    with pytest.raises(StoreError, match="robots.db"):
+    with pytest.raises(StoreError, match=r"robots\.db"):
         SQLiteStore(str(path))
 
 
@@ -235,3 +235,322 @@ def test_2_4_open_store_paths_and_bad_uris(tmp_path: Path) -> None:
     for bad in ("", "robots.db", "sqlite://", "sqlite:///", "mysql://host/db", "redis"):
         with pytest.raises(ValueError, match="ROBOTSTXT_STORE_URI"):
             open_store(bad, data_dir=str(tmp_path))
+
+
+# -- real crawls against a SQLite file -------------------------------------------------
+
+
+def store_settings(path: Path, **extra: Any) -> dict[str, Any]:
+    return {"ROBOTSTXT_STORE_URI": f"sqlite:///{path}", **extra}
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_restarted_crawl_uses_the_stored_robots_txt(sites, tmp_path, caplog) -> None:
+    """RFC 9309 2.4 / HTTP: The Definitive Guide ch. 9: not downloaded again on restart."""
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    settings = store_settings(tmp_path / "robots.db")
+    urls = [site.url("/a"), site.url("/private/b")]
+    spider, stats = await crawl(urls, settings)
+    assert site.count("/robots.txt") == 1
+    assert spider.fetched == [site.url("/a")]
+    assert stats["robotstxt/store/saved"] == 1
+    assert "robotstxt/store/loaded" not in stats
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.store"):
+        spider, stats = await crawl(urls, settings)
+    assert site.count("/robots.txt") == 1  # no second download
+    assert site.count("/private/b") == 0
+    assert spider.fetched == [site.url("/a")]
+    assert "line 2" in spider.dropped[site.url("/private/b")]
+    assert stats["robotstxt/store/loaded"] == 1
+    assert "robotstxt/request_count" not in stats
+    assert any(
+        "from the store, fetched at" in message and site.origin.split("//")[1] in message
+        for message in caplog.messages
+    )
+
+
+@deferred_f_from_coro_f
+async def test_2_4_short_cache_control_lifetimes_hold_across_restarts(sites, tmp_path) -> None:
+    """RFC 9111 / RFC 9309 2.4: a max-age of 2 s is used 2 s, by the next run too."""
+    site = sites(
+        routes={
+            "/robots.txt": with_headers(
+                sequence(text(ROBOTS_V1), text(ROBOTS_V2)), Cache_Control="max-age=3"
+            )
+        },
+        default=text("page"),
+    )
+    settings = store_settings(tmp_path / "robots.db", ROBOTSTXT_CACHE_MIN_TTL=0)
+    started = time.time()
+    await crawl([site.url("/a")], settings)
+    spider, stats = await crawl([site.url("/private/b")], settings)
+    assert time.time() - started < 3, "too slow a machine for this test"
+    assert site.count("/robots.txt") == 1
+    assert stats["robotstxt/store/loaded"] == 1
+    assert site.url("/private/b") in spider.dropped
+    time.sleep(max(0.0, started + 3.2 - time.time()))
+    spider, stats = await crawl([site.url("/private/b")], settings)
+    assert site.count("/robots.txt") == 2  # expired: fetched again
+    assert spider.fetched == [site.url("/private/b")]  # by the new rules
+    assert "robotstxt/store/loaded" not in stats
+    assert stats["robotstxt/store/saved"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_4_an_expired_record_is_refetched(sites, tmp_path) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    origin = site.origin.replace("http://", "http://") + ""
+    from scrapy_rfc9309.sites._site import site_of
+
+    key = site_of(origin + "/")
+    assert key is not None
+    old = record(time.time() - 7200, site=key, expires_in=3600, body=b"User-agent: *\nAllow: /\n")
+    store.save(old, b"User-agent: *\nAllow: /\n")
+    store.close()
+    spider, stats = await crawl([site.url("/private/x")], store_settings(path))
+    assert site.count("/robots.txt") == 1
+    assert site.url("/private/x") in spider.dropped  # the new copy's rules, not the old
+    assert "robotstxt/store/loaded" not in stats
+    reopened = SQLiteStore(str(path))
+    try:
+        assert len(reopened.history(key)) == 2
+    finally:
+        reopened.close()
+
+
+async def run_command(*args: str, cwd: Path) -> tuple[str, int]:
+    from .test_command import scrapy
+
+    return await scrapy(*args, cwd=cwd)
+
+
+@deferred_f_from_coro_f
+async def test_2_4_archive_history_and_at_after_the_robots_txt_changed(sites, tmp_path) -> None:
+    """The archive keeps both versions; --at between them explains by the old line."""
+    site = sites(
+        routes={
+            "/robots.txt": with_headers(
+                sequence(text(ROBOTS_V1), text(ROBOTS_V2)), Cache_Control="max-age=1"
+            )
+        },
+        default=text("page"),
+    )
+    path = tmp_path / "robots.db"
+    settings = store_settings(path, ROBOTSTXT_CACHE_MIN_TTL=0)
+    await crawl([site.url("/private/x")], settings)
+    time.sleep(1.2)
+    between = time.time()
+    time.sleep(0.1)
+    await crawl([site.url("/private/x")], settings)
+    assert site.count("/robots.txt") == 2
+    uri = f"sqlite:///{path}"
+
+    output, code = await run_command("history", site.url("/any"), "--store", uri, cwd=tmp_path)
+    assert code == 0, output
+    lines = output.strip().splitlines()
+    assert len(lines) == 2, output
+    import hashlib
+
+    assert hashlib.sha256(ROBOTS_V2).hexdigest()[:12] in lines[0]  # newest first
+    assert hashlib.sha256(ROBOTS_V1).hexdigest()[:12] in lines[1]
+    assert "parsed" in lines[1] and f"{len(ROBOTS_V1)} bytes" in lines[1]
+    assert "Cache-Control: max-age=1" in lines[1]
+    assert f"{site.url('/robots.txt')} (200)" in lines[1]
+
+    output, code = await run_command(
+        "history", site.url("/"), "--store", uri, "--json", cwd=tmp_path
+    )
+    entries = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert [entry["sha256"] for entry in entries] == [
+        hashlib.sha256(ROBOTS_V2).hexdigest(),
+        hashlib.sha256(ROBOTS_V1).hexdigest(),
+    ]
+    assert entries[1]["fetched_at"].endswith("Z") and entries[1]["size"] == len(ROBOTS_V1)
+    assert entries[1]["robots_txt"] == [{"url": site.url("/robots.txt"), "status": 200}]
+
+    output, code = await run_command(
+        site.url("/private/x"), "--at", str(between), "--store", uri, cwd=tmp_path
+    )
+    assert code == 1, output  # disallowed, as the command's exit codes say
+    assert 'DISALLOWED by line 2: "Disallow: /private"' in output
+    assert "stored:      fetched at" in output
+    assert site.count("/robots.txt") == 2  # no download
+
+    iso_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 1))
+    output, code = await run_command(
+        site.url("/private/x"), site.url("/secret/y"), "--at", iso_now, "--store", uri,
+        "--json", cwd=tmp_path,
+    )  # fmt: skip
+    answers = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert [(a["verdict"], a["line"]) for a in answers] == [("allowed", 2), ("disallowed", 5)]
+    assert code == 1, output
+
+    output, code = await run_command(
+        site.url("/private/x"), "--at", "2001-01-01T00:00:00Z", "--store", uri, cwd=tmp_path
+    )
+    assert code == 2, output
+    assert "the store has no copy of" in output
+    output, code = await run_command(site.url("/x"), "--at", "yesterday", cwd=tmp_path)
+    assert code == 2 and "--at" in output, output
+    output, code = await run_command(site.url("/x"), "--at", str(between), cwd=tmp_path)
+    assert code == 2 and "ROBOTSTXT_STORE_URI" in output, output
+    assert site.count("/robots.txt") == 2
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_corrupt_store_stops_the_crawl_at_start_up(sites, tmp_path) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    path.write_bytes(b"\x00garbage, not SQLite\n" * 500)
+    with pytest.raises(SettingError, match=r"ROBOTSTXT_STORE_URI.*cannot be opened"):
+        await crawl([site.url("/a")], store_settings(path))
+    assert site.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_locked_store_stops_the_crawl_at_start_up(sites, tmp_path, monkeypatch) -> None:
+    from scrapy_rfc9309.sites import _sqlite_store
+
+    monkeypatch.setattr(_sqlite_store, "BUSY_TIMEOUT", 0.2)
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    SQLiteStore(str(path)).close()
+    other = sqlite3.connect(str(path), isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(SettingError, match=r"ROBOTSTXT_STORE_URI.*locked"):
+            await crawl([site.url("/a")], store_settings(path))
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert site.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_bad_store_uri_stops_the_crawl_at_start_up(sites, tmp_path) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    for bad in ("mysql://db/robots", "robots.db", 42):
+        with pytest.raises(SettingError, match="ROBOTSTXT_STORE_URI"):
+            await crawl([site.url("/a")], {"ROBOTSTXT_STORE_URI": bad})
+    assert site.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_store_failing_mid_crawl_the_crawl_goes_on_from_memory(
+    sites, tmp_path, monkeypatch, caplog
+) -> None:
+    """One ERROR, the stat, and every request downloaded or dropped as without a store."""
+    from scrapy_rfc9309.sites import _sqlite_store
+
+    monkeypatch.setattr(_sqlite_store, "BUSY_TIMEOUT", 0.2)
+    path = tmp_path / "robots.db"
+    SQLiteStore(str(path)).close()
+    locker = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+
+    def robots_then_lock(request: Any) -> bytes:
+        locker.execute("BEGIN EXCLUSIVE")  # the store fails from now on
+        return ROBOTS_V1
+
+    one = sites(routes={"/robots.txt": robots_then_lock}, default=text("page"))
+    two = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    followups = {one.url("/a"): [two.url("/c"), two.url("/private/d")]}
+    try:
+        with caplog.at_level(logging.DEBUG):
+            spider, stats = await crawl(
+                [one.url("/a"), one.url("/private/b")],
+                store_settings(path),
+                allow_errors=True,
+                followups=followups,
+            )
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    assert sorted(spider.fetched) == sorted([one.url("/a"), two.url("/c")])
+    assert sorted(spider.dropped) == sorted([one.url("/private/b"), two.url("/private/d")])
+    assert one.count("/robots.txt") == 1 and two.count("/robots.txt") == 1
+    assert stats["log_count/ERROR"] == 1
+    assert stats["robotstxt/store/errors"] >= 1
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "robots.txt store" in errors[0].getMessage()
+    assert "robotstxt/store/saved" not in stats
+
+
+@deferred_f_from_coro_f
+async def test_2_4_two_crawls_sharing_a_store_download_robots_txt_once(sites, tmp_path) -> None:
+    """Two crawlers (two lease holders) at once: one fetches, the other waits for its record."""
+    from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+    from twisted.internet.defer import DeferredList
+
+    from .server import delayed
+
+    site = sites(routes={"/robots.txt": delayed(1.0, text(ROBOTS_V1))}, default=text("page"))
+    settings = store_settings(tmp_path / "robots.db")
+    results = await maybe_deferred_to_future(
+        DeferredList(
+            [
+                deferred_from_coro(crawl([site.url("/a"), site.url("/private/b")], settings)),
+                deferred_from_coro(crawl([site.url("/c"), site.url("/private/d")], settings)),
+            ],
+            fireOnOneErrback=True,
+        )
+    )
+    assert site.count("/robots.txt") == 1
+    stats = [result[1][1] for result in results]
+    assert sorted(s.get("robotstxt/store/waited", 0) for s in stats) == [0, 1]
+    assert sorted(s.get("robotstxt/store/loaded", 0) for s in stats) == [0, 1]
+    assert site.count("/private/b") == site.count("/private/d") == 0
+    assert site.count("/a") == site.count("/c") == 1
+
+
+def _site_key(origin: str) -> str:
+    from scrapy_rfc9309.sites._site import site_of
+
+    key = site_of(origin + "/")
+    assert key is not None
+    return key
+
+
+@deferred_f_from_coro_f
+async def test_2_4_hostile_store_contents_are_not_used(sites, tmp_path, caplog) -> None:
+    """A stored record of an unknown kind, or parsed without a body: fetched instead."""
+    bogus = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    bodiless = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    now = time.time()
+    store.save(record(now, site=_site_key(bogus.origin), kind="allow-everything"), ROBOTS_V1)
+    store.save(record(now, site=_site_key(bodiless.origin), body=None), None)
+    store.close()
+    urls = [bogus.url("/private/a"), bodiless.url("/private/b"), bogus.url("/c")]
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.store"):
+        spider, stats = await crawl(urls, store_settings(path))
+    assert bogus.count("/robots.txt") == 1 and bodiless.count("/robots.txt") == 1
+    assert spider.fetched == [bogus.url("/c")]
+    assert sorted(spider.dropped) == sorted(urls[:2])
+    assert "robotstxt/store/loaded" not in stats
+    assert sum("cannot be used" in message for message in caplog.messages) == 2
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_damaged_body_in_the_store_is_a_store_error_not_a_crash(
+    sites, tmp_path
+) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    store.save(record(time.time(), site=_site_key(site.origin)), ROBOTS_V1)
+    store.close()
+    raw = sqlite3.connect(str(path))
+    raw.execute("UPDATE bodies SET data = ?", (b"not zlib at all",))
+    raw.commit()
+    raw.close()
+    spider, stats = await crawl(
+        [site.url("/a"), site.url("/private/b")], store_settings(path), allow_errors=True
+    )
+    assert site.count("/robots.txt") == 1  # fetched as without a store
+    assert spider.fetched == [site.url("/a")]
+    assert list(spider.dropped) == [site.url("/private/b")]
+    assert stats["robotstxt/store/errors"] == 1 and stats["log_count/ERROR"] == 1

@@ -386,12 +386,14 @@ class StoreSettings:
                 f"ROBOTSTXT_STORE_URI must be a URI such as 'sqlite:///robots.db', got {raw!r}"
             )
         uri = raw.strip() if raw else None
+        if not uri:  # no store: nothing else is read, the crawl is as before
+            return cls(uri=None, data_dir="", redis_url=None, lease_seconds=0.0)
         redis_url = settings.get("REDIS_URL")
         timeout = _number(settings, "DOWNLOAD_TIMEOUT", 180.0, integer=False)
         from scrapy.utils.project import data_path
 
         return cls(
-            uri=uri or None,
+            uri=uri,
             data_dir=data_path("."),
             redis_url=str(redis_url) if redis_url else None,
             lease_seconds=timeout + STORE_LEASE_MARGIN,

@@ -21,6 +21,7 @@ tried again after :data:`RETRY_SECONDS`.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import logging
@@ -177,9 +178,8 @@ class StoreBridge:
         if not self._outage:
             self._outage = True
             logger.error(
-                "robots.txt store %s failed while %s (%s); going on without it (robots.txt "
+                "robots.txt store failed while %s: %s; going on without it (robots.txt "
                 "kept in memory, fetched as without a store), tried again in %g s",
-                self.store.uri,
                 what,
                 exc,
                 RETRY_SECONDS,
@@ -339,9 +339,13 @@ class StoreBridge:
                 if body is not None:
                     record = record._replace(sha256=hashlib.sha256(body).hexdigest())
                 self.store.save(record, body)
-        finally:
-            if held:
-                self.store.release(site, self.holder)
+        except Exception:
+            if held:  # the lease is still given up; the save's error is the one reported
+                with contextlib.suppress(Exception):
+                    self.store.release(site, self.holder)
+            raise
+        if held:
+            self.store.release(site, self.holder)
 
     def _write(self, what: str, fn: Callable[..., None], *args: Any) -> None:
         saving = args[1] is not None

@@ -107,9 +107,11 @@ class SQLiteStore:
         self,
         path: str,
         *,
-        busy_timeout: float = BUSY_TIMEOUT,
+        busy_timeout: float | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        if busy_timeout is None:
+            busy_timeout = BUSY_TIMEOUT
         self.path = os.path.abspath(path)
         self.uri = f"sqlite:///{self.path}"
         self._clock = clock
