@@ -637,3 +637,71 @@ async def test_redis_unreachable_at_start_up_stops_the_crawl(sites: Any) -> None
     assert f"cannot reach Redis at redis://127.0.0.1:{port}/0" in message
     assert "pw" not in message
     assert mock.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_2_4_record_saved_between_look_up_and_lease_is_used(
+    sites: Any, redis_server: RedisServer, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process saves the site's robots.txt and gives its lease up just after
+    this one found no record, just before it takes the lease: the record is used,
+    not downloaded a second time."""
+    from scrapy_rfc9309.sites import _redis_store
+
+    mock = sites(routes={"/robots.txt": text("User-agent: *\nAllow: /\n")}, default=text("page"))
+    site = mock.origin
+    other = RedisStore(redis_server.url, prefix=prefix)
+
+    class Racing(RedisStore):
+        def acquire(self, site_: str, holder: str, seconds: float) -> bool:
+            if site_ == site and not other.history(site):  # the other process, just in time
+                assert other.acquire(site, "other", 30)
+                now = time.time()
+                other.save(
+                    record(fetched_at=now, site=site, expires_at=now + 3600, body=ROBOTS), ROBOTS
+                )
+                other.release(site, "other")
+            return super().acquire(site_, holder, seconds)
+
+    monkeypatch.setattr(
+        _redis_store, "open_redis_store", lambda url, prefix: Racing(url, prefix=prefix)
+    )
+    settings = {"ROBOTSTXT_STORE_URI": redis_server.url, "ROBOTSTXT_STORE_PREFIX": prefix}
+    try:
+        spider, stats = await crawl([mock.url("/page/0"), mock.url("/private")], settings)
+    finally:
+        other.close()
+    assert mock.count("/robots.txt") == 0
+    assert spider.fetched == [mock.url("/page/0")]  # the other process's robots.txt obeyed
+    assert list(spider.dropped) == [mock.url("/private")]
+    assert stats["robotstxt/store/loaded"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_4_archive_in_redis_read_by_the_command(
+    sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
+) -> None:
+    """``scrapy robotstxt history`` and ``--at`` read what a crawl stored in Redis,
+    under the project's ROBOTSTXT_STORE_PREFIX, without downloading anything."""
+    from .test_command import scrapy
+
+    mock = sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page"))
+    settings = {"ROBOTSTXT_STORE_URI": redis_server.url, "ROBOTSTXT_STORE_PREFIX": prefix}
+    await crawl([mock.url("/page/0")], settings)
+    options = ["-s", f"ROBOTSTXT_STORE_URI={redis_server.url}"]
+    options += ["-s", f"ROBOTSTXT_STORE_PREFIX={prefix}"]
+    output, code = await scrapy("history", mock.url("/"), "--json", *options, cwd=tmp_path)
+    assert code == 0, output
+    entries = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert [entry["sha256"] for entry in entries] == [hashlib.sha256(ROBOTS).hexdigest()]
+    output, code = await scrapy(
+        mock.url("/private"), "--at", str(time.time()), *options, cwd=tmp_path
+    )
+    assert code == 1, output
+    assert 'DISALLOWED by line 2: "Disallow: /private"' in output
+    # another project's prefix: nothing stored there
+    output, code = await scrapy(
+        "history", mock.url("/"), "-s", f"ROBOTSTXT_STORE_URI={redis_server.url}", cwd=tmp_path
+    )
+    assert hashlib.sha256(ROBOTS).hexdigest()[:12] not in output
+    assert mock.count("/robots.txt") == 1

@@ -543,7 +543,12 @@ class RobotsTxtCommand(ScrapyCommand):
             )
         name = "--store" if opts.store else "ROBOTSTXT_STORE_URI"
         try:
-            return open_store(uri, data_dir=configured.data_dir, redis_url=configured.redis_url)
+            return open_store(
+                uri,
+                data_dir=configured.data_dir,
+                redis_url=configured.redis_url,
+                redis_prefix=configured.redis_prefix,
+            )
         except ValueError as error:
             raise UsageError(str(error).replace("ROBOTSTXT_STORE_URI", name)) from None
         except StoreError as error:

@@ -201,7 +201,13 @@ class StoreBridge:
         if found is not None and found[0].expires_at > time.time():
             return "fresh", found
         if self.store.acquire(site, self.holder, self.lease_seconds):
-            return "lease", found
+            # Another process may have saved the site and given its lease up
+            # between the two calls: looked at again, under the lease.
+            again = self.store.current(site)
+            if again is not None and again[0].expires_at > time.time():
+                self.store.release(site, self.holder)
+                return "fresh", again
+            return "lease", again or found
         return "held", found
 
     async def obtain(self, site: str, request: Request | None) -> SiteOutcome | None:
