@@ -705,3 +705,34 @@ async def test_2_4_archive_in_redis_read_by_the_command(
     )
     assert hashlib.sha256(ROBOTS).hexdigest()[:12] not in output
     assert mock.count("/robots.txt") == 1
+
+
+# -- settings and the test fixture itself ---------------------------------------------------
+
+
+def test_store_prefix_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309.components._settings import StoreSettings
+
+    monkeypatch.chdir(tmp_path)
+    uri = {"ROBOTSTXT_STORE_URI": "redis://127.0.0.1:1/0"}
+    assert StoreSettings.from_settings(Settings(uri)).redis_prefix == "robotstxt:"
+    chosen = Settings({**uri, "ROBOTSTXT_STORE_PREFIX": "shop:robots:"})
+    assert StoreSettings.from_settings(chosen).redis_prefix == "shop:robots:"
+    with pytest.raises(SettingError, match="ROBOTSTXT_STORE_PREFIX must be a string"):
+        StoreSettings.from_settings(Settings({**uri, "ROBOTSTXT_STORE_PREFIX": 5}))
+
+
+def test_missing_redis_server_skips_locally_and_fails_under_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from . import redis_server as module
+
+    monkeypatch.setattr(module.shutil, "which", lambda name: None)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="redis-server is not installed"):
+        require_redis_server()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must run the Redis store tests"):
+        require_redis_server()
