@@ -554,3 +554,34 @@ async def test_2_4_a_damaged_body_in_the_store_is_a_store_error_not_a_crash(
     assert spider.fetched == [site.url("/a")]
     assert list(spider.dropped) == [site.url("/private/b")]
     assert stats["robotstxt/store/errors"] == 1 and stats["log_count/ERROR"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_4_pending_store_writes_are_finished_at_close(sites, tmp_path, monkeypatch) -> None:
+    """A slow save is waited for when the spider closes (bounded), then the store closed."""
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    saving = SQLiteStore.save
+    closed: list[str] = []
+
+    def slow_save(self: SQLiteStore, *args: Any) -> None:
+        time.sleep(1.0)
+        saving(self, *args)
+
+    def close(self: SQLiteStore) -> None:
+        closed.append(self.path)
+        self._db.close()
+
+    monkeypatch.setattr(SQLiteStore, "save", slow_save)
+    monkeypatch.setattr(SQLiteStore, "close", close)
+    spider, stats = await crawl([site.url("/a")], store_settings(path))
+    assert spider.fetched == [site.url("/a")]
+    assert stats["robotstxt/store/saved"] == 1
+    assert closed == [str(path)]
+    monkeypatch.undo()
+    store = SQLiteStore(str(path))
+    try:
+        found = store.current(_site_key(site.origin))
+    finally:
+        store.close()
+    assert found is not None and found[1] == ROBOTS_V1
