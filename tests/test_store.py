@@ -585,3 +585,30 @@ async def test_2_4_pending_store_writes_are_finished_at_close(sites, tmp_path, m
     finally:
         store.close()
     assert found is not None and found[1] == ROBOTS_V1
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_a_stored_unreachable_answer_holds_until_it_expires(sites, tmp_path) -> None:
+    """Another run found the robots.txt unreachable (503) a moment ago: every URL stays
+    disallowed (RFC 9309 2.3.1.4) until that answer expires, without asking again."""
+    from .server import status
+
+    site = sites(routes={"/robots.txt": status(503)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    settings = store_settings(path, ROBOTSTXT_UNREACHABLE_TTL=600)
+    spider, stats = await crawl([site.url("/a")], settings)
+    assert site.count("/robots.txt") == 1 and site.count("/a") == 0
+    site.routes["/robots.txt"] = text(ROBOTS_V1)
+    spider, stats = await crawl([site.url("/a"), site.url("/b")], settings)
+    assert site.count("/robots.txt") == 1  # not asked again
+    assert site.count("/a") == site.count("/b") == 0
+    assert "unreachable" in spider.dropped[site.url("/a")]
+    assert stats["robotstxt/store/loaded"] == 1
+    store = SQLiteStore(str(path))
+    try:
+        (latest,) = store.history(_site_key(site.origin))
+    finally:
+        store.close()
+    assert latest.kind == "unreachable" and latest.detail == "HTTP 503"
+    assert latest.sha256 is None and latest.size == 0
+    assert 590 < latest.expires_at - latest.fetched_at <= 600
