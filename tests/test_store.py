@@ -486,7 +486,7 @@ async def test_2_4_two_crawls_sharing_a_store_download_robots_txt_once(sites, tm
 
     from .server import delayed
 
-    site = sites(routes={"/robots.txt": delayed(1.0, text(ROBOTS_V1))}, default=text("page"))
+    site = sites(routes={"/robots.txt": delayed(2.0, text(ROBOTS_V1))}, default=text("page"))
     settings = store_settings(tmp_path / "robots.db")
     results = await maybe_deferred_to_future(
         DeferredList(
@@ -497,9 +497,9 @@ async def test_2_4_two_crawls_sharing_a_store_download_robots_txt_once(sites, tm
             fireOnOneErrback=True,
         )
     )
-    assert site.count("/robots.txt") == 1
     stats = [result[1][1] for result in results]
-    assert sorted(s.get("robotstxt/store/waited", 0) for s in stats) == [0, 1]
+    assert site.count("/robots.txt") == 1, (site.hits, stats)
+    assert sorted(s.get("robotstxt/store/waited", 0) for s in stats) == [0, 1], stats
     assert sorted(s.get("robotstxt/store/loaded", 0) for s in stats) == [0, 1]
     assert site.count("/private/b") == site.count("/private/d") == 0
     assert site.count("/a") == site.count("/c") == 1
@@ -554,3 +554,61 @@ async def test_2_4_a_damaged_body_in_the_store_is_a_store_error_not_a_crash(
     assert spider.fetched == [site.url("/a")]
     assert list(spider.dropped) == [site.url("/private/b")]
     assert stats["robotstxt/store/errors"] == 1 and stats["log_count/ERROR"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_4_pending_store_writes_are_finished_at_close(sites, tmp_path, monkeypatch) -> None:
+    """A slow save is waited for when the spider closes (bounded), then the store closed."""
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    saving = SQLiteStore.save
+    closed: list[str] = []
+
+    def slow_save(self: SQLiteStore, *args: Any) -> None:
+        time.sleep(1.0)
+        saving(self, *args)
+
+    def close(self: SQLiteStore) -> None:
+        closed.append(self.path)
+        self._db.close()
+
+    monkeypatch.setattr(SQLiteStore, "save", slow_save)
+    monkeypatch.setattr(SQLiteStore, "close", close)
+    spider, stats = await crawl([site.url("/a")], store_settings(path))
+    assert spider.fetched == [site.url("/a")]
+    assert stats["robotstxt/store/saved"] == 1
+    assert closed == [str(path)]
+    monkeypatch.undo()
+    store = SQLiteStore(str(path))
+    try:
+        found = store.current(_site_key(site.origin))
+    finally:
+        store.close()
+    assert found is not None and found[1] == ROBOTS_V1
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_a_stored_unreachable_answer_holds_until_it_expires(sites, tmp_path) -> None:
+    """Another run found the robots.txt unreachable (503) a moment ago: every URL stays
+    disallowed (RFC 9309 2.3.1.4) until that answer expires, without asking again."""
+    from .server import status
+
+    site = sites(routes={"/robots.txt": status(503)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    settings = store_settings(path, ROBOTSTXT_UNREACHABLE_TTL=600)
+    spider, stats = await crawl([site.url("/a")], settings)
+    assert site.count("/robots.txt") == 1 and site.count("/a") == 0
+    site.routes["/robots.txt"] = text(ROBOTS_V1)
+    spider, stats = await crawl([site.url("/a"), site.url("/b")], settings)
+    assert site.count("/robots.txt") == 1  # not asked again
+    assert site.count("/a") == site.count("/b") == 0
+    assert "unreachable" in spider.dropped[site.url("/a")]
+    assert stats["robotstxt/store/loaded"] == 1
+    store = SQLiteStore(str(path))
+    try:
+        (latest,) = store.history(_site_key(site.origin))
+    finally:
+        store.close()
+    assert latest.kind == "unreachable" and latest.detail == "HTTP 503"
+    assert latest.sha256 is None and latest.size == 0
+    assert 590 < latest.expires_at - latest.fetched_at <= 600

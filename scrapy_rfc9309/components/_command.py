@@ -694,7 +694,10 @@ def parse_time(text: str) -> float:
     except ValueError:
         pass
     try:
-        moment = datetime.datetime.fromisoformat(value.replace("z", "Z"))
+        # Python 3.10 reads no "Z" suffix: it is +00:00
+        if value[-1:] in ("Z", "z"):
+            value = value[:-1] + "+00:00"
+        moment = datetime.datetime.fromisoformat(value)
     except ValueError:
         raise UsageError(
             f"--at {text!r}: not a time; give ISO 8601 (2026-11-22T04:00:00Z) or Unix seconds"
