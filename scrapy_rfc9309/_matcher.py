@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 from ._encoding import normalize, path_of
 from ._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes, prefix_index
+from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import LINE_BITS as _LINE_BITS
 from ._rulekey import LINE_MAX as _LINE_MAX
 from ._rulekey import OFFSET_BITS as _LOW_BITS
@@ -46,6 +47,18 @@ __all__ = ["AgentMatcher", "Rule", "Verdict", "is_url", "rule_pattern"]
 _GRAM = 3
 # Up to this many wildcard rules, a best-first scan beats probing an index.
 _SCAN_LIMIT = 16
+# Up to this many rules, all plain prefixes already canonical, a matcher
+# scans them for its first checks and compiles them only on the next one:
+# a site checked a few times never pays for an index.
+_FEW_RULES = 64
+_SCAN_CHECKS = 8
+# Up to this many rules, a matcher keeps the literal prefixes of its
+# disallow rules, so that most allowed paths take one C-level test.
+_DENY_FROM = 256
+_DENY_LIMIT = 64
+# A rule value that is not empty nor a canonical plain prefix, in the of a group joined by LF.
+# values of a group joined by LF (a final ``*``, as in ``/private/*``, is plain).
+_NOT_PLAIN = re.compile(rb"(?:\A|\n)[^/\n]|[^A-Za-z0-9\-._~!&'()+,;=:@/?\[\]\n*]|\*(?!\n|\Z)")
 
 
 #: One allow/disallow line as read: allow, its value as written, its line.
@@ -228,15 +241,21 @@ class AgentMatcher:
     """The rules that apply to one product token, compiled for fast checks."""
 
     __slots__ = (
+        "_any",
+        "_checks",
         "_compiled",
         "_exact",
         "_gram_index",
         "_plain",
         "_prefix_index",
         "_prefix_lengths",
+        "_prefixes",
+        "_rules",
         "_scan",
         "_short_index",
         "_starred",
+        "_texts",
+        "deny",
         "rule_count",
     )
     _plain: FewPrefixes | DictPrefixes | SortedPrefixes
@@ -248,9 +267,39 @@ class AgentMatcher:
     _short_index: dict[str, list[_Entry]]
     _prefix_lengths: list[int]
     _compiled: dict[_Key, _Wildcard]
+    _rules: list[Rule] | None
+    _texts: list[str] | None
+    _prefixes: list[str] | None
+    _any: tuple[str, ...]
+    _checks: int
+    #: The literal prefixes (before any ``*``) of the disallow rules, when
+    #: there are few: a path that starts with none of them is allowed
+    #: whatever else matches (RFC 9309 2.2.2). ``None``: no such shortcut.
+    deny: tuple[str, ...] | None
     rule_count: int
 
     def __init__(self, rules: Iterable[Rule]) -> None:
+        if isinstance(rules, list) and len(rules) <= _FEW_RULES:
+            # One regex search over the joined values proves every rule a
+            # canonical plain prefix: then no index is built before it pays.
+            joined = b"\n".join([rule[1] for rule in rules])
+            if _NOT_PLAIN.search(joined) is None:
+                texts = joined.decode("ascii").split("\n") if rules else []
+                # "/private*" matches as "/private", one octet more specific.
+                prefixes = [text.removesuffix("*") for text in texts] if b"*" in joined else texts
+                self._rules, self._texts, self._prefixes, self._checks = rules, texts, prefixes, 0
+                self._any = tuple([prefix for prefix in prefixes if prefix])
+                self.rule_count = len(self._any)
+                deny = {
+                    prefix
+                    for prefix, rule in zip(prefixes, rules, strict=True)
+                    if prefix and not rule[0]
+                }
+                self.deny = None if "/" in deny else tuple(deny)
+                return
+        self._compile(rules)
+
+    def _compile(self, rules: Iterable[Rule]) -> None:
         tables = _Tables()
         tables.add(rules)
         if tables.wildcards or tables.lazy:
@@ -289,7 +338,9 @@ class AgentMatcher:
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
 
     def _set_prefixes(self, tables: _Tables) -> None:
+        self._rules = self._texts = self._prefixes = None
         self.rule_count = tables.count
+        self.deny = _deny(tables) if tables.count <= _DENY_FROM else None
         self._plain = prefix_index(tables.plain)
         self._starred = prefix_index(tables.starred, bonus=1) if tables.starred else None
         self._exact = tables.exact
@@ -300,6 +351,13 @@ class AgentMatcher:
         ``None`` if no rule matches; else the compiled rule: see
         :func:`key_allows` and :func:`key_line`.
         """
+        if self._texts is not None:
+            if self._checks < _SCAN_CHECKS:
+                self._checks += 1
+                return self._scan_plain(path)
+            rules = self._rules
+            assert rules is not None
+            self._compile(rules)
         best = self._plain.longest(path)
         if self._starred is not None:
             found = self._starred.longest(path)
@@ -327,6 +385,20 @@ class AgentMatcher:
             key, prefix, pieces, anchored, needle = entry
             if needle in path and _wildcard_matches(prefix, pieces, anchored, path):
                 return key
+        return best
+
+    def _scan_plain(self, path: str) -> _Key | None:
+        """The longest plain prefix rule of ``path``, by a scan (few rules)."""
+        if not path.startswith(self._any):  # one C-level test: most paths match none
+            return None
+        texts, prefixes, rules = self._texts, self._prefixes, self._rules
+        assert texts is not None and prefixes is not None and rules is not None
+        best = None
+        for text, prefix, (allow, _, line) in zip(texts, prefixes, rules, strict=True):
+            if text and path.startswith(prefix):
+                key = ((len(text) << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _LOW_BITS
+                if best is None or key > best:
+                    best = key
         return best
 
     def _candidates(self, path: str) -> Iterable[_Entry]:
@@ -359,6 +431,30 @@ class AgentMatcher:
         if sum(len(bucket) for bucket in buckets) <= _SCAN_LIMIT * 4:
             return sorted((rule for bucket in buckets for rule in bucket), reverse=True)
         return merge(*buckets, reverse=True)
+
+
+def _allows(key: _Key) -> int:
+    return (key >> _ALLOW_BIT) & 1
+
+
+def _deny(tables: _Tables) -> tuple[str, ...] | None:
+    """The literal prefixes of the disallow rules in ``tables``, or ``None``
+    when there are many or one of them is ``/`` (every path starts so)."""
+    prefixes = {
+        pattern
+        for table in (tables.plain, tables.starred, tables.exact)
+        for pattern, key in table.items()
+        if not _allows(key)
+    }
+    prefixes.update(rule.prefix for rule in tables.wildcards if not _allows(rule.key))
+    prefixes.update(
+        rule.pattern.split(b"*", 1)[0].decode("ascii")
+        for rule in tables.lazy
+        if not _allows(rule.key)
+    )
+    if len(prefixes) > _DENY_LIMIT or "/" in prefixes or "" in prefixes:
+        return None
+    return tuple(sorted(prefixes))
 
 
 def _compile_lazy(lazy: _Lazy) -> _Wildcard:

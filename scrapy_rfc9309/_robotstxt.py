@@ -11,7 +11,7 @@ import re
 from array import array
 
 from ._agent import derive_product_token
-from ._encoding import canonical_path
+from ._encoding import CANONICAL_HTTP_URL, canonical_path
 from ._groups import WILDCARD_AGENT, Group, Grouping, group_steps
 from ._lines import DEFAULT_MAX_SIZE, Warnings, line_starts, line_text, prepare
 from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
@@ -24,6 +24,7 @@ __all__ = ["RobotsTxt", "Verdict", "Verdicts", "agent_token"]
 _URL_LIKE = re.compile(r"/|[A-Za-z][A-Za-z0-9+.-]*://")
 _PLAIN_TOKEN = re.compile(r"[A-Za-z0-9_.*-]+\Z")
 _ROBOTS_PATH = "/robots.txt"
+_canonical_url = CANONICAL_HTTP_URL.match
 #: Distinct agent strings whose matcher a parsed file remembers (tokens
 #: with groups are remembered however many there are).
 AGENT_CACHE_SIZE = 64
@@ -96,6 +97,25 @@ class Verdicts:
             return None
         return matcher.decide(path)
 
+    def _denied(self, url: str, agent: str) -> int | None:
+        """The deciding rule if it may disallow ``url``, else ``None``: a path
+        that starts with no disallow rule's literal prefix is allowed without
+        a full check (RFC 9309 2.2.2: only a matching disallow rule denies)."""
+        if not isinstance(url, str):
+            raise TypeError(f"url must be a str, not {type(url).__name__}")
+        match = _canonical_url(url)  # canonical_path, inline: the common case
+        path = canonical_path(url) if match is None else match.group(1)
+        matcher = self._by_agent.get(agent)
+        if matcher is None:
+            matcher = self.matcher(agent)
+        deny = matcher.deny
+        if deny is not None and not path.startswith(deny):
+            return None
+        if path == _ROBOTS_PATH:
+            return None
+        rule = matcher.decide(path)
+        return None if rule is None or (rule >> _ALLOW_BIT) & 1 else rule
+
     def check(self, url: str, agent: str) -> Verdict:
         """Decide whether ``agent`` may fetch ``url``, and by which line.
 
@@ -112,8 +132,8 @@ class Verdicts:
         One check, and no verdict built when allowed: for callers (such as
         the middleware) that need the deciding line only to explain a drop.
         """
-        rule = self._decide(url, agent)
-        return None if rule is None or key_allows(rule) else self._verdict(rule)
+        rule = self._denied(url, agent)
+        return None if rule is None else self._verdict(rule)
 
     def _line_text(self, line: int) -> str:
         raise NotImplementedError
@@ -126,8 +146,7 @@ class Verdicts:
 
     def allowed(self, url: str, agent: str) -> bool:
         """``check(url=url, agent=agent).allowed``."""
-        rule = self._decide(url, agent)
-        return rule is None or (rule >> _ALLOW_BIT) & 1 == 1
+        return self._denied(url, agent) is None
 
 
 class RobotsTxt(Verdicts):

@@ -139,3 +139,37 @@ def test_files_that_say_go_away_disallow_everything_as_google_reads_them() -> No
 
 
 _GO_AWAY = re.compile(rb"(?im)^disallow[ \t]*:[ \t]*\*[ \t]*$")
+
+
+_RULE_VALUE = re.compile(rb"(?im)^[ \t]*(?:dis)?allow[ \t]*:[ \t]*(/[^#\s]*)")
+
+
+def test_2_2_2_every_shortcut_agrees_with_the_compiled_index_on_every_corpus_file() -> None:
+    """The first checks by scan and the disallow-prefix shortcut give the
+    verdicts of the fully compiled index, on each file's own rules' URLs."""
+    from scrapy_rfc9309._encoding import canonical_path
+    from scrapy_rfc9309._matcher import AgentMatcher
+    from scrapy_rfc9309._steps import run_to_end
+
+    differences = []
+    for path in FILES:
+        body = path.read_bytes()[:512_000]
+        urls = ["/", "/index.html", "/search?q=1", "/%E3%83%84", "/wp-admin/admin-ajax.php"]
+        for value in _RULE_VALUE.findall(body)[:20]:
+            text = value.decode("utf-8", "replace").rstrip("$").replace("*", "x")
+            urls += [text, text + "z"]
+        robots = RobotsTxt.parse(body)
+        for agent in ("ExampleBot", "Googlebot"):
+            compiled = run_to_end(
+                AgentMatcher.compile_steps(robots._rules(robots._group_token(agent)))
+            )
+            for url in urls:
+                canonical = canonical_path(url)
+                rule = None if canonical == "/robots.txt" else compiled.decide(canonical)
+                expected = rule is None or (rule >> 63) & 1 == 1
+                if robots.allowed(url=url, agent=agent) != expected:
+                    differences.append((path.name, agent, url))
+                verdict = robots.check(url=url, agent=agent)
+                if verdict.allowed != expected:
+                    differences.append((path.name, agent, url, "check"))
+    assert not differences, differences[:20]

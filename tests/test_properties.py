@@ -205,3 +205,34 @@ def test_2_2_2_a_line_found_alone_is_the_line_of_the_whole_index(body: bytes) ->
     assert len(starts) == body.count(b"\n") + 1
     for number in range(1, len(starts) + 1):
         assert line_start(body, number) == starts[number - 1]
+
+
+_PLAIN_PATTERN = st.text(alphabet="/ab", max_size=6).map(lambda s: "/" + s)
+
+
+@given(
+    rules=st.lists(
+        st.tuples(st.booleans(), _PLAIN_PATTERN | _PATTERN | st.just("")), min_size=1, max_size=20
+    ),
+    paths=st.lists(_PATH, min_size=1, max_size=20),
+)
+@settings(max_examples=300, deadline=None)
+def test_2_2_2_first_checks_by_scan_and_the_deny_shortcut_agree_with_the_compiled_index(
+    rules: list[tuple[bool, str]], paths: list[str]
+) -> None:
+    """A matcher of few plain rules scans them for its first checks, then
+    compiles; a path that starts with no disallow prefix is allowed without
+    a check. Both agree with the compiled index, key for key."""
+    from scrapy_rfc9309._matcher import AgentMatcher
+    from scrapy_rfc9309._steps import run_to_end
+
+    read = [(allow, pattern.encode(), line) for line, (allow, pattern) in enumerate(rules, 2)]
+    lazy = AgentMatcher(list(read))
+    compiled = run_to_end(AgentMatcher.compile_steps(list(read)))
+    assert lazy.rule_count == compiled.rule_count
+    for path in paths:  # more than the scanned checks: the lazy one compiles on the way
+        expected = compiled.decide(path)
+        assert lazy.decide(path) == expected, (rules, path)
+        for deny in (lazy.deny, compiled.deny):
+            if deny is not None and not path.startswith(deny):
+                assert expected is None or (expected >> 63) & 1, (rules, path)
