@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._agent import is_valid_token, product_token
-from ._lines import EXACT_KEYS, Warnings, printable, read_line, scan
+from ._lines import EXACT_KEYS, Warnings, printable, read_line, scan, split_line
 from ._matcher import Rule, is_url, rule_pattern
 from ._steps import Steps
 
@@ -126,8 +126,13 @@ _CHUNK = 65_536
 
 
 def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
-    """Scan a prepared body and fold its lines into groups (RFC 9309 2.1,
-    2.2.1, 2.2.4), in steps of about :data:`_CHUNK` octets (see ``_steps``)."""
+    """Split a prepared body into lines and fold them into groups (RFC 9309
+    2.1, 2.2.1, 2.2.4), in steps of about :data:`_CHUNK` octets (see ``_steps``).
+
+    Lines are split in C (``bytes.split``); a line whose key is spelt as most
+    files spell it ("Disallow: /x") is read with one ``partition`` and one dict
+    look-up, any other line as :func:`scan` reads it (:func:`read_line`).
+    """
     groups: list[Group] = []
     by_token: dict[str, list[int]] = {}
     sitemaps: list[str] = []
@@ -135,33 +140,32 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
     current: Group | None = None
     rules_started = False
     pattern_count = 0
-    exact = _EXACT_RULE
+    exact_keys = EXACT_KEYS
     number = 0
     start, size = 0, len(body)
     while start < size or number == 0:
         end = body.find(b"\n", start + _CHUNK)
         if end < 0:
             end = size
-        for line in scan(body, start, end):
+        for text in body[start:end].split(b"\n"):
             number += 1
-            raw_key, colon, value = line
-            if not raw_key:
-                continue
-            allow = exact.get(raw_key) if colon else None
-            if allow is not None and current is not None:  # "Disallow: /x" in a group
+            raw_key, colon, value = text.partition(b":")
+            key = exact_keys.get(raw_key) if colon else None
+            if key is not None:  # the common line: "Disallow: /x"
+                comment = value.find(b"#")
+                if comment >= 0:
+                    value = value[:comment]
                 value = value.strip(b" \t")
-                rules_started = True
-                current.rule_lines.append(number)
-                pending[number] = (allow, value, number)
-                if value:
-                    pattern_count += 1
-                    if value[0] != 47 and value[0] != 42:  # neither "/" nor "*"
-                        _warn_rule(number, value, warnings)
-                continue
-            read = read_line(line, number, warnings)
-            if read is None:
-                continue
-            key, value = read
+            else:
+                if not text:
+                    continue
+                line = split_line(text)
+                if not line[0]:
+                    continue  # blank or comment
+                read = read_line(line, number, warnings)
+                if read is None:
+                    continue
+                key, value = read
             if key == "disallow" or key == "allow":
                 if current is None:
                     warnings.add(number, "rule before any user-agent line ignored")
@@ -197,12 +201,6 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
         if start < size:
             yield
     return Grouping(body, groups, by_token, tuple(sitemaps), pattern_count, pending)
-
-
-#: Rule keys as most files spell them: whether the rule allows.
-_EXACT_RULE = {
-    spelling: key == "allow" for spelling, key in EXACT_KEYS.items() if key in ("allow", "disallow")
-}
 
 
 def _warn_rule(number: int, value: bytes, warnings: Warnings) -> None:

@@ -173,3 +173,13 @@ def test_2_2_2_every_shortcut_agrees_with_the_compiled_index_on_every_corpus_fil
                 if verdict.allowed != expected:
                     differences.append((path.name, agent, url, "check"))
     assert not differences, differences[:20]
+
+
+def test_2_2_every_corpus_file_groups_as_the_line_by_line_reference() -> None:
+    from scrapy_rfc9309._lines import Warnings, prepare
+
+    from .reference import assert_same_grouping
+
+    for path in FILES:
+        body, _ = prepare(path.read_bytes(), 512_000, Warnings())
+        assert_same_grouping(body)

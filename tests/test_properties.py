@@ -236,3 +236,52 @@ def test_2_2_2_first_checks_by_scan_and_the_deny_shortcut_agree_with_the_compile
         for deny in (lazy.deny, compiled.deny):
             if deny is not None and not path.startswith(deny):
                 assert expected is None or (expected >> 63) & 1, (rules, path)
+
+
+_LINE_PIECES = st.sampled_from(
+    [
+        "User-agent",
+        "user-agent",
+        "USER-AGENT",
+        " User-agent",
+        "User-agent ",
+        "useragent",
+        "Disallow",
+        "disallow",
+        "Allow",
+        "ALLOW",
+        "dissallow",
+        "Sitemap",
+        "Crawl-delay",
+        "Host",
+        ":",
+        ": ",
+        " ",
+        "\t",
+        "#",
+        "# c",
+        "*",
+        "/a",
+        "/b*",
+        "$",
+        "bot",
+        "Googlebot*",
+        "x/1.0",
+        "http://e.com/p",
+        "é",
+        "\n",
+        "\n",
+        "\n",
+    ]
+)
+
+
+@given(st.lists(_LINE_PIECES, max_size=60).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_2_2_lines_split_in_c_read_as_the_line_by_line_reference(text: str) -> None:
+    """RFC 9309 2.2: the grouping that splits lines in C and reads the common
+    line with one dict look-up gives the line-by-line reading's groups,
+    rules, sitemaps and warnings."""
+    from .reference import assert_same_grouping
+
+    assert_same_grouping(text.encode())
