@@ -26,7 +26,7 @@ from ._lines import EXACT_KEYS, Warnings, printable, read_line, scan, split_line
 from ._matcher import Rule, is_url, rule_pattern
 from ._steps import Steps
 
-__all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_steps"]
+__all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_all", "group_steps"]
 
 WILDCARD_AGENT = "*"
 _PLAIN_NAME = re.compile(rb"[A-Za-z0-9_.-]+")
@@ -89,6 +89,8 @@ def _rules_by_line(body: bytes) -> Pending:
 
 
 def _agent_token(number: int, raw: bytes, warnings: Warnings) -> str:
+    if raw == b"*":
+        return WILDCARD_AGENT
     if _PLAIN_NAME.fullmatch(raw):  # most lines: "Googlebot", already one product name
         return raw.decode("ascii").lower()
     value = raw.decode("utf-8", "replace")
@@ -133,21 +135,74 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
     files spell it ("Disallow: /x") is read with one ``partition`` and one dict
     look-up, any other line as :func:`scan` reads it (:func:`read_line`).
     """
-    groups: list[Group] = []
-    by_token: dict[str, list[int]] = {}
-    sitemaps: list[str] = []
-    pending: Pending = {}
-    current: Group | None = None
-    rules_started = False
-    pattern_count = 0
-    exact_keys = EXACT_KEYS
-    number = 0
+    fold = _Fold(warnings)
     start, size = 0, len(body)
-    while start < size or number == 0:
+    while True:
         end = body.find(b"\n", start + _CHUNK)
         if end < 0:
             end = size
-        for text in body[start:end].split(b"\n"):
+        fold.lines(body[start:end].split(b"\n"))
+        start = end + 1
+        if start >= size:
+            return fold.grouping(body)
+        yield
+
+
+def group_all(body: bytes, warnings: Warnings) -> Grouping:
+    """:func:`group_steps` in one go, without the step machinery."""
+    fold = _Fold(warnings)
+    fold.lines(body.split(b"\n"))
+    return fold.grouping(body)
+
+
+class _Fold:
+    """The state of a grouping between two slices of lines."""
+
+    __slots__ = (
+        "by_token",
+        "current",
+        "groups",
+        "number",
+        "pattern_count",
+        "pending",
+        "rules_started",
+        "sitemaps",
+        "warnings",
+    )
+
+    def __init__(self, warnings: Warnings) -> None:
+        self.groups: list[Group] = []
+        self.by_token: dict[str, list[int]] = {}
+        self.sitemaps: list[str] = []
+        self.pending: Pending = {}
+        self.current: Group | None = None
+        self.rules_started = False
+        self.pattern_count = 0
+        self.number = 0
+        self.warnings = warnings
+
+    def grouping(self, body: bytes) -> Grouping:
+        return Grouping(
+            body,
+            self.groups,
+            self.by_token,
+            tuple(self.sitemaps),
+            self.pattern_count,
+            self.pending,
+        )
+
+    def lines(self, texts: list[bytes]) -> None:
+        """Fold the next lines (no LF in them) into the groups."""
+        groups, by_token, pending, warnings = (
+            self.groups,
+            self.by_token,
+            self.pending,
+            self.warnings,
+        )
+        current, rules_started = self.current, self.rules_started
+        pattern_count, number = self.pattern_count, self.number
+        exact_keys = EXACT_KEYS
+        for text in texts:
             number += 1
             raw_key, colon, value = text.partition(b":")
             key = exact_keys.get(raw_key) if colon else None
@@ -190,17 +245,15 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
                         indexes.append(len(groups) - 1)
             elif key == "sitemap":
                 if value:
-                    sitemaps.append(value.decode("utf-8", "replace"))
+                    self.sitemaps.append(value.decode("utf-8", "replace"))
             elif key == "crawl-delay":
                 delay = _crawl_delay(number, value, warnings)
                 if current is None:
                     warnings.add(number, "crawl-delay before any user-agent line ignored")
                 elif delay is not None and current.crawl_delay is None:
                     current.crawl_delay = delay
-        start = end + 1
-        if start < size:
-            yield
-    return Grouping(body, groups, by_token, tuple(sitemaps), pattern_count, pending)
+        self.current, self.rules_started = current, rules_started
+        self.pattern_count, self.number = pattern_count, number
 
 
 def _warn_rule(number: int, value: bytes, warnings: Warnings) -> None:

@@ -151,10 +151,11 @@ def prepare(body: bytes, max_size: int, warnings: Warnings) -> tuple[bytes, bool
         lines = body.count(b"\n", 0, body.find(b"\x00")) + 1
         warnings.add(lines, "NUL bytes ignored")
         body = body.replace(b"\x00", b"")
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        _warn_invalid_utf8(body, warnings)
+    if not body.isascii():
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            _warn_invalid_utf8(body, warnings)
     return body, truncated
 
 

@@ -12,12 +12,12 @@ from array import array
 
 from ._agent import derive_product_token
 from ._encoding import CANONICAL_HTTP_URL, canonical_path
-from ._groups import WILDCARD_AGENT, Group, Grouping, group_steps
+from ._groups import WILDCARD_AGENT, Group, Grouping, group_all, group_steps
 from ._lines import DEFAULT_MAX_SIZE, Warnings, line_starts, line_text, prepare
 from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
 from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
-from ._steps import Steps, run_to_end
+from ._steps import Steps
 
 __all__ = ["RobotsTxt", "Verdict", "Verdicts", "agent_token"]
 
@@ -43,8 +43,22 @@ def _as_bytes(body: bytes | str) -> bytes:
     raise TypeError(f"robots.txt body must be bytes or str, not {type(body).__name__}")
 
 
+#: Agent strings already reduced to their token, up to :data:`_TOKENS_KEPT`.
+_TOKENS: dict[str, str] = {}
+_TOKENS_KEPT = 4096
+
+
 def agent_token(agent: str) -> str:
     """The product token ``agent`` stands for (RFC 9309 2.2.1), lower case."""
+    token = _TOKENS.get(agent) if isinstance(agent, str) else None
+    if token is None:
+        token = _agent_token(agent)
+        if len(_TOKENS) < _TOKENS_KEPT:
+            _TOKENS[agent] = token
+    return token
+
+
+def _agent_token(agent: str) -> str:
     if not isinstance(agent, str):
         raise TypeError(f"agent must be a str, not {type(agent).__name__}")
     if _URL_LIKE.match(agent):
@@ -179,7 +193,7 @@ class RobotsTxt(Verdicts):
         """
         collector = Warnings()
         prepared, truncated = prepare(_as_bytes(body), _checked(max_size), collector)
-        grouping = run_to_end(group_steps(prepared, collector))
+        grouping = group_all(prepared, collector)
         return cls(grouping, tuple(collector.items), truncated)
 
     @classmethod

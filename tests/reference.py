@@ -59,12 +59,24 @@ def reference_grouping(body: bytes, warnings: Warnings) -> Grouping:
 
 def assert_same_grouping(body: bytes) -> None:
     """The parser's groups, rules, sitemaps and warnings are the reference's."""
-    from scrapy_rfc9309._groups import group_steps
+    from scrapy_rfc9309._groups import group_all, group_steps
     from scrapy_rfc9309._steps import run_to_end
 
-    ours_warnings, reference_warnings = Warnings(), Warnings()
-    ours = run_to_end(group_steps(body, ours_warnings))
+    reference_warnings = Warnings()
     reference = reference_grouping(body, reference_warnings)
+    for group in (group_all, lambda b, w: run_to_end(group_steps(b, w))):
+        ours_warnings = Warnings()
+        ours = group(body, ours_warnings)
+        _assert_same(body, ours, ours_warnings, reference, reference_warnings)
+
+
+def _assert_same(
+    body: bytes,
+    ours: Grouping,
+    ours_warnings: Warnings,
+    reference: Grouping,
+    reference_warnings: Warnings,
+) -> None:
     assert ours.groups == reference.groups, body
     assert ours.by_token == reference.by_token, body
     assert ours.sitemaps == reference.sitemaps, body
