@@ -173,17 +173,63 @@ class RobotsTxt(Verdicts):
     Verdict(allowed=False, line=2, rule='Disallow: /private')
     """
 
-    __slots__ = ("_by_agent", "_by_token", "_grouping", "_line_starts", "truncated", "warnings")
+    __slots__ = (
+        "_allows_everything",
+        "_body_",
+        "_by_agent",
+        "_by_token",
+        "_early_warnings",
+        "_grouping",
+        "_line_starts",
+        "_tokens",
+        "_warnings",
+        "truncated",
+    )
 
-    def __init__(self, grouping: Grouping, warnings: tuple[tuple[int, str], ...], truncated: bool):
-        self._grouping = grouping
+    def __init__(
+        self,
+        grouping: Grouping,
+        warnings: tuple[tuple[int, str], ...],
+        truncated: bool,
+        early_warnings: int = 0,
+    ):
+        self._grouping: Grouping | None = grouping
+        self._body_ = grouping.body
+        self._tokens = grouping.by_token
+        self._allows_everything: bool | None = None
         self._line_starts: array[int] | None = None
         self._by_token: dict[str, AgentMatcher] = {}
         self._by_agent: dict[str, AgentMatcher] = {}
-        #: Lint findings, ``(line, message)``: each lenient reading and each ignored line.
-        self.warnings = warnings
+        self._warnings: tuple[tuple[int, str], ...] | None = warnings
+        # The warnings about the body as received (size limit, BOM, NUL,
+        # encoding), which the prepared body alone cannot tell again.
+        self._early_warnings = warnings[:early_warnings]
         #: Whether the body was longer than ``max_size`` and cut (RFC 9309 2.5).
         self.truncated = truncated
+
+    @property
+    def warnings(self) -> tuple[tuple[int, str], ...]:
+        """Lint findings, ``(line, message)``: each lenient reading and each ignored line."""
+        warnings = self._warnings
+        if warnings is None:
+            self._regroup()
+            warnings = self._warnings
+            assert warnings is not None
+        return warnings
+
+    def _groups(self) -> Grouping:
+        """The groups; read again from the body once dropped (see :meth:`_compiled`)."""
+        grouping = self._grouping
+        if grouping is None:
+            grouping = self._regroup()
+        return grouping
+
+    def _regroup(self) -> Grouping:
+        collector = Warnings()
+        collector.items.extend(self._early_warnings)
+        grouping = self._grouping = group_all(self._body_, collector)
+        self._warnings = tuple(collector.items)
+        return grouping
 
     @classmethod
     def parse(cls, body: bytes | str, max_size: int = DEFAULT_MAX_SIZE) -> RobotsTxt:
@@ -193,8 +239,9 @@ class RobotsTxt(Verdicts):
         """
         collector = Warnings()
         prepared, truncated = prepare(_as_bytes(body), _checked(max_size), collector)
+        early = len(collector.items)
         grouping = group_all(prepared, collector)
-        return cls(grouping, tuple(collector.items), truncated)
+        return cls(grouping, tuple(collector.items), truncated, early)
 
     @classmethod
     def parse_in_steps(
@@ -207,10 +254,11 @@ class RobotsTxt(Verdicts):
         """
         collector = Warnings()
         prepared, truncated = prepare(_as_bytes(body), _checked(max_size), collector)
+        early = len(collector.items)
         if len(prepared) > _STEP_SIZE:
             yield
         grouping = yield from group_steps(prepared, collector)
-        robots = cls(grouping, tuple(collector.items), truncated)
+        robots = cls(grouping, tuple(collector.items), truncated, early)
         if agent is not None:
             yield from robots._compile_steps(agent)
         return robots
@@ -218,16 +266,16 @@ class RobotsTxt(Verdicts):
     @property
     def body(self) -> bytes:
         """The bytes parsed: cut at ``max_size``, without BOM, line ends as LF."""
-        return self._grouping.body
+        return self._body_
 
     def _body(self) -> bytes:
-        return self._grouping.body
+        return self._body_
 
     def _line_text(self, line: int) -> str:
         starts = self._line_starts
         if starts is None:  # built on the first verdict that names a line
-            starts = self._line_starts = line_starts(self._grouping.body)
-        return line_text(self._grouping.body, starts[line - 1])
+            starts = self._line_starts = line_starts(self._body_)
+        return line_text(self._body_, starts[line - 1])
 
     def compiled_matchers(self) -> dict[str, AgentMatcher]:
         """The matchers compiled so far, by product token (``*``: the
@@ -237,24 +285,27 @@ class RobotsTxt(Verdicts):
     @property
     def tokens(self) -> frozenset[str]:
         """The product tokens that have groups of their own (lower case)."""
-        return frozenset(self._grouping.by_token)
+        return frozenset(self._tokens)
 
     @property
     def sitemaps(self) -> tuple[str, ...]:
         """Sitemap URLs in file order (RFC 9309 2.2.4: other records)."""
-        return self._grouping.sitemaps
+        return self._groups().sitemaps
 
     @property
     def allows_everything(self) -> bool:
         """No rule with a pattern and no Crawl-delay in any group: nothing to obey."""
-        grouping = self._grouping
-        return grouping.pattern_count == 0 and all(
-            group.crawl_delay is None for group in grouping.groups
-        )
+        allows = self._allows_everything
+        if allows is None:
+            grouping = self._groups()
+            allows = self._allows_everything = grouping.pattern_count == 0 and all(
+                group.crawl_delay is None for group in grouping.groups
+            )
+        return allows
 
     def groups_for(self, agent: str) -> list[Group]:
         """The groups that govern ``agent`` (RFC 9309 2.2.1), in file order."""
-        return self._grouping.groups_for(agent_token(agent))
+        return self._groups().groups_for(agent_token(agent))
 
     def matcher(self, agent: str) -> AgentMatcher:
         """The compiled rules for ``agent``; built once per token with groups
@@ -280,16 +331,20 @@ class RobotsTxt(Verdicts):
     def _group_token(self, agent: str) -> str:
         """The token whose groups govern ``agent``: its own, or ``*``."""
         token = agent_token(agent)
-        return token if token in self._grouping.by_token else WILDCARD_AGENT
+        return token if token in self._tokens else WILDCARD_AGENT
 
     def _rules(self, token: str) -> list[Rule]:
-        grouping = self._grouping
+        grouping = self._groups()
         return grouping.rules(grouping.groups_for(token))
 
     def _compiled(self, token: str, matcher: AgentMatcher) -> AgentMatcher:
-        # The rules read while parsing served the first agent; a later one
-        # reads its rules from the body again, so none are kept.
-        self._grouping.pending = None
+        # The groups, the rules read while parsing, the sitemaps and the
+        # warnings served the first agent; what a later call needs is read
+        # from the body again, so a parsed file keeps what deciding needs.
+        self.allows_everything  # noqa: B018 (computed before the groups go)
+        self._grouping = None
+        if self._warnings is not None and len(self._warnings) > len(self._early_warnings):
+            self._warnings = None
         self._by_token[token] = matcher
         return matcher
 
@@ -304,5 +359,5 @@ class RobotsTxt(Verdicts):
         return None
 
     def __repr__(self) -> str:
-        counts = (len(self._grouping.groups), len(self.sitemaps), len(self.warnings))
+        counts = (len(self._groups().groups), len(self.sitemaps), len(self.warnings))
         return "<RobotsTxt groups={} sitemaps={} warnings={}>".format(*counts)

@@ -124,7 +124,7 @@ def test_files_that_say_go_away_disallow_everything_as_google_reads_them() -> No
         if not _GO_AWAY.search(body):
             continue
         robots = RobotsTxt.parse(body)
-        for group in robots._grouping.groups:
+        for group in robots._groups().groups:
             if not group.agents or not group.agents[0][1]:
                 continue
             agent = group.agents[0][1]
@@ -183,3 +183,35 @@ def test_2_2_every_corpus_file_groups_as_the_line_by_line_reference() -> None:
     for path in FILES:
         body, _ = prepare(path.read_bytes(), 512_000, Warnings())
         assert_same_grouping(body)
+
+
+def test_2_2_what_a_parsed_file_reads_again_after_a_check_is_what_it_read_first() -> None:
+    """Once a matcher is compiled the groups, sitemaps and warnings are
+    dropped and read again from the body on demand: the same values."""
+    for path in FILES[::3]:
+        body = path.read_bytes()
+        first = RobotsTxt.parse(body)
+        expected = (
+            first.warnings,
+            first.sitemaps,
+            first.allows_everything,
+            first.tokens,
+            [first.groups_for(agent) for agent in ("ExampleBot", "Googlebot", "*")],
+            [first.crawl_delay(agent) for agent in ("ExampleBot", "Googlebot")],
+        )
+        checked = RobotsTxt.parse(body)
+        checked.allowed(url="/", agent="ExampleBot")
+        assert checked._grouping is None
+        got = (
+            checked.warnings,
+            checked.sitemaps,
+            checked.allows_everything,
+            checked.tokens,
+            [checked.groups_for(agent) for agent in ("ExampleBot", "Googlebot", "*")],
+            [checked.crawl_delay(agent) for agent in ("ExampleBot", "Googlebot")],
+        )
+        assert got == expected, path.name
+        checked.allowed(url="/", agent="Googlebot")  # another agent: read again, compiled
+        assert checked.allowed(url="/a", agent="Googlebot") == first.allowed(
+            url="/a", agent="Googlebot"
+        )
