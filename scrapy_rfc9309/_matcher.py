@@ -39,7 +39,7 @@ from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import LINE_BITS as _LINE_BITS
 from ._rulekey import LINE_MAX as _LINE_MAX
 from ._rulekey import OFFSET_BITS as _LOW_BITS
-from ._rulekey import RuleKey, pack
+from ._rulekey import RuleKey, key_line, pack
 from ._steps import STEP, Steps, run_to_end
 
 __all__ = ["AgentMatcher", "Rule", "Verdict", "is_url", "rule_pattern"]
@@ -246,15 +246,13 @@ class AgentMatcher:
         "_compiled",
         "_exact",
         "_gram_index",
+        "_keys",
         "_plain",
         "_prefix_index",
         "_prefix_lengths",
-        "_prefixes",
-        "_rules",
         "_scan",
         "_short_index",
         "_starred",
-        "_texts",
         "deny",
         "rule_count",
     )
@@ -267,9 +265,7 @@ class AgentMatcher:
     _short_index: dict[str, list[_Entry]]
     _prefix_lengths: list[int]
     _compiled: dict[_Key, _Wildcard]
-    _rules: list[Rule] | None
-    _texts: list[str] | None
-    _prefixes: list[str] | None
+    _keys: list[_Key] | None
     _any: tuple[str, ...]
     _checks: int
     #: The literal prefixes (before any ``*``) of the disallow rules, when
@@ -285,16 +281,23 @@ class AgentMatcher:
             joined = b"\n".join([rule[1] for rule in rules])
             if _NOT_PLAIN.search(joined) is None:
                 texts = joined.decode("ascii").split("\n") if rules else []
-                # "/private*" matches as "/private", one octet more specific.
-                prefixes = [text.removesuffix("*") for text in texts] if b"*" in joined else texts
-                self._rules, self._texts, self._prefixes, self._checks = rules, texts, prefixes, 0
-                self._any = tuple([prefix for prefix in prefixes if prefix])
-                self.rule_count = len(self._any)
-                deny = {
-                    prefix
-                    for prefix, rule in zip(prefixes, rules, strict=True)
-                    if prefix and not rule[0]
-                }
+                starred = b"*" in joined
+                prefixes: list[str] = []
+                keys: list[_Key] = []
+                deny: set[str] = set()
+                for text, (allow, _, line) in zip(texts, rules, strict=True):
+                    if text:
+                        # "/private*" matches as "/private", one octet more specific.
+                        prefix = text.removesuffix("*") if starred else text
+                        prefixes.append(prefix)
+                        keys.append(
+                            ((len(text) << 1 | allow) << _LINE_BITS | (_LINE_MAX - line))
+                            << _LOW_BITS
+                        )
+                        if not allow:
+                            deny.add(prefix)
+                self._any, self._keys, self._checks = tuple(prefixes), keys, 0
+                self.rule_count = len(keys)
                 self.deny = None if "/" in deny else tuple(deny)
                 return
         self._compile(rules)
@@ -338,7 +341,7 @@ class AgentMatcher:
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
 
     def _set_prefixes(self, tables: _Tables) -> None:
-        self._rules = self._texts = self._prefixes = None
+        self._keys = None
         self.rule_count = tables.count
         self.deny = _deny(tables) if tables.count <= _DENY_FROM else None
         self._plain = prefix_index(tables.plain)
@@ -351,13 +354,11 @@ class AgentMatcher:
         ``None`` if no rule matches; else the compiled rule: see
         :func:`key_allows` and :func:`key_line`.
         """
-        if self._texts is not None:
+        if self._keys is not None:
             if self._checks < _SCAN_CHECKS:
                 self._checks += 1
                 return self._scan_plain(path)
-            rules = self._rules
-            assert rules is not None
-            self._compile(rules)
+            self._compile(self._scanned_rules())
         best = self._plain.longest(path)
         if self._starred is not None:
             found = self._starred.longest(path)
@@ -391,15 +392,24 @@ class AgentMatcher:
         """The longest plain prefix rule of ``path``, by a scan (few rules)."""
         if not path.startswith(self._any):  # one C-level test: most paths match none
             return None
-        texts, prefixes, rules = self._texts, self._prefixes, self._rules
-        assert texts is not None and prefixes is not None and rules is not None
-        best = None
-        for text, prefix, (allow, _, line) in zip(texts, prefixes, rules, strict=True):
-            if text and path.startswith(prefix):
-                key = ((len(text) << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _LOW_BITS
-                if best is None or key > best:
-                    best = key
-        return best
+        keys = self._keys
+        assert keys is not None
+        best = -1
+        for prefix, key in zip(self._any, keys, strict=True):
+            if key > best and path.startswith(prefix):
+                best = key
+        return None if best < 0 else best
+
+    def _scanned_rules(self) -> list[Rule]:
+        """The rules of a scanning matcher as read, to compile them."""
+        keys = self._keys
+        assert keys is not None
+        rules = []
+        for prefix, key in zip(self._any, keys, strict=True):
+            starred = key >> (_ALLOW_BIT + 1) > len(prefix)
+            text = prefix + "*" if starred else prefix
+            rules.append((bool((key >> _ALLOW_BIT) & 1), text.encode(), key_line(key)))
+        return rules
 
     def _candidates(self, path: str) -> Iterable[_Entry]:
         """The indexed wildcard rules that could match ``path``, best first.
