@@ -7,6 +7,15 @@ rule stand for a literal ``*`` and ``$``.
 
 What one check costs:
 
+* a path that starts with none of the literal prefixes (the text before any
+  ``*``) of the disallow rules is allowed after one C-level
+  ``str.startswith(tuple)``, kept when a matcher has up to 64 such prefixes,
+  none of them ``/``; most crawled URLs end there;
+* up to 64 rules that are all plain prefixes (a final ``*`` allowed) are not
+  compiled for the first 8 checks: a check tests them all with
+  ``str.startswith(tuple)`` and, when one matches, scans them for the most
+  specific; the ninth check compiles them, so a site checked a few times
+  never pays for an index;
 * plain-prefix rules live in a prefix index (``_prefixes``): a few tried
   one by one, a dict probed once per distinct pattern length, or for
   hundreds one sorted string searched with ``bisect``; the cost does not
