@@ -65,6 +65,7 @@ _SCAN_CHECKS = 8
 # disallow rules, so that most allowed paths take one C-level test.
 _DENY_FROM = 256
 _DENY_LIMIT = 64
+_NEEDLE_LIMIT = 8
 # A rule value that is not empty nor a canonical plain prefix, in the of a group joined by LF.
 # values of a group joined by LF (a final ``*``, as in ``/private/*``, is plain).
 _NOT_PLAIN = re.compile(rb"(?:\A|\n)[^/\n]|[^A-Za-z0-9\-._~!&'()+,;=:@/?\[\]\n*]|\*(?!\n|\Z)")
@@ -263,6 +264,7 @@ class AgentMatcher:
         "_short_index",
         "_starred",
         "deny",
+        "needles",
         "rule_count",
     )
     _plain: FewPrefixes | DictPrefixes | SortedPrefixes
@@ -281,6 +283,9 @@ class AgentMatcher:
     #: there are few: a path that starts with none of them is allowed
     #: whatever else matches (RFC 9309 2.2.2). ``None``: no such shortcut.
     deny: tuple[str, ...] | None
+    #: With :attr:`deny`: the longest piece of each disallow rule that starts
+    #: with a wildcard (``/*?``, ``*.pdf$``); a path must also contain none.
+    needles: tuple[str, ...]
     rule_count: int
 
     def __init__(self, rules: Iterable[Rule]) -> None:
@@ -308,6 +313,7 @@ class AgentMatcher:
                 self._any, self._keys, self._checks = tuple(prefixes), keys, 0
                 self.rule_count = len(keys)
                 self.deny = None if "/" in deny else tuple(deny)
+                self.needles = ()
                 return
         self._compile(rules)
 
@@ -352,7 +358,7 @@ class AgentMatcher:
     def _set_prefixes(self, tables: _Tables) -> None:
         self._keys = None
         self.rule_count = tables.count
-        self.deny = _deny(tables) if tables.count <= _DENY_FROM else None
+        self.deny, self.needles = _deny(tables) if tables.count <= _DENY_FROM else (None, ())
         self._plain = prefix_index(tables.plain)
         self._starred = prefix_index(tables.starred, bonus=1) if tables.starred else None
         self._exact = tables.exact
@@ -456,24 +462,32 @@ def _allows(key: _Key) -> int:
     return (key >> _ALLOW_BIT) & 1
 
 
-def _deny(tables: _Tables) -> tuple[str, ...] | None:
-    """The literal prefixes of the disallow rules in ``tables``, or ``None``
-    when there are many or one of them is ``/`` (every path starts so)."""
+def _deny(tables: _Tables) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """The literal prefixes of the disallow rules in ``tables``, and the
+    longest piece of those whose prefix is ``/`` or empty (``/*?``): any
+    path such a rule matches contains it. ``None`` when there are many, or
+    when a rule would match every path (``/``, ``/*$``)."""
     prefixes = {
         pattern
         for table in (tables.plain, tables.starred, tables.exact)
         for pattern, key in table.items()
         if not _allows(key)
     }
-    prefixes.update(rule.prefix for rule in tables.wildcards if not _allows(rule.key))
-    prefixes.update(
-        rule.pattern.split(b"*", 1)[0].decode("ascii")
-        for rule in tables.lazy
-        if not _allows(rule.key)
-    )
-    if len(prefixes) > _DENY_LIMIT or "/" in prefixes or "" in prefixes:
-        return None
-    return tuple(sorted(prefixes))
+    wildcards = [rule for rule in tables.wildcards if not _allows(rule.key)]
+    wildcards += [_compile_lazy(rule) for rule in tables.lazy if not _allows(rule.key)]
+    needles = set()
+    for rule in wildcards:
+        if len(rule.prefix) > 1:
+            prefixes.add(rule.prefix)
+        elif rule.needle:
+            needles.add(rule.needle)
+        else:
+            return None, ()
+    if len(prefixes) > _DENY_LIMIT or len(needles) > _NEEDLE_LIMIT:
+        return None, ()
+    if "/" in prefixes or "" in prefixes:
+        return None, ()
+    return tuple(sorted(prefixes)), tuple(sorted(needles))
 
 
 def _compile_lazy(lazy: _Lazy) -> _Wildcard:

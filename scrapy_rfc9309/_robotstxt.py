@@ -124,7 +124,11 @@ class Verdicts:
             matcher = self.matcher(agent)
         deny = matcher.deny
         if deny is not None and not path.startswith(deny):
-            return None
+            for needle in matcher.needles:
+                if needle in path:
+                    break
+            else:
+                return None
         if path == _ROBOTS_PATH:
             return None
         rule = matcher.decide(path)
