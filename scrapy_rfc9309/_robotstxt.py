@@ -46,6 +46,7 @@ def _as_bytes(body: bytes | str) -> bytes:
 #: Agent strings already reduced to their token, up to :data:`_TOKENS_KEPT`.
 _TOKENS: dict[str, str] = {}
 _TOKENS_KEPT = 4096
+_TOKEN_CACHED_LENGTH = 256
 
 
 def agent_token(agent: str) -> str:
@@ -53,7 +54,7 @@ def agent_token(agent: str) -> str:
     token = _TOKENS.get(agent) if isinstance(agent, str) else None
     if token is None:
         token = _agent_token(agent)
-        if len(_TOKENS) < _TOKENS_KEPT:
+        if len(_TOKENS) < _TOKENS_KEPT and len(agent) <= _TOKEN_CACHED_LENGTH:
             _TOKENS[agent] = token
     return token
 
