@@ -207,7 +207,8 @@ class _Tables:
         """Add ``rules``; return how many were read."""
         plain, starred, exact = self.plain, self.starred, self.exact
         simple, glob = _PLAIN_CANONICAL.fullmatch, _GLOB_CANONICAL.fullmatch
-        read = simple_count = 0
+        read = simple_count = lazy_count = 0
+        lazy_append, new_tuple = self.lazy.append, tuple.__new__
         for allow, raw, line in rules:
             read += 1
             if not raw:
@@ -223,8 +224,9 @@ class _Tables:
             if glob(raw) and 0 <= raw.rfind(b"*") < len(raw) - 1 - raw.endswith(b"$"):
                 # Canonical, with a literal piece after its last star: its
                 # specificity is its length; split it only when tried.
-                self.count += 1
-                self.lazy.append(_Lazy(pack(len(raw), allow, line), raw))
+                lazy_count += 1
+                key = ((len(raw) << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _LOW_BITS
+                lazy_append(new_tuple(_Lazy, (key, raw)))  # _Lazy(key, raw), built in C
                 continue
             value = rule_pattern(raw)
             if value == "/" and raw[0] != 47:
@@ -243,7 +245,7 @@ class _Tables:
             known = table.get(prefix)
             if known is None or key > known:
                 table[prefix] = key
-        self.count += simple_count
+        self.count += simple_count + lazy_count
         return read
 
 
@@ -519,18 +521,19 @@ def _index_wildcards(
             by_gram.setdefault(needle[-_GRAM:], []).append(wildcard)
         else:
             by_short.setdefault(needle, []).append(wildcard)
-    for count, entry in enumerate(lazy, 1):
-        if count % STEP == 0:
+    for start in range(0, len(lazy), STEP):
+        if start:
             yield
-        parts = entry.pattern.decode("ascii").removesuffix("$").split("*")
-        if len(parts[0]) > 1:
-            by_prefix.setdefault(parts[0], []).append(entry)
-            continue
-        needle = max(parts, key=len)
-        if len(needle) >= _GRAM:
-            by_gram.setdefault(needle[-_GRAM:], []).append(entry)
-        else:
-            by_short.setdefault(needle, []).append(entry)
+        for entry in lazy[start : start + STEP]:
+            parts = entry.pattern.decode("ascii").removesuffix("$").split("*")
+            if len(parts[0]) > 1:
+                by_prefix.setdefault(parts[0], []).append(entry)
+                continue
+            needle = max(parts, key=len)
+            if len(needle) >= _GRAM:
+                by_gram.setdefault(needle[-_GRAM:], []).append(entry)
+            else:
+                by_short.setdefault(needle, []).append(entry)
     for index in (by_prefix, by_gram, by_short):
         for bucket in index.values():
             bucket.sort(reverse=True)
