@@ -6,6 +6,9 @@ Modes, each crawl in its own process:
 * ``builtin`` - Scrapy's ``RobotsTxtMiddleware`` with Protego
 * ``off``     - ``ROBOTSTXT_OBEY = False``
 
+and, for (e), ``meta-on`` / ``meta-off``: the add-on with ``ROBOTS_META_OBEY``
+on or off, over 30 KB HTML pages that the spider reads with ``response.css``.
+
 Sites: every host ``s<N>.test`` resolves to 127.0.0.1 (a resolver installed
 through Scrapy's ``DNS_RESOLVER``), and one local Twisted server answers for
 all of them, serving as site N's robots.txt the corpus file N (from
@@ -27,13 +30,26 @@ d. rotating User-Agents: a spider that sends each request with one of 1,000
    User-Agent values in turn, to sites serving the corpus' largest robots.txt
    files (the token obeyed is derived from each request's header, so every
    value is a token the parsed file has not seen).
+e. page-level directives: pages per second and crawler CPU per page with
+   ``ROBOTS_META_OBEY`` on against off, 30 KB HTML pages, the two crawls of
+   each pair run at once, the median of the paired ratios
+   (``page-directives``; needs no corpus).
+f. stall: 64 pages of a site whose robots.txt never answers, scheduled
+   first, then 10 healthy sites (``CONCURRENT_REQUESTS = 16``,
+   ``DOWNLOAD_TIMEOUT = 30``): the time until the healthy sites' pages are
+   all fetched, against the same crawl without the hung site;
+g. round trip: 200 sites x 5 pages, every robots.txt answering after
+   300 ms, pages at once: crawl time against ``ROBOTSTXT_OBEY = False``.
 
-All three crawls use Scrapy's plain ``ScrapyPriorityQueue`` scheduler queue
-(the default one costs time in proportion to the queued domains per request).
+``ours`` uses the add-on, so its own scheduler queue
+(``RobotsTxtPriorityQueue``); ``builtin`` and ``off`` use Scrapy's plain
+``ScrapyPriorityQueue`` (the default one costs time in proportion to the
+queued domains per request).
 
 Usage::
 
-    python benchmarks/crawl.py [throughput|memory|blocking|rotating|all]
+    python benchmarks/crawl.py [throughput|memory|blocking|rotating|page-directives|
+                                stall|roundtrip|all]
         [--sites N] [--pages N] [--rounds N] [--memory-sites N [N ...]]
 """
 
@@ -54,6 +70,29 @@ ROOT = HERE.parent
 CORPUS = Path(os.environ.get("ROBOTSTXT_CORPUS", ROOT.parent / "shared" / "corpus"))
 MODES = ("ours", "builtin", "off")
 PAGE = b"<html><head><title>bench</title></head><body>bench</body></html>"
+
+
+def html_page_30k() -> bytes:
+    """A 30 KB HTML page shaped like a real one: a head with scripts, styles and
+    meta tags (the robots one near its end), a body of text and 150 links."""
+    head = [
+        '<meta charset="utf-8"><title>A page of the benchmark site</title>',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        *(f'<meta property="og:x{i}" content="value {i}">' for i in range(12)),
+        *(f'<link rel="stylesheet" href="/static/s{i}.css">' for i in range(6)),
+        "<style>" + "body{margin:0;padding:0}.c{color:#333}\n" * 40 + "</style>",
+        "<script>" + "window.dataLayer=window.dataLayer||[];var x='<meta>';\n" * 40 + "</script>",
+        '<meta name="robots" content="index, follow, max-snippet:-1">',
+    ]
+    body = []
+    for i in range(150):
+        body.append(f'<p>Paragraph {i} of text about the subject, with a <a href="/l/{i}">link</a>')
+        body.append(" and some more words to make the page the size of a real one.</p>")
+    page = f"<!DOCTYPE html><html><head>{''.join(head)}</head><body>{''.join(body)}"
+    page += "<footer>" + "x" * max(0, 30_000 - len(page) - 30) + "</footer></body></html>"
+    return page.encode()
+
+
 AGENT = "Scrapy"
 
 # -- the loopback resolver (loaded by Scrapy in the crawl process) ----------------
@@ -118,18 +157,36 @@ def pick_robots(kind: str, count: int) -> list[str]:
 # -- the server process -------------------------------------------------------------
 
 
-def serve(robots_list: Path, port_file: Path) -> None:
+def serve(
+    robots_list: Path, port_file: Path, page_kind: str = "small", robots_delay: float = 0.0
+) -> None:
+    """Site ``s<N>.test`` serves corpus file N; ``hung.test``'s robots.txt never
+    answers; with ``robots_delay`` every robots.txt answers that late; pages are
+    small, or 30 KB HTML with ``page_kind="30k"``."""
     from twisted.internet import reactor
     from twisted.web import resource, server
 
+    page_body = html_page_30k() if page_kind == "30k" else PAGE
     paths = robots_list.read_text().splitlines()
     cache: dict[int, bytes] = {}
 
     class Sites(resource.Resource):
         isLeaf = True
 
-        def render_GET(self, request: Any) -> bytes:
+        def render_GET(self, request: Any) -> bytes | int:
             host = (request.getHeader(b"host") or b"").decode().split(":")[0]
+            if request.path == b"/robots.txt" and host == "hung.test":
+                return server.NOT_DONE_YET
+            if request.path == b"/robots.txt" and robots_delay:
+
+                def answer() -> None:
+                    if not request.finished and not request._disconnected:
+                        request.setHeader(b"Content-Type", b"text/plain")
+                        request.write(b"User-agent: *\nDisallow: /private\n")
+                        request.finish()
+
+                reactor.callLater(robots_delay, answer)
+                return server.NOT_DONE_YET
             if request.path == b"/robots.txt" and host.startswith("s") and host.endswith(".test"):
                 index = int(host[1:-5]) % len(paths)
                 body = cache.get(index)
@@ -140,7 +197,7 @@ def serve(robots_list: Path, port_file: Path) -> None:
                 request.setHeader(b"Content-Type", b"text/plain")
                 return body
             request.setHeader(b"Content-Type", b"text/html")
-            return PAGE
+            return page_body
 
     port = reactor.listenTCP(0, server.Site(Sites()), interface="127.0.0.1", backlog=1024)
     port_file.write_text(str(port.getHost().port))
@@ -150,18 +207,23 @@ def serve(robots_list: Path, port_file: Path) -> None:
 # -- the crawl process --------------------------------------------------------------
 
 
-def crawl(mode: str, port: int, sites: int, pages: int, agents: int = 0) -> None:
+def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any]) -> None:
+    """One crawl; ``options``: ``concurrency``, ``hung_pages`` (pages of
+    ``hung.test`` scheduled first), ``stop_after`` (close the spider after
+    that many pages, recording the time of the last one) and ``agents``
+    (request n is sent as User-Agent n % agents: a rotating spider)."""
     import resource as rusage
 
     from scrapy import Request, Spider, signals
     from scrapy.crawler import CrawlerProcess
+    from scrapy.exceptions import CloseSpider
 
     settings: dict[str, Any] = {
         "LOG_LEVEL": "ERROR",
         "TELNETCONSOLE_ENABLED": False,
         "RETRY_ENABLED": False,
         "COOKIES_ENABLED": False,
-        "CONCURRENT_REQUESTS": 64,
+        "CONCURRENT_REQUESTS": options.get("concurrency", 64),
         "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
         "DNS_RESOLVER": "crawl.LoopbackResolver",
         "DOWNLOAD_TIMEOUT": 30,
@@ -172,20 +234,32 @@ def crawl(mode: str, port: int, sites: int, pages: int, agents: int = 0) -> None
         # that is quadratic and takes hours, whatever the robots.txt handling.
         "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue",
     }
-    if mode == "ours":
+    if mode in ("ours", "meta-on", "meta-off"):
         settings["ADDONS"] = {"scrapy_rfc9309.Addon": 100}
+        del settings["SCHEDULER_PRIORITY_QUEUE"]  # the add-on's RobotsTxtPriorityQueue
+        if mode != "ours":
+            settings["ROBOTS_META_OBEY"] = mode == "meta-on"
     elif mode == "builtin":
         settings["ROBOTSTXT_OBEY"] = True
     else:
         settings["ROBOTSTXT_OBEY"] = False
+    settings.update(options.get("settings", {}))
     result: dict[str, Any] = {"mode": mode, "sites": sites, "pages": pages}
     # With agents > 0, request n is sent as agent n % agents (a rotating spider).
+    agents = options.get("agents", 0)
     rotating = [f"Rotating{n}Bot/1.{n} (+https://example.com/bot{n})" for n in range(agents)]
 
     class Bench(Spider):
         name = "bench"
 
         async def start(self) -> Any:
+            for page in range(options.get("hung_pages", 0)):
+                yield Request(
+                    f"http://hung.test:{port}{bench_path(page)}",
+                    callback=self.parse,
+                    errback=self.dropped,
+                    dont_filter=True,
+                )
             count = 0
             for page in range(pages):  # sites interleaved, as in a broad crawl
                 for site in range(sites):
@@ -193,15 +267,25 @@ def crawl(mode: str, port: int, sites: int, pages: int, agents: int = 0) -> None
                     count += 1
                     yield Request(
                         f"http://s{site}.test:{port}{bench_path(page)}",
-                        callback=self.parse,
+                        callback=self.read_page if mode.startswith("meta-") else self.parse,
                         errback=self.dropped,
                         dont_filter=True,
                         headers=headers,
                     )
 
         def parse(self, response: Any) -> None:
+            if "//hung.test" in response.url:  # the built-in allows all after a failure
+                return
             result["fetched"] = result.get("fetched", 0) + 1
             result["last_response"] = time.perf_counter()
+            if result["fetched"] == options.get("stop_after"):
+                raise CloseSpider("benchmark done")
+
+        def read_page(self, response: Any) -> Any:
+            """What a spider does with a page: read it, yield an item."""
+            self.parse(response)
+            links = response.css("a::attr(href)").getall()
+            yield {"url": response.url, "links": len(links)}
 
         def dropped(self, failure: Any) -> None:
             result["dropped"] = result.get("dropped", 0) + 1
@@ -210,11 +294,16 @@ def crawl(mode: str, port: int, sites: int, pages: int, agents: int = 0) -> None
     def rss_kib() -> int:
         return rusage.getrusage(rusage.RUSAGE_SELF).ru_maxrss
 
+    def cpu_s() -> float:
+        usage = rusage.getrusage(rusage.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
     def opened() -> None:
         from twisted.internet import reactor, task
 
         result["rss_open_kib"] = rss_kib()
         result["started"] = time.perf_counter()
+        result["cpu_open"] = cpu_s()
         worst = [0.0]
         last = [time.perf_counter()]
 
@@ -236,6 +325,7 @@ def crawl(mode: str, port: int, sites: int, pages: int, agents: int = 0) -> None
         looping.stop()
         result["max_block_ms"] = worst[0] * 1000
         result["rss_peak_kib"] = rss_kib()
+        result["cpu_s"] = cpu_s() - result.pop("cpu_open")
 
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(Bench)
@@ -250,13 +340,24 @@ def crawl(mode: str, port: int, sites: int, pages: int, agents: int = 0) -> None
 
 
 class Server:
-    def __init__(self, robots: list[str]) -> None:
+    def __init__(
+        self, robots: list[str], page_kind: str = "small", robots_delay: float = 0.0
+    ) -> None:
         self.tmp = tempfile.TemporaryDirectory()
         listing = Path(self.tmp.name) / "robots.lst"
         listing.write_text("\n".join(robots))
         port_file = Path(self.tmp.name) / "port"
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "serve", str(listing), str(port_file)], cwd=HERE
+            [
+                sys.executable,
+                __file__,
+                "serve",
+                str(listing),
+                str(port_file),
+                page_kind,
+                str(robots_delay),
+            ],
+            cwd=HERE,
         )
         deadline = time.monotonic() + 30
         while not (port_file.exists() and port_file.read_text()):
@@ -271,10 +372,11 @@ class Server:
         self.tmp.cleanup()
 
 
-def run_crawl(mode: str, port: int, sites: int, pages: int, agents: int = 0) -> dict[str, Any]:
+def run_crawl(mode: str, port: int, sites: int, pages: int, **options: Any) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)])}
+    args = [mode, str(port), str(sites), str(pages), json.dumps(options)]
     out = subprocess.run(
-        [sys.executable, __file__, "crawl", mode, str(port), str(sites), str(pages), str(agents)],
+        [sys.executable, __file__, "crawl", *args],
         cwd=HERE,
         env=env,
         capture_output=True,
@@ -345,7 +447,7 @@ def rotating(sites: int, pages: int, agents: int, rounds: int) -> None:
         best: dict[str, float] = {}
         for _ in range(rounds):
             for mode in MODES:
-                result = run_crawl(mode, server.port, sites, pages, agents)
+                result = run_crawl(mode, server.port, sites, pages, agents=agents)
                 decided = result.get("fetched", 0) + result.get("dropped", 0)
                 assert decided == sites * pages, result
                 rate = decided / result["elapsed_to_last_response"]
@@ -368,20 +470,157 @@ def blocking(sites: int) -> None:
         server.close()
 
 
+def page_directives(sites: int, pages: int, rounds: int) -> None:
+    """(e) the cost of reading page-level directives: 30 KB HTML pages, the add-on
+    with ROBOTS_META_OBEY on and off, run at once in pairs, medians of the pairs."""
+    import statistics
+    from concurrent.futures import ThreadPoolExecutor
+
+    print(
+        f"\n(e) page-level directives: {sites} sites x {pages} pages of 30 KB HTML, "
+        f"{rounds} paired rounds (ROBOTS_META_OBEY on / off)"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        robots = Path(tmp) / "robots.txt"
+        robots.write_text("User-agent: *\nDisallow: /private/\n")
+        server = Server([str(robots)], page_kind="30k")
+        try:
+            rates: dict[str, list[float]] = {"meta-on": [], "meta-off": []}
+            cpu: dict[str, list[float]] = {"meta-on": [], "meta-off": []}
+            ratios, cpu_ratios = [], []
+            for round_ in range(rounds):
+                order = ("meta-on", "meta-off") if round_ % 2 == 0 else ("meta-off", "meta-on")
+                pair, pair_cpu = {}, {}
+                # The two crawls of a pair run at once, so that both meet the same
+                # machine (on a shared machine, load changes from minute to minute).
+                with ThreadPoolExecutor(2) as pool:
+                    runs = {
+                        mode: pool.submit(run_crawl, mode, server.port, sites, pages)
+                        for mode in order
+                    }
+                for mode in order:
+                    result = runs[mode].result()
+                    assert result.get("fetched", 0) == sites * pages, result
+                    pair[mode] = result["fetched"] / result["elapsed_to_last_response"]
+                    pair_cpu[mode] = result["cpu_s"] / result["fetched"] * 1e6
+                    rates[mode].append(pair[mode])
+                    cpu[mode].append(pair_cpu[mode])
+                ratios.append(pair["meta-on"] / pair["meta-off"])
+                cpu_ratios.append(pair_cpu["meta-off"] / pair_cpu["meta-on"])
+            for mode in ("meta-on", "meta-off"):
+                print(
+                    f"    {mode:<9} {statistics.median(rates[mode]):>8.0f} pages/s, "
+                    f"{statistics.median(cpu[mode]):>6.0f} us of crawler CPU per page (medians)"
+                )
+            print(
+                f"    on / off  {statistics.median(ratios):.3f}  pages/s, median of paired ratios "
+                f"(goal >= 0.97; pairs: {', '.join(f'{r:.3f}' for r in ratios)})"
+            )
+            print(
+                f"    on / off  {statistics.median(cpu_ratios):.3f}  pages per CPU second, "
+                f"median of paired ratios (pairs: {', '.join(f'{r:.3f}' for r in cpu_ratios)})"
+            )
+        finally:
+            server.close()
+
+
+def stall(rounds: int) -> None:
+    """(f): the healthy sites' pages behind 64 pages of a hung robots.txt."""
+    healthy_sites, healthy_pages = 10, 5
+    total = healthy_sites * healthy_pages
+    print(
+        f"\n(f) stall: 64 pages of a site whose robots.txt never answers, then "
+        f"{healthy_sites} healthy sites x {healthy_pages} pages; median of {rounds} rounds"
+    )
+    server = Server(pick_robots("throughput", healthy_sites))
+    try:
+        times: dict[str, list[float]] = {}
+        for _ in range(rounds):
+            for label, mode, hung in (
+                ("ours, hung site", "ours", 64),
+                ("ours, no hung site", "ours", 0),
+                ("builtin, hung site", "builtin", 64),
+            ):
+                result = run_crawl(
+                    mode,
+                    server.port,
+                    healthy_sites,
+                    healthy_pages,
+                    concurrency=16,
+                    hung_pages=hung,
+                    stop_after=total,
+                )
+                done = result["elapsed_to_last_response"] if result.get("fetched") else None
+                if result.get("fetched", 0) < total:
+                    done = float("inf")
+                times.setdefault(label, []).append(done or float("inf"))
+        med = {label: sorted(values)[len(values) // 2] for label, values in times.items()}
+        for label, value in med.items():
+            print(f"    {label:<20} healthy pages done after {value:7.2f} s")
+        gap = med["ours, hung site"] - med["ours, no hung site"]
+        print(f"    ours: hung site costs {gap:+.2f} s  (goal <= 3 s)")
+    finally:
+        server.close()
+
+
+def roundtrip(rounds: int, concurrency: int = 64) -> None:
+    """(g): 200 sites x 5 pages, every robots.txt answering after 300 ms."""
+    sites, pages = 200, 5
+    print(
+        f"\n(g) round trip: {sites} sites x {pages} pages, robots.txt answering after "
+        f"300 ms, CONCURRENT_REQUESTS = {concurrency}; median of {rounds} rounds"
+    )
+    server = Server(pick_robots("throughput", sites), robots_delay=0.3)
+    try:
+        times: dict[str, list[float]] = {}
+        cpu: dict[str, list[float]] = {}
+        for _ in range(rounds):
+            for mode in ("ours", "builtin", "off"):
+                result = run_crawl(mode, server.port, sites, pages, concurrency=concurrency)
+                assert result.get("fetched", 0) == sites * pages, result
+                times.setdefault(mode, []).append(result["elapsed_to_last_response"])
+                cpu.setdefault(mode, []).append(result["cpu_s"])
+
+        def median(values: list[float]) -> float:
+            return sorted(values)[len(values) // 2]
+
+        for mode in times:
+            value = median(times[mode])
+            print(
+                f"    {mode:<8} {value:6.2f} s  ({sites * pages / value:6.0f} pages/s), "
+                f"crawler CPU {median(cpu[mode]):5.2f} s"
+            )
+        for mode in ("ours", "builtin"):  # median of the ratios of each round's pair
+            ratios = [off / it for off, it in zip(times["off"], times[mode], strict=True)]
+            goal = "  (goal >= 0.8)" if mode == "ours" else ""
+            print(f"    {mode} / off {'':<{8 - len(mode)}}{median(ratios):.3f}{goal}")
+    finally:
+        server.close()
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "serve":
-        serve(Path(sys.argv[2]), Path(sys.argv[3]))
+        serve(Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4], float(sys.argv[5]))
         return 0
     if len(sys.argv) > 1 and sys.argv[1] == "crawl":
-        agents = int(sys.argv[6]) if len(sys.argv) > 6 else 0
-        crawl(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), agents)
+        options = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
+        crawl(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), options)
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "what",
         nargs="?",
         default="all",
-        choices=["throughput", "memory", "blocking", "rotating", "all"],
+        choices=[
+            "throughput",
+            "memory",
+            "blocking",
+            "rotating",
+            "page-directives",
+            "stall",
+            "roundtrip",
+            "all",
+        ],
     )
     parser.add_argument("--agents", type=int, default=1000, help="rotating User-Agents (d)")
     parser.add_argument("--sites", type=int, default=200)
@@ -389,6 +628,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--memory-sites", type=int, nargs="+", default=[10_000, 100_000])
     args = parser.parse_args()
+    if args.what == "page-directives":  # needs no corpus
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+        page_directives(args.sites, args.pages, args.rounds)
+        return 0
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}; set ROBOTSTXT_CORPUS", file=sys.stderr)
         return 2
@@ -399,8 +642,15 @@ def main() -> int:
         blocking(100)
     if args.what in ("rotating", "all"):
         rotating(20, 100, args.agents, args.rounds)
+    if args.what in ("stall", "all"):
+        stall(max(args.rounds, 3))
+    if args.what in ("roundtrip", "all"):
+        roundtrip(max(args.rounds, 3))
+        roundtrip(max(args.rounds, 3), concurrency=16)
     if args.what in ("memory", "all"):
         memory(args.memory_sites)
+    if args.what == "all":
+        page_directives(args.sites, args.pages, args.rounds)
     return 0
 
 

@@ -249,7 +249,7 @@ def memory(bodies: list[bytes]) -> None:
         return kept
 
     def compact_kept() -> list[object]:
-        from scrapy_rfc9309._compact import CompactRobots
+        from scrapy_rfc9309.parser._compact import CompactRobots
 
         kept = []
         for body in bodies:

@@ -1,21 +1,27 @@
 """Scrapy obeys robots.txt exactly as RFC 9309 says.
 
-The parser (:class:`RobotsTxt`, :class:`Verdict`) is pure Python and imports
-no Scrapy; the Scrapy components are imported on first use.
+Three layers, data flowing one way: :mod:`.parser` (bytes to a compiled
+per-agent matcher; pure Python, no Scrapy), :mod:`.sites` (the pure site
+table: outcomes, lifetimes, one fetch per site) and :mod:`.components` (the
+Scrapy glue, imported on first use).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._matcher import Verdict
-from ._robotstxt import RobotsTxt
+from .parser import Preference, RobotsTxt, Usage, Verdict
 
 if TYPE_CHECKING:
-    from ._addon import Addon
-    from ._extension import RobotsTxtExtension
-    from ._middleware import RobotsTxtMiddleware
-    from ._robotparser import RFC9309RobotParser
+    from .components import (
+        Addon,
+        RFC9309RobotParser,
+        RobotsMetaCachePolicy,
+        RobotsMetaMiddleware,
+        RobotsTxtExtension,
+        RobotsTxtMiddleware,
+        RobotsTxtPriorityQueue,
+    )
 
     robots_parsed: Any
 
@@ -23,27 +29,36 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Addon",
+    "Preference",
     "RFC9309RobotParser",
+    "RobotsMetaCachePolicy",
+    "RobotsMetaMiddleware",
     "RobotsTxt",
     "RobotsTxtExtension",
     "RobotsTxtMiddleware",
+    "RobotsTxtPriorityQueue",
+    "Usage",
     "Verdict",
     "robots_parsed",
 ]
 
-_SCRAPY_COMPONENTS = {
-    "Addon": "._addon",
-    "RFC9309RobotParser": "._robotparser",
-    "RobotsTxtExtension": "._extension",
-    "RobotsTxtMiddleware": "._middleware",
-    "robots_parsed": "._compat",
-}
+_SCRAPY_COMPONENTS = frozenset(
+    {
+        "Addon",
+        "RFC9309RobotParser",
+        "RobotsMetaCachePolicy",
+        "RobotsMetaMiddleware",
+        "RobotsTxtExtension",
+        "RobotsTxtMiddleware",
+        "RobotsTxtPriorityQueue",
+        "robots_parsed",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:
-    module = _SCRAPY_COMPONENTS.get(name)
-    if module is None:
+    if name not in _SCRAPY_COMPONENTS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from importlib import import_module
 
-    return getattr(import_module(module, __name__), name)
+    return getattr(import_module(".components", __name__), name)

@@ -9,7 +9,7 @@ import pytest
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
-from scrapy_rfc9309 import _compat
+from scrapy_rfc9309.components import _compat
 
 from .server import MockSite
 

@@ -5,8 +5,8 @@ split in C."""
 
 from __future__ import annotations
 
-from scrapy_rfc9309._groups import Group, Grouping, _agent_token, _crawl_delay, _warn_rule
-from scrapy_rfc9309._lines import Warnings, read_line, scan
+from scrapy_rfc9309.parser._groups import Group, Grouping, _agent_token, _crawl_delay, _warn_rule
+from scrapy_rfc9309.parser._lines import Warnings, read_line, scan
 
 
 def reference_grouping(body: bytes, warnings: Warnings) -> Grouping:
@@ -18,6 +18,7 @@ def reference_grouping(body: bytes, warnings: Warnings) -> Grouping:
     current: Group | None = None
     rules_started = False
     pattern_count = 0
+    usage_count = 0
     for number, line in enumerate(scan(body), 1):
         read = read_line(line, number, warnings)
         if read is None:
@@ -54,13 +55,19 @@ def reference_grouping(body: bytes, warnings: Warnings) -> Grouping:
                 warnings.add(number, "crawl-delay before any user-agent line ignored")
             elif delay is not None and current.crawl_delay is None:
                 current.crawl_delay = delay
-    return Grouping(body, groups, by_token, tuple(sitemaps), pattern_count, pending)
+        elif key in ("content-usage", "content-signal"):
+            if current is None:
+                warnings.add(number, f"{key} before any user-agent line ignored")
+            else:
+                current.usage_lines = [*(current.usage_lines or ()), number]
+                usage_count += 1
+    return Grouping(body, groups, by_token, tuple(sitemaps), pattern_count, pending, usage_count)
 
 
 def assert_same_grouping(body: bytes) -> None:
     """The parser's groups, rules, sitemaps and warnings are the reference's."""
-    from scrapy_rfc9309._groups import group_all, group_steps
-    from scrapy_rfc9309._steps import run_to_end
+    from scrapy_rfc9309.parser._groups import group_all, group_steps
+    from scrapy_rfc9309.parser._steps import run_to_end
 
     reference_warnings = Warnings()
     reference = reference_grouping(body, reference_warnings)
@@ -82,4 +89,5 @@ def _assert_same(
     assert ours.sitemaps == reference.sitemaps, body
     assert ours.pattern_count == reference.pattern_count, body
     assert ours.pending == reference.pending, body
+    assert ours.usage_count == reference.usage_count, body
     assert ours_warnings.items == reference_warnings.items, body

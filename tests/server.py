@@ -207,3 +207,64 @@ def gzip_bomb(head: bytes, filler: bytes, size: int, tail: bytes = b"") -> bytes
     parts.append(encoder.compress(tail))
     parts.append(encoder.flush())
     return b"".join(parts)
+
+
+def page_with_headers(
+    body: bytes | str,
+    headers: list[tuple[bytes, bytes]] = (),  # type: ignore[assignment]
+    content_type: bytes = b"text/html",
+    status: int = 200,
+) -> Route:
+    """A page with extra response headers; a name may repeat (several header lines)."""
+    data = body.encode() if isinstance(body, str) else body
+
+    def route(request: server.Request) -> bytes:
+        request.setResponseCode(status)
+        request.setHeader(b"Content-Type", content_type)
+        for name, value in headers:
+            request.responseHeaders.addRawHeader(name, value)
+        return data
+
+    return route
+
+
+def html_page(head: str = "", links: list[str] = (), body: str = "") -> bytes:  # type: ignore[assignment]
+    """An HTML page with ``head`` in its head and a link to each of ``links``."""
+    anchors = "".join(f'<a href="{link}">{link}</a>' for link in links)
+    return (
+        f"<!DOCTYPE html><html><head><title>t</title>{head}</head>"
+        f"<body>{body}{anchors}</body></html>"
+    ).encode()
+
+
+def delayed(seconds: float, route: Route) -> Route:
+    """``route``'s answer, given ``seconds`` after the request arrived."""
+
+    def wrapped(request: server.Request) -> int:
+        from twisted.internet import reactor
+
+        def answer() -> None:
+            if request.finished or request._disconnected:
+                return
+            body = route(request)
+            if isinstance(body, bytes):
+                request.write(body)
+                request.finish()
+
+        reactor.callLater(seconds, answer)
+        return server.NOT_DONE_YET
+
+    return wrapped
+
+
+def sequence(*routes: Route) -> Route:
+    """Each request gets the next of ``routes``; the last one answers from then on
+    (``sequence(status(503), status(503), text("..."))``: 503 twice, then 200)."""
+    served = [0]
+
+    def route(request: server.Request) -> bytes | int:
+        index = min(served[0], len(routes) - 1)
+        served[0] += 1
+        return routes[index](request)
+
+    return route

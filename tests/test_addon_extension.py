@@ -88,7 +88,8 @@ async def test_close_summary_names_outcomes_and_top_rules(sites, caplog) -> None
     gone = sites(routes={"/robots.txt": text("", status=503)})
     urls = [site.url("/x1"), site.url("/x2"), site.url("/y"), gone.url("/a")]
     with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
-        await crawl(urls, ADDON_ONLY)
+        # the unreachable site's request is dropped at once, not deferred
+        await crawl(urls, {**ADDON_ONLY, "ROBOTSTXT_UNREACHABLE_DEFER": 0})
     summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
     assert "2 sites checked (1 parsed, 0 unavailable: allow all, 1 unreachable" in summary
     assert "1 requests allowed, 3 dropped (2 by rules, 1 unreachable" in summary

@@ -14,10 +14,7 @@ from hypothesis import strategies as st
 from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
 from twisted.internet import threads
 
-from scrapy_rfc9309._lint import MAX_RULE_LENGTH, MAX_RULES, lint
-from scrapy_rfc9309._outcome import Kind, SiteOutcome
-from scrapy_rfc9309._robotstxt import RobotsTxt
-from scrapy_rfc9309.command import (
+from scrapy_rfc9309.components._command import (
     EXIT_ALLOWED,
     EXIT_DISALLOWED,
     EXIT_ERROR,
@@ -26,6 +23,9 @@ from scrapy_rfc9309.command import (
     explain,
     explain_url,
 )
+from scrapy_rfc9309.parser._lint import MAX_RULE_LENGTH, MAX_RULES, lint
+from scrapy_rfc9309.parser._robotstxt import RobotsTxt
+from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 
 from .server import redirect, status, text
 
@@ -283,7 +283,7 @@ def test_hostile_many_agent_lines_and_groups_stay_linear() -> None:
 
 def test_http_guide_ch9_a_restricted_site_is_disallowed_with_exit_3() -> None:
     """401/403 under ROBOTSTXT_AUTH_DISALLOW: every URL disallowed, like unreachable."""
-    from scrapy_rfc9309.command import EXIT_NO_ROBOTS, exit_code, explain_url
+    from scrapy_rfc9309.components._command import EXIT_NO_ROBOTS, exit_code, explain_url
 
     chain = (("https://e.com/robots.txt", 403),)
     outcome = SiteOutcome(Kind.RESTRICTED, None, "HTTP 403", 0.0, chain)
@@ -297,10 +297,100 @@ def test_http_guide_ch9_a_restricted_site_is_disallowed_with_exit_3() -> None:
 def test_2_2_1_agent_option_is_reduced_like_the_setting() -> None:
     from scrapy.exceptions import UsageError
 
-    from scrapy_rfc9309.command import check_agent
+    from scrapy_rfc9309.components._command import check_agent
 
     assert check_agent("MJ12bot/1.4.8 (+http://mj12bot.com/)") in ("MJ12bot", "MJ")
     assert check_agent("ExampleBot") == "ExampleBot"
     assert check_agent("*") == "*"
     with pytest.raises(UsageError, match="--agent"):
         check_agent("/1.0")
+
+
+@deferred_f_from_coro_f
+async def test_http_guide_ch9_page_shows_the_page_directives_for_the_agent(sites, tmp_path) -> None:
+    from .server import html_page, page_with_headers
+
+    site = sites(
+        routes={
+            "/robots.txt": text(ROBOTS),
+            "/meta": text(
+                html_page(
+                    '<meta name="robots" content="noindex"><meta name="other" content="none">'
+                ),
+                content_type=b"text/html",
+            ),
+            "/doc.pdf": page_with_headers(
+                b"%PDF-1.4",
+                [(b"X-Robots-Tag", b"examplebot: nofollow, noarchive")],
+                b"application/pdf",
+            ),
+            "/moved": redirect("/private/x", 302),
+            "/private/x": text(
+                html_page('<meta name="robots" content="none">'), content_type=b"text/html"
+            ),
+        }
+    )
+    urls = [site.url(path) for path in ("/meta", "/doc.pdf", "/private/x", "/moved")]
+    output, code = await scrapy(*urls, "--agent", "ExampleBot", "--page", "--json", cwd=tmp_path)
+    answers = {answer["url"]: answer for answer in json_lines(output)}
+    assert code == EXIT_DISALLOWED, output
+    meta = answers[site.url("/meta")]["page"]
+    assert meta["status"] == 200 and meta["directives"] == ["noindex"]
+    assert meta["sources"]["noindex"] == ['<meta name="robots">']
+    pdf = answers[site.url("/doc.pdf")]["page"]
+    assert pdf["directives"] == ["noarchive", "nofollow"]
+    assert pdf["sources"]["nofollow"] == ["X-Robots-Tag: examplebot"]
+    private = answers[site.url("/private/x")]["page"]
+    assert private["status"] is None and "Forbidden by robots.txt line 2" in private["error"]
+    moved = answers[site.url("/moved")]["page"]
+    assert moved["status"] is None and "redirect is not followed" in moved["error"]
+    assert site.count("/private/x") == 0  # a disallowed page is never fetched, nor redirected to
+    output, code = await scrapy(site.url("/meta"), "--agent", "ExampleBot", "--page", cwd=tmp_path)
+    assert 'directive:   noindex (<meta name="robots">)' in output, output
+
+
+@deferred_f_from_coro_f
+async def test_malformed_and_other_scheme_urls_are_errors_not_crashes(tmp_path) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_bytes(b"User-agent: *\nDisallow: /\n")
+    stdin = "http://[::1\nfile:///etc/passwd\nhttp://127.0.0.1:99999/\n"
+    output, code = await scrapy("--json", cwd=tmp_path, stdin=stdin)
+    answers = json_lines(output)
+    assert code == EXIT_ERROR, output
+    assert [answer["verdict"] for answer in answers] == ["error"] * 3, output
+    assert "file:" in answers[1]["detail"] and "Traceback" not in output
+
+
+@deferred_f_from_coro_f
+async def test_2_5_a_local_file_is_read_only_up_to_the_size_limit(tmp_path) -> None:
+    output, code = await scrapy(
+        "http://127.0.0.1:9/a",
+        "--file",
+        "/dev/zero",
+        "-s",
+        "ROBOTSTXT_MAX_SIZE=600000",
+        cwd=tmp_path,
+    )
+    assert code == EXIT_ALLOWED, output  # NULs only: no rule; and it returns at all
+    assert "over the size limit" in output
+
+
+def test_2_2_4_lint_flags_agents_joined_into_one_group_by_a_record() -> None:
+    """A Crawl-delay between user-agent lines does not end the group: the
+    Disallow that follows binds every agent named since."""
+    body = (
+        "User-agent: MJ12bot\nCrawl-delay: 15\n"
+        "User-agent: bingbot\nCrawl-delay: 10\n"
+        "User-agent: Yandex\nDisallow: /\n"
+        "User-agent: Other\nAllow: /\n"
+    )
+    findings = lint(RobotsTxt.parse(body))
+    assert [line for line, message in findings if "joins the group of line 1" in message] == [3, 5]
+    assert [line for line, message in findings if "another Crawl-delay" in message] == [4]
+    assert not any(line == 7 for line, _ in findings)  # a group after rules is a new group
+    assert RobotsTxt.parse(body).check(url="/x", agent="MJ12bot").line == 6  # the RFC reading
+
+
+def test_2_2_4_lint_accepts_agents_that_share_their_rules_on_purpose() -> None:
+    body = "User-agent: a\nUser-agent: b\nCrawl-delay: 2\nDisallow: /x\n"
+    assert lint(RobotsTxt.parse(body)) == []

@@ -12,8 +12,9 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 import scrapy_rfc9309
-from scrapy_rfc9309 import RFC9309RobotParser, _compat
-from scrapy_rfc9309._settings import RobotsTxtSettings, SettingError
+from scrapy_rfc9309 import RFC9309RobotParser
+from scrapy_rfc9309.components import _compat
+from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
 
 from .conftest import BASE_SETTINGS, BUILTIN, RecordingSpider, crawl
 from .server import text
@@ -33,6 +34,9 @@ PAGE = text("<html>page</html>", content_type=b"text/html")
         ("ROBOTSTXT_USER_AGENT", "/1.0"),
         ("ROBOTSTXT_USER_AGENT", "(+https://example.com/bot)"),
         ("ROBOTSTXT_RETRY_AFTER_MAX", -1),
+        ("ROBOTSTXT_AUTH_DISALLOW", "maybe"),
+        ("ROBOTSTXT_CRAWL_DELAY", "maybe"),
+        ("ROBOTSTXT_CACHE_MIN_TTL", -1),
     ],
 )
 def test_invalid_settings_name_the_setting(name: str, value: Any) -> None:
@@ -104,6 +108,13 @@ def test_start_up_log_names_the_token_and_its_source(caplog) -> None:
     with caplog.at_level(logging.INFO):
         RobotsTxtMiddleware(crawler)
     assert "as 'ExampleBot' (derived from USER_AGENT" in caplog.text
+
+
+def test_a_user_agent_in_default_request_headers_is_the_one_obeyed() -> None:
+    """DefaultHeadersMiddleware sets it before UserAgentMiddleware: it is what sites see."""
+    headers = {"DEFAULT_REQUEST_HEADERS": {"User-Agent": "ExampleBot/2 (+https://e.com)"}}
+    settings = RobotsTxtSettings.from_settings(Settings({**headers, "USER_AGENT": "Other/1"}))
+    assert settings.token_for(None) == "ExampleBot"
 
 
 @deferred_f_from_coro_f

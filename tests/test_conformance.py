@@ -502,7 +502,7 @@ def test_2_2_3_disallow_star_matches_every_path_whatever_the_index(filler: int) 
 )
 def test_2_2_1_one_product_name_rule_for_lines_and_user_agents(line: str, user_agent: str) -> None:
     """A user-agent line and a whole User-Agent value reduce to the same name."""
-    from scrapy_rfc9309._agent import derive_product_token, product_token
+    from scrapy_rfc9309.parser._agent import derive_product_token, product_token
 
     robots = RobotsTxt.parse(f"user-agent: {line}\ndisallow: /own\nuser-agent: *\ndisallow: /\n")
     assert not robots.allowed(url="/own", agent=user_agent)
@@ -512,7 +512,7 @@ def test_2_2_1_one_product_name_rule_for_lines_and_user_agents(line: str, user_a
 
 
 def test_2_2_1_derived_names_are_valid_tokens() -> None:
-    from scrapy_rfc9309._agent import derive_product_token, is_valid_token
+    from scrapy_rfc9309.parser._agent import derive_product_token, is_valid_token
 
     assert derive_product_token("MJ12bot/1.4.8 (...)") == "MJ12bot"
     assert derive_product_token("360Spider") == "360Spider"

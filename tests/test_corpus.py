@@ -147,9 +147,9 @@ _RULE_VALUE = re.compile(rb"(?im)^[ \t]*(?:dis)?allow[ \t]*:[ \t]*(/[^#\s]*)")
 def test_2_2_2_every_shortcut_agrees_with_the_compiled_index_on_every_corpus_file() -> None:
     """The first checks by scan and the disallow-prefix shortcut give the
     verdicts of the fully compiled index, on each file's own rules' URLs."""
-    from scrapy_rfc9309._encoding import canonical_path
-    from scrapy_rfc9309._matcher import AgentMatcher
-    from scrapy_rfc9309._steps import run_to_end
+    from scrapy_rfc9309.parser._encoding import canonical_path
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._steps import run_to_end
 
     differences = []
     for path in FILES:
@@ -176,7 +176,7 @@ def test_2_2_2_every_shortcut_agrees_with_the_compiled_index_on_every_corpus_fil
 
 
 def test_2_2_every_corpus_file_groups_as_the_line_by_line_reference() -> None:
-    from scrapy_rfc9309._lines import Warnings, prepare
+    from scrapy_rfc9309.parser._lines import Warnings, prepare
 
     from .reference import assert_same_grouping
 

@@ -9,8 +9,9 @@ import logging
 from typing import Any
 
 import pytest
-from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_rfc9309 import robots_parsed
 
 from .conftest import BASE_SETTINGS, crawl
 from .server import compressed, encoded, gzip_bomb, redirect, retry_after, slow, status, text
@@ -25,7 +26,7 @@ class ParsedBodies:
     bodies: list[bytes] = []  # noqa: RUF012 - reset by each test
 
     def __init__(self, crawler: Any) -> None:
-        crawler.signals.connect(self._parsed, signal=signals.robots_parsed)
+        crawler.signals.connect(self._parsed, signal=robots_parsed)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> ParsedBodies:
@@ -185,8 +186,45 @@ async def test_2_5_cut_compressed_body_keeps_the_complete_lines(sites) -> None:
     site = sites(routes={"/robots.txt": encoded(data[: len(data) // 2], "gzip")}, default=PAGE)
     spider, stats = await crawl([site.url("/a"), site.url("/c")])
     assert spider.fetched == [site.url("/c")]
-    assert stats["robotstxt/truncated"] == 1
+    assert stats["robotstxt/encoding_broken"] == 1
+    assert "robotstxt/truncated" not in stats  # a corrupt stream is not a size cut
     assert stats["robotstxt/parsed"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_1_a_plain_body_sent_as_gzip_is_parsed_as_it_is(sites, caplog) -> None:
+    """A common misconfiguration: the rules are what the site meant, not nothing."""
+    body = b"User-agent: *\nDisallow: /private/\n"
+    site = sites(routes={"/robots.txt": encoded(body, "gzip")}, default=PAGE)
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
+        spider, stats = await crawl([site.url("/private/x"), site.url("/c")])
+    assert spider.fetched == [site.url("/c")]
+    assert stats["robotstxt/encoding_mislabelled"] == 1
+    assert "robotstxt/truncated" not in stats
+    assert "not so encoded, parsed as it is" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://[bad/robots.txt",
+        "http://127.0.0.1:99999/robots.txt",
+        "http://127.0.0.1:abc/robots.txt",
+        "https://",
+        "http://user:pw@127.0.0.1:9/robots.txt",
+    ],
+)
+@deferred_f_from_coro_f
+async def test_2_3_1_2_a_malformed_redirect_is_the_sites_answer_not_an_error(
+    sites, caplog, target
+) -> None:
+    site = sites(routes={"/robots.txt": redirect(target, 302)}, default=PAGE)
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
+        spider, stats = await crawl([site.url("/a")])  # the crawl logs no ERROR
+    assert spider.fetched == [site.url("/a")]  # unavailable: everything allowed
+    assert stats["robotstxt/redirect_refused"] == 1
+    assert "robotstxt/internal_error" not in stats
+    assert "refused" in caplog.text
 
 
 @deferred_f_from_coro_f
@@ -203,7 +241,7 @@ async def test_2_3_1_1_compressed_robots_txt_is_decoded_even_without_scrapy_comp
     site = sites(routes={"/robots.txt": robots}, default=PAGE)
     spider, _ = await crawl([site.url("/x"), site.url("/y")], {"COMPRESSION_ENABLED": False})
     assert spider.fetched == [site.url("/y")]
-    from scrapy_rfc9309._decode import accept_encoding
+    from scrapy_rfc9309.components._decode import accept_encoding
 
     assert seen == [accept_encoding()]  # only what can be decoded within the limit
     assert b"gzip" in seen[0]
@@ -318,6 +356,18 @@ async def test_2_3_1_4_without_retry_after_scrapy_retries_as_configured(sites) -
     )  # Scrapy logs its "Gave up retrying" at ERROR
     assert site.count("/robots.txt") == 3
     assert stats["robotstxt/unreachable"] == 1
+    assert spider.fetched == []
+
+
+@pytest.mark.parametrize("value", ["soon", "-5", ""])
+@deferred_f_from_coro_f
+async def test_2_3_1_4_an_unreadable_retry_after_leaves_scrapy_retries_on(sites, value) -> None:
+    site = sites(routes={"/robots.txt": retry_after(503, value)}, default=PAGE)
+    spider, stats = await crawl(
+        [site.url("/a")], {"RETRY_ENABLED": True, "RETRY_TIMES": 2}, allow_errors=True
+    )
+    assert site.count("/robots.txt") == 3  # retried as configured, not left for 600 s
+    assert "robotstxt/retry_after" not in stats
     assert spider.fetched == []
 
 

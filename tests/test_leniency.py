@@ -78,7 +78,7 @@ def test_lenient_reading(body: bytes, url: str, allowed: bool, warning_line: int
 def test_every_lenient_tag_in_the_source_is_tested() -> None:
     source = Path(scrapy_rfc9309.__file__).parent
     tags = set()
-    for path in source.glob("*.py"):
+    for path in source.rglob("*.py"):
         tags |= set(re.findall(r"LENIENT\(([a-z0-9-]+)\)", path.read_text()))
     tested = {case.id.removeprefix("lenient-") for case in LENIENT_CASES}
     assert tags, "no LENIENT tags found"

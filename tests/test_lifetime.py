@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309._lifetime import cache_directives, cache_lifetime
+from scrapy_rfc9309.sites._lifetime import cache_directives, cache_lifetime
 
 from .conftest import crawl
 from .server import slow, text, with_headers

@@ -197,7 +197,9 @@ async def test_closing_releases_waiting_requests_at_once(sites) -> None:
     site = sites(routes={"/robots.txt": hang()}, default=PAGE)
     urls = [site.url(f"/p{i}") for i in range(10)]
     started = time.monotonic()
-    spider, stats = await crawl(urls, {"DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 1})
+    # all 10 wait in the middleware (no scheduler queue of ours in these settings)
+    settings = {"DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 1}
+    spider, stats = await crawl(urls, settings)
     assert time.monotonic() - started < 10  # not the 120 s download timeout
     assert spider.fetched == []
     assert len(spider.dropped) == 10
@@ -295,7 +297,7 @@ async def test_cache_is_bounded_least_recently_used_first(sites) -> None:
 
 def test_outcomes_that_forbid_nothing_keep_no_copy_of_the_file() -> None:
     from scrapy_rfc9309 import RobotsTxt
-    from scrapy_rfc9309._outcome import Kind, SiteOutcome
+    from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 
     for body, kept in [
         (b"User-agent: *\nDisallow:\n", False),
@@ -310,7 +312,7 @@ def test_outcomes_that_forbid_nothing_keep_no_copy_of_the_file() -> None:
 
 def test_the_compact_form_a_cache_keeps_gives_the_same_verdicts() -> None:
     from scrapy_rfc9309 import RobotsTxt
-    from scrapy_rfc9309._compact import CompactRobots
+    from scrapy_rfc9309.parser._compact import CompactRobots
 
     body = (
         b"\xef\xbb\xbfUser-agent: *\r\nDisallow: /private\r\nAllow: /private/pub\r\n"

@@ -19,7 +19,7 @@ def test_version_is_the_distributions() -> None:
 
 def test_scrapy_command_entry_point() -> None:
     (point,) = [p for p in entry_points(group="scrapy.commands") if p.name == "robotstxt"]
-    assert point.value == "scrapy_rfc9309.command:RobotsTxtCommand"
+    assert point.value == "scrapy_rfc9309.components:RobotsTxtCommand"
 
 
 def test_readme_links_work_on_a_package_index() -> None:

@@ -138,8 +138,8 @@ def test_2_2_2_hundreds_of_final_star_rules_agree_with_reference(
 def test_2_2_2_compact_prefix_index_agrees_with_the_dict(
     patterns: list[str], paths: list[str], bonus: int
 ) -> None:
-    from scrapy_rfc9309._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes
-    from scrapy_rfc9309._rulekey import pack
+    from scrapy_rfc9309.parser._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes
+    from scrapy_rfc9309.parser._rulekey import pack
 
     table = {
         pattern: pack(len(pattern) + bonus, i % 2 == 0, i + 1, i)
@@ -162,7 +162,7 @@ def test_2_2_2_compact_prefix_index_agrees_with_the_dict(
 def test_2_2_2_canonical_path_fast_path_agrees_with_the_general_one(
     scheme: str, authority: str, rest: str
 ) -> None:
-    from scrapy_rfc9309._encoding import canonical_path, normalize, path_of
+    from scrapy_rfc9309.parser._encoding import canonical_path, normalize, path_of
 
     url = scheme + authority + rest
     try:
@@ -199,7 +199,7 @@ def test_2_2_3_wildcards_with_one_or_two_octet_pieces_agree_with_the_plain_scan(
 def test_2_2_2_a_line_found_alone_is_the_line_of_the_whole_index(body: bytes) -> None:
     """Verdicts name their line (RFC 9309 2.2.2): found by number, one at a
     time (the site cache) or from the index of all lines (a parsed file)."""
-    from scrapy_rfc9309._lines import line_start, line_starts
+    from scrapy_rfc9309.parser._lines import line_start, line_starts
 
     starts = line_starts(body)
     assert len(starts) == body.count(b"\n") + 1
@@ -223,8 +223,8 @@ def test_2_2_2_first_checks_by_scan_and_the_deny_shortcut_agree_with_the_compile
     """A matcher of few plain rules scans them for its first checks, then
     compiles; a path that starts with no disallow prefix is allowed without
     a check. Both agree with the compiled index, key for key."""
-    from scrapy_rfc9309._matcher import AgentMatcher
-    from scrapy_rfc9309._steps import run_to_end
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._steps import run_to_end
 
     read = [(allow, pattern.encode(), line) for line, (allow, pattern) in enumerate(rules, 2)]
     lazy = AgentMatcher(list(read))
@@ -258,6 +258,9 @@ _LINE_PIECES = st.sampled_from(
         "dissallow",
         "Sitemap",
         "Crawl-delay",
+        "Content-Usage",
+        "content-signal",
+        "train-ai=n",
         "Host",
         ":",
         ": ",
@@ -290,3 +293,59 @@ def test_2_2_lines_split_in_c_read_as_the_line_by_line_reference(text: str) -> N
     from .reference import assert_same_grouping
 
     assert_same_grouping(text.encode())
+
+
+_USAGE_FILE_LINES = st.sampled_from(
+    [
+        b"User-agent: *",
+        b"User-agent: ExampleBot",
+        b"Disallow: /a",
+        b"Allow: /a/b",
+        b"Content-Usage: train-ai=n",
+        b"Content-Usage: /a train-ai=y",
+        b"content-usage: /a* search=n",
+        b"Content-Signal: ai-train=no, search=yes",
+        b"Sitemap: https://example.com/s.xml",
+        b"Crawl-delay: 2",
+        b"Unknown: x",
+    ]
+)
+
+
+@given(
+    lines=st.lists(_USAGE_FILE_LINES, max_size=14),
+    agents=st.lists(st.sampled_from(["ExampleBot", "OtherBot", "*"]), min_size=1, max_size=3),
+)
+@settings(max_examples=300, deadline=None)
+def test_2_2_4_usage_read_again_after_a_check_is_what_a_fresh_parse_reads(
+    lines: list[bytes], agents: list[str]
+) -> None:
+    """RFC 9309 2.2.1 and 2.2.4: once a check has compiled a matcher, a parsed
+    file keeps no groups; the usage lines of each agent's groups (and the
+    warnings, and whether the file allows everything) are read again from the
+    body, and are those a freshly parsed file gives."""
+    from scrapy_rfc9309.parser._compact import CompactRobots
+
+    from .reference import assert_same_grouping
+
+    body = b"\n".join(lines)
+    assert_same_grouping(body)  # usage lines kept per group as line by line
+    fresh = RobotsTxt.parse(body)
+    expected = (
+        [fresh.usage(url=path, agent=agent) for agent in agents for path in ("/", "/a", "/ab")],
+        fresh.warnings,
+        fresh.allows_everything,
+    )
+    checked = RobotsTxt.parse(body)
+    for agent in agents:
+        checked.allowed(url="/a", agent=agent)
+    assert checked._grouping is None
+    usages = [
+        checked.usage(url=path, agent=agent) for agent in agents for path in ("/", "/a", "/ab")
+    ]
+    assert checked._grouping is None  # dropped again once the usage lines are read
+    assert (usages, checked.warnings, checked.allows_everything) == expected
+    compact = CompactRobots(checked)
+    assert [
+        compact.usage(url=path, agent=agent) for agent in agents for path in ("/", "/a", "/ab")
+    ] == expected[0]

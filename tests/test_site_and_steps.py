@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from scrapy_rfc9309 import RobotsTxt
-from scrapy_rfc9309._site import robots_url, site_of
-from scrapy_rfc9309._steps import run_to_end
+from scrapy_rfc9309.parser._steps import run_to_end
+from scrapy_rfc9309.sites._site import robots_url, site_of
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_2_2_1_compact_form_an_unknown_token_shares_the_star_rules_without_a_par
 ) -> None:
     """A spider rotating User-Agents: every token without a group of its own
     is governed by ``*`` (RFC 9309 2.2.1) and costs no parse of the body."""
-    from scrapy_rfc9309._compact import CompactRobots
+    from scrapy_rfc9309.parser._compact import CompactRobots
 
     body = b"User-agent: *\nDisallow: /private\n\nUser-agent: OtherBot\nDisallow: /other\n"
     robots = RobotsTxt.parse(body)
@@ -88,3 +88,8 @@ def test_2_2_1_compact_form_an_unknown_token_shares_the_star_rules_without_a_par
     assert compact.check(url="/other", agent="OtherBot") == robots.check(
         url="/other", agent="OtherBot"
     )
+
+
+def test_2_3_a_malformed_url_has_no_site_and_never_raises() -> None:
+    for url in ("http://[::1", "http://[bad/x", "http://h:99999/", "https://"):
+        assert site_of(url) is None

@@ -9,8 +9,14 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from scrapy_rfc9309._outcome import Kind, SiteOutcome
-from scrapy_rfc9309._sitetable import SiteTable, keep_stale_copy
+from scrapy_rfc9309.sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
+from scrapy_rfc9309.sites._sitetable import (
+    BACKOFF_MAX,
+    SiteState,
+    SiteTable,
+    backoff,
+    keep_stale_copy,
+)
 
 A, B = "http://a:80", "http://b:80"
 
@@ -69,6 +75,8 @@ def test_2_3_1_4_unreachable_without_an_earlier_copy_is_in_force() -> None:
     assert not settled.kept_stale and settled.outcome.kind is Kind.UNREACHABLE
     # An earlier unreachable outcome is no copy to keep.
     assert keep_stale_copy(settled.outcome, outcome(Kind.UNREACHABLE, 9.0)) is None
+    for earlier in (Kind.RESTRICTED, Kind.INTERNAL_ERROR):  # they disallow all too
+        assert keep_stale_copy(outcome(earlier, 1.0), outcome(Kind.UNREACHABLE, 9.0)) is None
     assert keep_stale_copy(outcome(Kind.PARSED, 1.0), outcome(Kind.PARSED, 9.0)) is None
 
 
@@ -98,6 +106,85 @@ def test_abandon_hands_back_waiters_and_stores_nothing() -> None:
 def test_max_sites_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_sites"):
         SiteTable(0)
+
+
+def test_state_says_what_a_request_can_do() -> None:
+    table: SiteTable[str] = SiteTable(10)
+    assert table.state(A, now=0.0) is SiteState.UNKNOWN
+    table.start(A)
+    assert table.state(A, now=0.0) is SiteState.PENDING and table.has_pending()
+    table.settle(A, outcome(Kind.PARSED, 10.0))
+    assert table.state(A, now=5.0) is SiteState.READY
+    assert table.state(A, now=10.0) is SiteState.UNKNOWN  # expired: fetch again (2.4)
+    assert not table.has_pending()
+
+
+def test_http_guide_ch9_deferral_backs_off_and_ends_at_its_deadline() -> None:
+    table: SiteTable[str] = SiteTable(10)
+    table.start(A)
+    table.settle(A, outcome(Kind.UNREACHABLE, 600.0, "HTTP 503"))
+    first = table.defer(A, now=0.0, limit=10.0)
+    assert first is not None and first.deadline == 10.0 and first.retry_at == 1.0
+    assert table.state(A, now=0.5) is SiteState.DEFERRED
+    # each further attempt waits twice as long
+    table.start(A)
+    assert table.state(A, now=1.0) is SiteState.PENDING
+    table.settle(A, outcome(Kind.UNREACHABLE, 601.0, "HTTP 503"))
+    second = table.defer(A, now=1.0, limit=10.0)
+    assert second is first and second.retry_at == 3.0 and second.deadline == 10.0
+    # an attempt that would come after the deadline is not made
+    table.start(A)
+    table.settle(A, outcome(Kind.UNREACHABLE, 603.0, "HTTP 503"))
+    third = table.defer(A, now=7.0, limit=10.0)
+    assert third is not None and third.retry_at is None and third.due == 10.0
+    # past the deadline the deferral ends: the unreachable outcome decides (2.3.1.4)
+    table.start(A)
+    table.settle(A, outcome(Kind.UNREACHABLE, 610.0, "HTTP 503"))
+    assert table.defer(A, now=10.0, limit=10.0) is None
+    assert table.state(A, now=10.0) is SiteState.READY
+    assert table.fresh(A, now=10.0).kind is Kind.UNREACHABLE
+
+
+def test_http_guide_ch9_a_deferral_that_ran_out_does_not_start_again() -> None:
+    """Past ROBOTSTXT_UNREACHABLE_DEFER the requests are dropped, even when the
+    unreachable outcome expires before the deadline and is fetched again."""
+    for end in ("deadline", "timer"):
+        table: SiteTable[str] = SiteTable(10)
+        table.start(A)
+        table.settle(A, outcome(Kind.UNREACHABLE, 1.0, "HTTP 503"))
+        assert table.defer(A, now=0.0, limit=5.0) is not None
+        if end == "timer":
+            table.end_deferral(A)
+        else:
+            table.start(A)
+            table.settle(A, outcome(Kind.UNREACHABLE, 7.0, "HTTP 503"))
+            assert table.defer(A, now=6.0, limit=5.0) is None
+        table.start(A)  # the short-lived unreachable outcome is fetched again
+        table.settle(A, outcome(Kind.UNREACHABLE, 9.0, "HTTP 503"))
+        assert table.defer(A, now=8.0, limit=5.0) is None, end
+        # once retrieved, the earlier outage no longer counts
+        table.start(A)
+        table.settle(A, outcome(Kind.PARSED, 20.0))
+        table.start(A)
+        settled = table.settle(A, outcome(Kind.UNREACHABLE, 30.0, "HTTP 503"))
+        assert settled.kept_stale  # the parsed copy decides (RFC 9309 2.4): nothing to defer
+
+
+def test_deferral_honours_retry_after_and_ends_when_retrieved() -> None:
+    table: SiteTable[str] = SiteTable(10)
+    table.start(A)
+    table.settle(A, outcome(Kind.UNREACHABLE, 30.0, "HTTP 503, Retry-After 30 s"))
+    deferral = table.defer(A, now=0.0, limit=300.0, asked_until=30.0)
+    assert deferral is not None and deferral.retry_at == 30.0  # never sooner than asked
+    table.start(A)
+    table.settle(A, outcome(Kind.PARSED, 1000.0))
+    assert table.deferral(A) is None and table.state(A, now=31.0) is SiteState.READY
+    assert table.defer(B, now=0.0, limit=0.0) is None  # ROBOTSTXT_UNREACHABLE_DEFER = 0
+
+
+def test_backoff_doubles_up_to_its_maximum() -> None:
+    assert [backoff(n) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 8.0]
+    assert backoff(50) == backoff(10_000) == BACKOFF_MAX
 
 
 SITES = st.sampled_from(["http://a:80", "http://b:80", "http://c:80", "https://a:443"])
@@ -146,7 +233,7 @@ class SiteTableMachine(RuleBasedStateMachine):
         settled = self.table.settle(site, outcome(kind, self.now + lifetime))
         assert settled.waiters == self.in_flight.pop(site)
         self.handed_back.extend(settled.waiters)
-        keeps = kind is Kind.UNREACHABLE and before is not None and before.kind is not kind
+        keeps = kind is Kind.UNREACHABLE and before is not None and before.kind not in DISALLOW_ALL
         assert settled.kept_stale == keeps
         assert settled.outcome.expires_at == self.now + lifetime
         self.last[site] = settled.outcome
@@ -158,6 +245,17 @@ class SiteTableMachine(RuleBasedStateMachine):
         assert self.table.abandon(site) == self.in_flight.pop(site)
         del self.held_at_start[site]
 
+    @precondition(lambda self: self.last)
+    @rule(data=st.data(), limit=st.sampled_from([0.0, 5.0, 60.0]))
+    def defer(self, data: st.DataObject, limit: float) -> None:
+        site = data.draw(st.sampled_from(sorted(self.last)))
+        if site in self.in_flight or self.last[site].kind is not Kind.UNREACHABLE:
+            return
+        deferral = self.table.defer(site, self.now, limit)
+        if deferral is not None:
+            assert deferral.deadline > self.now
+            assert deferral.retry_at is None or self.now < deferral.retry_at < deferral.deadline
+
     @rule(seconds=st.floats(0.0, 30.0))
     def time_passes(self, seconds: float) -> None:
         self.now += seconds
@@ -168,6 +266,17 @@ class SiteTableMachine(RuleBasedStateMachine):
         assert self.table.waiting() == sum(len(w) for w in self.in_flight.values())
         assert len(self.table) <= 2
         assert len(set(self.handed_back)) == len(self.handed_back)
+
+    @invariant()
+    def the_state_agrees_with_the_table(self) -> None:
+        for site in ("http://a:80", "http://b:80", "http://c:80", "https://a:443"):
+            state = self.table.state(site, self.now)
+            if site in self.in_flight:
+                assert state is SiteState.PENDING
+            elif self.table.deferral(site) is not None:
+                assert state is SiteState.DEFERRED
+            else:
+                assert (state is SiteState.READY) == (self.table.fresh(site, self.now) is not None)
 
     @invariant()
     def a_fresh_outcome_is_the_last_settled(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from typing import Any
 
 import pytest
@@ -14,8 +15,9 @@ from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_rfc9309 import Verdict, _compat
-from scrapy_rfc9309._settings import ReportSettings, SettingError, identity_warning
+from scrapy_rfc9309 import Verdict
+from scrapy_rfc9309.components import _compat
+from scrapy_rfc9309.components._settings import ReportSettings, SettingError, identity_warning
 
 from .conftest import BASE_SETTINGS, UNSET, RecordingSpider, crawl
 from .server import redirect, status, text
@@ -60,7 +62,9 @@ async def test_report_file_has_one_record_per_site(sites, tmp_path) -> None:
     path = tmp_path / "out" / "robots-report.json"
     urls = [site.url("/a1"), site.url("/a2"), site.url("/b/open"), missing.url("/x")]
     urls.append(gone.url("/y"))
-    await crawl(urls, {**ADDON_ONLY, "ROBOTSTXT_REPORT_FILE": str(path)})
+    # ROBOTSTXT_UNREACHABLE_DEFER 0: the 503 site's request is dropped at once
+    settings = {**ADDON_ONLY, "ROBOTSTXT_REPORT_FILE": str(path), "ROBOTSTXT_UNREACHABLE_DEFER": 0}
+    await crawl(urls, settings)
     report = json.loads(path.read_text())
     assert report["spider"] == "recording"
     assert report["finish_reason"] == "finished"
@@ -80,6 +84,9 @@ async def test_report_file_has_one_record_per_site(sites, tmp_path) -> None:
     assert records[missing.origin]["requests_allowed"] == 1
     assert records[gone.origin]["outcome"] == "unreachable"
     assert records[gone.origin]["requests_dropped"] == 1
+    mask = os.umask(0)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask  # readable as any file written
 
 
 @deferred_f_from_coro_f
@@ -97,6 +104,7 @@ async def test_no_report_file_by_default(sites, tmp_path, monkeypatch) -> None:
         ({"ROBOTSTXT_SUMMARY_TOP_RULES": "many"}, "ROBOTSTXT_SUMMARY_TOP_RULES"),
         ({"ROBOTSTXT_REPORT_FILE": " "}, "ROBOTSTXT_REPORT_FILE"),
         ({"ROBOTSTXT_REPORT_FILE": 3}, "ROBOTSTXT_REPORT_FILE"),
+        ({"ROBOTSTXT_REPORT_FILE": "/"}, "ROBOTSTXT_REPORT_FILE"),
     ],
 )
 def test_bad_report_settings_name_the_setting(settings: dict[str, Any], name: str) -> None:
@@ -223,8 +231,8 @@ async def test_private_scrapy_attributes_the_code_relies_on(sites) -> None:
 
 def test_report_is_bounded_and_json(monkeypatch, tmp_path) -> None:
     """Hostile crawls (many sites, many rules) cannot grow the report without bound."""
-    from scrapy_rfc9309 import _report
-    from scrapy_rfc9309._outcome import Kind, SiteOutcome
+    from scrapy_rfc9309.components import _report
+    from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 
     monkeypatch.setattr(_report, "MAX_SITES_TRACKED", 3)
     monkeypatch.setattr(_report, "MAX_RULES_TRACKED", 2)

@@ -13,14 +13,18 @@ _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 
 
 def site_of(url: str | SplitResult | ParseResult) -> str | None:
-    """``scheme://host:port`` of ``url``, normalised; ``None`` if it has no host.
+    """``scheme://host:port`` of ``url``, normalised; ``None`` if it has no host
+    (or is not a URL at all: ``http://[::1`` never raises).
 
     The host is lower-cased and loses a trailing dot; the port is always
     given, so ``http://Example.com./`` and ``http://example.com:80/`` are one
     site, while ``http://`` and ``https://`` of a host are two.
     """
-    parts = urlsplit(url) if isinstance(url, str) else url
-    host = parts.hostname
+    try:
+        parts = urlsplit(url) if isinstance(url, str) else url
+        host = parts.hostname
+    except ValueError:  # "Invalid IPv6 URL"
+        return None
     if not host:
         return None
     host = host.rstrip(".")

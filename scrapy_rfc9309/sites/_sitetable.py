@@ -12,20 +12,69 @@ current time passed in, so every rule is testable without a reactor:
   file ... it MAY continue to use the cached version"), until the unreachable
   outcome's own expiry;
 * **bounded**: settled outcomes beyond ``max_sites`` are evicted least
-  recently used first; a fetch in flight is never evicted.
+  recently used first; a fetch in flight is never evicted;
+* **deferral** (HTTP: The Definitive Guide ch. 9: on a temporary failure,
+  defer visits until the robots.txt can be retrieved): while a site's
+  robots.txt is unreachable, its requests may wait instead of being dropped,
+  with attempts spaced by a doubling back-off (never sooner than the site's
+  ``Retry-After``), up to a deadline set when the deferral starts; RFC 9309
+  2.3.1.4 (assume complete disallow) holds meanwhile, as nothing is fetched.
 
 No Scrapy import, no I/O, no clock of its own.
 """
 
 from __future__ import annotations
 
+import enum
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from ._outcome import Kind, SiteOutcome
+from ._outcome import DISALLOW_ALL, Kind, SiteOutcome
 
-__all__ = ["Settled", "SiteTable"]
+__all__ = ["Deferral", "Settled", "SiteState", "SiteTable", "backoff"]
+
+#: The first attempt after an unreachable robots.txt, in seconds, while its
+#: site is deferred; each further attempt waits twice as long, up to
+#: :data:`BACKOFF_MAX`.
+BACKOFF_FIRST = 1.0
+BACKOFF_MAX = 60.0
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before the next attempt after the ``attempt``-th unreachable one (1-based)."""
+    return min(BACKOFF_MAX, BACKOFF_FIRST * 2.0 ** min(max(attempt - 1, 0), 32))
+
+
+class SiteState(enum.Enum):
+    """What a request of a site can do now (see :meth:`SiteTable.state`)."""
+
+    #: A fresh outcome is in force: the request can be decided.
+    READY = "ready"
+    #: A fetch is in flight (or waiting for a download slot): wait for it.
+    PENDING = "pending"
+    #: Unreachable, tried again later: wait (HTTP: The Definitive Guide ch. 9).
+    DEFERRED = "deferred"
+    #: Nothing fresh and nothing in flight: a fetch must start.
+    UNKNOWN = "unknown"
+
+
+@dataclass(slots=True)
+class Deferral:
+    """A site whose requests wait while its robots.txt is unreachable."""
+
+    #: No request waits past this time: they are then decided (dropped, 2.3.1.4).
+    deadline: float
+    #: Unreachable attempts so far.
+    attempts: int = 0
+    #: When to try again; ``None``: no attempt fits before the deadline.
+    retry_at: float | None = None
+
+    @property
+    def due(self) -> float:
+        """When the caller must act: try again, or end the deferral."""
+        return self.deadline if self.retry_at is None else self.retry_at
+
 
 W = TypeVar("W")
 
@@ -54,21 +103,29 @@ def keep_stale_copy(stale: SiteOutcome | None, fetched: SiteOutcome) -> SiteOutc
     """The earlier copy to keep in force instead of ``fetched``, if any.
 
     RFC 9309 2.4: while the robots.txt is unreachable, a copy cached earlier
-    may still be used; an earlier *unreachable* outcome is no copy. The kept
+    may still be used; an earlier outcome that disallows everything
+    (unreachable, restricted, an internal error) is no copy. The kept
     copy lives as long as the unreachable outcome would have: it is tried
     again as soon.
     """
     if fetched.kind is not Kind.UNREACHABLE or stale is None:
         return None
-    if stale.kind is Kind.UNREACHABLE:
+    if stale.kind in DISALLOW_ALL:  # unreachable, restricted, an internal error
         return None
-    return SiteOutcome(stale.kind, stale.robots, stale.detail, fetched.expires_at, stale.chain)
+    return SiteOutcome(
+        stale.kind,
+        stale.robots,
+        stale.detail,
+        fetched.expires_at,
+        stale.chain,
+        "the copy fetched earlier, kept while unreachable (RFC 9309 2.4)",
+    )
 
 
 class SiteTable(Generic[W]):
     """site -> settled outcome (LRU-bounded) and site -> fetch in flight."""
 
-    __slots__ = ("_pending", "_settled", "evictions", "max_sites")
+    __slots__ = ("_deferrals", "_exhausted", "_pending", "_settled", "evictions", "max_sites")
 
     def __init__(self, max_sites: int) -> None:
         if max_sites < 1:
@@ -77,6 +134,11 @@ class SiteTable(Generic[W]):
         self.evictions = 0
         self._settled: OrderedDict[str, SiteOutcome] = OrderedDict()
         self._pending: dict[str, _Pending[W]] = {}
+        self._deferrals: dict[str, Deferral] = {}
+        #: Sites whose deferral ran out while unreachable: not deferred again
+        #: until their robots.txt is retrieved, so the bound holds whatever the
+        #: unreachable outcome's lifetime.
+        self._exhausted: set[str] = set()
 
     # -- looking up ----------------------------------------------------------------
 
@@ -94,6 +156,20 @@ class SiteTable(Generic[W]):
 
     def is_pending(self, site: str) -> bool:
         return site in self._pending
+
+    def has_pending(self) -> bool:
+        """Whether any fetch is in flight (O(1))."""
+        return bool(self._pending)
+
+    def state(self, site: str, now: float) -> SiteState:
+        """What a request of ``site`` can do at ``now``; O(1), marks the site used."""
+        if site in self._pending:
+            return SiteState.PENDING
+        if site in self._deferrals:
+            return SiteState.DEFERRED
+        if self.fresh(site, now) is not None:
+            return SiteState.READY
+        return SiteState.UNKNOWN
 
     @property
     def pending_sites(self) -> list[str]:
@@ -135,6 +211,9 @@ class SiteTable(Generic[W]):
         pending = self._pending.pop(site)
         kept = keep_stale_copy(pending.stale, outcome)
         in_force = outcome if kept is None else kept
+        if in_force.kind is not Kind.UNREACHABLE:
+            self._deferrals.pop(site, None)
+            self._exhausted.discard(site)
         self._settled[site] = in_force
         self._settled.move_to_end(site)
         while len(self._settled) > self.max_sites:
@@ -151,6 +230,49 @@ class SiteTable(Generic[W]):
         """Give up every fetch in flight (the spider closes)."""
         pending, self._pending = self._pending, {}
         return [(site, entry.waiters) for site, entry in pending.items()]
+
+    # -- deferral of unreachable sites --------------------------------------------
+
+    def defer(
+        self, site: str, now: float, limit: float, asked_until: float | None = None
+    ) -> Deferral | None:
+        """After an unreachable outcome of ``site`` was settled at ``now``: defer.
+
+        Starts a deferral (its deadline ``limit`` seconds from ``now``) or
+        continues the current one, and sets the next attempt: after the
+        back-off, and never before ``asked_until`` (the site's ``Retry-After``).
+        An attempt that would come after the deadline is not made. ``None``:
+        no deferral (``limit`` is 0, or the deadline has passed; it is ended).
+        """
+        deferral = self._deferrals.get(site)
+        if deferral is None:
+            if limit <= 0 or site in self._exhausted:
+                return None
+            deferral = self._deferrals[site] = Deferral(now + limit)
+        if now >= deferral.deadline:
+            del self._deferrals[site]
+            self._exhausted.add(site)
+            return None
+        deferral.attempts += 1
+        retry_at = now + backoff(deferral.attempts)
+        if asked_until is not None:
+            retry_at = max(retry_at, asked_until)
+        deferral.retry_at = retry_at if retry_at < deferral.deadline else None
+        return deferral
+
+    def deferral(self, site: str) -> Deferral | None:
+        return self._deferrals.get(site)
+
+    def end_deferral(self, site: str) -> Deferral | None:
+        """Stop deferring ``site`` (its deadline passed): its requests are decided,
+        and it is not deferred again until its robots.txt is retrieved."""
+        self._exhausted.add(site)
+        return self._deferrals.pop(site, None)
+
+    def end_all_deferrals(self) -> list[str]:
+        """Stop deferring every site (the spider closes)."""
+        sites, self._deferrals = list(self._deferrals), {}
+        return sites
 
     def __len__(self) -> int:
         """Settled sites held."""

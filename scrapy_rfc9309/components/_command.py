@@ -27,11 +27,12 @@ from scrapy import Spider
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from ._lint import lint
-from ._outcome import DISALLOW_ALL, Kind, SiteOutcome
-from ._robotstxt import RobotsTxt
+from ..parser._lint import lint
+from ..parser._page_directives import PageDirectives
+from ..parser._robotstxt import RobotsTxt
+from ..sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
+from ..sites._site import robots_url, site_of
 from ._settings import RobotsTxtSettings, SettingError, reduce_agent_setting
-from ._site import robots_url, site_of
 
 __all__ = ["RobotsTxtCommand", "explain"]
 
@@ -54,7 +55,8 @@ only one is '-'. --lint FILE|URL lists a robots.txt's findings, sorted by line.
 
 EXIT_CODES_HELP = """\
 exit status (several URLs: the first that applies, in this order):
-  2  error: bad arguments or settings, an unreadable file, a URL that is not absolute
+  2  error: bad arguments or settings, an unreadable file, a URL that is not absolute,
+     an internal error
   1  a robots.txt rule disallows a URL (with --lint: the file has findings)
   3  a robots.txt is unreachable (RFC 9309 2.3.1.4: every URL disallowed),
      unavailable (2.3.1.3: every URL allowed) or, with ROBOTSTXT_AUTH_DISALLOW,
@@ -92,6 +94,7 @@ def explain_url(
         "outcome": None,
         "detail": None,
         "lifetime": None,
+        "usage": {},
     }
     if outcome is None:
         answer["detail"] = error
@@ -116,6 +119,7 @@ def explain_url(
     answer["verdict"] = "allowed" if verdict.allowed else "disallowed"
     answer["rule"] = verdict.rule
     answer["line"] = verdict.line
+    answer["usage"] = robots.usage(url=url, agent=token).as_dict()
     answer["group"] = [
         {"line": number, "text": text}
         for group in agent_lines(robots, token)
@@ -163,6 +167,13 @@ def explain(robots: RobotsTxt, url: str, token: str) -> tuple[list[str], bool]:
         lines.append(f"group:       {agents}")
     delay = robots.crawl_delay(token)
     lines.append(f"crawl-delay: {'none' if delay is None else f'{delay} s'}")
+    usage = robots.usage(url=url, agent=token)
+    if not usage:
+        lines.append("usage:       none stated (Content-Usage, Content-Signal)")
+    for category in sorted(usage.preferences):
+        preference = usage.preferences[category]
+        line, rule = preference.line, preference.rule
+        lines.append(f'usage:       {category}={preference.value} by line {line}: "{rule}"')
     lines.extend(f"sitemap:     {sitemap}" for sitemap in robots.sitemaps)
     lines.extend(f"warning:     line {line}: {message}" for line, message in robots.warnings)
     return lines, verdict.allowed
@@ -186,12 +197,86 @@ def check_agent(value: str) -> str:
         raise UsageError(str(error)) from None
 
 
+#: What ``--page`` learnt of one URL: its status and directives, or why it was not read.
+PageResult = tuple[int, PageDirectives] | str
+
+
+async def _fetch_page(
+    crawler: Any, url: str, found: dict[str, SiteOutcome], token: str, pages: dict[str, PageResult]
+) -> None:
+    """Fetch ``url`` if its robots.txt outcome allows it, and read its page-level
+    directives for ``token`` (HTTP: The Definitive Guide ch. 9: the robots META
+    tag; ``X-Robots-Tag``). A page robots.txt disallows is never fetched."""
+    from scrapy.http import Request
+    from scrapy.http.request import NO_CALLBACK
+
+    from ..parser._page_directives import read_page_directives
+    from . import _compat
+
+    site = site_of(url) if "://" in url else None
+    if site is None:
+        pages[url] = "not an absolute URL"
+        return
+    outcome = found.get("", found.get(site))
+    if outcome is None:
+        pages[url] = "robots.txt not fetched"
+        return
+    decision = outcome.decide(url, token, site)
+    if not decision.allowed:
+        pages[url] = f"not fetched: {decision.reason}"
+        return
+    request = Request(url, callback=NO_CALLBACK, dont_filter=True)
+    request.meta["dont_obey_robotstxt"] = True  # decided above, for this URL only
+    # A redirect is not followed: its target may be another site, under other rules.
+    request.meta["dont_redirect"] = True
+    try:
+        response = await _compat.download(crawler, request)
+    except Exception as error:
+        pages[url] = f"download failed: {type(error).__name__}: {error}"
+        return
+    if 300 <= response.status < 400:
+        location = (response.headers.get(b"Location") or b"").decode("latin-1")
+        pages[url] = f"HTTP {response.status} to {location!r}: a redirect is not followed"
+        return
+    directives = read_page_directives(
+        response.url, response.status, response.headers, response.body, token
+    )
+    pages[url] = (response.status, directives)
+
+
+def _no_site_reason(url: str) -> str:
+    """Why ``url`` has no robots.txt site to ask (the ``detail`` of an error answer)."""
+    scheme, colon, _ = url.partition(":")
+    if not colon or "/" in scheme:
+        return "not an absolute URL"
+    if scheme.lower() not in ("http", "https"):
+        return f"not an http(s) URL ({scheme}:): robots.txt does not apply"
+    return "not a valid http(s) URL (no host, or a malformed host or port)"
+
+
+def _page_answer(result: PageResult | None) -> dict[str, Any]:
+    """``--page``'s part of a URL's answer (the ``page`` object of ``--json``)."""
+    if result is None:
+        result = "not fetched"
+    if isinstance(result, str):
+        return {"status": None, "directives": [], "sources": {}, "error": result}
+    status, page = result
+    return {
+        "status": status,
+        "directives": sorted(page.directives),
+        "sources": {name: list(page.sources.get(name, ())) for name in sorted(page.directives)},
+        "error": None,
+    }
+
+
 class RobotsTxtCommand(ScrapyCommand):
     requires_project = False
     default_settings: ClassVar[dict[str, Any]] = {"LOG_LEVEL": "WARNING"}
 
     def syntax(self) -> str:
-        return "[URL ...] [--agent TOKEN] [--file PATH] [--json] | --lint FILE|URL [--json]"
+        return (
+            "[URL ...] [--agent TOKEN] [--file PATH] [--page] [--json] | --lint FILE|URL [--json]"
+        )
 
     def short_desc(self) -> str:
         return "Explain whether robots.txt (RFC 9309) allows URLs, and by which line"
@@ -213,6 +298,12 @@ class RobotsTxtCommand(ScrapyCommand):
             action="store_true",
             help="one JSON object per URL a line (verdict, rule, line, robots_txt URL chain, "
             "group, outcome), or the --lint findings as one JSON object",
+        )
+        parser.add_argument(
+            "--page",
+            action="store_true",
+            help="also fetch each URL that robots.txt allows and show its page-level "
+            "directives for the agent (robots META tag, X-Robots-Tag)",
         )
         parser.add_argument(
             "--lint",
@@ -243,7 +334,8 @@ class RobotsTxtCommand(ScrapyCommand):
         urls = self._urls(args)
         if not urls:
             raise UsageError("give at least one URL (as arguments or on standard input)")
-        outcomes = self._outcomes(urls, opts.file, settings)
+        pages: dict[str, PageResult] = {}
+        outcomes = self._outcomes(urls, opts.file, settings, pages if opts.page else None, token)
         answers = []
         for url in urls:
             site = site_of(url) if "://" in url else None
@@ -251,12 +343,15 @@ class RobotsTxtCommand(ScrapyCommand):
             if outcome is None and opts.file:
                 self.exitcode = EXIT_ERROR
                 return
-            why = "not an absolute URL" if site is None else "robots.txt not fetched"
+            why = _no_site_reason(url) if site is None else "robots.txt not fetched"
             answers.append(explain_url(outcome, url, token, why))
+            if opts.page:
+                answers[-1]["page"] = _page_answer(pages.get(url))
             if opts.json:
                 print(json.dumps(answers[-1], ensure_ascii=False), flush=True)
             else:
                 self._print_text(answers[-1], outcome, token, first=len(answers) == 1)
+                self._print_page(answers[-1])
         self.exitcode = exit_code(answers)
 
     @staticmethod
@@ -270,23 +365,46 @@ class RobotsTxtCommand(ScrapyCommand):
         ]
 
     def _outcomes(
-        self, urls: list[str], file: str | None, settings: RobotsTxtSettings
+        self,
+        urls: list[str],
+        file: str | None,
+        settings: RobotsTxtSettings,
+        pages: dict[str, PageResult] | None = None,
+        token: str = "*",
     ) -> dict[str, SiteOutcome]:
-        """Each site's outcome (key ``""`` for ``--file``); sites that failed are absent."""
+        """Each site's outcome (key ``""`` for ``--file``); sites that failed are absent.
+
+        With ``pages``, each URL the outcome allows is fetched too, in the same
+        crawl, and its page-level directives for ``token`` stored there (or why
+        it was not fetched).
+        """
         if file:
             outcome = _read_file(Path(file), settings)
-            return {"": outcome} if outcome is not None else {}
+            found = {"": outcome} if outcome is not None else {}
+            if pages is not None:
+                self._fetch([], settings, [], urls, pages, token, found)
+            return found
         sites = sorted({site for url in urls if "://" in url and (site := site_of(url))})
-        return self._fetch([robots_url(site) for site in sites], settings, sites)
+        return self._fetch(
+            [robots_url(site) for site in sites], settings, sites, urls, pages, token
+        )
 
     def _fetch(
-        self, targets: list[str], settings: RobotsTxtSettings, keys: list[str]
+        self,
+        targets: list[str],
+        settings: RobotsTxtSettings,
+        keys: list[str],
+        urls: list[str] = (),  # type: ignore[assignment]
+        pages: dict[str, PageResult] | None = None,
+        token: str = "*",
+        known: dict[str, SiteOutcome] | None = None,
     ) -> dict[str, SiteOutcome]:
-        """Fetch every robots.txt URL in ``targets`` in one crawl, keyed by ``keys``."""
-        if not targets:
+        """Fetch every robots.txt URL in ``targets`` in one crawl, keyed by ``keys``;
+        then, with ``pages``, each of ``urls`` that its outcome allows."""
+        if not targets and pages is None:
             return {}
         assert self.crawler_process is not None
-        found: dict[str, SiteOutcome] = {}
+        found: dict[str, SiteOutcome] = dict(known or {})
 
         class FetchRobotsTxt(Spider):
             name = "robotstxt"
@@ -313,6 +431,17 @@ class RobotsTxtCommand(ScrapyCommand):
                         [deferred_from_coro(one(k, u)) for k, u in zip(keys, targets, strict=True)]
                     )
                 )
+                if pages is not None:
+                    await maybe_deferred_to_future(
+                        DeferredList(
+                            [
+                                deferred_from_coro(
+                                    _fetch_page(self.crawler, u, found, token, pages)
+                                )
+                                for u in urls
+                            ]
+                        )
+                    )
                 return
                 yield
 
@@ -322,6 +451,20 @@ class RobotsTxtCommand(ScrapyCommand):
         if missing:
             print(f"error:       the crawl did not fetch {', '.join(missing)}", file=sys.stderr)
         return found
+
+    @staticmethod
+    def _print_page(answer: dict[str, Any]) -> None:
+        page = answer.get("page")
+        if page is None:
+            return
+        if page.get("error"):
+            print(f"page:        not read: {page['error']}")
+        elif not page["directives"]:
+            print(f"page:        HTTP {page['status']}, no robots directives for this agent")
+        else:
+            print(f"page:        HTTP {page['status']}")
+            for name in page["directives"]:
+                print(f"directive:   {name} ({', '.join(page['sources'][name])})")
 
     def _print_text(
         self, answer: dict[str, Any], outcome: SiteOutcome | None, token: str, *, first: bool
@@ -398,11 +541,15 @@ class RobotsTxtCommand(ScrapyCommand):
 
 
 def _read_file(path: Path, settings: RobotsTxtSettings) -> SiteOutcome | None:
+    """A local robots.txt, read only up to ``ROBOTSTXT_MAX_SIZE`` (RFC 9309 2.5), as
+    the middleware would: ``/dev/zero`` or a huge file costs no more than that."""
     try:
-        body = path.read_bytes()
+        with path.open("rb") as file:
+            body = file.read(settings.max_size + 1)
     except OSError as error:
         print(f"error:       cannot read {path}: {error}", file=sys.stderr)
         return None
     robots = RobotsTxt.parse(body, max_size=settings.max_size)
     chain = ((str(path), None),)
-    return SiteOutcome(Kind.PARSED, robots, f"local file, {len(body)} bytes", 0.0, chain)
+    size = f"{len(body)} bytes" if len(body) <= settings.max_size else "over the size limit"
+    return SiteOutcome(Kind.PARSED, robots, f"local file, {size}", 0.0, chain)

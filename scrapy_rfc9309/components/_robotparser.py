@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from scrapy.robotstxt import RobotParser
 
-from ._agent import derive_product_token
-from ._lines import DEFAULT_MAX_SIZE
-from ._robotstxt import RobotsTxt
+from ..parser._agent import derive_product_token
+from ..parser._lines import DEFAULT_MAX_SIZE
+from ..parser._robotstxt import RobotsTxt
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -20,7 +20,7 @@ from scrapy.exceptions import NotConfigured
 
 from . import _compat
 from ._report import report_for
-from ._settings import ReportSettings, RobotsTxtSettings
+from ._settings import ReportSettings, RobotsTxtSettings, httpcache_honours_noarchive
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -39,12 +39,13 @@ class RobotsTxtExtension:
 
     def __init__(self, crawler: Crawler) -> None:
         self.settings = RobotsTxtSettings.from_settings(crawler.settings)
-        if not self.settings.obey:
-            raise NotConfigured("ROBOTSTXT_OBEY is off")
+        if not (self.settings.obey or self.settings.meta_obey):
+            raise NotConfigured("ROBOTSTXT_OBEY and ROBOTS_META_OBEY are off")
         self.crawler = crawler
         self.report_settings = ReportSettings.from_settings(crawler.settings)
         self._floors: dict[str, float] = {}
-        if self.settings.crawl_delay:
+        self._noarchive_honoured = httpcache_honours_noarchive(crawler.settings)
+        if self.settings.obey and self.settings.crawl_delay:
             crawler.signals.connect(self._on_robots_parsed, signal=_compat.ROBOTS_PARSED)
             crawler.signals.connect(self._enforce, signal=signals.request_reached_downloader)
             crawler.signals.connect(self._enforce, signal=signals.response_downloaded)
@@ -114,16 +115,30 @@ class RobotsTxtExtension:
             for cause, label in (("restricted", "restricted"), ("internal_error", "internal error"))
             if get(f"robotstxt/forbidden/{cause}", 0)
         )
-        lines = [
-            f"robots.txt summary: {_plural(sites, 'site')} checked "
-            f"({parsed} parsed, {unavailable} unavailable: allow all, "
-            f"{unreachable} unreachable: disallow all{extra_kinds}); "
-            f"{get('robotstxt/allowed', 0)} requests allowed, "
-            f"{get('robotstxt/forbidden', 0)} dropped "
-            f"({get('robotstxt/forbidden/rule', 0)} by rules, "
-            f"{get('robotstxt/forbidden/unreachable', 0)} unreachable{extra_drops}, "
-            f"{get('robotstxt/forbidden/closing', 0)} at close)"
-        ]
+        lines = (
+            []
+            if not self.settings.obey
+            else [
+                f"robots.txt summary: {_plural(sites, 'site')} checked "
+                f"({parsed} parsed, {unavailable} unavailable: allow all, "
+                f"{unreachable} unreachable: disallow all{extra_kinds}); "
+                f"{get('robotstxt/allowed', 0)} requests allowed, "
+                f"{get('robotstxt/forbidden', 0)} dropped "
+                f"({get('robotstxt/forbidden/rule', 0)} by rules, "
+                f"{get('robotstxt/forbidden/unreachable', 0)} unreachable{extra_drops}, "
+                f"{get('robotstxt/forbidden/closing', 0)} at close)"
+            ]
+        )
+        pages = _page_level_summary(get, noarchive_honoured=self._noarchive_honoured)
+        if pages:
+            lines.append(pages)
+        usage = _usage_summary(get)
+        if usage:
+            lines.append(usage)
+            top_usage = report_for(self.crawler).top_usage(self.report_settings.summary_top_rules)
+            lines.extend(
+                f"  {count:>6} x {site}: {preference}" for (site, preference), count in top_usage
+            )
         top = report_for(self.crawler).top_rules(self.report_settings.summary_top_rules)
         if top:
             lines.append("Rules that dropped the most requests:")
@@ -161,3 +176,42 @@ class RobotsTxtExtension:
 def _plural(count: int, noun: str) -> str:
     """``1 site``, ``2 sites``."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _page_level_summary(get: Any, *, noarchive_honoured: bool = False) -> str:
+    """The page-level directives part of the close summary; ``""`` when none were met."""
+    counts = {
+        key: get(f"robotsmeta/{key}", 0)
+        for key in (
+            "pages/nofollow",
+            "nofollow",
+            "pages/noindex",
+            "noindex",
+            "noarchive",
+        )
+    }
+    if not any(counts.values()):
+        return ""
+    return (
+        f"Page-level directives: {_plural(counts['pages/nofollow'], 'page')} nofollow "
+        f"({_plural(counts['nofollow'], 'request')} not followed), "
+        f"{_plural(counts['pages/noindex'], 'page')} noindex "
+        f"({_plural(counts['noindex'], 'item')} dropped), "
+        f"{_plural(counts['noarchive'], 'page')} noarchive"
+        + (" (never stored in the HTTP cache)" if noarchive_honoured else "")
+    )
+
+
+def _usage_summary(get: Any) -> str:
+    """The declared-purposes part of the close summary; ``""`` when nothing was refused."""
+    requests = get("robotstxt/forbidden/usage", 0)
+    pages = get("robotsmeta/pages/usage", 0)
+    items = get("robotsmeta/usage", 0)
+    tdmrep = get("robotstxt/tdmrep/request_count", 0)
+    if not (requests or pages or items or tdmrep):
+        return ""
+    return (
+        f"Usage preferences (ROBOTSTXT_PURPOSES): {requests} requests dropped before download, "
+        f"{pages} pages refused a declared purpose ({items} items dropped); "
+        f"tdmrep.json fetched {tdmrep} times; refused by:"
+    )

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import email.utils
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["Lifetime", "cache_directives", "cache_lifetime"]
+__all__ = ["Lifetime", "cache_directives", "cache_lifetime", "headers_lifetime"]
 
 # One directive: a token name, then an optional token or quoted-string value.
 _DIRECTIVE = re.compile(r'\s*([^\s=,;"]+)\s*(?:=\s*(?:"([^"]*)"|([^\s,;"]*)))?\s*(?:,|$)')
@@ -47,7 +48,7 @@ def cache_directives(value: str) -> dict[str, str | None]:
 
 def _seconds(value: str | None) -> int | None:
     """A delta-seconds value (RFC 9111 1.2.2); ``None`` if not one."""
-    if value is None or not value.isdigit():
+    if value is None or not (value.isascii() and value.isdigit()):
         return None
     return int(value[:12])
 
@@ -116,3 +117,24 @@ def cache_lifetime(
     if seconds < floor:
         return Lifetime(floor, f"{source}, raised to ROBOTSTXT_CACHE_MIN_TTL")
     return Lifetime(seconds, source)
+
+
+def headers_lifetime(
+    getlist: Callable[[bytes], list[bytes]], *, now: float, max_ttl: float, min_ttl: float
+) -> Lifetime:
+    """:func:`cache_lifetime` of a response's headers, given as their ``getlist``
+    (Scrapy's ``Headers.getlist``): several lines of one header are joined."""
+
+    def header(name: bytes) -> str | None:
+        values = getlist(name)
+        return ", ".join(value.decode("latin-1") for value in values) if values else None
+
+    return cache_lifetime(
+        cache_control=header(b"Cache-Control"),
+        expires=header(b"Expires"),
+        date=header(b"Date"),
+        age=header(b"Age"),
+        now=now,
+        max_ttl=max_ttl,
+        min_ttl=min_ttl,
+    )

@@ -58,15 +58,69 @@ def _duplicate_wildcard_groups(robots: RobotsTxt) -> list[tuple[int, str]]:
     ]
 
 
-def _directive_checks(robots: RobotsTxt) -> list[tuple[int, str]]:
-    findings: list[tuple[int, str]] = []
-    in_group = False
-    rules = 0
+def _directives(robots: RobotsTxt) -> list[tuple[int, str, bytes]]:
+    """``(line, key, value)`` of each directive line, comments and blanks skipped."""
+    found = []
     for number, line in enumerate(scan(robots.body), 1):
         read = read_line(line, number, None)
-        if read is None:
+        if read is not None:
+            found.append((number, read[0], read[1]))
+    return found
+
+
+def _group_checks(directives: list[tuple[int, str, bytes]]) -> list[tuple[int, str]]:
+    """What site owners misread about groups (RFC 9309 2.1, 2.2.4).
+
+    * a record such as ``Crawl-delay`` between two user-agent lines does not
+      end a group: the rules after the second apply to both agents (a file
+      that gives 13 bots a Crawl-delay each, then ``User-agent: Yandex`` and
+      ``Disallow: /``, disallows the whole site to all 14);
+    * several ``Crawl-delay`` lines in one group: the first is used.
+    """
+    findings: list[tuple[int, str]] = []
+    start = 0  # the group's first user-agent line; 0 before any
+    has_rules, between, delay = False, 0, 0
+    for number, key, _ in directives:
+        if key == "user-agent":
+            if not start or has_rules:
+                start, has_rules, between, delay = number, False, 0, 0
+            elif between:
+                findings.append(
+                    (
+                        number,
+                        f"this user-agent line joins the group of line {start}: the record "
+                        f"at line {between} does not end a group (RFC 9309 2.2.4), so the "
+                        "rules that follow apply to every agent named since; give each agent "
+                        "its own rules if that is not what you mean",
+                    )
+                )
+                between = 0
+        elif not start:
             continue
-        key, value = read
+        elif key in ("allow", "disallow"):
+            has_rules = True
+        else:
+            if not has_rules:
+                between = between or number
+            if key == "crawl-delay":
+                if delay:
+                    findings.append(
+                        (
+                            number,
+                            f"another Crawl-delay in the group of line {start}: the first "
+                            f"(line {delay}) is used",
+                        )
+                    )
+                delay = delay or number
+    return findings
+
+
+def _directive_checks(robots: RobotsTxt) -> list[tuple[int, str]]:
+    directives = _directives(robots)
+    findings = _group_checks(directives)
+    in_group = False
+    rules = 0
+    for number, key, value in directives:
         if key == "user-agent":
             in_group = True
         elif key in ("allow", "disallow") and in_group:

@@ -43,12 +43,12 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredLock
 from w3lib.url import safe_url_string
 
+from ..parser._robotstxt import RobotsTxt
+from ..sites._lifetime import headers_lifetime
+from ..sites._outcome import Kind, SiteOutcome, kind_of_status
 from . import _compat
 from ._decode import accept_encoding, decode_body, split_encodings
-from ._lifetime import cache_lifetime
-from ._outcome import Kind, SiteOutcome, kind_of_status
 from ._robotparser import RFC9309RobotParser
-from ._robotstxt import RobotsTxt
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -150,7 +150,7 @@ def retry_after_seconds(value: bytes | str | None, now: float | None = None) -> 
     text = text.strip()
     if not text:
         return None
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return float(int(text[:12]))
     try:
         when = email.utils.parsedate_to_datetime(text)
@@ -160,6 +160,31 @@ def retry_after_seconds(value: bytes | str | None, now: float | None = None) -> 
         return None
     seconds = when.timestamp() - (time.time() if now is None else now)
     return max(0.0, seconds)
+
+
+def unfollowable(url: str) -> str | None:
+    """Why a robots.txt redirect target is not followed; ``None`` if it is.
+
+    Only ``http`` and ``https`` URLs with a host and a valid port are
+    followed (RFC 9309 2.3.1.2 speaks of HTTP redirects; Scrapy's own
+    redirect middleware follows no other scheme); credentials in a target
+    are refused too, so a redirect cannot make the crawler send them.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "a malformed URL"
+    scheme = parts.scheme.lower()
+    if scheme not in FOLLOWED_SCHEMES:
+        return f"a {scheme}: URL" if scheme else "a URL without a scheme"
+    if not parts.hostname:
+        return "a URL without a host"
+    if port == 0:
+        return "a URL with port 0"
+    if parts.username is not None or parts.password is not None:
+        return "a URL with credentials"
+    return None
 
 
 def _shown(url: str) -> str:
@@ -224,10 +249,14 @@ class RobotsTxtFetcher:
                     return self._unavailable(f"HTTP {response.status} without Location", chain)
                 if hop == MAX_REDIRECTS:
                     break
-                url = urljoin(response.url, safe_url_string(location.decode("latin-1")))
-                scheme = urlsplit(url).scheme.lower()
-                if scheme not in FOLLOWED_SCHEMES:
-                    return self._refuse_redirect(url, scheme, response.status, chain)
+                raw_target = location.decode("latin-1")
+                try:
+                    url = urljoin(response.url, safe_url_string(raw_target))
+                except ValueError:  # "http://[bad/robots.txt": the site's answer, not a bug
+                    url = raw_target
+                why = unfollowable(url)
+                if why is not None:
+                    return self._refuse_redirect(url, why, response.status, chain)
                 logger.debug("robots.txt redirected (%d) to %s", response.status, url)
                 continue
             if kind is Kind.UNREACHABLE:
@@ -237,18 +266,22 @@ class RobotsTxtFetcher:
             return await self._parsed(response, request, chain)
         return self._unavailable(f"more than {MAX_REDIRECTS} redirects", chain)
 
-    def _refuse_redirect(self, target: str, scheme: str, status: int, chain: Chain) -> SiteOutcome:
-        """A redirect to a scheme other than http(s): never followed, unavailable.
+    def _refuse_redirect(self, target: str, why: str, status: int, chain: Chain) -> SiteOutcome:
+        """A redirect that is not followed (see :func:`unfollowable`): unavailable.
 
-        Following it would let any site make the crawler read a local file
-        (``file:``), hang on a named pipe, or take rules from a ``data:`` URL.
+        Following one to another scheme would let any site make the crawler
+        read a local file (``file:``), hang on a named pipe, or take rules
+        from a ``data:`` URL; a malformed target is the site's answer, not
+        an internal error.
         """
         self.stats.inc_value("robotstxt/redirect_refused")
-        outcome = self._unavailable(f"HTTP {status} to a {scheme}: URL, refused", chain)
+        outcome = self._unavailable(f"HTTP {status} to {why}, refused", chain)
         logger.warning(
-            "robots.txt redirect to %s refused: only http and https redirects are followed "
-            "(RFC 9309 2.3.1.2); %s counts as unavailable (RFC 9309 2.3.1.3)",
+            "robots.txt redirect to %s refused (%s): only well-formed http and https "
+            "redirects are followed (RFC 9309 2.3.1.2); %s counts as unavailable "
+            "(RFC 9309 2.3.1.3)",
             _shown(target),
+            why,
             outcome.source,
         )
         return outcome
@@ -264,8 +297,8 @@ class RobotsTxtFetcher:
         wait = max(RETRY_AFTER_MIN, min(wait, self.settings.retry_after_max))
         self.stats.inc_value("robotstxt/retry_after")
         expires = time.monotonic() + wait
-        detail = f"{detail}, Retry-After {wait:g} s"
-        return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain))
+        detail = f"{detail}, Retry-After {round(wait):d} s"
+        return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain), retry_after=True)
 
     def _request(self, url: str) -> Request:
         return Request(
@@ -307,17 +340,8 @@ class RobotsTxtFetcher:
         and ``Expires`` set the lifetime, within ``ROBOTSTXT_CACHE_MIN_TTL``
         and ``ROBOTSTXT_CACHE_TTL`` (see ``_lifetime``).
         """
-        headers = response.headers
-
-        def header(name: bytes) -> str | None:
-            values = headers.getlist(name)
-            return ", ".join(v.decode("latin-1") for v in values) if values else None
-
-        lifetime = cache_lifetime(
-            cache_control=header(b"Cache-Control"),
-            expires=header(b"Expires"),
-            date=header(b"Date"),
-            age=header(b"Age"),
+        lifetime = headers_lifetime(
+            response.headers.getlist,
             now=time.time(),
             max_ttl=self.settings.cache_ttl,
             min_ttl=self.settings.cache_min_ttl,
@@ -344,12 +368,16 @@ class RobotsTxtFetcher:
         return self._answered(Kind.PARSED, robots, response, chain)
 
     def _decoded_body(self, response: Response) -> tuple[bytes, bool]:
-        """The body to parse, decoded if compressed, and whether it was cut short.
+        """The body to parse, decoded if compressed, and whether the size limit cut it.
 
         Decoding stops after ``ROBOTSTXT_MAX_SIZE`` + 1 bytes, so a small
         compressed body that decodes to gigabytes costs no more than a plain
         one; the parser then treats it as any body over the limit (RFC 9309
-        2.5). A corrupt or cut stream keeps the lines decoded before the fault.
+        2.5). A stream cut by the download limit is cut by the size limit too;
+        a corrupt one keeps the lines decoded before the fault (a WARNING,
+        ``robotstxt/encoding_broken``); a body that is not encoded as its
+        ``Content-Encoding`` says at all is parsed as it is (a WARNING,
+        ``robotstxt/encoding_mislabelled``).
         """
         meta = response.request.meta if response.request is not None else {}
         encodings = meta.get(_META_ENCODING)
@@ -362,12 +390,25 @@ class RobotsTxtFetcher:
                 ", ".join(decoded.undecoded),
                 response.url,
             )
-        if decoded.broken and len(decoded.body) <= self.settings.max_size:
-            logger.info(
-                "robots.txt compressed data cut or corrupt, the lines before used: %s",
+        if decoded.broken and "download_stopped" in response.flags:
+            return _cut_at_last_line(decoded.body), True  # cut by ROBOTSTXT_MAX_SIZE
+        if decoded.broken and not decoded.body:
+            # Content-Encoding says gzip (say) but the body is not: a common
+            # server misconfiguration. The body is what the site meant.
+            self.stats.inc_value("robotstxt/encoding_mislabelled")
+            logger.warning(
+                "robots.txt sent with Content-Encoding %s but not so encoded, parsed as it is: %s",
+                ", ".join(encodings),
                 response.url,
             )
-            return _cut_at_last_line(decoded.body), True
+            return response.body, False
+        if decoded.broken and len(decoded.body) <= self.settings.max_size:
+            self.stats.inc_value("robotstxt/encoding_broken")
+            logger.warning(
+                "robots.txt compressed data cut or corrupt, the lines before the fault used: %s",
+                response.url,
+            )
+            return _cut_at_last_line(decoded.body), False
         return decoded.body, False
 
     async def _parse(self, body: bytes) -> RobotsTxt:
@@ -422,7 +463,10 @@ class RobotsTxtFetcher:
         if encodings:
             del response.headers[b"Content-Encoding"]
             request.meta[_META_ENCODING] = split_encodings(encodings)
-        if response.status in RETRY_AFTER_STATUSES and b"Retry-After" in response.headers:
+        if (
+            response.status in RETRY_AFTER_STATUSES
+            and retry_after_seconds(response.headers.get(b"Retry-After")) is not None
+        ):
             request.meta["dont_retry"] = True
 
 

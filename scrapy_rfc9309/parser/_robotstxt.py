@@ -18,6 +18,7 @@ from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
 from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
 from ._steps import Steps
+from ._usage import NO_PREFERENCES, Usage, UsageIndex, build_usage_index
 
 __all__ = ["RobotsTxt", "Verdict", "Verdicts", "agent_token"]
 
@@ -167,6 +168,30 @@ class Verdicts:
         """``check(url=url, agent=agent).allowed``."""
         return self._denied(url, agent) is None
 
+    def usage_index(self) -> UsageIndex | None:
+        """The file's usage lines by agent token; ``None`` when it has none."""
+        raise NotImplementedError
+
+    def usage(self, url: str, agent: str) -> Usage:
+        """The usage preferences (``Content-Usage``, ``Content-Signal``) for ``url``.
+
+        Groups and agents as for rules (RFC 9309 2.2.1); path-scoped lines
+        match as Allow / Disallow do (longest match; ``n`` wins a tie). Each
+        :class:`~._usage.Preference` names its line.
+        """
+        if not isinstance(url, str):
+            raise TypeError(f"url must be a str, not {type(url).__name__}")
+        index = self.usage_index()
+        if index is None:
+            return NO_PREFERENCES
+        token = agent_token(agent)
+        if not index.records(token):
+            token = token if token in self._usage_tokens() else WILDCARD_AGENT
+        return index.usage(url, token)
+
+    def _usage_tokens(self) -> frozenset[str]:
+        raise NotImplementedError
+
 
 class RobotsTxt(Verdicts):
     """A parsed robots.txt file. Build it with :meth:`parse`.
@@ -187,6 +212,8 @@ class RobotsTxt(Verdicts):
         "_grouping",
         "_line_starts",
         "_tokens",
+        "_usage",
+        "_usage_count",
         "_warnings",
         "truncated",
     )
@@ -205,6 +232,8 @@ class RobotsTxt(Verdicts):
         self._line_starts: array[int] | None = None
         self._by_token: dict[str, AgentMatcher] = {}
         self._by_agent: dict[str, AgentMatcher] = {}
+        self._usage: UsageIndex | None = None
+        self._usage_count = grouping.usage_count
         self._warnings: tuple[tuple[int, str], ...] | None = warnings
         # The warnings about the body as received (size limit, BOM, NUL,
         # encoding), which the prepared body alone cannot tell again.
@@ -303,10 +332,28 @@ class RobotsTxt(Verdicts):
         allows = self._allows_everything
         if allows is None:
             grouping = self._groups()
-            allows = self._allows_everything = grouping.pattern_count == 0 and all(
-                group.crawl_delay is None for group in grouping.groups
+            allows = self._allows_everything = (
+                grouping.pattern_count == 0
+                and grouping.usage_count == 0
+                and all(group.crawl_delay is None for group in grouping.groups)
             )
         return allows
+
+    def usage_index(self) -> UsageIndex | None:
+        if self._usage_count == 0:
+            return None
+        usage = self._usage
+        if usage is None:
+            # Once a matcher is compiled the groups are gone: the usage lines
+            # are read from the body again, and the groups dropped again.
+            dropped = self._grouping is None
+            usage = self._usage = build_usage_index(self._groups())
+            if dropped:
+                self._drop_groups()
+        return usage
+
+    def _usage_tokens(self) -> frozenset[str]:
+        return frozenset(self._tokens)
 
     def groups_for(self, agent: str) -> list[Group]:
         """The groups that govern ``agent`` (RFC 9309 2.2.1), in file order."""
@@ -347,11 +394,14 @@ class RobotsTxt(Verdicts):
         # warnings served the first agent; what a later call needs is read
         # from the body again, so a parsed file keeps what deciding needs.
         self.allows_everything  # noqa: B018 (computed before the groups go)
+        self._drop_groups()
+        self._by_token[token] = matcher
+        return matcher
+
+    def _drop_groups(self) -> None:
         self._grouping = None
         if self._warnings is not None and len(self._warnings) > len(self._early_warnings):
             self._warnings = None
-        self._by_token[token] = matcher
-        return matcher
 
     def crawl_delay(self, agent: str) -> float | None:
         """The first valid ``Crawl-delay`` of ``agent``'s groups, in seconds.

@@ -53,6 +53,10 @@ _CANONICAL = {
     b"disallow": "disallow",
     b"sitemap": "sitemap",
     b"crawl-delay": "crawl-delay",
+    # Usage preferences (IETF AIPREF attach draft; Cloudflare Content Signals):
+    # other records, RFC 9309 2.2.4, read by ``_usage``; they never end a group.
+    b"content-usage": "content-usage",
+    b"content-signal": "content-signal",
 }
 #: The spellings real files use most, read with one dict look-up.
 EXACT_KEYS = {

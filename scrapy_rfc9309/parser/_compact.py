@@ -15,6 +15,7 @@ from ._lines import line_start, line_text
 from ._matcher import AgentMatcher
 from ._robotstxt import RobotsTxt, Verdicts, agent_token
 from ._rulekey import MAX_BODY_SIZE
+from ._usage import UsageIndex
 
 __all__ = ["CompactRobots"]
 
@@ -32,7 +33,7 @@ class CompactRobots(Verdicts):
     parse of the body (once per token, however many agent strings name it).
     """
 
-    __slots__ = ("_by_agent", "_by_token", "_compressed", "_texts", "_tokens")
+    __slots__ = ("_by_agent", "_by_token", "_compressed", "_texts", "_tokens", "_usage")
 
     def __init__(self, robots: RobotsTxt) -> None:
         self._compressed = zlib.compress(robots.body, 6)
@@ -40,6 +41,7 @@ class CompactRobots(Verdicts):
         self._by_token = robots.compiled_matchers()
         self._by_agent: dict[str, AgentMatcher] = {}
         self._texts: dict[int, str] = {}
+        self._usage = robots.usage_index()
 
     def _body(self) -> bytes:
         return zlib.decompress(self._compressed)
@@ -53,6 +55,12 @@ class CompactRobots(Verdicts):
             if len(self._texts) < _TEXTS_KEPT:
                 self._texts[line] = text
         return text
+
+    def usage_index(self) -> UsageIndex | None:
+        return self._usage
+
+    def _usage_tokens(self) -> frozenset[str]:
+        return self._tokens
 
     def matcher(self, agent: str) -> AgentMatcher:
         matcher = self._by_agent.get(agent)

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 if TYPE_CHECKING:
-    from ._matcher import Verdict
-    from ._outcome import SiteOutcome
+    from ..parser._matcher import Verdict
+    from ..sites._outcome import SiteOutcome
 
 __all__ = ["CrawlReport", "SiteRecord", "allowed_verdict", "report_for"]
 
@@ -61,14 +61,40 @@ class SiteRecord:
         self.dropped_at_close = 0
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 class CrawlReport:
     """Counts of dropped requests per deciding rule and per site, bounded in memory."""
 
-    __slots__ = ("drops_by_rule", "sites")
+    __slots__ = ("drops_by_rule", "drops_by_usage", "items_by_usage", "sites")
 
     def __init__(self) -> None:
         self.drops_by_rule: Counter[tuple[str, int, str]] = Counter()
         self.sites: dict[str, SiteRecord] = {}
+        #: (site, refusing preference) -> requests dropped before download (ROBOTSTXT_PURPOSES)
+        self.drops_by_usage: Counter[tuple[str, str]] = Counter()
+        #: (site, refusing preference) -> items dropped of responses that refuse a purpose
+        self.items_by_usage: Counter[tuple[str, str]] = Counter()
+
+    def item_dropped_by_usage(self, site: str, preference: str) -> None:
+        """An item of a ``site`` response was dropped: ``preference`` refuses a purpose."""
+        key = (site, preference)
+        if key in self.items_by_usage or len(self.items_by_usage) < MAX_RULES_TRACKED:
+            self.items_by_usage[key] += 1
+
+    def top_usage(self, count: int) -> list[tuple[tuple[str, str], int]]:
+        """The preferences that dropped the most requests and items, with their counts."""
+        return (self.drops_by_usage + self.items_by_usage).most_common(count)
+
+    def dropped_by_usage(self, site: str, preference: str) -> None:
+        """A request to ``site`` was dropped: ``preference`` refuses a declared purpose."""
+        key = (site, preference)
+        if key in self.drops_by_usage or len(self.drops_by_usage) < MAX_RULES_TRACKED:
+            self.drops_by_usage[key] += 1
 
     def _site(self, site: str) -> SiteRecord | None:
         record = self.sites.get(site)
@@ -119,6 +145,16 @@ class CrawlReport:
             rules = rules_by_site.setdefault(site, [])
             if len(rules) < top_rules:
                 rules.append({"line": line, "rule": rule, "dropped": count})
+        usage_by_site: dict[str, list[dict[str, Any]]] = {}
+        for (site, preference), count in self.drops_by_usage.most_common():
+            usage_by_site.setdefault(site, []).append(
+                {"preference": preference, "requests_dropped": count}
+            )
+        for (site, preference), count in self.items_by_usage.most_common():
+            usage_by_site.setdefault(site, []).append(
+                {"preference": preference, "items_dropped": count}
+            )
+        usage_sites = sorted(set(usage_by_site) - set(self.sites))
         return {
             "format": REPORT_FORMAT,
             "sites": [
@@ -135,9 +171,11 @@ class CrawlReport:
                     "requests_dropped": record.dropped + record.dropped_at_close,
                     "requests_dropped_at_close": record.dropped_at_close,
                     "top_rules": rules_by_site.get(site, []),
+                    "usage_dropped": usage_by_site.get(site, []),
                 }
                 for site, record in sorted(self.sites.items())
-            ],
+            ]
+            + [{"site": site, "usage_dropped": usage_by_site[site]} for site in usage_sites],
         }
 
     def write_json(self, path: str | os.PathLike[str], **extra: Any) -> Path:
@@ -146,6 +184,7 @@ class CrawlReport:
         target.parent.mkdir(parents=True, exist_ok=True)
         data = {**extra, **self.as_json()}
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        os.chmod(tmp, 0o666 & ~_umask())  # as open() would create it, not mkstemp's 0600
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(data, out, indent=2, ensure_ascii=False)
@@ -168,7 +207,7 @@ def allowed_verdict(outcome: SiteOutcome, url: str, token: str) -> Verdict:
 
     For ``meta["robotstxt_explain"]``: a full check, done only when asked.
     """
-    from ._matcher import ALLOWED_BY_DEFAULT
+    from ..parser._matcher import ALLOWED_BY_DEFAULT
 
     if outcome.robots is None:
         return ALLOWED_BY_DEFAULT

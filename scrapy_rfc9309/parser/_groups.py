@@ -15,7 +15,7 @@ groups the body again if asked for more (``RobotsTxt._groups``).
 
 Lines are split in C (``bytes.split``); the common line ("Disallow: /x") costs
 one ``partition`` and one dict look-up in Python, any other line is read as
-:func:`~scrapy_rfc9309._lines.scan` reads it.
+:func:`~scrapy_rfc9309.parser._lines.scan` reads it.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ class Group:
     agents: list[tuple[int, str]] = field(default_factory=list)
     rule_lines: array[int] = field(default_factory=lambda: array("I"))
     crawl_delay: float | None = None
+    #: line numbers of its Content-Usage / Content-Signal lines (``None``: none)
+    usage_lines: list[int] | None = None
 
 
 #: The rules of a file by line number.
@@ -63,6 +65,8 @@ class Grouping:
     pattern_count: int = 0
     #: Every rule's value by line, until a caller drops it (:meth:`rules`).
     pending: Pending | None = None
+    #: Content-Usage / Content-Signal lines in groups.
+    usage_count: int = 0
 
     def groups_for(self, token: str) -> list[Group]:
         """The groups that govern ``token`` (lower case), merged in file order.
@@ -172,6 +176,7 @@ class _Fold:
         "pending",
         "rules_started",
         "sitemaps",
+        "usage_count",
         "warnings",
     )
 
@@ -184,6 +189,7 @@ class _Fold:
         self.rules_started = False
         self.pattern_count = 0
         self.number = 0
+        self.usage_count = 0
         self.warnings = warnings
 
     def grouping(self, body: bytes) -> Grouping:
@@ -194,6 +200,7 @@ class _Fold:
             tuple(self.sitemaps),
             self.pattern_count,
             self.pending,
+            self.usage_count,
         )
 
     def lines(self, texts: list[bytes]) -> None:
@@ -206,6 +213,7 @@ class _Fold:
         )
         current, rules_started = self.current, self.rules_started
         pattern_count, number = self.pattern_count, self.number
+        usage_count = self.usage_count
         exact_keys = EXACT_KEYS
         for text in texts:
             number += 1
@@ -257,8 +265,18 @@ class _Fold:
                     warnings.add(number, "crawl-delay before any user-agent line ignored")
                 elif delay is not None and current.crawl_delay is None:
                     current.crawl_delay = delay
+            elif key == "content-usage" or key == "content-signal":
+                if current is None:
+                    warnings.add(number, f"{key} before any user-agent line ignored")
+                else:
+                    if current.usage_lines is None:
+                        current.usage_lines = [number]
+                    else:
+                        current.usage_lines.append(number)
+                    usage_count += 1
         self.current, self.rules_started = current, rules_started
         self.pattern_count, self.number = pattern_count, number
+        self.usage_count = usage_count
 
 
 def _warn_rule(number: int, value: bytes, warnings: Warnings) -> None:

@@ -6,14 +6,15 @@ Invalid values stop the crawl at start-up with a message naming the setting.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from dataclasses import dataclass
 from os import PathLike, fspath
 from typing import TYPE_CHECKING, Any
 
-from ._agent import derive_product_token
-from ._lines import DEFAULT_MAX_SIZE
-from ._rulekey import MAX_BODY_SIZE
+from ..parser._agent import derive_product_token
+from ..parser._lines import DEFAULT_MAX_SIZE
+from ..parser._rulekey import MAX_BODY_SIZE
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -39,10 +40,53 @@ DEFAULT_CACHE_MIN_TTL = 600
 DEFAULT_CRAWL_DELAY_MAX = 60.0
 #: Upper bound on an honoured ``Retry-After`` of a 429 / 503 robots.txt.
 DEFAULT_RETRY_AFTER_MAX = 3600.0
+#: Seconds requests of a site whose robots.txt is unreachable wait for it.
+DEFAULT_UNREACHABLE_DEFER = 300.0
+#: Share of ``CONCURRENT_REQUESTS`` that requests held in the middleware may
+#: take (with a scheduler queue that is not ours).
+#: robots.txt downloads in flight at most (they do not take the pages'
+#: ``CONCURRENT_REQUESTS``).
+DEFAULT_CONCURRENT_DOWNLOADS = 64
 
 
 class SettingError(ValueError):
     """A scrapy-rfc9309 setting has a value it cannot work with."""
+
+
+def _bool(settings: BaseSettings, name: str) -> bool:
+    """A boolean setting; a value Scrapy cannot read as one names the setting."""
+    try:
+        return settings.getbool(name)
+    except ValueError:
+        raise SettingError(
+            f"{name} must be True or False (or 1/0, 'true'/'false'), got {settings.get(name)!r}"
+        ) from None
+
+
+def httpcache_honours_noarchive(settings: BaseSettings) -> bool:
+    """Whether Scrapy's HTTP cache is on and wrapped by ``RobotsMetaCachePolicy``
+    (which the add-on installs), so that noarchive pages are never stored."""
+    policy = settings.get("HTTPCACHE_POLICY")
+    name = policy if isinstance(policy, str) else f"{policy.__module__}.{policy.__qualname__}"
+    return settings.getbool("HTTPCACHE_ENABLED") and name in (
+        "scrapy_rfc9309.RobotsMetaCachePolicy",
+        "scrapy_rfc9309.components._cache_policy.RobotsMetaCachePolicy",
+    )
+
+
+def _default_user_agent(settings: BaseSettings) -> str:
+    """The User-Agent requests are sent with unless they set their own.
+
+    ``DEFAULT_REQUEST_HEADERS``'s ``User-Agent``, when given, wins over
+    ``USER_AGENT``: Scrapy's DefaultHeadersMiddleware (400) sets it before
+    UserAgentMiddleware (500). Both run after the robots.txt middleware, so
+    the request's own header is not there yet when it decides.
+    """
+    headers = settings.getdict("DEFAULT_REQUEST_HEADERS")
+    for name, value in headers.items():
+        if str(name).lower() == "user-agent" and value:
+            return value.decode("latin-1") if isinstance(value, bytes) else str(value)
+    return str(settings.get("USER_AGENT") or "")
 
 
 def _number(settings: BaseSettings, name: str, default: float, *, integer: bool) -> Any:
@@ -91,6 +135,50 @@ def reduce_agent_setting(value: str, name: str = "ROBOTSTXT_USER_AGENT") -> str:
     return token
 
 
+def _meta_obey(settings: BaseSettings) -> bool:
+    """``ROBOTS_META_OBEY``; unset (or ``None``): the value of ``ROBOTSTXT_OBEY``."""
+    if settings.get("ROBOTS_META_OBEY") is None:
+        return _bool(settings, "ROBOTSTXT_OBEY")
+    return _bool(settings, "ROBOTS_META_OBEY")
+
+
+META_NOINDEX_CHOICES = ("drop", "keep")
+
+
+def _meta_noindex(settings: BaseSettings) -> str:
+    """``ROBOTS_META_NOINDEX``: ``"drop"`` (default) or ``"keep"``."""
+    raw = settings.get("ROBOTS_META_NOINDEX")
+    if raw is None:
+        return "drop"
+    value = str(raw).strip().lower()
+    if value not in META_NOINDEX_CHOICES:
+        raise SettingError(f'ROBOTS_META_NOINDEX must be "drop" or "keep", got {raw!r}')
+    return value
+
+
+def _purposes(settings: BaseSettings) -> tuple[str, ...]:
+    """``ROBOTSTXT_PURPOSES``: the declared uses of the crawl, each a known category."""
+    from ..parser._usage import CATEGORIES
+
+    raw = settings.get("ROBOTSTXT_PURPOSES")
+    if raw is None or raw == "" or raw == []:
+        return ()
+    if isinstance(raw, str):
+        items = [item.strip() for item in raw.split(",")]
+    elif isinstance(raw, (list, tuple, set, frozenset)):
+        items = [str(item).strip() if isinstance(item, str) else item for item in raw]
+    else:
+        raise SettingError(f"ROBOTSTXT_PURPOSES must be a list of names, got {raw!r}")
+    purposes: list[str] = []
+    for item in items:
+        if not isinstance(item, str) or item.lower() not in CATEGORIES:
+            known = ", ".join(sorted(CATEGORIES))
+            raise SettingError(f"ROBOTSTXT_PURPOSES: unknown purpose {item!r}; known: {known}")
+        if item.lower() not in purposes:
+            purposes.append(item.lower())
+    return tuple(purposes)
+
+
 @dataclass(frozen=True)
 class RobotsTxtSettings:
     """The robots.txt settings, read and validated once, at start-up."""
@@ -112,6 +200,17 @@ class RobotsTxtSettings:
     #: Floor in seconds on a lifetime set by ``Cache-Control`` / ``Expires``
     #: (never above ``cache_ttl``).
     cache_min_ttl: float = DEFAULT_CACHE_MIN_TTL
+    #: ``ROBOTS_META_OBEY``: obey page-level directives (default: ``obey``).
+    meta_obey: bool = False
+    #: ``ROBOTS_META_NOINDEX``: ``"drop"`` or ``"keep"`` items of noindex pages.
+    meta_noindex: str = "drop"
+    #: Seconds requests of an unreachable site wait in the scheduler queue
+    #: for its robots.txt (HTTP: The Definitive Guide ch. 9); 0: dropped at once.
+    unreachable_defer: float = DEFAULT_UNREACHABLE_DEFER
+    #: robots.txt downloads in flight at most.
+    concurrent_downloads: int = DEFAULT_CONCURRENT_DOWNLOADS
+    #: ``ROBOTSTXT_PURPOSES``: declared uses (usage categories); empty: none declared.
+    purposes: tuple[str, ...] = ()
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsTxtSettings:
@@ -129,26 +228,33 @@ class RobotsTxtSettings:
         if cache_max_sites < 1:
             raise SettingError("ROBOTSTXT_CACHE_MAX_SITES must be at least 1")
         return cls(
-            obey=settings.getbool("ROBOTSTXT_OBEY"),
+            obey=_bool(settings, "ROBOTSTXT_OBEY"),
             user_agent_token=token or None,
-            default_user_agent=str(settings.get("USER_AGENT") or ""),
+            default_user_agent=_default_user_agent(settings),
             max_size=max_size,
             cache_ttl=_number(settings, "ROBOTSTXT_CACHE_TTL", DEFAULT_CACHE_TTL, integer=False),
             unreachable_ttl=_number(
                 settings, "ROBOTSTXT_UNREACHABLE_TTL", DEFAULT_UNREACHABLE_TTL, integer=False
             ),
             cache_max_sites=cache_max_sites,
-            crawl_delay=settings.getbool("ROBOTSTXT_CRAWL_DELAY"),
+            crawl_delay=_bool(settings, "ROBOTSTXT_CRAWL_DELAY"),
             crawl_delay_max=_number(
                 settings, "ROBOTSTXT_CRAWL_DELAY_MAX", DEFAULT_CRAWL_DELAY_MAX, integer=False
             ),
-            auth_disallow=settings.getbool("ROBOTSTXT_AUTH_DISALLOW"),
+            auth_disallow=_bool(settings, "ROBOTSTXT_AUTH_DISALLOW"),
             retry_after_max=_number(
                 settings, "ROBOTSTXT_RETRY_AFTER_MAX", DEFAULT_RETRY_AFTER_MAX, integer=False
             ),
             cache_min_ttl=_number(
                 settings, "ROBOTSTXT_CACHE_MIN_TTL", DEFAULT_CACHE_MIN_TTL, integer=False
             ),
+            meta_obey=_meta_obey(settings),
+            meta_noindex=_meta_noindex(settings),
+            unreachable_defer=_number(
+                settings, "ROBOTSTXT_UNREACHABLE_DEFER", DEFAULT_UNREACHABLE_DEFER, integer=False
+            ),
+            **_concurrency(settings),
+            purposes=_purposes(settings),
         )
 
     def token_for(self, user_agent: str | None) -> str:
@@ -197,6 +303,10 @@ class ReportSettings:
         path = fspath(raw) if raw is not None else None
         if path is not None and not path.strip():
             raise SettingError("ROBOTSTXT_REPORT_FILE must be a file path, got an empty string")
+        if path is not None and os.path.isdir(path):
+            raise SettingError(
+                f"ROBOTSTXT_REPORT_FILE must be a file path, {path!r} is a directory"
+            )
         return cls(summary_top_rules=top, report_file=path or None)
 
 
@@ -216,7 +326,7 @@ def identity_warning(settings: BaseSettings) -> str | None:
     """
     if not settings.getbool("ROBOTSTXT_OBEY"):
         return None
-    user_agent = str(settings.get("USER_AGENT") or "")
+    user_agent = _default_user_agent(settings)
     if not _SCRAPY_DEFAULT_USER_AGENT.match(user_agent):
         return None
     token = str(settings.get("ROBOTSTXT_USER_AGENT") or "").strip()
@@ -235,3 +345,13 @@ def identity_warning(settings: BaseSettings) -> str | None:
         "'ExampleBot' is then obeyed), or set ROBOTSTXT_USER_AGENT = 'ExampleBot' to choose "
         "the robots.txt token alone"
     )
+
+
+def _concurrency(settings: BaseSettings) -> dict[str, int]:
+    """``concurrent_downloads``, from ``ROBOTSTXT_CONCURRENT_DOWNLOADS``."""
+    downloads = _number(
+        settings, "ROBOTSTXT_CONCURRENT_DOWNLOADS", DEFAULT_CONCURRENT_DOWNLOADS, integer=True
+    )
+    if downloads < 1:
+        raise SettingError(f"ROBOTSTXT_CONCURRENT_DOWNLOADS must be at least 1, got {downloads}")
+    return {"concurrent_downloads": downloads}

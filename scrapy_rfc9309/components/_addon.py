@@ -13,6 +13,12 @@ __all__ = ["Addon"]
 
 OUR_MIDDLEWARE = "scrapy_rfc9309.RobotsTxtMiddleware"
 OUR_EXTENSION = "scrapy_rfc9309.RobotsTxtExtension"
+OUR_SPIDER_MIDDLEWARE = "scrapy_rfc9309.RobotsMetaMiddleware"
+#: Above Scrapy's own spider middlewares (the highest is 900): the first to see
+#: a callback's output, so dropped requests never reach the depth or offsite ones.
+SPIDER_MIDDLEWARE_PRIORITY = 950
+OUR_CACHE_POLICY = "scrapy_rfc9309.RobotsMetaCachePolicy"
+OUR_QUEUE = "scrapy_rfc9309.RobotsTxtPriorityQueue"
 MIDDLEWARE_PRIORITY = 100
 EXTENSION_PRIORITY = 100
 
@@ -25,6 +31,14 @@ class Addon:
     * installs :class:`~scrapy_rfc9309.RobotsTxtMiddleware` at 100 and
       :class:`~scrapy_rfc9309.RobotsTxtExtension`;
     * sets ``ROBOTSTXT_OBEY = True`` at add-on priority, so a value in the
+      project's settings still wins;
+    * enables :class:`~scrapy_rfc9309.RobotsMetaMiddleware` (page-level
+      directives; on when ``ROBOTS_META_OBEY``, by default ``ROBOTSTXT_OBEY``)
+      and wraps the configured ``HTTPCACHE_POLICY`` in
+      :class:`~scrapy_rfc9309.RobotsMetaCachePolicy` (noarchive).
+    * sets ``SCHEDULER_PRIORITY_QUEUE`` to
+      :class:`~scrapy_rfc9309.RobotsTxtPriorityQueue` at add-on priority
+      (requests wait for robots.txt in the scheduler); a queue set in the
       project's settings still wins.
     """
 
@@ -33,6 +47,11 @@ class Addon:
         _set_component(settings, "DOWNLOADER_MIDDLEWARES", BUILTIN_MIDDLEWARE, None)
         _set_component(settings, "DOWNLOADER_MIDDLEWARES", OUR_MIDDLEWARE, MIDDLEWARE_PRIORITY)
         _set_component(settings, "EXTENSIONS", OUR_EXTENSION, EXTENSION_PRIORITY)
+        _set_component(
+            settings, "SPIDER_MIDDLEWARES", OUR_SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_PRIORITY
+        )
+        _wrap_cache_policy(settings)
+        settings.set("SCHEDULER_PRIORITY_QUEUE", OUR_QUEUE, "addon")
 
 
 def _set_component(settings: BaseSettings, name: str, path: str, priority: int | None) -> None:
@@ -44,3 +63,15 @@ def _set_component(settings: BaseSettings, name: str, path: str, priority: int |
     components = settings.getdict(name)
     components[path] = priority
     settings.set(name, components, settings.getpriority(name) or 0)
+
+
+def _wrap_cache_policy(settings: BaseSettings) -> None:
+    """Install our HTTP cache policy around the configured one, at its priority."""
+    from ._cache_policy import RobotsMetaCachePolicy
+
+    current = settings.get("HTTPCACHE_POLICY")
+    if current in (OUR_CACHE_POLICY, RobotsMetaCachePolicy):
+        return
+    priority = settings.getpriority("HTTPCACHE_POLICY") or 0
+    settings.set("ROBOTS_META_HTTPCACHE_POLICY", current, priority)
+    settings.set("HTTPCACHE_POLICY", OUR_CACHE_POLICY, priority)

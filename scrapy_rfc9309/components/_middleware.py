@@ -2,7 +2,8 @@
 
 Thin glue: parsing and matching live in the pure modules; this module fetches
 one robots.txt per site (scheme + host + port), holds that site's requests on
-their own Deferreds until it is parsed, then lets each through or drops it
+their own Deferreds until it is parsed (the per-site state lives in the pure
+site table), then lets each through or drops it
 with ``IgnoreRequest`` naming the deciding line.
 """
 
@@ -11,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections import deque
+from typing import TYPE_CHECKING, Any, Protocol
+from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
@@ -20,18 +23,20 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import CancelledError, Deferred
 
-from ._cache import SiteCache
+from ..sites._outcome import Decision, Kind, SiteOutcome
+from ..sites._site import robots_url, site_of
+from ..sites._sitetable import Deferral, SiteState, SiteTable
+from ._engine import robots_download, wake_engine
 from ._fetcher import RobotsTxtFetcher, dotted_name
-from ._outcome import DISALLOW_ALL, Decision, Kind, SiteOutcome
 from ._report import allowed_verdict, report_for
 from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError, identity_warning
-from ._site import robots_url, site_of
+from ._usage_gate import UsageGate
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["RobotsTxtMiddleware"]
+__all__ = ["RobotsTxtMiddleware", "SiteListener", "middleware_for"]
 
 logger = logging.getLogger("scrapy_rfc9309.middleware")
 
@@ -40,6 +45,8 @@ BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware
 CLOSE_POLL_SECONDS = 0.1
 
 _TOKEN_CACHE_SIZE = 256
+#: Meta key of a request sent back to a scheduler queue that is not ours: its
+#: original priority (it is re-queued one lower, so other requests go first).
 _KIND_BITS = {kind: index for index, kind in enumerate(Kind)}
 
 
@@ -83,20 +90,33 @@ def _kept_for(outcome: SiteOutcome) -> str:
     return f"{round(seconds):d} s ({outcome.lifetime})" if outcome.lifetime else f"{seconds:.0f} s"
 
 
-class _Fetch:
-    """One site's robots.txt download in flight and the requests waiting on it."""
+class SiteListener(Protocol):
+    """A scheduler queue holding requests of sites whose robots.txt is not settled."""
 
-    __slots__ = ("deferred", "site", "stale", "waiters")
+    def site_released(self, site: str) -> None:
+        """The requests of ``site`` can be handed out (and decided) now."""
 
-    def __init__(self, site: str, stale: SiteOutcome | None) -> None:
-        self.site = site
-        self.stale = stale
-        self.waiters: list[Deferred[SiteOutcome | None]] = []
-        self.deferred: Deferred[None] | None = None
+    def spider_closed(self) -> None:
+        """The spider closed: requests still held are dropped (or kept in JOBDIR)."""
+
+
+_MIDDLEWARES: WeakKeyDictionary[Any, RobotsTxtMiddleware] = WeakKeyDictionary()
+
+
+def middleware_for(crawler: Any) -> RobotsTxtMiddleware | None:
+    """The crawler's :class:`RobotsTxtMiddleware`, if one is enabled."""
+    return _MIDDLEWARES.get(crawler)
 
 
 class RobotsTxtMiddleware:
-    """A drop-in replacement for Scrapy's ``RobotsTxtMiddleware`` (RFC 9309)."""
+    """A drop-in replacement for Scrapy's ``RobotsTxtMiddleware`` (RFC 9309).
+
+    With :class:`~scrapy_rfc9309.RobotsTxtPriorityQueue` as the scheduler
+    queue, requests of a site whose robots.txt is not settled wait in the
+    queue (taking none of the crawl's concurrency) and reach this middleware
+    only once it is; the decision stays here. With any other queue they wait
+    here, as with Scrapy's own middleware.
+    """
 
     def __init__(self, crawler: Crawler) -> None:
         self.settings = RobotsTxtSettings.from_settings(crawler.settings)
@@ -105,8 +125,19 @@ class RobotsTxtMiddleware:
         refuse_builtin_middleware(crawler)
         self.crawler = crawler
         self.stats = crawler.stats
-        self._cache = SiteCache(self.settings.cache_max_sites)
-        self._fetches: dict[str, _Fetch] = {}
+        #: each site's outcome and the fetch in flight; waiters are Deferreds
+        self._table: SiteTable[Deferred[SiteOutcome | None]] = SiteTable(
+            self.settings.cache_max_sites
+        )
+        #: site -> its robots.txt download in flight (cancelled at close)
+        self._downloads: dict[str, Deferred[None]] = {}
+        #: sites whose fetch waits for one of ROBOTSTXT_CONCURRENT_DOWNLOADS
+        self._backlog: deque[str] = deque()
+        #: our scheduler queues (memory and disk), told when a site is settled
+        self._queues: list[SiteListener] = []
+        #: site -> the timer of its next attempt while deferred
+        self._timers: dict[str, Any] = {}
+        #: requests waiting here on a robots.txt (only with other scheduler queues)
         self._tokens: dict[bytes, str] = {}
         #: site -> the outcome kinds already counted for it (a bit per kind), so
         #: per-site stats count each site once per crawl, whatever its refetches
@@ -114,7 +145,11 @@ class RobotsTxtMiddleware:
         self._report = report_for(crawler)
         self._watchdog: Any = None
         self._fetcher = RobotsTxtFetcher(crawler, self.settings)
+        self._usage = (
+            UsageGate(crawler, self.settings, self._report) if self.settings.purposes else None
+        )
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
+        _MIDDLEWARES[crawler] = self
         if self.settings.max_size < RFC_MIN_SIZE:
             logger.warning(
                 "ROBOTSTXT_MAX_SIZE is %d bytes: RFC 9309 2.5 asks for at least %d; "
@@ -137,26 +172,60 @@ class RobotsTxtMiddleware:
 
     # -- per request -----------------------------------------------------------
 
-    async def process_request(self, request: Request, spider: Spider | None = None) -> None:
+    async def process_request(
+        self, request: Request, spider: Spider | None = None
+    ) -> Request | None:
         """Let ``request`` through, or raise ``IgnoreRequest`` saying which line forbids it."""
-        if request.meta.get("dont_obey_robotstxt"):
-            return
-        if request.url.startswith(("data:", "file:")):
-            return
-        site = site_of(urlparse_cached(request))
+        site = self.site_for(request)
         if site is None:
-            return
-        outcome = self._cache.get(site)
-        if outcome is None or outcome.expires_at <= time.monotonic():
-            outcome = await self._wait_for(site, request, outcome)
+            return None
+        outcome = self._table.fresh(site, time.monotonic())
+        if outcome is None:
+            outcome = await self._wait_for(site, request)
         if outcome is None:
             self._drop_at_close(site, request)
         else:
-            self._apply(outcome.decide(request.url, self._token(request), site), site, request)
+            decision = outcome.decide(request.url, self._token(request), site)
+            if self._usage is not None and decision.allowed:  # ROBOTSTXT_PURPOSES declared
+                await self._usage.check(outcome, site, request, self._token(request))
+            self._apply(decision, site, request)
             if request.meta.get("robotstxt_explain"):  # opt-in: the deciding line when allowed
                 request.meta["robotstxt_verdict"] = allowed_verdict(
                     outcome, request.url, self._token(request)
                 )
+        return None
+
+    def site_for(self, request: Request) -> str | None:
+        """The site whose robots.txt governs ``request``; ``None``: not checked."""
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        if request.url.startswith(("data:", "file:")):
+            return None
+        return site_of(urlparse_cached(request))
+
+    # -- for the scheduler queue ------------------------------------------------
+
+    def site_state(self, site: str) -> SiteState:
+        """What a request of ``site`` can do now (O(1))."""
+        return self._table.state(site, time.monotonic())
+
+    def prefetch(self, site: str, request: Request | None = None) -> None:
+        """Start the site's robots.txt fetch ahead of its requests, unless one is in flight."""
+        if self._table.start(site):
+            self._launch(site, request)
+
+    def register(self, queue: SiteListener) -> None:
+        self._queues.append(queue)
+
+    def unregister(self, queue: SiteListener) -> None:
+        if queue in self._queues:
+            self._queues.remove(queue)
+
+    def _release_to_queues(self, site: str) -> None:
+        for queue in self._queues:
+            queue.site_released(site)
+        if self._queues:
+            wake_engine(self.crawler)
 
     def _token(self, request: Request) -> str:
         if self.settings.user_agent_token:
@@ -192,62 +261,165 @@ class RobotsTxtMiddleware:
 
     # -- one fetch per site ------------------------------------------------------
 
-    async def _wait_for(
-        self, site: str, request: Request, stale: SiteOutcome | None
-    ) -> SiteOutcome | None:
+    async def _wait_for(self, site: str, request: Request) -> SiteOutcome | None:
         """The site's outcome once fetched; ``None`` if the spider closed first.
 
         Each waiting request gets its own Deferred: a result passed down one
         shared Deferred's chain reaches only its first waiter.
         """
-        fetch = self._fetches.get(site)
-        if fetch is None:
-            fetch = self._fetches[site] = _Fetch(site, stale)
-            fetch.deferred = deferred_from_coro(self._fetch(fetch, request))
-            self._start_watchdog()
         waiter: Deferred[SiteOutcome | None] = Deferred()
-        fetch.waiters.append(waiter)
+        if self._table.join(site, waiter):
+            self._launch(site, request)
         return await maybe_deferred_to_future(waiter)
 
-    def _release(self, fetch: _Fetch, outcome: SiteOutcome | None) -> None:
-        if self._fetches.get(fetch.site) is fetch:
-            del self._fetches[fetch.site]
-        waiters, fetch.waiters = fetch.waiters, []
-        for waiter in waiters:
-            waiter.callback(outcome)
+    def _launch(self, site: str, request: Request | None) -> None:
+        """Start the download of a site whose fetch the table has just started,
+        or queue it while ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` are in flight."""
+        self._start_watchdog()
+        if len(self._downloads) >= self.settings.concurrent_downloads:
+            self._backlog.append(site)
+            return
+        download = deferred_from_coro(self._fetch(site, request))
+        if not download.called:
+            self._downloads[site] = download
 
-    async def _fetch(self, fetch: _Fetch, request: Request) -> None:
-        url = robots_url(fetch.site)
+    def _download_done(self, site: str) -> None:
+        self._downloads.pop(site, None)
+        limit = self.settings.concurrent_downloads
+        while self._backlog and len(self._downloads) < limit:
+            waiting = self._backlog.popleft()
+            if self._table.is_pending(waiting) and waiting not in self._downloads:
+                self._launch(waiting, None)
+
+    async def _fetch(self, site: str, request: Request | None) -> None:
+        url = robots_url(site)
         self.stats.inc_value("robotstxt/request_count")
-        if fetch.stale is not None:
+        if self._table.stale(site) is not None:
             self.stats.inc_value("robotstxt/refetch")
         try:
-            outcome = await self._fetcher.fetch(url, request)
+            with robots_download(self.crawler):
+                outcome = await self._fetcher.fetch(url, request)
         except (CancelledError, asyncio.CancelledError):
             logger.info("robots.txt download cancelled at close: %s", url)
-            self._release(fetch, None)
+            self._download_done(site)
+            self._hand_back(self._table.abandon(site), None)
             return
         except Exception as exc:  # not an answer of the site: never pass it off as one
             outcome = self._internal_error(exc, url)
-        stale = fetch.stale
-        if outcome.kind is Kind.UNREACHABLE and stale and stale.kind not in DISALLOW_ALL:
+        self._download_done(site)
+        if not self._table.is_pending(site):  # abandoned: the spider closed meanwhile
+            return
+        was_deferred = self._table.deferral(site) is not None
+        settled = self._table.settle(site, outcome.compact())
+        deferral = None
+        if settled.outcome.kind is Kind.UNREACHABLE and self._queues:
+            deferral = self._defer(site, settled.outcome, was_deferred)
+        elif was_deferred:
+            self.stats.inc_value("robotstxt/deferred/recovered")
+            logger.info("robots.txt retrieved after deferral: %s", outcome.source or url)
+        if settled.kept_stale:
             # RFC 9309 2.4: while unreachable, a copy cached earlier stays in use.
             logger.warning(
                 "robots.txt unreachable (%s): %s; keeping the copy fetched earlier (RFC 9309 2.4)",
                 outcome.detail,
                 outcome.source or url,
             )
-            stale.expires_at = outcome.expires_at
-            outcome = stale
+        elif deferral is not None:
+            self._count_site(site, outcome.kind)
+            self._report.fetched(site, outcome)
+            self._log_deferral(outcome, url, site, deferral, first=not was_deferred)
         else:
-            self._count_site(fetch.site, outcome.kind)
-            self._report.fetched(fetch.site, outcome)
-            self._log_outcome(outcome, url, fetch.site)
-        outcome = outcome.compact()
-        self._cache.put(fetch.site, outcome)
-        if self._cache.evictions:
-            self.stats.set_value("robotstxt/cache/evicted", self._cache.evictions)
-        self._release(fetch, outcome)
+            self._count_site(site, outcome.kind)
+            self._report.fetched(site, outcome)
+            self._log_outcome(outcome, url, site)
+        if self._table.evictions:
+            self.stats.set_value("robotstxt/cache/evicted", self._table.evictions)
+        self._hand_back(settled.waiters, settled.outcome)
+        if deferral is None:
+            self._release_to_queues(site)
+
+    # -- deferral of unreachable sites (with our scheduler queue) ------------------
+
+    def _defer(self, site: str, outcome: SiteOutcome, was_deferred: bool) -> Deferral | None:
+        """Keep the site's queued requests waiting while its robots.txt is unreachable.
+
+        HTTP: The Definitive Guide ch. 9: on a temporary failure, defer visits
+        until the robots.txt can be retrieved; RFC 9309 2.3.1.4 (complete
+        disallow) holds meanwhile: nothing of the site is fetched. Tried again
+        with a doubling back-off, never sooner than its ``Retry-After``, up to
+        ``ROBOTSTXT_UNREACHABLE_DEFER`` seconds; ``None`` once that is over.
+        """
+        now = time.monotonic()
+        asked = outcome.expires_at if outcome.retry_after else None
+        deferral = self._table.defer(site, now, self.settings.unreachable_defer, asked)
+        if deferral is None:
+            if was_deferred:
+                self._deferral_expired(site)
+            return None
+        if not was_deferred:
+            self.stats.inc_value("robotstxt/deferred")
+        from twisted.internet import reactor as _reactor
+
+        reactor: Any = _reactor
+        self._cancel_timer(site)
+        self._timers[site] = reactor.callLater(
+            max(0.0, deferral.due - now), self._deferral_due, site
+        )
+        return deferral
+
+    def _deferral_due(self, site: str) -> None:
+        self._timers.pop(site, None)
+        deferral = self._table.deferral(site)
+        if deferral is None:
+            return
+        if deferral.retry_at is not None and time.monotonic() < deferral.deadline:
+            self.prefetch(site)
+            return
+        self._table.end_deferral(site)
+        self._deferral_expired(site)
+        self._release_to_queues(site)
+
+    def _deferral_expired(self, site: str) -> None:
+        self.stats.inc_value("robotstxt/deferred/expired")
+        logger.warning(
+            "robots.txt still unreachable after ROBOTSTXT_UNREACHABLE_DEFER (%g s): %s; "
+            "the requests that waited for it are dropped (RFC 9309 2.3.1.4)",
+            self.settings.unreachable_defer,
+            robots_url(site),
+        )
+
+    def _cancel_timer(self, site: str) -> None:
+        timer = self._timers.pop(site, None)
+        if timer is not None and timer.active():
+            timer.cancel()
+
+    def _log_deferral(
+        self, outcome: SiteOutcome, url: str, site: str, deferral: Deferral, *, first: bool
+    ) -> None:
+        now = time.monotonic()
+        when = (
+            f"tried again in {round(max(0.0, deferral.retry_at - now), 1):g} s"
+            if deferral.retry_at is not None
+            else "not tried again before then"
+        )
+        logger.log(
+            logging.WARNING if first else logging.INFO,
+            "robots.txt unreachable (%s): %s; requests to %s wait in the scheduler for at "
+            "most %s s more (ROBOTSTXT_UNREACHABLE_DEFER; RFC 9309 2.3.1.4, HTTP: The "
+            "Definitive Guide ch. 9), %s",
+            outcome.detail,
+            outcome.source or url,
+            site,
+            f"{round(max(0.0, deferral.deadline - now), 1):g}",
+            when,
+        )
+
+    @staticmethod
+    def _hand_back(
+        waiters: list[Deferred[SiteOutcome | None]], outcome: SiteOutcome | None
+    ) -> None:
+        for waiter in waiters:
+            waiter.callback(outcome)
 
     def _internal_error(self, exc: Exception, url: str) -> SiteOutcome:
         """A failure that is not the site's answer: a bug or an incompatible component.
@@ -328,26 +500,34 @@ class RobotsTxtMiddleware:
             self._watchdog = None
 
     def _release_if_closing(self) -> None:
-        if not self._fetches:
+        if not self._downloads and not self._table.has_pending() and not self._timers:
             self._stop_watchdog()
         elif _engine_is_closing(self.crawler):
             self._release_all()
 
     def _release_all(self) -> None:
         """Drop every waiting request and cancel every robots.txt download."""
-        fetches = list(self._fetches.values())
-        if fetches:
-            waiting = sum(len(fetch.waiters) for fetch in fetches)
+        abandoned = self._table.abandon_all()
+        if abandoned:
             logger.info(
                 "Spider closing: dropping %d requests that waited on %d robots.txt downloads",
-                waiting,
-                len(fetches),
+                sum(len(waiters) for _, waiters in abandoned),
+                len(abandoned),
             )
-        for fetch in fetches:
-            self._release(fetch, None)
-            if fetch.deferred is not None:
-                fetch.deferred.cancel()
+        for _, waiters in abandoned:
+            self._hand_back(waiters, None)
+        self._backlog.clear()
+        for site in list(self._timers):
+            self._cancel_timer(site)
+        self._table.end_all_deferrals()
+        downloads, self._downloads = self._downloads, {}
+        for download in downloads.values():
+            download.cancel()
         self._stop_watchdog()
 
     def _on_spider_closed(self) -> None:
+        for queue in list(self._queues):
+            queue.spider_closed()
         self._release_all()
+        if self._usage is not None and self._usage.tdmrep is not None:
+            self._usage.tdmrep.abandon_all()

@@ -9,9 +9,9 @@ import enum
 import sys
 from typing import NamedTuple
 
-from ._compact import CompactRobots
-from ._matcher import Verdict
-from ._robotstxt import RobotsTxt, Verdicts
+from ..parser._compact import CompactRobots
+from ..parser._matcher import Verdict
+from ..parser._robotstxt import RobotsTxt, Verdicts
 from ._site import robots_url
 
 __all__ = ["DISALLOW_ALL", "Decision", "Kind", "SiteOutcome", "kind_of_status"]
@@ -73,7 +73,7 @@ _ALLOWED_BY_RULES = Decision(True, None, "allowed by robots.txt")
 class SiteOutcome:
     """The outcome of one site's robots.txt fetch, valid until ``expires_at``."""
 
-    __slots__ = ("chain", "detail", "expires_at", "kind", "lifetime", "robots")
+    __slots__ = ("chain", "detail", "expires_at", "kind", "lifetime", "retry_after", "robots")
 
     def __init__(
         self,
@@ -83,6 +83,8 @@ class SiteOutcome:
         expires_at: float,
         chain: tuple[tuple[str, int | None], ...] = (),
         lifetime: str = "",
+        *,
+        retry_after: bool = False,
     ):
         self.kind = kind
         #: the parsed file (``PARSED`` only); ``None`` when nothing in it can forbid
@@ -97,6 +99,9 @@ class SiteOutcome:
         #: What set ``expires_at``: "Cache-Control: max-age=3600",
         #: "ROBOTSTXT_CACHE_TTL (no cache directive)", ... (RFC 9309 2.4).
         self.lifetime = sys.intern(lifetime)
+        #: ``expires_at`` is the time the site asked for (``Retry-After`` of
+        #: a 429 / 503): no attempt is made sooner.
+        self.retry_after = retry_after
 
     @property
     def source(self) -> str:
@@ -123,7 +128,15 @@ class SiteOutcome:
         if not isinstance(robots, RobotsTxt):
             return self
         kept = None if robots.allows_everything else CompactRobots(robots)
-        return SiteOutcome(self.kind, kept, self.detail, self.expires_at, self.chain, self.lifetime)
+        return SiteOutcome(
+            self.kind,
+            kept,
+            self.detail,
+            self.expires_at,
+            self.chain,
+            self.lifetime,
+            retry_after=self.retry_after,
+        )
 
     def decide(self, url: str, token: str, site: str) -> Decision:
         """Allowed or not, with the reason a user reads in logs and exceptions."""

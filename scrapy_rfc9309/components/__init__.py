@@ -1,0 +1,31 @@
+"""The Scrapy components: thin glue around the parser and the site table.
+
+The downloader middleware that decides, the scheduler queue where requests
+wait, the spider middleware for page directives, the cache policy, the
+extension, the add-on and the ``scrapy robotstxt`` command. Settings are read
+in one place (:mod:`._settings`).
+"""
+
+from __future__ import annotations
+
+from ._addon import Addon
+from ._cache_policy import RobotsMetaCachePolicy
+from ._command import RobotsTxtCommand
+from ._compat import robots_parsed
+from ._extension import RobotsTxtExtension
+from ._meta_middleware import RobotsMetaMiddleware
+from ._middleware import RobotsTxtMiddleware
+from ._queue import RobotsTxtPriorityQueue
+from ._robotparser import RFC9309RobotParser
+
+__all__ = [
+    "Addon",
+    "RFC9309RobotParser",
+    "RobotsMetaCachePolicy",
+    "RobotsMetaMiddleware",
+    "RobotsTxtCommand",
+    "RobotsTxtExtension",
+    "RobotsTxtMiddleware",
+    "RobotsTxtPriorityQueue",
+    "robots_parsed",
+]

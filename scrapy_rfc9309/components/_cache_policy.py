@@ -1,0 +1,86 @@
+"""``RobotsMetaCachePolicy``: Scrapy's HTTP cache does not store noarchive responses.
+
+HTTP: The Definitive Guide ch. 9: NOARCHIVE asks robots not to keep a copy
+of the page. This policy wraps the configured ``HTTPCACHE_POLICY`` (named in
+``ROBOTS_META_HTTPCACHE_POLICY``; the add-on moves it there and installs this
+one) and refuses to store a response whose ``X-Robots-Tag`` headers or robots
+META tags say ``noarchive`` to our agent token (the HTML head is read from the
+body as received, gzip or deflate decoded). Everything else is the wrapped
+policy's decision. A response not stored gets the flag ``noarchive``.
+
+By hand::
+
+    HTTPCACHE_POLICY = "scrapy_rfc9309.RobotsMetaCachePolicy"
+    ROBOTS_META_HTTPCACHE_POLICY = "scrapy.extensions.httpcache.RFC2616Policy"
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.misc import load_object
+
+from ..parser._page_directives import NOARCHIVE, head_of_body, read_page_directives
+from ._settings import RobotsTxtSettings
+
+if TYPE_CHECKING:
+    from scrapy.http import Request, Response
+    from scrapy.settings import BaseSettings
+
+__all__ = ["DEFAULT_WRAPPED_POLICY", "RobotsMetaCachePolicy"]
+
+logger = logging.getLogger("scrapy_rfc9309.meta")
+
+DEFAULT_WRAPPED_POLICY = "scrapy.extensions.httpcache.DummyPolicy"
+#: Flag added to a response that was not stored because of noarchive.
+NOT_STORED_FLAG = "noarchive"
+
+
+class RobotsMetaCachePolicy:
+    """An HTTP cache policy that never stores noarchive responses, wrapping another."""
+
+    def __init__(self, settings: BaseSettings) -> None:
+        self.settings = RobotsTxtSettings.from_settings(settings)
+        wrapped = settings.get("ROBOTS_META_HTTPCACHE_POLICY") or DEFAULT_WRAPPED_POLICY
+        policy_class = load_object(wrapped)
+        if policy_class is RobotsMetaCachePolicy:
+            policy_class = load_object(DEFAULT_WRAPPED_POLICY)
+        self.wrapped: Any = policy_class(settings)
+        self.obey = self.settings.meta_obey
+
+    def should_cache_request(self, request: Request) -> bool:
+        return bool(self.wrapped.should_cache_request(request))
+
+    def should_cache_response(self, response: Response, request: Request) -> bool:
+        if not self.wrapped.should_cache_response(response, request):
+            return False
+        if not self.obey:
+            return True
+        token = self.settings.token_for_header(request.headers.get(b"User-Agent"))
+        encoding = response.headers.get(b"Content-Encoding")
+        head = head_of_body(response.body, encoding.decode("latin-1") if encoding else None)
+        page = read_page_directives(response.url, response.status, response.headers, head, token)
+        if not page.noarchive:
+            return True
+        logger.debug(
+            "Not storing %(url)s in the HTTP cache: noarchive (%(source)s)",
+            {"url": response.url, "source": page.source_of(NOARCHIVE)},
+        )
+        if NOT_STORED_FLAG not in response.flags:
+            response.flags.append(NOT_STORED_FLAG)
+        return False
+
+    def is_cached_response_fresh(self, cachedresponse: Response, request: Request) -> bool:
+        return bool(self.wrapped.is_cached_response_fresh(cachedresponse, request))
+
+    def is_cached_response_valid(
+        self, cachedresponse: Response, response: Response, request: Request
+    ) -> bool:
+        return bool(self.wrapped.is_cached_response_valid(cachedresponse, response, request))
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else the wrapped policy offers (an extended policy's helpers).
+        if name == "wrapped":
+            raise AttributeError(name)
+        return getattr(self.wrapped, name)

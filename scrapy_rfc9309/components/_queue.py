@@ -1,0 +1,219 @@
+"""``RobotsTxtPriorityQueue``: requests wait in the scheduler, not in the downloader.
+
+A scheduler priority queue (``SCHEDULER_PRIORITY_QUEUE``) that does not hand
+out a request whose site's robots.txt is not settled yet, so such a request
+takes none of the crawl's concurrency (a request held in a downloader
+middleware takes one of ``CONCURRENT_REQUESTS`` for as long as it waits), as
+crawlers built for politeness keep a host's URLs in their frontier until its
+robots.txt is known.
+
+* **fetch ahead**: the first request of a new site starts its robots.txt
+  download as it is scheduled, so by the time its pages are due the verdict
+  is usually known;
+* **priorities kept**: requests of settled sites are served by one
+  :class:`scrapy.pqueues.ScrapyPriorityQueue`, in the users' priority order;
+  a held request joins it, at its own priority, when its site settles;
+* **O(1) per request**: a dict look-up of the site's state; no scan over the
+  queued sites (each request is moved at most once per robots.txt fetch);
+* **unreachable sites deferred**: while a site's robots.txt is unreachable
+  (RFC 9309 2.3.1.4), its requests wait here, and it is tried again, for at
+  most ``ROBOTSTXT_UNREACHABLE_DEFER`` seconds (HTTP: The Definitive Guide ch. 9);
+* **JOBDIR**: with a disk queue every request is stored on disk as with
+  Scrapy's queues; a request held because its site is pending is kept in
+  memory and written back at close, so a resumed crawl finds it (its
+  robots.txt is fetched again only if no longer cached).
+
+The decision stays in :class:`~scrapy_rfc9309.RobotsTxtMiddleware`: a request
+handed out reaches it with its site's outcome fresh, and is let through or
+dropped there. Without that middleware (``ROBOTSTXT_OBEY = False``) this is a
+plain ``ScrapyPriorityQueue``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from scrapy.pqueues import ScrapyPriorityQueue
+
+from ..sites._sitetable import SiteState
+from ._engine import wake_engine
+from ._middleware import middleware_for
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+__all__ = ["RobotsTxtPriorityQueue"]
+
+logger = logging.getLogger("scrapy_rfc9309.queue")
+
+#: Requests a ``pop`` looks at and sets aside (their site pending) before it
+#: answers ``None`` for now and asks the engine to come back after a reactor
+#: turn: a resumed crawl or a burst of expired sites never holds the reactor
+#: for long.
+DIVERT_BUDGET = 1_000
+#: Requests of settled sites a ``pop`` moves back into the queue in one go.
+RELEASE_BUDGET = 10_000
+
+
+class RobotsTxtPriorityQueue:
+    """A scheduler priority queue that withholds requests until their site's
+    robots.txt is settled (RFC 9309 2.3), and fetches it ahead.
+
+    Enabled by the add-on (``SCHEDULER_PRIORITY_QUEUE``, at add-on
+    priority). Called by Scrapy's scheduler as any priority queue:
+    ``from_crawler``, ``push``, ``pop``, ``peek``, ``close``, ``__len__``.
+    """
+
+    @classmethod
+    def from_crawler(
+        cls,
+        crawler: Crawler,
+        downstream_queue_cls: Any,
+        key: str,
+        startprios: Iterable[int] = (),
+        *,
+        start_queue_cls: Any = None,
+    ) -> RobotsTxtPriorityQueue:
+        return cls(crawler, downstream_queue_cls, key, startprios, start_queue_cls=start_queue_cls)
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        downstream_queue_cls: Any,
+        key: str,
+        startprios: Iterable[int] = (),
+        *,
+        start_queue_cls: Any = None,
+    ) -> None:
+        if isinstance(startprios, dict):
+            raise ValueError(
+                "RobotsTxtPriorityQueue cannot resume a crawl whose JOBDIR was written by "
+                "another priority queue (DownloaderAwarePriorityQueue?); resume it with the "
+                "SCHEDULER_PRIORITY_QUEUE it was started with"
+            )
+        self.crawler = crawler
+        self.key = key
+        extra = {} if start_queue_cls is None else {"start_queue_cls": start_queue_cls}
+        #: requests that can be handed out, in priority order (on disk with JOBDIR)
+        self._ready = ScrapyPriorityQueue(
+            crawler, downstream_queue_cls, key, list(startprios), **extra
+        )
+        #: site -> requests waiting for its robots.txt, in arrival order
+        self._held: dict[str, list[Request]] = {}
+        self._held_count = 0
+        #: sites settled since, whose held requests go back to ``_ready``
+        self._released: deque[str] = deque()
+        #: a disk queue stores every request it is given at once, so that
+        #: requests that cannot be stored go to the memory queue instead
+        self._persistent = bool(key)
+        self._robots = middleware_for(crawler)
+        if self._robots is not None:
+            self._robots.register(self)
+
+    # -- the scheduler's calls ----------------------------------------------------
+
+    def push(self, request: Request) -> None:
+        robots = self._robots
+        site = None if robots is None else robots.site_for(request)
+        if robots is None or site is None:
+            self._ready.push(request)
+            return
+        state = robots.site_state(site)
+        if state is SiteState.UNKNOWN:
+            robots.prefetch(site, request)  # fetch ahead
+            state = SiteState.PENDING
+        if state is SiteState.READY or self._persistent:
+            # on disk now (it may fail to serialise: the scheduler then uses
+            # its memory queue); set aside when popped if still not settled
+            self._ready.push(request)
+        else:
+            self._hold(site, request)
+
+    def pop(self) -> Request | None:
+        if self._released:
+            self._move_released()
+        robots = self._robots
+        if robots is None:
+            return self._ready.pop()
+        for _ in range(DIVERT_BUDGET):
+            request = self._ready.pop()
+            if request is None:
+                return None
+            site = robots.site_for(request)
+            if site is None:
+                return request
+            state = robots.site_state(site)
+            if state is SiteState.READY:
+                return request
+            if state is SiteState.UNKNOWN:  # expired, evicted, or a resumed crawl
+                robots.prefetch(site, request)
+            self._hold(site, request)
+        wake_engine(self.crawler)  # more may be ready: asked again after a reactor turn
+        return None
+
+    def peek(self) -> Request | None:
+        """The next request of the settled sites (Scrapy's scheduler does not call this)."""
+        return self._ready.peek()
+
+    def close(self) -> list[int]:
+        """Close the queue; with JOBDIR, held requests are written back first."""
+        self._write_back_or_drop_held()
+        if self._robots is not None:
+            self._robots.unregister(self)
+        return self._ready.close()
+
+    def spider_closed(self) -> None:
+        """Scrapy's scheduler never closes its memory queue: held requests are
+        dropped here, counted as dropped at close."""
+        self._write_back_or_drop_held()
+
+    def _write_back_or_drop_held(self) -> None:
+        held = [request for requests in self._held.values() for request in requests]
+        self._held.clear()
+        self._held_count = 0
+        self._released.clear()
+        if held and self._persistent:
+            for request in held:  # written back: the resumed crawl finds them
+                self._ready.push(request)
+        elif held:
+            stats = self.crawler.stats
+            if stats is not None:
+                stats.inc_value("robotstxt/forbidden", len(held))
+                stats.inc_value("robotstxt/forbidden/closing", len(held))
+            logger.info(
+                "Spider closed: dropping %d scheduled requests that waited on robots.txt",
+                len(held),
+            )
+
+    def __len__(self) -> int:
+        return len(self._ready) + self._held_count
+
+    # -- held requests ----------------------------------------------------------------
+
+    def _hold(self, site: str, request: Request) -> None:
+        held = self._held.get(site)
+        if held is None:
+            held = self._held[site] = []
+        held.append(request)
+        self._held_count += 1
+
+    def site_released(self, site: str) -> None:
+        """The middleware settled ``site`` (or gave up deferring it)."""
+        if site in self._held:
+            self._released.append(site)
+
+    def _move_released(self) -> None:
+        moved = 0
+        while self._released and moved < RELEASE_BUDGET:
+            site = self._released.popleft()
+            held = self._held.pop(site, None)
+            if not held:
+                continue
+            self._held_count -= len(held)
+            moved += len(held)
+            for request in held:
+                self._ready.push(request)

@@ -1,0 +1,192 @@
+"""Declared purposes (``ROBOTSTXT_PURPOSES``) against a site's usage preferences.
+
+Thin Scrapy glue over :mod:`._usage` and :mod:`._tdmrep`, used by the
+robots.txt middleware only when purposes are declared: after a request is
+allowed by robots.txt, its preferences (the robots.txt ``Content-Usage`` /
+``Content-Signal`` lines of our groups, and the site's
+``/.well-known/tdmrep.json`` when a declared purpose is text and data mining)
+go to ``request.meta["usage"]``; a request whose preferences refuse a declared
+purpose is dropped before download, like a Disallow.
+
+tdmrep.json is fetched once per site (single flight: later requests wait on
+the same download, each on its own Deferred), kept as long as a robots.txt
+answer (``Cache-Control`` / ``Expires`` within ``ROBOTSTXT_CACHE_MIN_TTL`` and
+``ROBOTSTXT_CACHE_TTL``), and tried again after ``ROBOTSTXT_UNREACHABLE_TTL``
+when the server could not answer (meanwhile: no TDMRep preference).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Request
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred
+
+from ..parser._tdmrep import EMPTY_TDMREP, TDMREP_PATH, TdmRep, parse_tdmrep
+from ..parser._usage import NO_PREFERENCES, Usage, needs_tdmrep
+from ..sites._lifetime import headers_lifetime
+from . import _compat
+from ._fetcher import DOWNLOAD_PRIORITY, dotted_name, is_download_failure
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from ..sites._outcome import SiteOutcome
+    from ._report import CrawlReport
+    from ._settings import RobotsTxtSettings
+
+__all__ = ["USAGE_META_KEY", "TdmRepSites", "UsageGate"]
+
+logger = logging.getLogger("scrapy_rfc9309.usage")
+
+#: ``request.meta`` / ``response.meta`` key of the :class:`~._usage.Usage` that applies.
+USAGE_META_KEY = "usage"
+
+
+class TdmRepSites:
+    """Each site's tdmrep.json: fetched once (single flight), kept for its lifetime."""
+
+    def __init__(self, crawler: Crawler, settings: RobotsTxtSettings) -> None:
+        self.crawler = crawler
+        self.settings = settings
+        self.stats = crawler.stats
+        self._settled: OrderedDict[str, tuple[float, TdmRep]] = OrderedDict()
+        self._pending: dict[str, list[Deferred[TdmRep]]] = {}
+
+    async def get(self, site: str) -> TdmRep:
+        """The site's rules; downloads ``/.well-known/tdmrep.json`` once per lifetime."""
+        settled = self._settled.get(site)
+        if settled is not None and settled[0] > time.monotonic():
+            self._settled.move_to_end(site)
+            return settled[1]
+        waiters = self._pending.get(site)
+        waiter: Deferred[TdmRep] = Deferred()
+        if waiters is not None:
+            waiters.append(waiter)
+            return await maybe_deferred_to_future(waiter)
+        self._pending[site] = [waiter]
+        try:
+            expires, rules = await self._fetch(site)
+        except BaseException:
+            # cancelled, or not an answer of the site: the others go on without it
+            for each in self._pending.pop(site, [])[1:]:
+                each.callback(EMPTY_TDMREP)
+            raise
+        self._settled[site] = (expires, rules)
+        self._settled.move_to_end(site)
+        while len(self._settled) > self.settings.cache_max_sites:
+            self._settled.popitem(last=False)
+        for each in self._pending.pop(site, []):
+            each.callback(rules)
+        return await maybe_deferred_to_future(waiter)
+
+    def abandon_all(self) -> None:
+        """The spider closes: every waiter goes on with no TDMRep preference."""
+        pending, self._pending = self._pending, {}
+        for waiters in pending.values():
+            for waiter in waiters:
+                waiter.callback(EMPTY_TDMREP)
+
+    async def _fetch(self, site: str) -> tuple[float, TdmRep]:
+        url = site + TDMREP_PATH
+        self.stats.inc_value("robotstxt/tdmrep/request_count")
+        request = Request(
+            url,
+            priority=DOWNLOAD_PRIORITY,
+            callback=NO_CALLBACK,
+            dont_filter=True,
+            meta={
+                "dont_obey_robotstxt": True,
+                "dont_cache": True,
+                "allow_offsite": True,
+                "download_maxsize": self.settings.max_size,
+                "handle_httpstatus_all": True,
+            },
+        )
+        unreachable = time.monotonic() + self.settings.unreachable_ttl
+        try:
+            response = await _compat.download(self.crawler, request)
+        except IgnoreRequest as exc:
+            logger.debug("tdmrep.json request dropped: %s (%s)", url, exc)
+            return unreachable, EMPTY_TDMREP
+        except Exception as exc:
+            # Scrapy cancels a download over download_maxsize (ROBOTSTXT_MAX_SIZE):
+            # the file is too large to read, which states nothing either.
+            if not is_download_failure(exc) and not _size_cancelled(exc):
+                raise
+            self.stats.inc_value(f"robotstxt/tdmrep/exception_count/{dotted_name(exc)}")
+            logger.info("tdmrep.json unreachable (%s): %s", dotted_name(exc), url)
+            return unreachable, EMPTY_TDMREP
+        self.stats.inc_value(f"robotstxt/tdmrep/response_status_count/{response.status}")
+        if response.status == 429 or response.status >= 500:
+            return unreachable, EMPTY_TDMREP
+        rules = parse_tdmrep(response.body) if 200 <= response.status < 300 else EMPTY_TDMREP
+        lifetime = headers_lifetime(
+            response.headers.getlist,
+            now=time.time(),
+            max_ttl=self.settings.cache_ttl,
+            min_ttl=self.settings.cache_min_ttl,
+        )
+        logger.debug("tdmrep.json (HTTP %d): %s, %d rules", response.status, url, len(rules.rules))
+        return time.monotonic() + lifetime.seconds, rules
+
+
+class UsageGate:
+    """Drops requests whose site-wide preferences refuse a declared purpose."""
+
+    def __init__(self, crawler: Crawler, settings: RobotsTxtSettings, report: CrawlReport) -> None:
+        self.purposes = settings.purposes
+        self.stats = crawler.stats
+        self.crawler = crawler
+        self._report = report
+        self.tdmrep = TdmRepSites(crawler, settings) if needs_tdmrep(self.purposes) else None
+        logger.info(
+            "Declared purposes: %s (ROBOTSTXT_PURPOSES); requests whose usage preferences "
+            "refuse them are dropped",
+            ", ".join(self.purposes),
+        )
+
+    async def check(self, outcome: SiteOutcome, site: str, request: Request, token: str) -> None:
+        """Set ``request.meta["usage"]``; raise ``IgnoreRequest`` if a purpose is refused."""
+        usage: Usage = NO_PREFERENCES
+        robots = outcome.robots
+        if robots is not None:
+            usage = robots.usage(url=request.url, agent=token)
+        if self.tdmrep is not None:
+            rules = await self.tdmrep.get(site)
+            usage = usage.merged(rules.usage(request.url))
+        request.meta[USAGE_META_KEY] = usage
+        refusal = usage.refusal(self.purposes)
+        if refusal is None:
+            return
+        self.stats.inc_value("robotstxt/forbidden")
+        self.stats.inc_value("robotstxt/forbidden/usage")
+        self._report.decided(site, False)
+        self._report.dropped_by_usage(site, refusal.describe())
+        where = outcome.source if refusal.line is not None else site + TDMREP_PATH
+        if refusal.line is not None:
+            reason = (
+                f"Forbidden by usage preference, robots.txt line {refusal.line}: "
+                f'"{refusal.rule}" refuses {refusal.category} ({where})'
+            )
+        else:
+            reason = (
+                f"Forbidden by usage preference: {refusal.rule} refuses {refusal.category} "
+                f"({where})"
+            )
+        logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
+        raise IgnoreRequest(reason)
+
+
+def _size_cancelled(exc: BaseException) -> bool:
+    """Whether Scrapy cancelled the download for going over ``download_maxsize``:
+    ``DownloadCancelledError`` (Scrapy 2.14+) or Twisted's ``CancelledError``."""
+    from twisted.internet.defer import CancelledError
+
+    return isinstance(exc, CancelledError) or type(exc).__name__ == "DownloadCancelledError"

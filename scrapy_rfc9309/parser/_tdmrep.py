@@ -1,0 +1,96 @@
+"""TDMRep: the site-wide ``/.well-known/tdmrep.json`` (W3C TDMRep community group report). Pure.
+
+No Scrapy import. The file is a JSON array of rules, each
+``{"location": "/path/*", "tdm-reservation": 1, "tdm-policy": "https://..."}``;
+``tdm-reservation: 1`` reserves text and data mining rights for the resources
+at ``location``. Locations are path patterns read as robots.txt patterns
+(``*`` any run, final ``$`` the end; RFC 9309 2.2.3); the longest matching
+location decides, and a reservation wins a tie (the most restrictive).
+Reading never raises; at most :data:`MAX_RULES` rules are read.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+from ._encoding import canonical_path
+from ._matcher import _compile_pattern, rule_pattern
+from ._usage import NO_PREFERENCES, TDM_CATEGORIES, Preference, Usage, pattern_matches
+
+__all__ = ["MAX_RULES", "TDMREP_PATH", "TdmRep", "parse_tdmrep", "tdm_usage"]
+
+TDMREP_PATH = "/.well-known/tdmrep.json"
+MAX_RULES = 1000
+
+
+class _Rule(NamedTuple):
+    prefix: str
+    pieces: tuple[str, ...]
+    anchored: bool
+    length: int
+    reserved: bool
+    text: str
+
+
+class TdmRep(NamedTuple):
+    """A site's parsed tdmrep.json (an empty one: no rules, nothing reserved)."""
+
+    rules: tuple[_Rule, ...] = ()
+
+    def usage(self, url: str) -> Usage:
+        """The TDM preference for ``url``: reserved (``n``) or not (``y``), or none."""
+        if not self.rules:
+            return NO_PREFERENCES
+        path = canonical_path(url)
+        best: _Rule | None = None
+        for rule in self.rules:
+            if not pattern_matches(rule.prefix, rule.pieces, rule.anchored, path):
+                continue
+            if (
+                best is None
+                or rule.length > best.length
+                or (rule.length == best.length and rule.reserved and not best.reserved)
+            ):
+                best = rule
+        if best is None:
+            return NO_PREFERENCES
+        return tdm_usage(not best.reserved, TDMREP_PATH, best.text)
+
+
+EMPTY_TDMREP = TdmRep()
+
+
+def tdm_usage(allowed: bool, source: str, rule: str) -> Usage:
+    """A TDMRep reservation (or its absence) as preferences of :data:`TDM_CATEGORIES`."""
+    return Usage(
+        {category: Preference(category, allowed, source, None, rule) for category in TDM_CATEGORIES}
+    )
+
+
+def parse_tdmrep(body: bytes) -> TdmRep:
+    """The rules of a tdmrep.json body; an empty :class:`TdmRep` for anything unreadable."""
+    try:
+        data = json.loads(body.decode("utf-8-sig", "replace"))
+    except (ValueError, RecursionError):
+        return EMPTY_TDMREP
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        return EMPTY_TDMREP
+    rules: list[_Rule] = []
+    for entry in data[:MAX_RULES]:
+        if not isinstance(entry, dict):
+            continue
+        location = entry.get("location")
+        reservation = entry.get("tdm-reservation")
+        if not isinstance(location, str) or reservation not in (0, 1, "0", "1"):
+            continue
+        if not location.startswith(("/", "*")):
+            location = "/" + location
+        pattern = rule_pattern(location.encode("utf-8", "surrogateescape"))
+        prefix, pieces, anchored, length = _compile_pattern(pattern)
+        reserved = str(reservation) == "1"
+        text = f'location "{location[:200]}", tdm-reservation {int(reserved)}'
+        rules.append(_Rule(prefix, pieces, anchored, length, reserved, text))
+    return TdmRep(tuple(rules))

@@ -1,0 +1,326 @@
+"""Reading page-level robots directives (HTTP: The Definitive Guide ch. 9, robots META
+tag; ``X-Robots-Tag``): pure unit and property tests, no Scrapy."""
+
+from __future__ import annotations
+
+import gzip
+import time
+import zlib
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scrapy_rfc9309.parser._page_directives import (
+    MAX_HEAD_BYTES,
+    head_of_body,
+    parse_date,
+    read_page_directives,
+    split_directives,
+)
+
+param = pytest.param
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+
+
+def meta(body: str | bytes, token: str = "ExampleBot", headers: object = None) -> set[str]:
+    data = body.encode() if isinstance(body, str) else body
+    page = read_page_directives("http://x/", 200, headers or HTML, data, token, now=NOW)
+    return set(page.directives)
+
+
+def header(*values: str, token: str = "ExampleBot", content_type: str = "text/html") -> set[str]:
+    pairs = [("X-Robots-Tag", value) for value in values] + [("Content-Type", content_type)]
+    return set(read_page_directives("http://x/", 200, pairs, b"", token, now=NOW).directives)
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        param('<meta name="robots" content="noindex,nofollow">', {"noindex", "nofollow"}, id="ch9"),
+        param("<META NAME=ROBOTS CONTENT=NOINDEX>", {"noindex"}, id="ch9-case-insensitive"),
+        param("<meta content='noarchive' name='Robots'/>", {"noarchive"}, id="ch9-attr-order"),
+        param(
+            '<meta name="robots" content="none">', {"none", "noindex", "nofollow"}, id="ch9-none"
+        ),
+        param('<meta name="robots" content="all">', {"all"}, id="ch9-all"),
+        param('<meta name="robots" content="index,follow">', {"index", "follow"}, id="ch9-index"),
+        param(
+            '<meta name="robots" content="all"><meta name="robots" content="noindex">',
+            {"noindex"},
+            id="ch9-most-restrictive-wins",
+        ),
+        param(
+            '<meta name="robots" content="index, nofollow">'
+            '<meta name="examplebot" content="follow">',
+            {"index", "nofollow"},
+            id="ch9-several-tags-combine",
+        ),
+        param('<meta name="examplebot" content="noindex">', {"noindex"}, id="ch9-our-token"),
+        param('<meta name="otherbot" content="noindex">', set(), id="ch9-other-agent"),
+        param('<meta name="examplebot-news" content="noindex">', set(), id="token-is-whole"),
+        param('<meta name="robots" content="max-snippet : 50, NoAI">', {"max-snippet:50", "noai"}),
+        param('<meta name="robots" content="no&#105;ndex">', {"noindex"}, id="entities"),
+        param('<meta name="robots">', set(), id="no-content"),
+        param('<meta content="noindex">', set(), id="no-name"),
+        param('<metadata name="robots" content="noindex">', set(), id="not-meta"),
+        param('<!-- <meta name="robots" content="noindex"> -->', set(), id="comment"),
+        param("<script>'<meta name=robots content=noindex>'</script>", set(), id="script"),
+        param("<style>/*<meta name=robots content=noindex>*/</style>", set(), id="style"),
+        param('<meta name="robots" content="noindex', set(), id="unclosed-quote"),
+    ],
+)
+def test_meta_tags_in_the_head(head: str, expected: set[str]) -> None:
+    assert meta(f"<html><head><title>t</title>{head}</head><body>x</body></html>") == expected
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        param('<html><head></head><body><meta name="robots" content="noindex">', id="in-body"),
+        param('<html><body><p><meta name="robots" content="noindex">', id="no-head"),
+        param('<head></head><meta name="robots" content="noindex">', id="after-head"),
+    ],
+)
+def test_meta_outside_the_head_is_ignored(body: str) -> None:
+    assert meta(body) == set()
+
+
+def test_implicit_head_before_the_body_is_read() -> None:
+    assert meta("<!doctype html><meta name=robots content=nofollow><p>x") == {"nofollow"}
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        param(["noindex"], {"noindex"}, id="plain"),
+        param(["NoIndex, NoFollow"], {"noindex", "nofollow"}, id="list-case"),
+        param(["noindex", "nofollow"], {"noindex", "nofollow"}, id="several-lines"),
+        param(["examplebot: noindex"], {"noindex"}, id="addressed-to-us"),
+        param(["ExampleBot: noindex, nofollow"], {"noindex", "nofollow"}, id="addressed-list"),
+        param(["otherbot: noindex"], set(), id="addressed-to-another"),
+        param(["otherbot: noindex", "nofollow"], {"nofollow"}, id="another-and-plain"),
+        param(
+            ["otherbot: noindex, examplebot: noarchive"], {"noarchive"}, id="two-agents-one-line"
+        ),
+        param(["max-snippet: 20"], {"max-snippet:20"}, id="value-directive-not-an-agent"),
+        param(["max-image-preview: large"], {"max-image-preview:large"}, id="value-directive-2"),
+        param(["all", "none"], {"none", "noindex", "nofollow"}, id="most-restrictive-wins"),
+        param(["", " , ,"], set(), id="empty"),
+    ],
+)
+def test_x_robots_tag(values: list[str], expected: set[str]) -> None:
+    assert header(*values) == expected
+
+
+@pytest.mark.parametrize(
+    ("date", "expired"),
+    [
+        param("Friday, 25-Jun-10 15:00:00 PST", True, id="rfc850"),
+        param("Wed, 25 Jun 2010 15:00:00 GMT", True, id="rfc822"),
+        param("25 Jun 2010 15:00:00 PST", True, id="rfc822-no-weekday"),
+        param("Sun Nov  6 08:49:37 1994", True, id="asctime"),
+        param("2010-06-25", True, id="iso8601-date"),
+        param("2025-12-31T23:30:00-02:00", False, id="iso8601-offset-future"),
+        param("2025-12-31T23:30:00+02:00", True, id="iso8601-offset-past"),
+        param("2999-06-25T15:00:00Z", False, id="iso8601-future"),
+        param("Wed, 25 Jun 2999 15:00:00 GMT", False, id="rfc822-future"),
+        param("not a date", False, id="unparseable-ignored"),
+    ],
+)
+def test_unavailable_after(date: str, expired: bool) -> None:
+    found = header(f"unavailable_after: {date}")
+    assert ("noindex" in found) is expired
+    assert f"unavailable_after: {date.lower()}" in found
+    in_meta = meta(f'<head><meta name="robots" content="unavailable_after: {date}, noarchive">')
+    assert ("noindex" in in_meta) is expired
+    assert "noarchive" in in_meta
+
+
+def test_unavailable_after_addressed_with_commas_in_the_date() -> None:
+    found = header("examplebot: unavailable_after: Wed, 25 Jun 2010 15:00:00 GMT, nofollow")
+    assert found == {"unavailable_after: wed, 25 jun 2010 15:00:00 gmt", "noindex", "nofollow"}
+
+
+def test_parse_date_forms() -> None:
+    assert parse_date("2010-06-25T15:00:00+02:00") == datetime(2010, 6, 25, 13, tzinfo=timezone.utc)
+    assert parse_date("2010-02-30") is None
+    assert parse_date("") is None
+
+
+def test_split_directives() -> None:
+    assert split_directives(" NoIndex ,, Max-Snippet : 5 ,noai") == [
+        "noindex",
+        "max-snippet:5",
+        "noai",
+    ]
+
+
+def test_sources_name_the_tag_and_the_header() -> None:
+    page = read_page_directives(
+        "http://x/p",
+        200,
+        {b"X-Robots-Tag": [b"examplebot: nofollow", b"noindex"], b"Content-Type": [b"text/html"]},
+        b'<head><meta name="robots" content="nofollow">'
+        b'<meta name="ExampleBot" content="noarchive">',
+        "examplebot",
+        now=NOW,
+    )
+    assert page.sources["nofollow"] == ("X-Robots-Tag: examplebot", '<meta name="robots">')
+    assert page.source_of("noindex") == "X-Robots-Tag"
+    assert page.source_of("noarchive") == '<meta name="examplebot">'
+    assert page.nofollow and page.noindex and page.noarchive
+    assert page.url == "http://x/p"
+    assert page.describe() == [
+        'noarchive (<meta name="examplebot">)',
+        'nofollow (X-Robots-Tag: examplebot, <meta name="robots">)',
+        "noindex (X-Robots-Tag)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content_type", "status", "read"),
+    [
+        param("application/pdf", 200, False, id="pdf"),
+        param("text/plain", 200, False, id="text"),
+        param("application/xhtml+xml", 200, True, id="xhtml"),
+        param(None, 200, True, id="no-content-type-looks-like-html"),
+        param("text/html", 301, False, id="redirect-body"),
+        param("text/html", 404, True, id="error-page"),
+    ],
+)
+def test_which_bodies_are_read(content_type: str | None, status: int, read: bool) -> None:
+    headers = [("Content-Type", content_type)] if content_type else []
+    body = b'<head><meta name="robots" content="noindex">'
+    page = read_page_directives("http://x/", status, headers, body, "x", now=NOW)
+    assert page.noindex is read
+
+
+def test_headers_of_a_pdf_are_read() -> None:
+    assert header("noindex", content_type="application/pdf") == {"noindex"}
+
+
+def test_only_the_first_bytes_are_read() -> None:
+    late = b"<head>" + b" " * MAX_HEAD_BYTES + b'<meta name="robots" content="noindex">'
+    assert meta(late) == set()
+    early = b'<head><meta name="robots" content="noindex">' + b" " * (2 * MAX_HEAD_BYTES)
+    assert meta(early) == {"noindex"}
+
+
+@pytest.mark.parametrize(
+    ("encoding", "compress"),
+    [
+        param("gzip", gzip.compress, id="gzip"),
+        param("deflate", zlib.compress, id="deflate-zlib"),
+        param("deflate", lambda data: zlib.compress(data)[2:-4], id="deflate-raw"),
+        param("identity", lambda data: data, id="identity"),
+    ],
+)
+def test_head_of_a_compressed_body(encoding: str, compress: object) -> None:
+    body = b'<head><meta name="robots" content="noarchive"></head>' + b"x" * 1_000_000
+    head = head_of_body(compress(body), encoding)  # type: ignore[operator]
+    assert head.startswith(b"<head>") and len(head) <= MAX_HEAD_BYTES
+    assert head_of_body(b"not gzip", "gzip") == b""
+    assert head_of_body(body, "br") == b""
+
+
+# -- hostile input -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        param(b"<meta " * 200_000, id="many-open-tags"),
+        param(b'<meta name="' + b"x" * 3_000_000, id="unclosed-quote"),
+        param(b"<meta a='" * 200_000, id="unclosed-single-quotes"),
+        param(b"<!--" * 500_000, id="unclosed-comments"),
+        param(b"<script>" + b"<" * 3_000_000, id="unclosed-script"),
+        param(b"<meta name=robots content=" + b"a," * 1_500_000, id="huge-list"),
+        param(b"<meta " + b"a=b " * 1_000_000, id="many-attributes"),
+    ],
+)
+def test_hostile_bodies_take_bounded_time(body: bytes) -> None:
+    started = time.perf_counter()
+    read_page_directives("http://x/", 200, HTML, body, "x")
+    assert time.perf_counter() - started < 2.0  # a generous bound: linear and capped
+
+
+def test_hostile_headers() -> None:
+    values = [b"x: " + b"a," * 100_000] * 1000
+    started = time.perf_counter()
+    read_page_directives("http://x/", 200, {b"X-Robots-Tag": values}, b"", "x")
+    assert time.perf_counter() - started < 2.0
+
+
+def test_malformed_headers_object_never_raises() -> None:
+    assert not read_page_directives("u", 200, object(), b"<meta>", "x").directives
+    assert not read_page_directives("u", 200, {1: 2}, None, "x").directives
+
+
+# -- properties --------------------------------------------------------------------------
+
+KNOWN = ["noindex", "nofollow", "noarchive", "index", "follow", "all", "none", "noai"]
+directive_lists = st.lists(st.sampled_from(KNOWN), min_size=1, max_size=5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=3000), st.text(max_size=200))
+def test_never_raises_on_any_body_or_header(body: bytes, value: str) -> None:
+    page = read_page_directives("u", 200, [("X-Robots-Tag", value)], body, "ExampleBot")
+    assert all(name == name.lower() for name in page.directives)
+    assert set(page.sources) == set(page.directives)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(directive_lists, min_size=1, max_size=4))
+def test_meta_tags_and_headers_agree_and_order_does_not_matter(lists: list[list[str]]) -> None:
+    tags = "".join(f'<meta name="robots" content="{", ".join(items)}">' for items in lists)
+    from_meta = meta(f"<head>{tags}</head>")
+    from_headers = header(*(", ".join(items) for items in lists))
+    reversed_tags = "".join(
+        f'<meta name="robots" content="{", ".join(items)}">' for items in reversed(lists)
+    )
+    assert from_meta == from_headers
+    flat = {name for items in lists for name in items}
+    assert ("noindex" in from_meta) == bool(flat & {"noindex", "none"})
+    assert ("nofollow" in from_meta) == bool(flat & {"nofollow", "none"})
+    assert "index" not in from_meta or "noindex" not in from_meta
+    assert meta(f"<head>{reversed_tags}</head>") == from_meta
+
+
+@settings(max_examples=100, deadline=None)
+@given(directive_lists, st.sampled_from(["ExampleBot", "examplebot", "EXAMPLEBOT"]))
+def test_addressed_header_is_ours_whatever_the_case(items: list[str], spelling: str) -> None:
+    value = f"{spelling}: {', '.join(items)}"
+    assert header(value) == header(", ".join(items))
+    assert header(value, token="OtherBot") == set()
+
+
+@pytest.mark.parametrize("offset", [0, 8 * 1024 - 20, 8 * 1024 - 3, 32 * 1024 - 10, 100_000])
+def test_a_long_head_is_read_across_chunks(offset: int) -> None:
+    # The head is lower-cased and scanned in growing chunks; tags cut by a chunk's
+    # end are found once the chunk grows.
+    filler = "<script>" + "x" * offset + "</script>"
+    tags = '<meta name="robots" content="noindex"><!-- c -->'
+    tags += '<meta name="examplebot" content="nofollow">'
+    assert meta(f"<html><head>{filler}{tags}</head>") == {"noindex", "nofollow"}
+    assert meta(f"<html><head><title>{'y' * offset}</title>{tags}") == {"noindex", "nofollow"}
+
+
+def test_many_words_robots_in_the_head_stay_linear() -> None:
+    body = b"<head><title>" + b"robots " * 100_000 + b"</title>" + b"x" * 200_000
+    started = time.perf_counter()
+    read_page_directives("http://x/", 200, HTML, body, "examplebot")
+    assert time.perf_counter() - started < 2.0
+
+
+def test_scrapy_headers() -> None:
+    from scrapy.http import Headers
+
+    headers = Headers({"x-robots-tag": ["noindex", "examplebot: nofollow"], "content-type": "x/y"})
+    page = read_page_directives(
+        "u", 200, headers, b"<meta name=robots content=noarchive>", "examplebot"
+    )
+    assert page.directives == {"noindex", "nofollow"}

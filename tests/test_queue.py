@@ -1,0 +1,331 @@
+"""Requests wait in the scheduler, not in the downloader (RFC 9309 2.3, 2.3.1.4;
+HTTP: The Definitive Guide ch. 9): real crawls against the local test server,
+asserting on what the server was asked, and when."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from scrapy import Request, Spider
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+from scrapy_rfc9309.components import _compat
+
+from .conftest import BASE_SETTINGS, RecordingSpider, crawl
+from .server import delayed, hang, sequence, slow, status, text
+
+PAGE = text("<html>page</html>", content_type=b"text/html")
+OURS = "scrapy_rfc9309.RobotsTxtPriorityQueue"
+QUEUE = {"SCHEDULER_PRIORITY_QUEUE": OURS}
+PLAIN = "scrapy.pqueues.ScrapyPriorityQueue"
+
+
+def page_times(site: Any) -> list[float]:
+    return [t for path, t in zip(site.hits, site.hit_times, strict=True) if path != "/robots.txt"]
+
+
+def robots_times(site: Any) -> list[float]:
+    return [t for path, t in zip(site.hits, site.hit_times, strict=True) if path == "/robots.txt"]
+
+
+async def stalled_crawl(sites: Any, settings: dict[str, Any]) -> tuple[Any, list[Any], dict]:
+    """64 pages of a site whose robots.txt never answers, scheduled first, then
+    10 healthy sites; the hung robots.txt times out after 3 s."""
+    hung = sites(routes={"/robots.txt": hang()}, default=PAGE)
+    healthy = [
+        sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /no\n")}, default=PAGE)
+        for _ in range(10)
+    ]
+    urls = [hung.url(f"/p{i}") for i in range(64)]
+    urls += [site.url(f"/p{i}") for i in range(3) for site in healthy]
+    spider, stats = await crawl(
+        urls,
+        {
+            "CONCURRENT_REQUESTS": 16,
+            "DOWNLOAD_TIMEOUT": 3,
+            "ROBOTSTXT_UNREACHABLE_DEFER": 0,
+            **settings,
+        },
+    )
+    assert len(spider.fetched) == 30  # every healthy page
+    assert len(spider.dropped) == 64  # every page of the hung site, dropped as unreachable
+    assert stats["robotstxt/forbidden/unreachable"] == 64
+    return hung, healthy, stats
+
+
+@deferred_f_from_coro_f
+async def test_2_3_a_hung_robots_txt_stalls_nothing_requests_wait_in_the_scheduler(
+    sites,
+) -> None:
+    hung, healthy, _ = await stalled_crawl(sites, QUEUE)
+    hung_until = robots_times(hung)[0] + 3  # its download timed out then
+    last_page = max(t for site in healthy for t in page_times(site))
+    assert last_page < hung_until, "the healthy sites waited for the hung robots.txt"
+    assert hung.count("/p0") == 0
+
+
+@deferred_f_from_coro_f
+async def test_2_3_fetch_ahead_robots_txt_requested_before_the_sites_first_page_is_due(
+    sites,
+) -> None:
+    """With one request at a time, site B's robots.txt is fetched while site
+    A's slow page is being downloaded, long before B's page can be dequeued."""
+    a = sites(routes={"/robots.txt": status(404), "/slow": slow(1.0)})
+    # B's robots.txt answers later than A's, so A's slow page goes first
+    b = sites(routes={"/robots.txt": delayed(0.3, status(404))}, default=PAGE)
+    spider, _ = await crawl([a.url("/slow"), b.url("/page")], {"CONCURRENT_REQUESTS": 1, **QUEUE})
+    assert spider.fetched == [a.url("/slow"), b.url("/page")]
+    a_slow_started = page_times(a)[0]
+    assert robots_times(b)[0] < a_slow_started + 1.0  # during A's slow page
+    assert page_times(b)[0] >= a_slow_started + 1.0
+
+
+class PrioritySpider(Spider):
+    name = "priorities"
+
+    def __init__(self, urls: list[tuple[str, int]] = (), **kwargs: Any) -> None:  # type: ignore[assignment]
+        super().__init__(**kwargs)
+        self.urls = list(urls)
+        self.fetched: list[str] = []
+
+    async def start(self) -> Any:
+        for url, priority in self.urls:
+            yield Request(url, self.parse, priority=priority, dont_filter=True)
+
+    def parse(self, response: Any) -> None:
+        self.fetched.append(response.url)
+
+
+@deferred_f_from_coro_f
+async def test_priorities_are_kept_for_requests_that_waited(sites) -> None:
+    """Requests held while robots.txt downloads come out by their priority."""
+    site = sites(routes={"/robots.txt": delayed(0.3, status(404))}, default=PAGE)
+    urls = [(site.url(f"/p{priority}"), priority) for priority in (1, 5, 3, 9, 2)]
+    settings = {**BASE_SETTINGS, "CONCURRENT_REQUESTS": 1, **QUEUE}
+    crawler = get_crawler(PrioritySpider, settings)
+    await _compat.crawl(crawler, urls=urls)
+    assert crawler.spider.fetched == [site.url(f"/p{p}") for p in (9, 5, 3, 2, 1)]
+    assert [path for path in site.hits if path != "/robots.txt"] == [
+        f"/p{p}" for p in (9, 5, 3, 2, 1)
+    ]
+
+
+@deferred_f_from_coro_f
+async def test_http_guide_ch9_503_twice_then_200_defers_then_fetches_every_page(sites) -> None:
+    site = sites(
+        routes={
+            "/robots.txt": sequence(
+                status(503), status(503), text("User-agent: *\nDisallow: /no\n")
+            )
+        },
+        default=PAGE,
+    )
+    urls = [site.url(f"/p{i}") for i in range(5)] + [site.url("/no")]
+    spider, stats = await crawl(urls, QUEUE)
+    assert sorted(spider.fetched) == sorted(urls[:5])
+    assert "Forbidden by robots.txt line 2" in spider.dropped[site.url("/no")]
+    assert site.count("/robots.txt") == 3
+    third_robots = robots_times(site)[2]
+    assert all(t > third_robots for t in page_times(site)), "a page was fetched before the 200"
+    assert stats["robotstxt/deferred"] == 1
+    assert stats["robotstxt/deferred/recovered"] == 1
+    assert "robotstxt/forbidden/unreachable" not in stats
+
+
+@pytest.mark.parametrize("defer", [0, 2])
+@deferred_f_from_coro_f
+async def test_2_3_1_4_deferral_is_bounded_then_requests_are_dropped(sites, defer: int) -> None:
+    site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
+    urls = [site.url(f"/p{i}") for i in range(4)]
+    started = time.monotonic()
+    spider, stats = await crawl(urls, {**QUEUE, "ROBOTSTXT_UNREACHABLE_DEFER": defer})
+    assert time.monotonic() - started < defer + 8  # generous: a heartbeat is 5 s
+    assert spider.fetched == []
+    assert len(spider.dropped) == 4
+    assert all("unreachable" in reason for reason in spider.dropped.values())
+    assert stats["robotstxt/forbidden/unreachable"] == 4
+    assert page_times(site) == []
+    if defer:
+        assert site.count("/robots.txt") >= 2  # tried again while deferred
+        assert stats["robotstxt/deferred/expired"] == 1
+    else:
+        assert site.count("/robots.txt") == 1
+        assert "robotstxt/deferred" not in stats
+
+
+@deferred_f_from_coro_f
+async def test_jobdir_pause_and_resume_loses_no_request(sites, tmp_path) -> None:
+    """Paused while a robots.txt hangs: its site's requests wait in the queue,
+    are written to JOBDIR, and the resumed crawl fetches that robots.txt
+    again (nothing is cached across processes) and then every page."""
+    site = sites(routes={"/robots.txt": hang()}, default=PAGE)
+    urls = [site.url(f"/p{i}") for i in range(6)] + [site.url("/no")]
+    settings = {
+        **QUEUE,
+        "JOBDIR": str(tmp_path / "job"),
+        "DOWNLOAD_TIMEOUT": 60,
+        "CLOSESPIDER_TIMEOUT": 1,
+    }
+    spider, stats = await crawl(urls, settings, dont_filter=False)
+    assert stats["finish_reason"] == "closespider_timeout"
+    assert spider.fetched == [] and spider.dropped == {}
+    assert page_times(site) == []
+    assert "robotstxt/forbidden/closing" not in stats  # kept, not dropped
+
+    site.routes["/robots.txt"] = text("User-agent: *\nDisallow: /no\n")
+    robots_before = site.count("/robots.txt")
+    settings.pop("CLOSESPIDER_TIMEOUT")
+    spider, stats = await crawl(urls, settings, dont_filter=False)
+    assert sorted(spider.fetched) == sorted(urls[:6])
+    assert list(spider.dropped) == [site.url("/no")]
+    assert site.count("/robots.txt") - robots_before == 1
+    assert sorted(path for path in site.hits if path != "/robots.txt") == sorted(
+        f"/p{i}" for i in range(6)
+    )
+
+
+@deferred_f_from_coro_f
+async def test_closing_drops_requests_waiting_in_the_queue_and_counts_them(sites) -> None:
+    site = sites(routes={"/robots.txt": hang()}, default=PAGE)
+    urls = [site.url(f"/p{i}") for i in range(10)]
+    started = time.monotonic()
+    spider, stats = await crawl(urls, {**QUEUE, "DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 1})
+    assert time.monotonic() - started < 10  # not the 120 s download timeout
+    assert spider.fetched == []
+    assert stats["robotstxt/forbidden/closing"] == 10
+    assert stats["finish_reason"] == "closespider_timeout"
+
+
+@deferred_f_from_coro_f
+async def test_robots_txt_downloads_in_flight_are_bounded(sites) -> None:
+    many = [
+        sites(routes={"/robots.txt": delayed(0.2, status(404))}, default=PAGE) for _ in range(6)
+    ]
+    spider, _ = await crawl(
+        [site.url("/") for site in many],
+        {**QUEUE, "ROBOTSTXT_CONCURRENT_DOWNLOADS": 2},
+    )
+    assert len(spider.fetched) == 6
+    starts = sorted(robots_times(site)[0] for site in many)
+    # at most 2 at a time: the 3rd starts only after the 1st answered (0.2 s)
+    assert starts[2] - starts[0] >= 0.15
+
+
+def test_addon_installs_the_queue_and_a_users_own_queue_wins() -> None:
+    from scrapy.utils.test import get_crawler as make
+
+    crawler = make(RecordingSpider, {"ADDONS": {"scrapy_rfc9309.Addon": 100}})
+    crawler._apply_settings()
+    assert crawler.settings["SCHEDULER_PRIORITY_QUEUE"] == OURS
+    crawler = make(
+        RecordingSpider,
+        {"ADDONS": {"scrapy_rfc9309.Addon": 100}, "SCHEDULER_PRIORITY_QUEUE": PLAIN},
+    )
+    crawler._apply_settings()
+    assert crawler.settings["SCHEDULER_PRIORITY_QUEUE"] == PLAIN
+
+
+@deferred_f_from_coro_f
+async def test_robots_txt_downloads_do_not_take_the_pages_concurrency(sites) -> None:
+    """With one request at a time, site B's page is fetched while site A's
+    robots.txt (answering after 1 s) is still downloading."""
+    a = sites(routes={"/robots.txt": delayed(1.0, status(404))}, default=PAGE)
+    b = sites(routes={"/robots.txt": status(404)}, default=PAGE)
+    spider, _ = await crawl([a.url("/a"), b.url("/b")], {"CONCURRENT_REQUESTS": 1, **QUEUE})
+    assert sorted(spider.fetched) == sorted([a.url("/a"), b.url("/b")])
+    assert page_times(b)[0] < robots_times(a)[0] + 1.0
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("ROBOTSTXT_UNREACHABLE_DEFER", -1),
+        ("ROBOTSTXT_UNREACHABLE_DEFER", "soon"),
+        ("ROBOTSTXT_CONCURRENT_DOWNLOADS", 0),
+    ],
+)
+def test_invalid_scheduling_settings_name_the_setting(name: str, value: Any) -> None:
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
+
+    with pytest.raises(SettingError, match=name):
+        RobotsTxtSettings.from_settings(Settings({name: value}))
+
+
+class _StubRobots:
+    """The middleware's side of the queue, with sites settled by hand."""
+
+    def __init__(self) -> None:
+        self.states: dict[str, Any] = {}
+        self.looked_up = 0
+        self.prefetched: list[str] = []
+        self.queues: list[Any] = []
+
+    def site_for(self, request: Request) -> str:
+        return request.url.split("/", 3)[2]
+
+    def site_state(self, site: str) -> Any:
+        from scrapy_rfc9309.sites._sitetable import SiteState
+
+        self.looked_up += 1
+        return self.states.get(site, SiteState.UNKNOWN)
+
+    def prefetch(self, site: str, request: Any = None) -> None:
+        from scrapy_rfc9309.sites._sitetable import SiteState
+
+        self.prefetched.append(site)
+        self.states[site] = SiteState.PENDING
+
+    def register(self, queue: Any) -> None:
+        self.queues.append(queue)
+
+    def settle(self, site: str) -> None:
+        from scrapy_rfc9309.sites._sitetable import SiteState
+
+        self.states[site] = SiteState.READY
+        for queue in self.queues:
+            queue.site_released(site)
+
+
+def test_queue_costs_two_lookups_per_request_with_many_sites_and_keeps_priorities() -> None:
+    """No scan over the queued sites: each request's site is looked up once
+    when pushed and once when popped, with 20,000 sites queued."""
+    from scrapy.squeues import FifoMemoryQueue
+
+    from scrapy_rfc9309.components._middleware import _MIDDLEWARES
+    from scrapy_rfc9309.components._queue import RobotsTxtPriorityQueue
+
+    crawler = get_crawler(Spider)
+    robots = _StubRobots()
+    _MIDDLEWARES[crawler] = robots  # type: ignore[assignment]
+    queue = RobotsTxtPriorityQueue.from_crawler(crawler, FifoMemoryQueue, "")
+    count = 20_000
+    for index in range(count):
+        queue.push(Request(f"http://s{index}.test/", priority=index % 3))
+    assert len(queue) == count and queue.pop() is None  # every site pending
+    assert robots.prefetched == [f"s{index}.test" for index in range(count)]  # fetched ahead
+    for index in range(count):
+        robots.settle(f"s{index}.test")
+    popped = [queue.pop() for _ in range(count)]
+    assert queue.pop() is None and len(queue) == 0
+    priorities = [request.priority for request in popped if request is not None]
+    assert priorities == sorted(priorities, reverse=True)  # users' priorities kept
+    assert robots.looked_up == 2 * count
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_deferral_honours_retry_after(sites) -> None:
+    """A 503 asking for 2 s: the deferred site is not asked again sooner."""
+    from .server import retry_after
+
+    site = sites(routes={"/robots.txt": sequence(retry_after(503, "2"), status(404))}, default=PAGE)
+    spider, stats = await crawl([site.url("/a"), site.url("/b")], QUEUE)
+    assert sorted(spider.fetched) == sorted([site.url("/a"), site.url("/b")])
+    first, second = robots_times(site)
+    assert second - first >= 1.9  # the back-off alone would have asked after 1 s
+    assert stats["robotstxt/retry_after"] == 1
+    assert stats["robotstxt/deferred/recovered"] == 1

@@ -1,0 +1,426 @@
+"""Usage preferences: IETF AIPREF ``Content-Usage`` (attach / vocab drafts), Cloudflare's
+``Content-Signal`` and TDMRep, in the parser and in real crawls with ``ROBOTSTXT_PURPOSES``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scrapy import Request, Spider, signals
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+from scrapy_rfc9309 import RobotsTxt
+from scrapy_rfc9309.components import _compat
+from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
+from scrapy_rfc9309.parser._compact import CompactRobots
+from scrapy_rfc9309.parser._lint import lint
+from scrapy_rfc9309.parser._page_directives import read_usage_signals
+from scrapy_rfc9309.parser._tdmrep import parse_tdmrep
+from scrapy_rfc9309.parser._usage import (
+    MAX_RECORDS,
+    VOCABULARY,
+    needs_tdmrep,
+    parse_content_usage,
+    response_usage,
+)
+
+from .conftest import BASE_SETTINGS
+from .server import html_page, page_with_headers, text
+
+# draft-ietf-aipref-attach, robots.txt example (a group-wide preference and a
+# path-scoped one that overrides it for its paths).
+ATTACH_EXAMPLE = b"""User-Agent: *
+Allow: /
+Content-Usage: train-ai=n
+Content-Usage: /ai-ok/ train-ai=y
+"""
+# Cloudflare Content Signals Policy, as its robots.txt writes it.
+SIGNALS_EXAMPLE = b"""User-Agent: *
+Content-Signal: search=yes, ai-train=no
+Allow: /
+"""
+
+
+def prefs(robots: RobotsTxt, url: str, agent: str = "ExampleBot") -> dict[str, str]:
+    return {c: p.value for c, p in robots.usage(url=url, agent=agent).preferences.items()}
+
+
+def test_aipref_attach_example_longest_path_wins() -> None:
+    robots = RobotsTxt.parse(ATTACH_EXAMPLE)
+    assert prefs(robots, "https://example.com/page") == {"train-ai": "n"}
+    assert prefs(robots, "/ai-ok/page") == {"train-ai": "y"}
+    usage = robots.usage(url="/ai-ok/x", agent="ExampleBot")
+    preference = usage.get("train-ai")
+    assert preference is not None
+    assert (preference.line, preference.rule) == (4, "Content-Usage: /ai-ok/ train-ai=y")
+    assert usage.refusal(["train-ai"]) is None
+    refusal = robots.usage(url="/x", agent="ExampleBot").refusal(["train-genai"])
+    assert refusal is not None and refusal.line == 3  # train-genai nests in train-ai
+
+
+def test_content_signal_maps_ai_train_to_train_ai() -> None:
+    robots = RobotsTxt.parse(SIGNALS_EXAMPLE)
+    assert prefs(robots, "/a") == {"search": "y", "train-ai": "n"}
+    assert VOCABULARY[("content-signal", "ai-train")] == "train-ai"
+
+
+def test_rfc9309_2_2_4_usage_lines_never_end_a_group_and_are_not_unknown() -> None:
+    body = b"User-agent: a\nContent-Usage: train-ai=n\nUser-agent: b\nDisallow: /x\n"
+    robots = RobotsTxt.parse(body)
+    assert robots.warnings == ()  # not unknown directives
+    # ... but site owners are told that the usage line did not end a group
+    assert [(line, "joins the group of line 1" in text) for line, text in lint(robots)] == [
+        (3, True)
+    ]
+    assert len(robots.groups_for("a")) == 1
+    assert prefs(robots, "/", "b") == {"train-ai": "n"}  # same group as a
+    assert not robots.allowed(url="/x", agent="a")
+
+
+def test_rfc9309_2_2_1_agent_groups_as_for_rules() -> None:
+    body = (
+        b"User-agent: *\nDisallow: /p\nContent-Usage: train-ai=n\n\n"
+        b"User-agent: ExampleBot\nDisallow: /x\n"
+    )
+    robots = RobotsTxt.parse(body)
+    assert prefs(robots, "/", "OtherBot") == {"train-ai": "n"}
+    assert prefs(robots, "/", "ExampleBot/1.0") == {}  # its own group states nothing
+
+
+def test_equally_long_paths_most_restrictive_wins() -> None:
+    body = b"User-agent: *\nContent-Usage: /a train-ai=y\nContent-Usage: /a train-ai=n, search=y\n"
+    assert prefs(RobotsTxt.parse(body), "/a/b") == {"train-ai": "n", "search": "y"}
+
+
+def test_unknown_names_values_and_parameters_are_ignored() -> None:
+    assert parse_content_usage("train-ai=n;x=1, foo=n, search=maybe, search") == [
+        ("train-ai", False)
+    ]
+    assert parse_content_usage("search=yes, ai-input=no", "content-signal") == [
+        ("search", True),
+        ("ai-input", False),
+    ]
+
+
+def test_no_usage_lines_cost_nothing_and_a_usage_only_file_is_kept_by_the_cache() -> None:
+    plain = RobotsTxt.parse(b"User-agent: *\nDisallow:\n")
+    assert plain.usage_index() is None and plain.allows_everything
+    only = RobotsTxt.parse(b"User-agent: *\nContent-Usage: train-ai=n\n")
+    assert not only.allows_everything
+    compact = CompactRobots(only)
+    assert compact.usage(url="/x", agent="bot").refusal(["train-ai"]) is not None
+
+
+def test_response_signals_header_and_tdm_meta() -> None:
+    headers = {"Content-Usage": "train-ai=n, search=y", "Content-Type": "text/html"}
+    body = html_page('<meta name="tdm-reservation" content="1">')
+    found = read_usage_signals(200, headers, body)
+    assert ("Content-Usage header", "train-ai=n, search=y") in found
+    usage = response_usage(found)
+    assert usage.refusal(["search"]) is None
+    assert usage.refusal(["ai-input"]) is not None  # from the TDMRep meta only
+    assert response_usage(read_usage_signals(200, {"tdm-reservation": "1"}, b"")).refusal(
+        ["train-ai"]
+    )
+
+
+def test_tdmrep_json_longest_location() -> None:
+    rules = parse_tdmrep(
+        b'[{"location": "/", "tdm-reservation": 0}, {"location": "/news/*", "tdm-reservation": 1}]'
+    )
+    assert rules.usage("/news/a").refusal(["train-ai"]) is not None
+    assert rules.usage("/about").refusal(["train-ai"]) is None
+    assert parse_tdmrep(b"{not json").rules == ()
+    assert needs_tdmrep(["train-genai"]) and not needs_tdmrep(["search"])
+
+
+def test_purposes_setting_is_validated() -> None:
+    from scrapy.settings import Settings
+
+    read = RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_PURPOSES": ["train-ai", "search"]}))
+    assert read.purposes == ("train-ai", "search")
+    assert RobotsTxtSettings.from_settings(Settings({})).purposes == ()
+    with pytest.raises(SettingError, match=r"ROBOTSTXT_PURPOSES.*known: .*train-ai"):
+        RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_PURPOSES": ["ai-training"]}))
+
+
+# -- real crawls ------------------------------------------------------------------------
+
+ROBOTS = text("User-agent: *\nAllow: /\nContent-Usage: /no-ai/ train-ai=n\n")
+PAGE = text(html_page(), content_type=b"text/html")
+
+
+class ItemSpider(Spider):
+    name = "usage"
+
+    def __init__(self, urls: list[str] = (), **kw: Any) -> None:  # type: ignore[assignment]
+        super().__init__(**kw)
+        self.urls = list(urls)
+        self.usage: dict[str, Any] = {}
+        self.dropped: dict[str, str] = {}
+
+    async def start(self) -> Any:
+        for url in self.urls:
+            yield Request(url, self.parse, errback=self.failed, dont_filter=True)
+
+    def parse(self, response: Any) -> Any:
+        self.usage[response.url] = response.meta.get("usage")
+        yield {"url": response.url}
+
+    def failed(self, failure: Any) -> None:
+        self.dropped[failure.request.url] = str(failure.value)
+
+
+async def usage_crawl(
+    urls: list[str], settings: dict[str, Any]
+) -> tuple[ItemSpider, list[str], Any]:
+    merged = {
+        **BASE_SETTINGS,
+        "SPIDER_MIDDLEWARES": {"scrapy_rfc9309.RobotsMetaMiddleware": 950},
+        **settings,
+    }
+    crawler = get_crawler(ItemSpider, merged)
+    items: list[str] = []
+
+    def scraped(item: Any) -> None:
+        items.append(item["url"])
+
+    crawler.signals.connect(scraped, signal=signals.item_scraped)
+    await _compat.crawl(crawler, urls=urls)
+    assert crawler.stats is not None
+    stats = crawler.stats.get_stats()
+    assert stats.get("log_count/ERROR", 0) == 0
+    assert isinstance(crawler.spider, ItemSpider)
+    return crawler.spider, items, stats
+
+
+@deferred_f_from_coro_f
+async def test_robots_txt_refusal_drops_before_download(sites) -> None:
+    site = sites(routes={"/robots.txt": ROBOTS}, default=PAGE)
+    urls = [site.url("/no-ai/a"), site.url("/ok")]
+    spider, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-genai"]})
+    assert site.count("/no-ai/a") == 0 and site.count("/ok") == 1
+    assert items == [site.url("/ok")]
+    assert 'line 3: "Content-Usage: /no-ai/ train-ai=n"' in spider.dropped[site.url("/no-ai/a")]
+    assert stats["robotstxt/forbidden/usage"] == 1
+    assert spider.usage[site.url("/ok")] is not None
+    assert site.count("/.well-known/tdmrep.json") == 1  # train-genai is text and data mining
+
+
+@deferred_f_from_coro_f
+async def test_without_purposes_nothing_changes(sites) -> None:
+    site = sites(routes={"/robots.txt": ROBOTS}, default=PAGE)
+    spider, items, stats = await usage_crawl([site.url("/no-ai/a")], {})
+    assert site.count("/no-ai/a") == 1 and items == [site.url("/no-ai/a")]
+    assert site.count("/.well-known/tdmrep.json") == 0
+    assert "robotstxt/forbidden/usage" not in stats
+    assert spider.usage[site.url("/no-ai/a")] is None
+
+
+@deferred_f_from_coro_f
+async def test_search_purpose_needs_no_tdmrep_and_is_not_refused(sites) -> None:
+    site = sites(routes={"/robots.txt": ROBOTS}, default=PAGE)
+    _, items, _ = await usage_crawl([site.url("/no-ai/a")], {"ROBOTSTXT_PURPOSES": ["search"]})
+    assert items == [site.url("/no-ai/a")]
+    assert site.count("/.well-known/tdmrep.json") == 0
+
+
+@deferred_f_from_coro_f
+async def test_header_and_meta_refusals_drop_items(sites) -> None:
+    routes = {
+        "/robots.txt": text("User-agent: *\nAllow: /\n"),
+        "/header": page_with_headers(html_page(), [(b"Content-Usage", b"train-ai=n")]),
+        "/tdm-header": page_with_headers(html_page(), [(b"tdm-reservation", b"1")]),
+        "/tdm-meta": text(
+            html_page('<meta name="tdm-reservation" content="1">'), content_type=b"text/html"
+        ),
+        "/ok": page_with_headers(html_page(), [(b"Content-Usage", b"train-ai=y")]),
+    }
+    site = sites(routes=routes)
+    urls = [site.url(path) for path in ("/header", "/tdm-header", "/tdm-meta", "/ok")]
+    spider, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-ai"]})
+    assert all(site.count(path) == 1 for path in ("/header", "/tdm-header", "/tdm-meta", "/ok"))
+    assert items == [site.url("/ok")]
+    assert stats["robotsmeta/usage"] == 3
+    assert spider.usage[site.url("/header")].get("train-ai").source == "Content-Usage header"
+
+
+@deferred_f_from_coro_f
+async def test_tdmrep_json_fetched_once_per_site_and_obeyed(sites) -> None:
+    tdmrep = text(
+        '[{"location": "/reserved/*", "tdm-reservation": 1}]', content_type=b"application/json"
+    )
+    site = sites(
+        routes={
+            "/robots.txt": text("User-agent: *\nAllow: /\n"),
+            "/.well-known/tdmrep.json": tdmrep,
+        },
+        default=PAGE,
+    )
+    urls = [site.url(f"/reserved/{n}") for n in range(5)] + [
+        site.url(f"/free/{n}") for n in range(5)
+    ]
+    spider, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-ai"]})
+    assert site.count("/.well-known/tdmrep.json") == 1
+    assert not any(hit.startswith("/reserved/") for hit in site.hits)
+    assert sorted(items) == sorted(site.url(f"/free/{n}") for n in range(5))
+    assert stats["robotstxt/forbidden/usage"] == 5
+    assert "tdmrep.json" in spider.dropped[site.url("/reserved/0")]
+
+
+def test_command_explains_usage_text_and_json() -> None:
+    from scrapy_rfc9309.components._command import explain, explain_url
+    from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
+
+    robots = RobotsTxt.parse(ATTACH_EXAMPLE)
+    lines, _ = explain(robots, "https://e.com/ai-ok/x", "ExampleBot")
+    assert 'usage:       train-ai=y by line 4: "Content-Usage: /ai-ok/ train-ai=y"' in lines
+    outcome = SiteOutcome(Kind.PARSED, robots, "HTTP 200", 0.0)
+    answer = explain_url(outcome, "https://e.com/x", "ExampleBot")
+    assert answer["usage"] == {
+        "train-ai": {
+            "value": "n",
+            "source": "robots.txt",
+            "line": 3,
+            "rule": "Content-Usage: train-ai=n",
+        }
+    }
+    plain, _ = explain(RobotsTxt.parse(b"User-agent: *\nDisallow: /p\n"), "/x", "ExampleBot")
+    assert "usage:       none stated (Content-Usage, Content-Signal)" in plain
+
+
+@deferred_f_from_coro_f
+async def test_command_process_shows_usage(tmp_path) -> None:
+    from .test_command import json_lines, scrapy
+
+    robots = tmp_path / "robots.txt"
+    robots.write_bytes(SIGNALS_EXAMPLE)
+    output, code = await scrapy("https://e.com/a", "--file", str(robots), cwd=tmp_path)
+    assert code == 0, output
+    assert 'usage:       train-ai=n by line 2: "Content-Signal: search=yes, ai-train=no"' in output
+    output, _ = await scrapy("https://e.com/a", "--file", str(robots), "--json", cwd=tmp_path)
+    assert json_lines(output)[0]["usage"]["search"]["value"] == "y"
+
+
+@deferred_f_from_coro_f
+async def test_close_summary_and_json_report_include_usage(sites, tmp_path, caplog) -> None:
+    report = tmp_path / "report.json"
+    routes = {
+        "/robots.txt": ROBOTS,
+        "/header": page_with_headers(html_page(), [(b"Content-Usage", b"train-ai=n")]),
+    }
+    site = sites(routes=routes, default=PAGE)
+    settings = {
+        "ROBOTSTXT_PURPOSES": ["train-ai"],
+        "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0},
+        "ROBOTSTXT_REPORT_FILE": str(report),
+    }
+    with caplog.at_level("INFO"):
+        await usage_crawl([site.url("/no-ai/a"), site.url("/header")], settings)
+    summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
+    assert "Usage preferences (ROBOTSTXT_PURPOSES): 1 requests dropped before download" in summary
+    assert "1 pages refused a declared purpose (1 items dropped)" in summary
+    assert 'train-ai=n (robots.txt line 3: "Content-Usage: /no-ai/ train-ai=n")' in summary
+    data = json.loads(report.read_text())
+    (record,) = [entry for entry in data["sites"] if entry["site"] == site.origin]
+    assert {
+        "preference": 'train-ai=n (Content-Usage header: "Content-Usage: train-ai=n")',
+        "items_dropped": 1,
+    } in record["usage_dropped"]
+    assert any(entry.get("requests_dropped") == 1 for entry in record["usage_dropped"])
+
+
+_USAGE_LINE = st.sampled_from(
+    [
+        b"Content-Usage: train-ai=n",
+        b"Content-Usage: /a train-ai=y",
+        b"Content-Usage: /a* search=n, train-genai=y",
+        b"content-signal: /a$ ai-train=no, search=yes",
+        b"Content-Signal: ai-input=no",
+        b"User-agent: *",
+        b"User-agent: ExampleBot",
+        b"Disallow: /a",
+        b"Content-Usage: =,;\xff",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(st.one_of(_USAGE_LINE, st.binary(max_size=40)), max_size=20),
+    path=st.sampled_from(["/", "/a", "/ab", "/a$", "/b/a"]),
+)
+def test_usage_never_raises_and_the_cached_form_agrees(lines: list[bytes], path: str) -> None:
+    robots = RobotsTxt.parse(b"\n".join(lines))
+    compact = CompactRobots(robots)
+    for agent in ("ExampleBot", "OtherBot"):
+        usage = robots.usage(url=path, agent=agent)
+        assert usage == compact.usage(url=path, agent=agent)
+        for preference in usage.preferences.values():
+            assert preference.line is not None and preference.rule.lower().startswith("content-")
+
+
+@given(st.text(max_size=200))
+def test_header_values_never_raise(value: str) -> None:
+    parse_content_usage(value)
+    parse_content_usage(value, "content-signal")
+    response_usage([("Content-Usage header", value), ("tdm-reservation header", value)])
+    parse_tdmrep(value.encode("utf-8", "surrogatepass"))
+
+
+def test_hostile_many_usage_lines_are_bounded() -> None:
+    body = b"User-agent: *\n" + b"Content-Usage: /*a*b*c*d train-ai=n\n" * 50_000
+    robots = RobotsTxt.parse(body)
+    index = robots.usage_index()
+    assert index is not None
+    assert len(index.records("*")) == MAX_RECORDS
+    assert robots.usage(url="/" + "a" * 5000, agent="bot").preferences == {}
+
+
+@deferred_f_from_coro_f
+async def test_unreachable_tdmrep_json_states_nothing(sites) -> None:
+    from .server import status
+
+    routes = {
+        "/robots.txt": text("User-agent: *\nAllow: /\n"),
+        "/.well-known/tdmrep.json": status(503),
+    }
+    site = sites(routes=routes, default=PAGE)
+    urls = [site.url(f"/p/{n}") for n in range(4)]
+    _, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["ai-input"]})
+    assert sorted(items) == sorted(urls)
+    assert (
+        site.count("/.well-known/tdmrep.json") == 1
+    )  # tried again after ROBOTSTXT_UNREACHABLE_TTL
+    assert stats["robotstxt/tdmrep/response_status_count/503"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_hanging_tdmrep_json_holds_requests_at_most_a_download_timeout(sites) -> None:
+    from .server import hang
+
+    routes = {"/robots.txt": text("User-agent: *\nAllow: /\n"), "/.well-known/tdmrep.json": hang()}
+    site = sites(routes=routes, default=PAGE)
+    urls = [site.url(f"/p/{n}") for n in range(3)]
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "DOWNLOAD_TIMEOUT": 1}
+    _, items, stats = await usage_crawl(urls, settings)
+    assert sorted(items) == sorted(urls)  # no TDMRep preference: nothing refused
+    assert any(key.startswith("robotstxt/tdmrep/exception_count/") for key in stats)
+
+
+@deferred_f_from_coro_f
+async def test_a_tdmrep_json_over_the_size_limit_states_nothing_and_loses_no_request(sites):
+    big = b"[" + b'{"location": "/x", "tdm-reservation": 0},' * 20_000 + b"{}]"
+    routes = {
+        "/robots.txt": text("User-agent: *\nAllow: /\n"),
+        "/.well-known/tdmrep.json": text(big),
+    }
+    site = sites(routes=routes, default=PAGE)
+    urls = [site.url(f"/p/{n}") for n in range(4)]
+    _, items, _ = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["ai-input"]})
+    assert sorted(items) == sorted(urls)  # every request fetched: nothing stated
+    assert site.count("/.well-known/tdmrep.json") == 1
