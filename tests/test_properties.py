@@ -349,3 +349,30 @@ def test_2_2_4_usage_read_again_after_a_check_is_what_a_fresh_parse_reads(
     assert [
         compact.usage(url=path, agent=agent) for agent in agents for path in ("/", "/a", "/ab")
     ] == expected[0]
+
+
+def test_2_2_4_usage_lines_after_a_check_are_read_without_grouping_the_body_again(
+    monkeypatch,
+) -> None:
+    """RFC 9309 2.2.4: the usage lines of a file whose groups were dropped by
+    a check (as the site cache's copy is made) are read from their line
+    numbers; the whole body is not grouped a second time."""
+    from scrapy_rfc9309.parser import _robotstxt
+    from scrapy_rfc9309.parser._compact import CompactRobots
+    from scrapy_rfc9309.parser._steps import run_to_end
+
+    body = (
+        b"User-agent: *\nContent-Signal: search=yes, ai-train=no\nDisallow: /private\n\n"
+        b"User-agent: ExampleBot\nContent-Usage: /ai-ok/ train-ai=y\nDisallow: /x\n"
+    )
+    expected = RobotsTxt.parse(body).usage(url="/ai-ok/a", agent="ExampleBot")
+    robots = run_to_end(RobotsTxt.parse_in_steps(body, agent="OtherBot"))
+
+    def no_second_grouping(*args: object) -> None:
+        raise AssertionError("the body was grouped again")
+
+    monkeypatch.setattr(_robotstxt, "group_all", no_second_grouping)
+    compact = CompactRobots(robots)
+    assert compact.usage(url="/ai-ok/a", agent="ExampleBot") == expected
+    assert expected.get("train-ai") is not None
+    assert robots.usage(url="/a", agent="OtherBot").refusal(["train-ai"]) is not None

@@ -18,7 +18,7 @@ from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
 from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
 from ._steps import Steps
-from ._usage import NO_PREFERENCES, Usage, UsageIndex, build_usage_index
+from ._usage import NO_PREFERENCES, Usage, UsageIndex, build_usage_index, usage_index_of
 
 __all__ = ["RobotsTxt", "Verdict", "Verdicts", "agent_token"]
 
@@ -214,6 +214,7 @@ class RobotsTxt(Verdicts):
         "_tokens",
         "_usage",
         "_usage_count",
+        "_usage_lines",
         "_warnings",
         "truncated",
     )
@@ -234,6 +235,7 @@ class RobotsTxt(Verdicts):
         self._by_agent: dict[str, AgentMatcher] = {}
         self._usage: UsageIndex | None = None
         self._usage_count = grouping.usage_count
+        self._usage_lines: list[list[int] | None] | None = None
         self._warnings: tuple[tuple[int, str], ...] | None = warnings
         # The warnings about the body as received (size limit, BOM, NUL,
         # encoding), which the prepared body alone cannot tell again.
@@ -344,12 +346,15 @@ class RobotsTxt(Verdicts):
             return None
         usage = self._usage
         if usage is None:
-            # Once a matcher is compiled the groups are gone: the usage lines
-            # are read from the body again, and the groups dropped again.
-            dropped = self._grouping is None
-            usage = self._usage = build_usage_index(self._groups())
-            if dropped:
-                self._drop_groups()
+            grouping = self._grouping
+            if grouping is not None:
+                usage = build_usage_index(grouping)
+            else:
+                # The groups are gone (a matcher was compiled), their usage
+                # line numbers kept: the lines are read from the body again.
+                assert self._usage_lines is not None
+                usage = usage_index_of(self._body_, self._usage_lines, self._tokens)
+            self._usage, self._usage_lines = usage, None
         return usage
 
     def _usage_tokens(self) -> frozenset[str]:
@@ -399,6 +404,11 @@ class RobotsTxt(Verdicts):
         return matcher
 
     def _drop_groups(self) -> None:
+        grouping = self._grouping
+        if grouping is not None and self._usage_count and self._usage is None:
+            # One reference per group: usage lines are read again without
+            # grouping the whole body again.
+            self._usage_lines = [group.usage_lines for group in grouping.groups]
         self._grouping = None
         if self._warnings is not None and len(self._warnings) > len(self._early_warnings):
             self._warnings = None
