@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from collections.abc import Collection
 
 from ._agent import derive_product_token
 from ._encoding import CANONICAL_HTTP_URL, canonical_path
@@ -189,7 +190,7 @@ class Verdicts:
             token = token if token in self._usage_tokens() else WILDCARD_AGENT
         return index.usage(url, token)
 
-    def _usage_tokens(self) -> frozenset[str]:
+    def _usage_tokens(self) -> Collection[str]:
         raise NotImplementedError
 
 
@@ -357,8 +358,8 @@ class RobotsTxt(Verdicts):
             self._usage, self._usage_lines = usage, None
         return usage
 
-    def _usage_tokens(self) -> frozenset[str]:
-        return frozenset(self._tokens)
+    def _usage_tokens(self) -> Collection[str]:
+        return self._tokens.keys()  # a look-up, not a copy of every token per call
 
     def groups_for(self, agent: str) -> list[Group]:
         """The groups that govern ``agent`` (RFC 9309 2.2.1), in file order."""
