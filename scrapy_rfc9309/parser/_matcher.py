@@ -345,7 +345,7 @@ class AgentMatcher:
         wildcards, lazy = tables.wildcards, tables.lazy
         if len(wildcards) + len(lazy) <= _SCAN_LIMIT:
             wildcards += map(_compile_lazy, lazy)
-            lazy = []
+            lazy = tables.lazy = []  # compiled once: _deny reads them from wildcards
         self._compiled = {}
         self._set_prefixes(tables)
         if not lazy and len(wildcards) <= _SCAN_LIMIT:
