@@ -124,7 +124,7 @@ def test_files_that_say_go_away_disallow_everything_as_google_reads_them() -> No
         if not _GO_AWAY.search(body):
             continue
         robots = RobotsTxt.parse(body)
-        for group in robots._grouping.groups:
+        for group in robots._groups().groups:
             if not group.agents or not group.agents[0][1]:
                 continue
             agent = group.agents[0][1]
@@ -139,3 +139,79 @@ def test_files_that_say_go_away_disallow_everything_as_google_reads_them() -> No
 
 
 _GO_AWAY = re.compile(rb"(?im)^disallow[ \t]*:[ \t]*\*[ \t]*$")
+
+
+_RULE_VALUE = re.compile(rb"(?im)^[ \t]*(?:dis)?allow[ \t]*:[ \t]*(/[^#\s]*)")
+
+
+def test_2_2_2_every_shortcut_agrees_with_the_compiled_index_on_every_corpus_file() -> None:
+    """The first checks by scan and the disallow-prefix shortcut give the
+    verdicts of the fully compiled index, on each file's own rules' URLs."""
+    from scrapy_rfc9309.parser._encoding import canonical_path
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._steps import run_to_end
+
+    differences = []
+    for path in FILES:
+        body = path.read_bytes()[:512_000]
+        urls = ["/", "/index.html", "/search?q=1", "/%E3%83%84", "/wp-admin/admin-ajax.php"]
+        for value in _RULE_VALUE.findall(body)[:20]:
+            text = value.decode("utf-8", "replace").rstrip("$").replace("*", "x")
+            urls += [text, text + "z"]
+        robots = RobotsTxt.parse(body)
+        for agent in ("ExampleBot", "Googlebot"):
+            compiled = run_to_end(
+                AgentMatcher.compile_steps(robots._rules(robots._group_token(agent)))
+            )
+            for url in urls:
+                canonical = canonical_path(url)
+                rule = None if canonical == "/robots.txt" else compiled.decide(canonical)
+                expected = rule is None or (rule >> 63) & 1 == 1
+                if robots.allowed(url=url, agent=agent) != expected:
+                    differences.append((path.name, agent, url))
+                verdict = robots.check(url=url, agent=agent)
+                if verdict.allowed != expected:
+                    differences.append((path.name, agent, url, "check"))
+    assert not differences, differences[:20]
+
+
+def test_2_2_every_corpus_file_groups_as_the_line_by_line_reference() -> None:
+    from scrapy_rfc9309.parser._lines import Warnings, prepare
+
+    from .reference import assert_same_grouping
+
+    for path in FILES:
+        body, _ = prepare(path.read_bytes(), 512_000, Warnings())
+        assert_same_grouping(body)
+
+
+def test_2_2_what_a_parsed_file_reads_again_after_a_check_is_what_it_read_first() -> None:
+    """Once a matcher is compiled the groups, sitemaps and warnings are
+    dropped and read again from the body on demand: the same values."""
+    for path in FILES[::3]:
+        body = path.read_bytes()
+        first = RobotsTxt.parse(body)
+        expected = (
+            first.warnings,
+            first.sitemaps,
+            first.allows_everything,
+            first.tokens,
+            [first.groups_for(agent) for agent in ("ExampleBot", "Googlebot", "*")],
+            [first.crawl_delay(agent) for agent in ("ExampleBot", "Googlebot")],
+        )
+        checked = RobotsTxt.parse(body)
+        checked.allowed(url="/", agent="ExampleBot")
+        assert checked._grouping is None
+        got = (
+            checked.warnings,
+            checked.sitemaps,
+            checked.allows_everything,
+            checked.tokens,
+            [checked.groups_for(agent) for agent in ("ExampleBot", "Googlebot", "*")],
+            [checked.crawl_delay(agent) for agent in ("ExampleBot", "Googlebot")],
+        )
+        assert got == expected, path.name
+        checked.allowed(url="/", agent="Googlebot")  # another agent: read again, compiled
+        assert checked.allowed(url="/a", agent="Googlebot") == first.allowed(
+            url="/a", agent="Googlebot"
+        )

@@ -205,3 +205,174 @@ def test_2_2_2_a_line_found_alone_is_the_line_of_the_whole_index(body: bytes) ->
     assert len(starts) == body.count(b"\n") + 1
     for number in range(1, len(starts) + 1):
         assert line_start(body, number) == starts[number - 1]
+
+
+_PLAIN_PATTERN = st.text(alphabet="/ab", max_size=6).map(lambda s: "/" + s)
+
+
+@given(
+    rules=st.lists(
+        st.tuples(st.booleans(), _PLAIN_PATTERN | _PATTERN | st.just("")), min_size=1, max_size=20
+    ),
+    paths=st.lists(_PATH, min_size=1, max_size=20),
+)
+@settings(max_examples=300, deadline=None)
+def test_2_2_2_first_checks_by_scan_and_the_deny_shortcut_agree_with_the_compiled_index(
+    rules: list[tuple[bool, str]], paths: list[str]
+) -> None:
+    """A matcher of few plain rules scans them for its first checks, then
+    compiles; a path that starts with no disallow prefix is allowed without
+    a check. Both agree with the compiled index, key for key."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._steps import run_to_end
+
+    read = [(allow, pattern.encode(), line) for line, (allow, pattern) in enumerate(rules, 2)]
+    lazy = AgentMatcher(list(read))
+    compiled = run_to_end(AgentMatcher.compile_steps(list(read)))
+    assert lazy.rule_count == compiled.rule_count
+    for path in paths:  # more than the scanned checks: the lazy one compiles on the way
+        expected = compiled.decide(path)
+        assert lazy.decide(path) == expected, (rules, path)
+        for matcher in (lazy, compiled):
+            deny, needles = matcher.deny, matcher.needles
+            if (
+                deny is not None
+                and not path.startswith(deny)
+                and not any(needle in path for needle in needles)
+            ):
+                assert expected is None or (expected >> 63) & 1, (rules, path)
+
+
+_LINE_PIECES = st.sampled_from(
+    [
+        "User-agent",
+        "user-agent",
+        "USER-AGENT",
+        " User-agent",
+        "User-agent ",
+        "useragent",
+        "Disallow",
+        "disallow",
+        "Allow",
+        "ALLOW",
+        "dissallow",
+        "Sitemap",
+        "Crawl-delay",
+        "Content-Usage",
+        "content-signal",
+        "train-ai=n",
+        "Host",
+        ":",
+        ": ",
+        " ",
+        "\t",
+        "#",
+        "# c",
+        "*",
+        "/a",
+        "/b*",
+        "$",
+        "bot",
+        "Googlebot*",
+        "x/1.0",
+        "http://e.com/p",
+        "é",
+        "\n",
+        "\n",
+        "\n",
+    ]
+)
+
+
+@given(st.lists(_LINE_PIECES, max_size=60).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_2_2_lines_split_in_c_read_as_the_line_by_line_reference(text: str) -> None:
+    """RFC 9309 2.2: the grouping that splits lines in C and reads the common
+    line with one dict look-up gives the line-by-line reading's groups,
+    rules, sitemaps and warnings."""
+    from .reference import assert_same_grouping
+
+    assert_same_grouping(text.encode())
+
+
+_USAGE_FILE_LINES = st.sampled_from(
+    [
+        b"User-agent: *",
+        b"User-agent: ExampleBot",
+        b"Disallow: /a",
+        b"Allow: /a/b",
+        b"Content-Usage: train-ai=n",
+        b"Content-Usage: /a train-ai=y",
+        b"content-usage: /a* search=n",
+        b"Content-Signal: ai-train=no, search=yes",
+        b"Sitemap: https://example.com/s.xml",
+        b"Crawl-delay: 2",
+        b"Unknown: x",
+    ]
+)
+
+
+@given(
+    lines=st.lists(_USAGE_FILE_LINES, max_size=14),
+    agents=st.lists(st.sampled_from(["ExampleBot", "OtherBot", "*"]), min_size=1, max_size=3),
+)
+@settings(max_examples=300, deadline=None)
+def test_2_2_4_usage_read_again_after_a_check_is_what_a_fresh_parse_reads(
+    lines: list[bytes], agents: list[str]
+) -> None:
+    """RFC 9309 2.2.1 and 2.2.4: once a check has compiled a matcher, a parsed
+    file keeps no groups; the usage lines of each agent's groups (and the
+    warnings, and whether the file allows everything) are read again from the
+    body, and are those a freshly parsed file gives."""
+    from scrapy_rfc9309.parser._compact import CompactRobots
+
+    from .reference import assert_same_grouping
+
+    body = b"\n".join(lines)
+    assert_same_grouping(body)  # usage lines kept per group as line by line
+    fresh = RobotsTxt.parse(body)
+    expected = (
+        [fresh.usage(url=path, agent=agent) for agent in agents for path in ("/", "/a", "/ab")],
+        fresh.warnings,
+        fresh.allows_everything,
+    )
+    checked = RobotsTxt.parse(body)
+    for agent in agents:
+        checked.allowed(url="/a", agent=agent)
+    assert checked._grouping is None
+    usages = [
+        checked.usage(url=path, agent=agent) for agent in agents for path in ("/", "/a", "/ab")
+    ]
+    assert checked._grouping is None  # dropped again once the usage lines are read
+    assert (usages, checked.warnings, checked.allows_everything) == expected
+    compact = CompactRobots(checked)
+    assert [
+        compact.usage(url=path, agent=agent) for agent in agents for path in ("/", "/a", "/ab")
+    ] == expected[0]
+
+
+def test_2_2_4_usage_lines_after_a_check_are_read_without_grouping_the_body_again(
+    monkeypatch,
+) -> None:
+    """RFC 9309 2.2.4: the usage lines of a file whose groups were dropped by
+    a check (as the site cache's copy is made) are read from their line
+    numbers; the whole body is not grouped a second time."""
+    from scrapy_rfc9309.parser import _robotstxt
+    from scrapy_rfc9309.parser._compact import CompactRobots
+    from scrapy_rfc9309.parser._steps import run_to_end
+
+    body = (
+        b"User-agent: *\nContent-Signal: search=yes, ai-train=no\nDisallow: /private\n\n"
+        b"User-agent: ExampleBot\nContent-Usage: /ai-ok/ train-ai=y\nDisallow: /x\n"
+    )
+    expected = RobotsTxt.parse(body).usage(url="/ai-ok/a", agent="ExampleBot")
+    robots = run_to_end(RobotsTxt.parse_in_steps(body, agent="OtherBot"))
+
+    def no_second_grouping(*args: object) -> None:
+        raise AssertionError("the body was grouped again")
+
+    monkeypatch.setattr(_robotstxt, "group_all", no_second_grouping)
+    compact = CompactRobots(robots)
+    assert compact.usage(url="/ai-ok/a", agent="ExampleBot") == expected
+    assert expected.get("train-ai") is not None
+    assert robots.usage(url="/a", agent="OtherBot").refusal(["train-ai"]) is not None

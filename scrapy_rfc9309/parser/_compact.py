@@ -9,6 +9,7 @@ real-world corpus this is about half of a parsed file's size after a check.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Collection
 
 from ._groups import WILDCARD_AGENT
 from ._lines import line_start, line_text
@@ -59,7 +60,7 @@ class CompactRobots(Verdicts):
     def usage_index(self) -> UsageIndex | None:
         return self._usage
 
-    def _usage_tokens(self) -> frozenset[str]:
+    def _usage_tokens(self) -> Collection[str]:
         return self._tokens
 
     def matcher(self, agent: str) -> AgentMatcher:

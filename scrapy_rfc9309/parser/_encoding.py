@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["canonical_path", "normalize", "path_of"]
+__all__ = ["CANONICAL_HTTP_URL", "canonical_path", "normalize", "path_of"]
 
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 # Decoded too, on both sides: what a rule's %2A / %24 stands for (RFC 9309 2.2.3).
@@ -32,6 +32,8 @@ _NEEDS_WORK = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
 # An http(s) URL whose path and query are already canonical, in one match:
 # the authority, then only unescaped URI characters up to a fragment or the end.
 _CANONICAL_HTTP_URL = re.compile(r"https?://[^/?#]*(/[A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*)(?:#|\Z)")
+#: The pattern of an already canonical http(s) URL: group 1 is its path and query.
+CANONICAL_HTTP_URL = _CANONICAL_HTTP_URL
 _WORK_ITEM = re.compile(r"%([0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
 
 

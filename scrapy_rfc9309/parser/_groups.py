@@ -9,8 +9,13 @@ Groups are kept once, whatever the number of agents naming them: an index maps
 each product token to its groups, so 2,000 user-agent lines over 2,000 rules
 cost 2,000 index entries, not four million rule copies. A group keeps its
 rules as an integer array of line numbers; the rules' values, read once while
-grouping, wait in :attr:`Grouping.pending` for the first matcher compiled,
-then are dropped (a later agent's rules are scanned again from the body).
+grouping, wait in :attr:`Grouping.pending` for the first matcher compiled.
+A parsed file then drops the whole grouping, keeping its token index, and
+groups the body again if asked for more (``RobotsTxt._groups``).
+
+Lines are split in C (``bytes.split``); the common line ("Disallow: /x") costs
+one ``partition`` and one dict look-up in Python, any other line is read as
+:func:`~scrapy_rfc9309.parser._lines.scan` reads it.
 """
 
 from __future__ import annotations
@@ -22,11 +27,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._agent import is_valid_token, product_token
-from ._lines import EXACT_KEYS, Warnings, printable, read_line, scan
+from ._lines import EXACT_KEYS, Warnings, printable, read_line, scan, split_line
 from ._matcher import Rule, is_url, rule_pattern
 from ._steps import Steps
 
-__all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_steps"]
+__all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_all", "group_steps"]
 
 WILDCARD_AGENT = "*"
 _PLAIN_NAME = re.compile(rb"[A-Za-z0-9_.-]+")
@@ -93,6 +98,8 @@ def _rules_by_line(body: bytes) -> Pending:
 
 
 def _agent_token(number: int, raw: bytes, warnings: Warnings) -> str:
+    if raw == b"*":
+        return WILDCARD_AGENT
     if _PLAIN_NAME.fullmatch(raw):  # most lines: "Googlebot", already one product name
         return raw.decode("ascii").lower()
     value = raw.decode("utf-8", "replace")
@@ -130,43 +137,103 @@ _CHUNK = 65_536
 
 
 def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
-    """Scan a prepared body and fold its lines into groups (RFC 9309 2.1,
-    2.2.1, 2.2.4), in steps of about :data:`_CHUNK` octets (see ``_steps``)."""
-    groups: list[Group] = []
-    by_token: dict[str, list[int]] = {}
-    sitemaps: list[str] = []
-    pending: Pending = {}
-    current: Group | None = None
-    rules_started = False
-    pattern_count = 0
-    usage_count = 0
-    exact = _EXACT_RULE
-    number = 0
+    """Split a prepared body into lines and fold them into groups (RFC 9309
+    2.1, 2.2.1, 2.2.4), in steps of about :data:`_CHUNK` octets (see ``_steps``).
+
+    Lines are split in C (``bytes.split``); a line whose key is spelt as most
+    files spell it ("Disallow: /x") is read with one ``partition`` and one dict
+    look-up, any other line as :func:`scan` reads it (:func:`read_line`).
+    """
+    fold = _Fold(warnings)
     start, size = 0, len(body)
-    while start < size or number == 0:
+    while True:
         end = body.find(b"\n", start + _CHUNK)
         if end < 0:
             end = size
-        for line in scan(body, start, end):
+        fold.lines(body[start:end].split(b"\n"))
+        start = end + 1
+        if start >= size:
+            return fold.grouping(body)
+        yield
+
+
+def group_all(body: bytes, warnings: Warnings) -> Grouping:
+    """:func:`group_steps` in one go, without the step machinery."""
+    fold = _Fold(warnings)
+    fold.lines(body.split(b"\n"))
+    return fold.grouping(body)
+
+
+class _Fold:
+    """The state of a grouping between two slices of lines."""
+
+    __slots__ = (
+        "by_token",
+        "current",
+        "groups",
+        "number",
+        "pattern_count",
+        "pending",
+        "rules_started",
+        "sitemaps",
+        "usage_count",
+        "warnings",
+    )
+
+    def __init__(self, warnings: Warnings) -> None:
+        self.groups: list[Group] = []
+        self.by_token: dict[str, list[int]] = {}
+        self.sitemaps: list[str] = []
+        self.pending: Pending = {}
+        self.current: Group | None = None
+        self.rules_started = False
+        self.pattern_count = 0
+        self.number = 0
+        self.usage_count = 0
+        self.warnings = warnings
+
+    def grouping(self, body: bytes) -> Grouping:
+        return Grouping(
+            body,
+            self.groups,
+            self.by_token,
+            tuple(self.sitemaps),
+            self.pattern_count,
+            self.pending,
+            self.usage_count,
+        )
+
+    def lines(self, texts: list[bytes]) -> None:
+        """Fold the next lines (no LF in them) into the groups."""
+        groups, by_token, pending, warnings = (
+            self.groups,
+            self.by_token,
+            self.pending,
+            self.warnings,
+        )
+        current, rules_started = self.current, self.rules_started
+        pattern_count, number = self.pattern_count, self.number
+        usage_count = self.usage_count
+        exact_keys = EXACT_KEYS
+        for text in texts:
             number += 1
-            raw_key, colon, value = line
-            if not raw_key:
-                continue
-            allow = exact.get(raw_key) if colon else None
-            if allow is not None and current is not None:  # "Disallow: /x" in a group
+            raw_key, colon, value = text.partition(b":")
+            key = exact_keys.get(raw_key) if colon else None
+            if key is not None:  # the common line: "Disallow: /x"
+                comment = value.find(b"#")
+                if comment >= 0:
+                    value = value[:comment]
                 value = value.strip(b" \t")
-                rules_started = True
-                current.rule_lines.append(number)
-                pending[number] = (allow, value, number)
-                if value:
-                    pattern_count += 1
-                    if value[0] != 47 and value[0] != 42:  # neither "/" nor "*"
-                        _warn_rule(number, value, warnings)
-                continue
-            read = read_line(line, number, warnings)
-            if read is None:
-                continue
-            key, value = read
+            else:
+                if not text:
+                    continue
+                line = split_line(text)
+                if not line[0]:
+                    continue  # blank or comment
+                read = read_line(line, number, warnings)
+                if read is None:
+                    continue
+                key, value = read
             if key == "disallow" or key == "allow":
                 if current is None:
                     warnings.add(number, "rule before any user-agent line ignored")
@@ -191,7 +258,7 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
                         indexes.append(len(groups) - 1)
             elif key == "sitemap":
                 if value:
-                    sitemaps.append(value.decode("utf-8", "replace"))
+                    self.sitemaps.append(value.decode("utf-8", "replace"))
             elif key == "crawl-delay":
                 delay = _crawl_delay(number, value, warnings)
                 if current is None:
@@ -201,23 +268,15 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
             elif key == "content-usage" or key == "content-signal":
                 if current is None:
                     warnings.add(number, f"{key} before any user-agent line ignored")
-                elif current.usage_lines is None:
-                    current.usage_lines = [number]
                 else:
-                    current.usage_lines.append(number)
-                usage_count += current is not None
-        start = end + 1
-        if start < size:
-            yield
-    grouping = Grouping(body, groups, by_token, tuple(sitemaps), pattern_count, pending)
-    grouping.usage_count = usage_count
-    return grouping
-
-
-#: Rule keys as most files spell them: whether the rule allows.
-_EXACT_RULE = {
-    spelling: key == "allow" for spelling, key in EXACT_KEYS.items() if key in ("allow", "disallow")
-}
+                    if current.usage_lines is None:
+                        current.usage_lines = [number]
+                    else:
+                        current.usage_lines.append(number)
+                    usage_count += 1
+        self.current, self.rules_started = current, rules_started
+        self.pattern_count, self.number = pattern_count, number
+        self.usage_count = usage_count
 
 
 def _warn_rule(number: int, value: bytes, warnings: Warnings) -> None:

@@ -30,6 +30,7 @@ __all__ = [
     "printable",
     "read_line",
     "scan",
+    "split_line",
 ]
 
 #: RFC 9309 section 2.5: the parsing limit MUST be at least 500 KiB.
@@ -154,10 +155,11 @@ def prepare(body: bytes, max_size: int, warnings: Warnings) -> tuple[bytes, bool
         lines = body.count(b"\n", 0, body.find(b"\x00")) + 1
         warnings.add(lines, "NUL bytes ignored")
         body = body.replace(b"\x00", b"")
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        _warn_invalid_utf8(body, warnings)
+    if not body.isascii():
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            _warn_invalid_utf8(body, warnings)
     return body, truncated
 
 
@@ -225,6 +227,14 @@ def scan(body: bytes, start: int = 0, end: int | None = None) -> list[Line]:
     """One :data:`Line` per line of ``body[start:end]``, which must start a
     line and end before a LF (or at the end of the body)."""
     return _LINE.findall(body, start, len(body) if end is None else end)
+
+
+def split_line(text: bytes) -> Line:
+    """One line (no LF in it) as :func:`scan` reads it."""
+    match = _LINE.match(text)
+    assert match is not None  # every string matches
+    key, colon, value = match.groups(b"")
+    return key, colon, value
 
 
 def read_line(line: Line, number: int, warnings: Warnings | None) -> tuple[str, bytes] | None:

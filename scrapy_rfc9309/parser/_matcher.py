@@ -7,6 +7,15 @@ rule stand for a literal ``*`` and ``$``.
 
 What one check costs:
 
+* a path that starts with none of the literal prefixes (the text before any
+  ``*``) of the disallow rules is allowed after one C-level
+  ``str.startswith(tuple)``, kept when a matcher has up to 64 such prefixes,
+  none of them ``/``; most crawled URLs end there;
+* up to 64 rules that are all plain prefixes (a final ``*`` allowed) are not
+  compiled for the first 8 checks: a check tests them all with
+  ``str.startswith(tuple)`` and, when one matches, scans them for the most
+  specific; the ninth check compiles them, so a site checked a few times
+  never pays for an index;
 * plain-prefix rules live in a prefix index (``_prefixes``): a few tried
   one by one, a dict probed once per distinct pattern length, or for
   hundreds one sorted string searched with ``bisect``; the cost does not
@@ -35,10 +44,11 @@ from typing import NamedTuple
 
 from ._encoding import normalize, path_of
 from ._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes, prefix_index
+from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import LINE_BITS as _LINE_BITS
 from ._rulekey import LINE_MAX as _LINE_MAX
 from ._rulekey import OFFSET_BITS as _LOW_BITS
-from ._rulekey import RuleKey, pack
+from ._rulekey import RuleKey, key_line, pack
 from ._steps import STEP, Steps, run_to_end
 
 __all__ = ["AgentMatcher", "Rule", "Verdict", "is_url", "rule_pattern"]
@@ -46,6 +56,19 @@ __all__ = ["AgentMatcher", "Rule", "Verdict", "is_url", "rule_pattern"]
 _GRAM = 3
 # Up to this many wildcard rules, a best-first scan beats probing an index.
 _SCAN_LIMIT = 16
+# Up to this many rules, all plain prefixes already canonical, a matcher
+# scans them for its first checks and compiles them only on the next one:
+# a site checked a few times never pays for an index.
+_FEW_RULES = 64
+_SCAN_CHECKS = 8
+# Up to this many rules, a matcher keeps the literal prefixes of its
+# disallow rules, so that most allowed paths take one C-level test.
+_DENY_FROM = 256
+_DENY_LIMIT = 64
+_NEEDLE_LIMIT = 8
+# A rule value that is not empty nor a canonical plain prefix, in the of a group joined by LF.
+# values of a group joined by LF (a final ``*``, as in ``/private/*``, is plain).
+_NOT_PLAIN = re.compile(rb"(?:\A|\n)[^/\n]|[^A-Za-z0-9\-._~!&'()+,;=:@/?\[\]\n*]|\*(?!\n|\Z)")
 
 
 #: One allow/disallow line as read: allow, its value as written, its line.
@@ -184,7 +207,8 @@ class _Tables:
         """Add ``rules``; return how many were read."""
         plain, starred, exact = self.plain, self.starred, self.exact
         simple, glob = _PLAIN_CANONICAL.fullmatch, _GLOB_CANONICAL.fullmatch
-        read = simple_count = 0
+        read = simple_count = lazy_count = 0
+        lazy_append, new_tuple = self.lazy.append, tuple.__new__
         for allow, raw, line in rules:
             read += 1
             if not raw:
@@ -200,8 +224,9 @@ class _Tables:
             if glob(raw) and 0 <= raw.rfind(b"*") < len(raw) - 1 - raw.endswith(b"$"):
                 # Canonical, with a literal piece after its last star: its
                 # specificity is its length; split it only when tried.
-                self.count += 1
-                self.lazy.append(_Lazy(pack(len(raw), allow, line), raw))
+                lazy_count += 1
+                key = ((len(raw) << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _LOW_BITS
+                lazy_append(new_tuple(_Lazy, (key, raw)))  # _Lazy(key, raw), built in C
                 continue
             value = rule_pattern(raw)
             if value == "/" and raw[0] != 47:
@@ -220,7 +245,7 @@ class _Tables:
             known = table.get(prefix)
             if known is None or key > known:
                 table[prefix] = key
-        self.count += simple_count
+        self.count += simple_count + lazy_count
         return read
 
 
@@ -228,15 +253,20 @@ class AgentMatcher:
     """The rules that apply to one product token, compiled for fast checks."""
 
     __slots__ = (
+        "_any",
+        "_checks",
         "_compiled",
         "_exact",
         "_gram_index",
+        "_keys",
         "_plain",
         "_prefix_index",
         "_prefix_lengths",
         "_scan",
         "_short_index",
         "_starred",
+        "deny",
+        "needles",
         "rule_count",
     )
     _plain: FewPrefixes | DictPrefixes | SortedPrefixes
@@ -248,9 +278,48 @@ class AgentMatcher:
     _short_index: dict[str, list[_Entry]]
     _prefix_lengths: list[int]
     _compiled: dict[_Key, _Wildcard]
+    _keys: list[_Key] | None
+    _any: tuple[str, ...]
+    _checks: int
+    #: The literal prefixes (before any ``*``) of the disallow rules, when
+    #: there are few: a path that starts with none of them is allowed
+    #: whatever else matches (RFC 9309 2.2.2). ``None``: no such shortcut.
+    deny: tuple[str, ...] | None
+    #: With :attr:`deny`: the longest piece of each disallow rule that starts
+    #: with a wildcard (``/*?``, ``*.pdf$``); a path must also contain none.
+    needles: tuple[str, ...]
     rule_count: int
 
     def __init__(self, rules: Iterable[Rule]) -> None:
+        if isinstance(rules, list) and len(rules) <= _FEW_RULES:
+            # One regex search over the joined values proves every rule a
+            # canonical plain prefix: then no index is built before it pays.
+            joined = b"\n".join([rule[1] for rule in rules])
+            if _NOT_PLAIN.search(joined) is None:
+                texts = joined.decode("ascii").split("\n") if rules else []
+                starred = b"*" in joined
+                prefixes: list[str] = []
+                keys: list[_Key] = []
+                deny: set[str] = set()
+                for text, (allow, _, line) in zip(texts, rules, strict=True):
+                    if text:
+                        # "/private*" matches as "/private", one octet more specific.
+                        prefix = text.removesuffix("*") if starred else text
+                        prefixes.append(prefix)
+                        keys.append(
+                            ((len(text) << 1 | allow) << _LINE_BITS | (_LINE_MAX - line))
+                            << _LOW_BITS
+                        )
+                        if not allow:
+                            deny.add(prefix)
+                self._any, self._keys, self._checks = tuple(prefixes), keys, 0
+                self.rule_count = len(keys)
+                self.deny = None if "/" in deny else tuple(deny)
+                self.needles = ()
+                return
+        self._compile(rules)
+
+    def _compile(self, rules: Iterable[Rule]) -> None:
         tables = _Tables()
         tables.add(rules)
         if tables.wildcards or tables.lazy:
@@ -276,7 +345,7 @@ class AgentMatcher:
         wildcards, lazy = tables.wildcards, tables.lazy
         if len(wildcards) + len(lazy) <= _SCAN_LIMIT:
             wildcards += map(_compile_lazy, lazy)
-            lazy = []
+            lazy = tables.lazy = []  # compiled once: _deny reads them from wildcards
         self._compiled = {}
         self._set_prefixes(tables)
         if not lazy and len(wildcards) <= _SCAN_LIMIT:
@@ -289,7 +358,9 @@ class AgentMatcher:
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
 
     def _set_prefixes(self, tables: _Tables) -> None:
+        self._keys = None
         self.rule_count = tables.count
+        self.deny, self.needles = _deny(tables) if tables.count <= _DENY_FROM else (None, ())
         self._plain = prefix_index(tables.plain)
         self._starred = prefix_index(tables.starred, bonus=1) if tables.starred else None
         self._exact = tables.exact
@@ -300,6 +371,11 @@ class AgentMatcher:
         ``None`` if no rule matches; else the compiled rule: see
         :func:`key_allows` and :func:`key_line`.
         """
+        if self._keys is not None:
+            if self._checks < _SCAN_CHECKS:
+                self._checks += 1
+                return self._scan_plain(path)
+            self._compile(self._scanned_rules())
         best = self._plain.longest(path)
         if self._starred is not None:
             found = self._starred.longest(path)
@@ -328,6 +404,29 @@ class AgentMatcher:
             if needle in path and _wildcard_matches(prefix, pieces, anchored, path):
                 return key
         return best
+
+    def _scan_plain(self, path: str) -> _Key | None:
+        """The longest plain prefix rule of ``path``, by a scan (few rules)."""
+        if not path.startswith(self._any):  # one C-level test: most paths match none
+            return None
+        keys = self._keys
+        assert keys is not None
+        best = -1
+        for prefix, key in zip(self._any, keys, strict=True):
+            if key > best and path.startswith(prefix):
+                best = key
+        return None if best < 0 else best
+
+    def _scanned_rules(self) -> list[Rule]:
+        """The rules of a scanning matcher as read, to compile them."""
+        keys = self._keys
+        assert keys is not None
+        rules = []
+        for prefix, key in zip(self._any, keys, strict=True):
+            starred = key >> (_ALLOW_BIT + 1) > len(prefix)
+            text = prefix + "*" if starred else prefix
+            rules.append((bool((key >> _ALLOW_BIT) & 1), text.encode(), key_line(key)))
+        return rules
 
     def _candidates(self, path: str) -> Iterable[_Entry]:
         """The indexed wildcard rules that could match ``path``, best first.
@@ -361,6 +460,38 @@ class AgentMatcher:
         return merge(*buckets, reverse=True)
 
 
+def _allows(key: _Key) -> int:
+    return (key >> _ALLOW_BIT) & 1
+
+
+def _deny(tables: _Tables) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """The literal prefixes of the disallow rules in ``tables``, and the
+    longest piece of those whose prefix is ``/`` or empty (``/*?``): any
+    path such a rule matches contains it. ``None`` when there are many, or
+    when a rule would match every path (``/``, ``/*$``)."""
+    prefixes = {
+        pattern
+        for table in (tables.plain, tables.starred, tables.exact)
+        for pattern, key in table.items()
+        if not _allows(key)
+    }
+    wildcards = [rule for rule in tables.wildcards if not _allows(rule.key)]
+    wildcards += [_compile_lazy(rule) for rule in tables.lazy if not _allows(rule.key)]
+    needles = set()
+    for rule in wildcards:
+        if len(rule.prefix) > 1:
+            prefixes.add(rule.prefix)
+        elif rule.needle:
+            needles.add(rule.needle)
+        else:
+            return None, ()
+    if len(prefixes) > _DENY_LIMIT or len(needles) > _NEEDLE_LIMIT:
+        return None, ()
+    if "/" in prefixes or "" in prefixes:
+        return None, ()
+    return tuple(sorted(prefixes)), tuple(sorted(needles))
+
+
 def _compile_lazy(lazy: _Lazy) -> _Wildcard:
     prefix, pieces, anchored, _ = _compile_pattern(lazy.pattern.decode("ascii"))
     return _Wildcard(lazy.key, prefix, pieces, anchored, max(pieces, key=len, default=""))
@@ -390,18 +521,19 @@ def _index_wildcards(
             by_gram.setdefault(needle[-_GRAM:], []).append(wildcard)
         else:
             by_short.setdefault(needle, []).append(wildcard)
-    for count, entry in enumerate(lazy, 1):
-        if count % STEP == 0:
+    for start in range(0, len(lazy), STEP):
+        if start:
             yield
-        parts = entry.pattern.decode("ascii").removesuffix("$").split("*")
-        if len(parts[0]) > 1:
-            by_prefix.setdefault(parts[0], []).append(entry)
-            continue
-        needle = max(parts, key=len)
-        if len(needle) >= _GRAM:
-            by_gram.setdefault(needle[-_GRAM:], []).append(entry)
-        else:
-            by_short.setdefault(needle, []).append(entry)
+        for entry in lazy[start : start + STEP]:
+            parts = entry.pattern.decode("ascii").removesuffix("$").split("*")
+            if len(parts[0]) > 1:
+                by_prefix.setdefault(parts[0], []).append(entry)
+                continue
+            needle = max(parts, key=len)
+            if len(needle) >= _GRAM:
+                by_gram.setdefault(needle[-_GRAM:], []).append(entry)
+            else:
+                by_short.setdefault(needle, []).append(entry)
     for index in (by_prefix, by_gram, by_short):
         for bucket in index.values():
             bucket.sort(reverse=True)

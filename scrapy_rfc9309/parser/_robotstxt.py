@@ -9,22 +9,24 @@ from __future__ import annotations
 
 import re
 from array import array
+from collections.abc import Collection
 
 from ._agent import derive_product_token
-from ._encoding import canonical_path
-from ._groups import WILDCARD_AGENT, Group, Grouping, group_steps
+from ._encoding import CANONICAL_HTTP_URL, canonical_path
+from ._groups import WILDCARD_AGENT, Group, Grouping, group_all, group_steps
 from ._lines import DEFAULT_MAX_SIZE, Warnings, line_starts, line_text, prepare
 from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
 from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
-from ._steps import Steps, run_to_end
-from ._usage import NO_PREFERENCES, Usage, UsageIndex, build_usage_index
+from ._steps import Steps
+from ._usage import NO_PREFERENCES, Usage, UsageIndex, build_usage_index, usage_index_of
 
 __all__ = ["RobotsTxt", "Verdict", "Verdicts", "agent_token"]
 
 _URL_LIKE = re.compile(r"/|[A-Za-z][A-Za-z0-9+.-]*://")
 _PLAIN_TOKEN = re.compile(r"[A-Za-z0-9_.*-]+\Z")
 _ROBOTS_PATH = "/robots.txt"
+_canonical_url = CANONICAL_HTTP_URL.match
 #: Distinct agent strings whose matcher a parsed file remembers (tokens
 #: with groups are remembered however many there are).
 AGENT_CACHE_SIZE = 64
@@ -43,8 +45,23 @@ def _as_bytes(body: bytes | str) -> bytes:
     raise TypeError(f"robots.txt body must be bytes or str, not {type(body).__name__}")
 
 
+#: Agent strings already reduced to their token, up to :data:`_TOKENS_KEPT`.
+_TOKENS: dict[str, str] = {}
+_TOKENS_KEPT = 4096
+_TOKEN_CACHED_LENGTH = 256
+
+
 def agent_token(agent: str) -> str:
     """The product token ``agent`` stands for (RFC 9309 2.2.1), lower case."""
+    token = _TOKENS.get(agent) if isinstance(agent, str) else None
+    if token is None:
+        token = _agent_token(agent)
+        if len(_TOKENS) < _TOKENS_KEPT and len(agent) <= _TOKEN_CACHED_LENGTH:
+            _TOKENS[agent] = token
+    return token
+
+
+def _agent_token(agent: str) -> str:
     if not isinstance(agent, str):
         raise TypeError(f"agent must be a str, not {type(agent).__name__}")
     if _URL_LIKE.match(agent):
@@ -97,6 +114,29 @@ class Verdicts:
             return None
         return matcher.decide(path)
 
+    def _denied(self, url: str, agent: str) -> int | None:
+        """The deciding rule if it may disallow ``url``, else ``None``: a path
+        that starts with no disallow rule's literal prefix is allowed without
+        a full check (RFC 9309 2.2.2: only a matching disallow rule denies)."""
+        if not isinstance(url, str):
+            raise TypeError(f"url must be a str, not {type(url).__name__}")
+        match = _canonical_url(url)  # canonical_path, inline: the common case
+        path = canonical_path(url) if match is None else match.group(1)
+        matcher = self._by_agent.get(agent)
+        if matcher is None:
+            matcher = self.matcher(agent)
+        deny = matcher.deny
+        if deny is not None and not path.startswith(deny):
+            for needle in matcher.needles:
+                if needle in path:
+                    break
+            else:
+                return None
+        if path == _ROBOTS_PATH:
+            return None
+        rule = matcher.decide(path)
+        return None if rule is None or (rule >> _ALLOW_BIT) & 1 else rule
+
     def check(self, url: str, agent: str) -> Verdict:
         """Decide whether ``agent`` may fetch ``url``, and by which line.
 
@@ -113,8 +153,8 @@ class Verdicts:
         One check, and no verdict built when allowed: for callers (such as
         the middleware) that need the deciding line only to explain a drop.
         """
-        rule = self._decide(url, agent)
-        return None if rule is None or key_allows(rule) else self._verdict(rule)
+        rule = self._denied(url, agent)
+        return None if rule is None else self._verdict(rule)
 
     def _line_text(self, line: int) -> str:
         raise NotImplementedError
@@ -127,8 +167,7 @@ class Verdicts:
 
     def allowed(self, url: str, agent: str) -> bool:
         """``check(url=url, agent=agent).allowed``."""
-        rule = self._decide(url, agent)
-        return rule is None or (rule >> _ALLOW_BIT) & 1 == 1
+        return self._denied(url, agent) is None
 
     def usage_index(self) -> UsageIndex | None:
         """The file's usage lines by agent token; ``None`` when it has none."""
@@ -151,7 +190,7 @@ class Verdicts:
             token = token if token in self._usage_tokens() else WILDCARD_AGENT
         return index.usage(url, token)
 
-    def _usage_tokens(self) -> frozenset[str]:
+    def _usage_tokens(self) -> Collection[str]:
         raise NotImplementedError
 
 
@@ -166,25 +205,68 @@ class RobotsTxt(Verdicts):
     """
 
     __slots__ = (
+        "_allows_everything",
+        "_body_",
         "_by_agent",
         "_by_token",
+        "_early_warnings",
         "_grouping",
         "_line_starts",
+        "_tokens",
         "_usage",
+        "_usage_count",
+        "_usage_lines",
+        "_warnings",
         "truncated",
-        "warnings",
     )
 
-    def __init__(self, grouping: Grouping, warnings: tuple[tuple[int, str], ...], truncated: bool):
-        self._grouping = grouping
+    def __init__(
+        self,
+        grouping: Grouping,
+        warnings: tuple[tuple[int, str], ...],
+        truncated: bool,
+        early_warnings: int = 0,
+    ):
+        self._grouping: Grouping | None = grouping
+        self._body_ = grouping.body
+        self._tokens = grouping.by_token
+        self._allows_everything: bool | None = None
         self._line_starts: array[int] | None = None
         self._by_token: dict[str, AgentMatcher] = {}
         self._by_agent: dict[str, AgentMatcher] = {}
         self._usage: UsageIndex | None = None
-        #: Lint findings, ``(line, message)``: each lenient reading and each ignored line.
-        self.warnings = warnings
+        self._usage_count = grouping.usage_count
+        self._usage_lines: list[list[int] | None] | None = None
+        self._warnings: tuple[tuple[int, str], ...] | None = warnings
+        # The warnings about the body as received (size limit, BOM, NUL,
+        # encoding), which the prepared body alone cannot tell again.
+        self._early_warnings = warnings[:early_warnings]
         #: Whether the body was longer than ``max_size`` and cut (RFC 9309 2.5).
         self.truncated = truncated
+
+    @property
+    def warnings(self) -> tuple[tuple[int, str], ...]:
+        """Lint findings, ``(line, message)``: each lenient reading and each ignored line."""
+        warnings = self._warnings
+        if warnings is None:
+            self._regroup()
+            warnings = self._warnings
+            assert warnings is not None
+        return warnings
+
+    def _groups(self) -> Grouping:
+        """The groups; read again from the body once dropped (see :meth:`_compiled`)."""
+        grouping = self._grouping
+        if grouping is None:
+            grouping = self._regroup()
+        return grouping
+
+    def _regroup(self) -> Grouping:
+        collector = Warnings()
+        collector.items.extend(self._early_warnings)
+        grouping = self._grouping = group_all(self._body_, collector)
+        self._warnings = tuple(collector.items)
+        return grouping
 
     @classmethod
     def parse(cls, body: bytes | str, max_size: int = DEFAULT_MAX_SIZE) -> RobotsTxt:
@@ -194,8 +276,9 @@ class RobotsTxt(Verdicts):
         """
         collector = Warnings()
         prepared, truncated = prepare(_as_bytes(body), _checked(max_size), collector)
-        grouping = run_to_end(group_steps(prepared, collector))
-        return cls(grouping, tuple(collector.items), truncated)
+        early = len(collector.items)
+        grouping = group_all(prepared, collector)
+        return cls(grouping, tuple(collector.items), truncated, early)
 
     @classmethod
     def parse_in_steps(
@@ -208,10 +291,11 @@ class RobotsTxt(Verdicts):
         """
         collector = Warnings()
         prepared, truncated = prepare(_as_bytes(body), _checked(max_size), collector)
+        early = len(collector.items)
         if len(prepared) > _STEP_SIZE:
             yield
         grouping = yield from group_steps(prepared, collector)
-        robots = cls(grouping, tuple(collector.items), truncated)
+        robots = cls(grouping, tuple(collector.items), truncated, early)
         if agent is not None:
             yield from robots._compile_steps(agent)
         return robots
@@ -219,16 +303,16 @@ class RobotsTxt(Verdicts):
     @property
     def body(self) -> bytes:
         """The bytes parsed: cut at ``max_size``, without BOM, line ends as LF."""
-        return self._grouping.body
+        return self._body_
 
     def _body(self) -> bytes:
-        return self._grouping.body
+        return self._body_
 
     def _line_text(self, line: int) -> str:
         starts = self._line_starts
         if starts is None:  # built on the first verdict that names a line
-            starts = self._line_starts = line_starts(self._grouping.body)
-        return line_text(self._grouping.body, starts[line - 1])
+            starts = self._line_starts = line_starts(self._body_)
+        return line_text(self._body_, starts[line - 1])
 
     def compiled_matchers(self) -> dict[str, AgentMatcher]:
         """The matchers compiled so far, by product token (``*``: the
@@ -238,37 +322,48 @@ class RobotsTxt(Verdicts):
     @property
     def tokens(self) -> frozenset[str]:
         """The product tokens that have groups of their own (lower case)."""
-        return frozenset(self._grouping.by_token)
+        return frozenset(self._tokens)
 
     @property
     def sitemaps(self) -> tuple[str, ...]:
         """Sitemap URLs in file order (RFC 9309 2.2.4: other records)."""
-        return self._grouping.sitemaps
+        return self._groups().sitemaps
 
     @property
     def allows_everything(self) -> bool:
         """No rule with a pattern and no Crawl-delay in any group: nothing to obey."""
-        grouping = self._grouping
-        return (
-            grouping.pattern_count == 0
-            and grouping.usage_count == 0
-            and all(group.crawl_delay is None for group in grouping.groups)
-        )
+        allows = self._allows_everything
+        if allows is None:
+            grouping = self._groups()
+            allows = self._allows_everything = (
+                grouping.pattern_count == 0
+                and grouping.usage_count == 0
+                and all(group.crawl_delay is None for group in grouping.groups)
+            )
+        return allows
 
     def usage_index(self) -> UsageIndex | None:
-        grouping = self._grouping
-        if grouping.usage_count == 0:
+        if self._usage_count == 0:
             return None
-        if self._usage is None:
-            self._usage = build_usage_index(grouping)
-        return self._usage
+        usage = self._usage
+        if usage is None:
+            grouping = self._grouping
+            if grouping is not None:
+                usage = build_usage_index(grouping)
+            else:
+                # The groups are gone (a matcher was compiled), their usage
+                # line numbers kept: the lines are read from the body again.
+                assert self._usage_lines is not None
+                usage = usage_index_of(self._body_, self._usage_lines, self._tokens)
+            self._usage, self._usage_lines = usage, None
+        return usage
 
-    def _usage_tokens(self) -> frozenset[str]:
-        return frozenset(self._grouping.by_token)
+    def _usage_tokens(self) -> Collection[str]:
+        return self._tokens.keys()  # a look-up, not a copy of every token per call
 
     def groups_for(self, agent: str) -> list[Group]:
         """The groups that govern ``agent`` (RFC 9309 2.2.1), in file order."""
-        return self._grouping.groups_for(agent_token(agent))
+        return self._groups().groups_for(agent_token(agent))
 
     def matcher(self, agent: str) -> AgentMatcher:
         """The compiled rules for ``agent``; built once per token with groups
@@ -294,18 +389,30 @@ class RobotsTxt(Verdicts):
     def _group_token(self, agent: str) -> str:
         """The token whose groups govern ``agent``: its own, or ``*``."""
         token = agent_token(agent)
-        return token if token in self._grouping.by_token else WILDCARD_AGENT
+        return token if token in self._tokens else WILDCARD_AGENT
 
     def _rules(self, token: str) -> list[Rule]:
-        grouping = self._grouping
+        grouping = self._groups()
         return grouping.rules(grouping.groups_for(token))
 
     def _compiled(self, token: str, matcher: AgentMatcher) -> AgentMatcher:
-        # The rules read while parsing served the first agent; a later one
-        # reads its rules from the body again, so none are kept.
-        self._grouping.pending = None
+        # The groups, the rules read while parsing, the sitemaps and the
+        # warnings served the first agent; what a later call needs is read
+        # from the body again, so a parsed file keeps what deciding needs.
+        self.allows_everything  # noqa: B018 (computed before the groups go)
+        self._drop_groups()
         self._by_token[token] = matcher
         return matcher
+
+    def _drop_groups(self) -> None:
+        grouping = self._grouping
+        if grouping is not None and self._usage_count and self._usage is None:
+            # One reference per group: usage lines are read again without
+            # grouping the whole body again.
+            self._usage_lines = [group.usage_lines for group in grouping.groups]
+        self._grouping = None
+        if self._warnings is not None and len(self._warnings) > len(self._early_warnings):
+            self._warnings = None
 
     def crawl_delay(self, agent: str) -> float | None:
         """The first valid ``Crawl-delay`` of ``agent``'s groups, in seconds.
@@ -318,5 +425,5 @@ class RobotsTxt(Verdicts):
         return None
 
     def __repr__(self) -> str:
-        counts = (len(self._grouping.groups), len(self.sitemaps), len(self.warnings))
+        counts = (len(self._groups().groups), len(self.sitemaps), len(self.warnings))
         return "<RobotsTxt groups={} sitemaps={} warnings={}>".format(*counts)

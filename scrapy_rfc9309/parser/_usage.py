@@ -27,7 +27,7 @@ matches every path and is the least specific; among equally long matches
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -51,6 +51,7 @@ __all__ = [
     "parse_content_usage",
     "parse_usage_line",
     "response_usage",
+    "usage_index_of",
 ]
 
 #: Category -> the broader category it nests in (AIPREF vocab: train-genai
@@ -300,13 +301,21 @@ MAX_RECORDS = 1000
 
 def build_usage_index(grouping: Grouping) -> UsageIndex:
     """The usage records of each group, from the body (RFC 9309 2.2.1, 2.2.4)."""
+    usage_lines = [group.usage_lines for group in grouping.groups]
+    return usage_index_of(grouping.body, usage_lines, grouping.by_token)
+
+
+def usage_index_of(
+    body: bytes, usage_lines: Sequence[list[int] | None], by_token: Mapping[str, list[int]]
+) -> UsageIndex:
+    """:func:`build_usage_index` from what it reads of a grouping: the body,
+    each group's usage line numbers, and the groups of each product token."""
     wanted: dict[int, int] = {}
-    for index, group in enumerate(grouping.groups):
-        for number in group.usage_lines or ():
+    for index, lines in enumerate(usage_lines):
+        for number in lines or ():
             if len(wanted) < MAX_RECORDS:
                 wanted[number] = index
     found: dict[int, list[Record]] = {}
-    body = grouping.body
     last: int = max(wanted, default=0)
     for number, line in enumerate(scan(body), 1):
         if number > last:
@@ -325,7 +334,7 @@ def build_usage_index(grouping: Grouping) -> UsageIndex:
     by_group = {index: tuple(records) for index, records in found.items()}
     by_token = {
         token: kept
-        for token, indexes in grouping.by_token.items()
+        for token, indexes in by_token.items()
         if (kept := [index for index in indexes if index in by_group])
     }
     return UsageIndex(by_group, by_token)
