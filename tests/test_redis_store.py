@@ -748,3 +748,47 @@ def test_missing_redis_server_skips_locally_and_fails_under_ci(
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI must run the Redis store tests"):
         require_redis_server()
+
+
+@deferred_f_from_coro_f
+async def test_2_4_redis_that_hangs_mid_crawl_times_out_and_falls_back(
+    sites: Any, own_redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis stops answering (SIGSTOP) mid-crawl: the store call fails after the
+    timeout set in the URI (``?socket_timeout=``), and the site is fetched locally."""
+    import signal
+
+    def freeze(request: Any) -> bytes:
+        assert own_redis.process is not None
+        own_redis.process.send_signal(signal.SIGSTOP)
+        return b"redis frozen"
+
+    control = sites(routes={"/robots.txt": text(ROBOTS), "/freeze": freeze}, default=text("page"))
+    other = sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page"))
+    followups = {
+        control.url("/page/0"): [control.url("/freeze")],
+        control.url("/freeze"): [other.url("/page/0"), other.url("/private")],
+    }
+    uri = f"{own_redis.url}?socket_timeout=0.5&socket_connect_timeout=0.5"
+    try:
+        started = time.monotonic()
+        with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.store"):
+            spider, stats = await crawl(
+                [control.url("/page/0")],
+                {"ROBOTSTXT_STORE_URI": uri, "CONCURRENT_REQUESTS": 1},
+                allow_errors=True,
+                followups=followups,
+            )
+        elapsed = time.monotonic() - started
+    finally:
+        assert own_redis.process is not None
+        own_redis.process.send_signal(signal.SIGCONT)
+    assert sorted(spider.fetched) == sorted(
+        [control.url("/page/0"), control.url("/freeze"), other.url("/page/0")]
+    )
+    assert list(spider.dropped) == [other.url("/private")]
+    assert other.count("/robots.txt") == 1
+    assert stats["log_count/ERROR"] == 1
+    assert stats["robotstxt/store/errors"] >= 1
+    assert "Timeout" in caplog.text or "timed out" in caplog.text
+    assert elapsed < 4  # not the default 5 s timeout

@@ -181,9 +181,14 @@ class RedisStore:
                 url,
                 socket_timeout=timeout,
                 socket_connect_timeout=timeout,
-                # One quick retry: a connection that Redis closed (a restart)
-                # is replaced; a Redis that is down fails the call at once.
-                retry=Retry(ExponentialBackoff(cap=0.2, base=0.05), 1),
+                # One quick retry on a connection error: a connection that
+                # Redis closed (a restart) is replaced; a Redis that is down
+                # fails the call at once, one that hangs after one timeout.
+                retry=Retry(
+                    ExponentialBackoff(cap=0.2, base=0.05),
+                    1,
+                    supported_errors=(redis.ConnectionError,),
+                ),
             )
         except (ValueError, TypeError) as exc:
             raise StoreError(f"cannot read the Redis address {self.uri}: {exc}") from exc
