@@ -104,7 +104,8 @@ def open_store(
 
     SQLite paths follow SQLAlchemy's spelling: three slashes then a relative
     path, four slashes for an absolute one. A Redis backend module provides
-    ``open_redis_store(url) -> RobotsStore`` (or a ``RedisStore(url)`` class).
+    ``open_redis_store(url) -> RobotsStore`` (or a ``RedisStore(url)`` class);
+    ``redis_prefix`` (``ROBOTSTXT_STORE_PREFIX``) is passed to it as ``prefix=``.
     """
     text = uri.strip() if isinstance(uri, str) else uri
     if not isinstance(text, str) or not text:
