@@ -424,3 +424,83 @@ async def test_a_tdmrep_json_over_the_size_limit_states_nothing_and_loses_no_req
     _, items, _ = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["ai-input"]})
     assert sorted(items) == sorted(urls)  # every request fetched: nothing stated
     assert site.count("/.well-known/tdmrep.json") == 1
+
+
+# -- tdmrep.json waits in the scheduler; closing drops its waiters ------------------------
+
+QUEUE = {"SCHEDULER_PRIORITY_QUEUE": "scrapy_rfc9309.RobotsTxtPriorityQueue"}
+ALLOW_ALL = text("User-agent: *\nAllow: /\n")
+
+
+def _times(site: Any, wanted: Any) -> list[float]:
+    return [t for path, t in zip(site.hits, site.hit_times, strict=True) if wanted(path)]
+
+
+def _is_page(path: str) -> bool:
+    return path not in ("/robots.txt", "/.well-known/tdmrep.json")
+
+
+@deferred_f_from_coro_f
+async def test_2_3_a_slow_tdmrep_json_stalls_no_other_site_requests_wait_in_the_scheduler(
+    sites,
+) -> None:
+    """RFC 9309 2.3 (as for robots.txt): site A's tdmrep.json answers after 3 s; its
+    32 pages, scheduled first, wait in the scheduler queue, not in the downloader,
+    so site B's 24 pages are all fetched before that answer, with 4 requests at a time."""
+    from .server import delayed
+
+    slow_tdm = sites(
+        routes={
+            "/robots.txt": ALLOW_ALL,
+            "/.well-known/tdmrep.json": delayed(3, text("[]", content_type=b"application/json")),
+        },
+        default=PAGE,
+    )
+    fast = sites(routes={"/robots.txt": ALLOW_ALL}, default=PAGE)
+    urls = [slow_tdm.url(f"/a{n}") for n in range(32)] + [fast.url(f"/b{n}") for n in range(24)]
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "CONCURRENT_REQUESTS": 4, **QUEUE}
+    _, items, stats = await usage_crawl(urls, settings)
+    assert sorted(items) == sorted(urls)  # nothing reserved: every page fetched
+    (tdm_asked,) = _times(slow_tdm, lambda path: path == "/.well-known/tdmrep.json")
+    tdm_answered = tdm_asked + 3
+    fast_pages = _times(fast, _is_page)
+    assert len(fast_pages) == 24
+    assert max(fast_pages) < tdm_answered - 1, "site B waited for site A's tdmrep.json"
+    assert min(_times(slow_tdm, _is_page)) >= tdm_answered - 0.05  # A's pages after its answer
+    assert slow_tdm.count("/.well-known/tdmrep.json") == fast.count("/.well-known/tdmrep.json") == 1
+    assert "robotstxt/forbidden/closing" not in stats
+
+
+@pytest.mark.parametrize("queue", [QUEUE, {}], ids=["scheduler_queue", "other_queue"])
+@deferred_f_from_coro_f
+async def test_closing_cancels_tdmrep_json_downloads_and_drops_their_requests(
+    sites, caplog, queue: dict[str, str]
+) -> None:
+    """Hostile input: a tdmrep.json that never answers holds no close. At close its
+    download is cancelled and every request that waited for it is dropped, counted
+    in ``robotstxt/forbidden/closing`` and logged (none is fetched without its answer)."""
+    import time
+
+    from .server import hang
+
+    routes = {"/robots.txt": ALLOW_ALL, "/.well-known/tdmrep.json": hang()}
+    site = sites(routes=routes, default=PAGE)
+    urls = [site.url(f"/p/{n}") for n in range(6)]
+    settings = {
+        "ROBOTSTXT_PURPOSES": ["train-ai"],
+        "DOWNLOAD_TIMEOUT": 120,
+        "CLOSESPIDER_TIMEOUT": 1,
+        **queue,
+    }
+    started = time.monotonic()
+    with caplog.at_level("INFO"):
+        spider, items, stats = await usage_crawl(urls, settings)
+    assert time.monotonic() - started < 10  # not the 120 s download timeout
+    assert items == [] and [path for path in site.hits if _is_page(path)] == []
+    assert stats["robotstxt/forbidden/closing"] == 6
+    assert stats["finish_reason"] == "closespider_timeout"
+    messages = [record.getMessage() for record in caplog.records]
+    assert any("tdmrep.json download cancelled at close" in m for m in messages)
+    if not queue:  # they waited in the middleware: each is dropped with its reason
+        assert any("dropping 6 requests that waited on 1 tdmrep.json" in m for m in messages)
+        assert all("tdmrep.json was fetched" in reason for reason in spider.dropped.values())

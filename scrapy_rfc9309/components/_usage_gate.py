@@ -17,21 +17,26 @@ when the server could not answer (meanwhile: no TDMRep preference).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
 from scrapy.http.request import NO_CALLBACK
-from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import Deferred
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from twisted.internet.defer import CancelledError, Deferred
+from twisted.python.failure import Failure
 
 from ..parser._tdmrep import EMPTY_TDMREP, TDMREP_PATH, TdmRep, parse_tdmrep
 from ..parser._usage import NO_PREFERENCES, Usage, needs_tdmrep
 from ..sites._lifetime import headers_lifetime
+from ..sites._sitetable import SiteState
 from . import _compat
+from ._engine import robots_download
 from ._fetcher import DOWNLOAD_PRIORITY, dotted_name, is_download_failure
 
 if TYPE_CHECKING:
@@ -50,48 +55,142 @@ USAGE_META_KEY = "usage"
 
 
 class TdmRepSites:
-    """Each site's tdmrep.json: fetched once (single flight), kept for its lifetime."""
+    """Each site's tdmrep.json: fetched once (single flight), kept for its lifetime.
 
-    def __init__(self, crawler: Crawler, settings: RobotsTxtSettings) -> None:
+    A fetch runs on its own (not inside one request's ``process_request``), so
+    it can start ahead of need (:meth:`prefetch`, from the scheduler queue)
+    and be cancelled at close (:meth:`abandon_all`). At most
+    ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` run at once; like robots.txt, they do
+    not count against the pages' ``CONCURRENT_REQUESTS``.
+    """
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        settings: RobotsTxtSettings,
+        on_settled: Callable[[str], None] | None = None,
+        on_start: Callable[[], None] | None = None,
+    ) -> None:
         self.crawler = crawler
         self.settings = settings
         self.stats = crawler.stats
         self._settled: OrderedDict[str, tuple[float, TdmRep]] = OrderedDict()
-        self._pending: dict[str, list[Deferred[TdmRep]]] = {}
+        #: site -> the requests waiting for its fetch (``None`` handed back: closing)
+        self._pending: dict[str, list[Deferred[TdmRep | None]]] = {}
+        #: site -> its download in flight (cancelled at close)
+        self._downloads: dict[str, Deferred[None]] = {}
+        #: sites whose fetch waits for one of ROBOTSTXT_CONCURRENT_DOWNLOADS
+        self._backlog: deque[str] = deque()
+        #: told when a site's tdmrep.json is settled (the scheduler queue releases its requests)
+        self._on_settled = on_settled
+        #: told when a fetch starts (the middleware watches for a closing engine)
+        self._on_start = on_start
+        self._closing = False
 
-    async def get(self, site: str) -> TdmRep:
-        """The site's rules; downloads ``/.well-known/tdmrep.json`` once per lifetime."""
+    def fresh(self, site: str) -> TdmRep | None:
+        """The site's rules if known and fresh, else ``None``."""
         settled = self._settled.get(site)
         if settled is not None and settled[0] > time.monotonic():
             self._settled.move_to_end(site)
             return settled[1]
-        waiters = self._pending.get(site)
-        waiter: Deferred[TdmRep] = Deferred()
-        if waiters is not None:
-            waiters.append(waiter)
-            return await maybe_deferred_to_future(waiter)
-        self._pending[site] = [waiter]
+        return None
+
+    def state(self, site: str) -> SiteState:
+        """``READY`` (fresh), ``PENDING`` (a fetch in flight) or ``UNKNOWN``; O(1)."""
+        if site in self._pending:
+            return SiteState.PENDING
+        if self.fresh(site) is not None:
+            return SiteState.READY
+        return SiteState.UNKNOWN
+
+    def has_pending(self) -> bool:
+        return bool(self._pending)
+
+    def prefetch(self, site: str) -> None:
+        """Start the site's fetch ahead of its requests, unless fresh or in flight."""
+        if site not in self._pending and self.fresh(site) is None:
+            self._start(site)
+
+    async def get(self, site: str) -> TdmRep | None:
+        """The site's rules; downloads ``/.well-known/tdmrep.json`` once per lifetime.
+        ``None``: the spider closed before it was fetched."""
+        rules = self.fresh(site)
+        if rules is not None:
+            return rules
+        waiter: Deferred[TdmRep | None] = Deferred()
+        if site not in self._pending:
+            self._start(site)
+        self._pending.setdefault(site, []).append(waiter)
+        return await maybe_deferred_to_future(waiter)
+
+    def _start(self, site: str) -> None:
+        self._pending.setdefault(site, [])
+        if self._on_start is not None:
+            self._on_start()
+        if len(self._downloads) >= self.settings.concurrent_downloads:
+            self._backlog.append(site)
+            return
+        download = deferred_from_coro(self._run(site))
+        if not download.called:
+            self._downloads[site] = download
+
+    def _download_done(self, site: str) -> None:
+        self._downloads.pop(site, None)
+        while self._backlog and len(self._downloads) < self.settings.concurrent_downloads:
+            waiting = self._backlog.popleft()
+            if waiting in self._pending and waiting not in self._downloads:
+                download = deferred_from_coro(self._run(waiting))
+                if not download.called:
+                    self._downloads[waiting] = download
+
+    async def _run(self, site: str) -> None:
         try:
-            expires, rules = await self._fetch(site)
-        except BaseException:
-            # cancelled, or not an answer of the site: the others go on without it
-            for each in self._pending.pop(site, [])[1:]:
-                each.callback(EMPTY_TDMREP)
-            raise
+            with robots_download(self.crawler):
+                expires, rules = await self._fetch(site)
+        except (CancelledError, asyncio.CancelledError):
+            logger.info("tdmrep.json download cancelled at close: %s", site + TDMREP_PATH)
+            self._download_done(site)
+            for waiter in self._pending.pop(site, []):
+                waiter.callback(None)
+            return
+        except Exception as exc:  # not an answer of the site: never pass it off as one
+            self._download_done(site)
+            failure = Failure(exc)
+            for waiter in self._pending.pop(site, []):
+                waiter.errback(failure)
+            if self._on_settled is not None:
+                self._on_settled(site)
+            return
+        self._download_done(site)
+        if site not in self._pending:  # abandoned: the spider closed meanwhile
+            return
         self._settled[site] = (expires, rules)
         self._settled.move_to_end(site)
         while len(self._settled) > self.settings.cache_max_sites:
             self._settled.popitem(last=False)
-        for each in self._pending.pop(site, []):
-            each.callback(rules)
-        return await maybe_deferred_to_future(waiter)
+        for waiter in self._pending.pop(site, []):
+            waiter.callback(rules)
+        if self._on_settled is not None:
+            self._on_settled(site)
 
     def abandon_all(self) -> None:
-        """The spider closes: every waiter goes on with no TDMRep preference."""
+        """The spider closes: cancel every download; its waiting requests are dropped."""
+        self._closing = True
         pending, self._pending = self._pending, {}
+        waiting = sum(len(waiters) for waiters in pending.values())
+        if waiting:
+            logger.info(
+                "Spider closing: dropping %d requests that waited on %d tdmrep.json downloads",
+                waiting,
+                len(pending),
+            )
         for waiters in pending.values():
             for waiter in waiters:
-                waiter.callback(EMPTY_TDMREP)
+                waiter.callback(None)
+        self._backlog.clear()
+        downloads, self._downloads = self._downloads, {}
+        for download in downloads.values():
+            download.cancel()
 
     async def _fetch(self, site: str) -> tuple[float, TdmRep]:
         url = site + TDMREP_PATH
@@ -118,7 +217,7 @@ class TdmRepSites:
         except Exception as exc:
             # Scrapy cancels a download over download_maxsize (ROBOTSTXT_MAX_SIZE):
             # the file is too large to read, which states nothing either.
-            if not is_download_failure(exc) and not _size_cancelled(exc):
+            if self._closing or (not is_download_failure(exc) and not _size_cancelled(exc)):
                 raise
             self.stats.inc_value(f"robotstxt/tdmrep/exception_count/{dotted_name(exc)}")
             logger.info("tdmrep.json unreachable (%s): %s", dotted_name(exc), url)
@@ -140,12 +239,23 @@ class TdmRepSites:
 class UsageGate:
     """Drops requests whose site-wide preferences refuse a declared purpose."""
 
-    def __init__(self, crawler: Crawler, settings: RobotsTxtSettings, report: CrawlReport) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        settings: RobotsTxtSettings,
+        report: CrawlReport,
+        on_settled: Callable[[str], None] | None = None,
+        on_start: Callable[[], None] | None = None,
+    ) -> None:
         self.purposes = settings.purposes
         self.stats = crawler.stats
         self.crawler = crawler
         self._report = report
-        self.tdmrep = TdmRepSites(crawler, settings) if needs_tdmrep(self.purposes) else None
+        self.tdmrep = (
+            TdmRepSites(crawler, settings, on_settled, on_start)
+            if needs_tdmrep(self.purposes)
+            else None
+        )
         logger.info(
             "Declared purposes: %s (ROBOTSTXT_PURPOSES); requests whose usage preferences "
             "refuse them are dropped",
@@ -160,7 +270,10 @@ class UsageGate:
             usage = robots.usage(url=request.url, agent=token)
         if self.tdmrep is not None:
             rules = await self.tdmrep.get(site)
-            usage = usage.merged(rules.usage(request.url))
+            if rules is None:
+                self._drop_at_close(site, request)
+            else:
+                usage = usage.merged(rules.usage(request.url))
         request.meta[USAGE_META_KEY] = usage
         refusal = usage.refusal(self.purposes)
         if refusal is None:
@@ -180,6 +293,14 @@ class UsageGate:
                 f"Forbidden by usage preference: {refusal.rule} refuses {refusal.category} "
                 f"({where})"
             )
+        logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
+        raise IgnoreRequest(reason)
+
+    def _drop_at_close(self, site: str, request: Request) -> None:
+        self.stats.inc_value("robotstxt/forbidden")
+        self.stats.inc_value("robotstxt/forbidden/closing")
+        self._report.dropped_at_close(site)
+        reason = f"Dropped: the spider closed before {site}{TDMREP_PATH} was fetched"
         logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
         raise IgnoreRequest(reason)
 
