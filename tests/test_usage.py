@@ -504,3 +504,38 @@ async def test_closing_cancels_tdmrep_json_downloads_and_drops_their_requests(
     if not queue:  # they waited in the middleware: each is dropped with its reason
         assert any("dropping 6 requests that waited on 1 tdmrep.json" in m for m in messages)
         assert all("tdmrep.json was fetched" in reason for reason in spider.dropped.values())
+
+
+@pytest.mark.parametrize(
+    ("obey", "meta_obey", "warned"),
+    [(False, False, True), (False, True, False), (True, False, False)],
+    ids=["both_off", "meta_on", "robots_on"],
+)
+@deferred_f_from_coro_f
+async def test_purposes_with_nothing_to_read_them_warn_at_start(
+    sites, caplog, obey: bool, meta_obey: bool, warned: bool
+) -> None:
+    """ROBOTSTXT_PURPOSES with both ROBOTSTXT_OBEY and ROBOTS_META_OBEY off would be
+    silently ignored: one WARNING at start-up names the three settings."""
+    site = sites(routes={"/robots.txt": ROBOTS}, default=PAGE)
+    settings = {
+        "ADDONS": {"scrapy_rfc9309.Addon": 100},
+        "ROBOTSTXT_OBEY": obey,
+        "ROBOTS_META_OBEY": meta_obey,
+        "ROBOTSTXT_PURPOSES": ["train-ai"],
+    }
+    with caplog.at_level("WARNING"):
+        _, items, _ = await usage_crawl([site.url("/no-ai/a")], settings)
+    found = [
+        record
+        for record in caplog.records
+        if "ROBOTSTXT_PURPOSES" in record.getMessage() and record.levelname == "WARNING"
+    ]
+    if not warned:
+        assert found == []
+        return
+    assert len(found) == 1  # once, though both middlewares turned themselves off
+    message = found[0].getMessage()
+    assert "ROBOTSTXT_PURPOSES is set (train-ai)" in message
+    assert "ROBOTSTXT_OBEY and ROBOTS_META_OBEY are both off" in message
+    assert items == [site.url("/no-ai/a")]  # indeed nothing was dropped

@@ -30,7 +30,7 @@ from ._engine import robots_download, wake_engine
 from ._fetcher import RobotsTxtFetcher, dotted_name
 from ._report import allowed_verdict, report_for
 from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError, identity_warning
-from ._usage_gate import TdmRepSites, UsageGate
+from ._usage_gate import TdmRepSites, UsageGate, warn_if_purposes_ignored
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -121,6 +121,7 @@ class RobotsTxtMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.settings = RobotsTxtSettings.from_settings(crawler.settings)
         if not self.settings.obey:
+            warn_if_purposes_ignored(crawler, self.settings)
             raise NotConfigured("ROBOTSTXT_OBEY is off")
         refuse_builtin_middleware(crawler)
         self.crawler = crawler

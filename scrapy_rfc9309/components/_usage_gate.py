@@ -22,7 +22,8 @@ import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from weakref import WeakSet
 
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
@@ -38,6 +39,7 @@ from ..sites._sitetable import SiteState
 from . import _compat
 from ._engine import robots_download
 from ._fetcher import DOWNLOAD_PRIORITY, dotted_name, is_download_failure
+from ._settings import purposes_warning
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
     from ._report import CrawlReport
     from ._settings import RobotsTxtSettings
 
-__all__ = ["USAGE_META_KEY", "TdmRepSites", "UsageGate"]
+__all__ = ["USAGE_META_KEY", "TdmRepSites", "UsageGate", "warn_if_purposes_ignored"]
 
 logger = logging.getLogger("scrapy_rfc9309.usage")
 
@@ -303,6 +305,21 @@ class UsageGate:
         reason = f"Dropped: the spider closed before {site}{TDMREP_PATH} was fetched"
         logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
         raise IgnoreRequest(reason)
+
+
+_WARNED: WeakSet[Any] = WeakSet()
+
+
+def warn_if_purposes_ignored(crawler: Crawler, settings: RobotsTxtSettings) -> None:
+    """Warn once per crawl when ``ROBOTSTXT_PURPOSES`` is set and nothing reads it.
+
+    Called by both middlewares as they turn themselves off (either may be the
+    one enabled), so the warning shows whichever is listed.
+    """
+    message = purposes_warning(settings)
+    if message is not None and crawler not in _WARNED:
+        _WARNED.add(crawler)
+        logger.warning(message)
 
 
 def _size_cancelled(exc: BaseException) -> bool:
