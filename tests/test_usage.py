@@ -138,6 +138,25 @@ def test_tdmrep_json_longest_location() -> None:
     assert needs_tdmrep(["train-genai"]) and not needs_tdmrep(["search"])
 
 
+@pytest.mark.parametrize(
+    ("location", "url", "reserved"),
+    [
+        ("/caf%C3%A9/*", "/café/x", True),
+        ("/a%2fb", "/a%2Fb/c", True),
+        ("/*.pdf$", "/x.pdfx", False),
+        ("https://e.com/news/", "/news/a", True),
+        ("", "/anything", True),
+    ],
+    ids=["utf8", "encoded-slash", "anchored", "url", "empty-whole-site"],
+)
+def test_2_2_2_tdmrep_locations_match_as_allow_and_disallow_rules(
+    location: str, url: str, reserved: bool
+) -> None:
+    """tdmrep.json locations go through the robots.txt rule matcher (RFC 9309 2.2.2)."""
+    rules = parse_tdmrep(json.dumps([{"location": location, "tdm-reservation": 1}]).encode())
+    assert (rules.usage(url).refusal(["train-ai"]) is not None) is reserved
+
+
 def test_purposes_setting_is_validated() -> None:
     from scrapy.settings import Settings
 
@@ -539,3 +558,69 @@ async def test_purposes_with_nothing_to_read_them_warn_at_start(
     assert "ROBOTSTXT_PURPOSES is set (train-ai)" in message
     assert "ROBOTSTXT_OBEY and ROBOTS_META_OBEY are both off" in message
     assert items == [site.url("/no-ai/a")]  # indeed nothing was dropped
+
+
+# -- path-scoped usage lines match exactly as Allow / Disallow (RFC 9309 2.2.2) ---------
+
+_PATTERN_START = st.sampled_from(["/", "*", "/*", "http://e.com/", "HTTPS://e.com", "x/"])
+_PATTERN_PIECE = st.sampled_from(
+    ["a", "b", "/", "*", "$", "%2A", "%24", "%61", "%2f", "%", "é", "?", "&", ".", "~", ","]
+)
+_PATH_PIECE = st.sampled_from(
+    ["a", "b", "/", "*", "$", "%2A", "%24", "%61", "%2F", "é", "%C3%A9", "?", "&", ".", "~"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    patterns=st.lists(
+        st.tuples(_PATTERN_START, st.lists(_PATTERN_PIECE, max_size=6).map("".join)).map("".join),
+        min_size=1,
+        max_size=3,
+    ),
+    values=st.lists(st.booleans(), min_size=3, max_size=3),
+    path=st.tuples(st.just("/"), st.lists(_PATH_PIECE, max_size=8).map("".join)).map("".join),
+)
+def test_2_2_2_path_scoped_usage_lines_match_as_allow_and_disallow_rules(
+    patterns: list[str], values: list[bool], path: str
+) -> None:
+    """A ``Content-Usage: <pattern> train-ai=n`` line matches the paths that
+    ``Allow: <pattern>`` does (``y``: ``Disallow``), with the same winner: the
+    longest match, and ``n`` where ``Allow`` wins a tie. Percent-encoding, ``*``,
+    ``$`` and the rules' lenient readings (URLs, no leading slash) included."""
+    usage_lines, rule_lines = [], []
+    for pattern, allowed in zip(patterns, values, strict=False):
+        usage_lines.append(f"Content-Usage: {pattern} train-ai={'y' if allowed else 'n'}")
+        rule_lines.append(f"{'Disallow' if allowed else 'Allow'}: {pattern}")
+    usage_file = RobotsTxt.parse("User-agent: *\n" + "\n".join(usage_lines) + "\n")
+    rules_file = RobotsTxt.parse("User-agent: *\n" + "\n".join(rule_lines) + "\n")
+    verdict = rules_file.check(url=path, agent="ExampleBot")
+    preference = usage_file.usage(url=path, agent="ExampleBot").get("train-ai")
+    if verdict.line is None:
+        assert preference is None
+    else:
+        assert preference is not None
+        assert preference.line == verdict.line
+        assert preference.allowed is not verdict.allowed
+    assert CompactRobots(usage_file).usage(url=path, agent="ExampleBot").get("train-ai") == (
+        preference
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "url", "refused"),
+    [
+        ("Content-Usage: /a%2fb train-ai=n", "/a%2Fb", True),
+        ("Content-Usage: /caf%C3%A9 train-ai=n", "/café", True),
+        ("Content-Usage: /*.pdf$ train-ai=n", "/x/y.pdf", True),
+        ("Content-Usage: /*.pdf$ train-ai=n", "/x/y.pdfx", False),
+        ("Content-Usage: https://e.com/shop/ train-ai=n", "/shop/a", True),
+        ("Content-Usage: https://other.example.com train-ai=n", "/x", False),
+        ("Content-Usage: shop/ train-ai=n", "/shop/a", True),
+    ],
+    ids=["encoded-slash", "utf8", "anchored", "anchored-end", "url", "url-host-only", "no-slash"],
+)
+def test_2_2_2_path_scoped_usage_line_examples(line: str, url: str, refused: bool) -> None:
+    robots = RobotsTxt.parse(f"User-agent: *\n{line}\n")
+    refusal = robots.usage(url=url, agent="ExampleBot").refusal(["train-ai"])
+    assert (refusal is not None) is refused
