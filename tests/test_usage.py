@@ -624,3 +624,86 @@ def test_2_2_2_path_scoped_usage_line_examples(line: str, url: str, refused: boo
     robots = RobotsTxt.parse(f"User-agent: *\n{line}\n")
     refusal = robots.usage(url=url, agent="ExampleBot").refusal(["train-ai"])
     assert (refusal is not None) is refused
+
+
+# -- lint: usage lines that state less than their writer meant ---------------------------
+
+LINTED_USAGE = """User-agent: *
+Content-Usage: train-ai=n, ai-train=n, search=maybe, junk
+Content-Usage: /x train-ai=y, train-ai=n
+Content-Usage: https://e.com/shop/ train-ai=n
+Content-Usage: https://other.example train-ai=n
+Content-Usage: ai-ok/ train-ai=y
+Content-Signal: ai-train=no, search=y
+Content-Usage: train-ai=y
+Content-Usage: /x
+Disallow: /p
+Content-Usage: /x search=n
+Content-Signal: search=yes, ai-input=no
+"""
+
+
+def test_lint_flags_bad_usage_lines_with_their_line_numbers() -> None:
+    """Unknown category, bad value, malformed member or path, duplicate category (on
+    one line, or for one path in one group); good lines (11, 12) are not flagged."""
+    findings = lint(RobotsTxt.parse(LINTED_USAGE))
+    assert findings == [
+        (
+            2,
+            "Content-Usage: unknown category 'ai-train' (known: bots, search, train-ai, "
+            "train-genai); ignored",
+        ),
+        (2, "Content-Usage: value 'maybe' of search is not y or n; ignored"),
+        (2, "Content-Usage: 'junk' is not name=value; ignored"),
+        (
+            3,
+            "Content-Usage: 'train-ai' is stated twice on this line; the most restrictive "
+            "value is used",
+        ),
+        (
+            4,
+            "Content-Usage: path 'https://e.com/shop/' is a URL: read as its path '/shop/' "
+            "(as Allow/Disallow do)",
+        ),
+        (
+            5,
+            "Content-Usage: path 'https://other.example' names only a host: the line matches "
+            "no path",
+        ),
+        (6, "Content-Usage: path 'ai-ok/' does not start with '/': read as '/ai-ok/'"),
+        (7, "Content-Signal: value 'y' of search is not yes or no; ignored"),
+        (
+            8,
+            "Content-Usage: 'train-ai' for every path is already stated at line 2 in the "
+            "group of line 1; the most restrictive value is used",
+        ),
+        (9, "Content-Usage: no preference stated (e.g. train-ai=n)"),
+    ]
+    assert lint(RobotsTxt.parse(ATTACH_EXAMPLE)) == []
+    assert lint(RobotsTxt.parse(SIGNALS_EXAMPLE)) == []
+
+
+@deferred_f_from_coro_f
+async def test_command_lint_reports_usage_lines(tmp_path) -> None:
+    from .test_command import json_lines, scrapy
+
+    robots = tmp_path / "robots.txt"
+    robots.write_text(LINTED_USAGE)
+    output, _ = await scrapy("--lint", str(robots), cwd=tmp_path)
+    lines = [line for line in output.splitlines() if line.startswith(str(robots))]
+    assert [line.split(":")[1] for line in lines] == [
+        "2",
+        "2",
+        "2",
+        "3",
+        "4",
+        "5",
+        "6",
+        "7",
+        "8",
+        "9",
+    ]
+    assert "unknown category 'ai-train'" in lines[0]
+    output, _ = await scrapy("--lint", str(robots), "--json", cwd=tmp_path)
+    (data,) = json_lines(output)
+    assert [finding["line"] for finding in data["findings"]][:3] == [2, 2, 2]
