@@ -707,3 +707,72 @@ async def test_command_lint_reports_usage_lines(tmp_path) -> None:
     output, _ = await scrapy("--lint", str(robots), "--json", cwd=tmp_path)
     (data,) = json_lines(output)
     assert [finding["line"] for finding in data["findings"]][:3] == [2, 2, 2]
+
+
+# -- scrapy robotstxt with declared purposes ----------------------------------------------
+
+COMMAND_ROBOTS = text("User-agent: *\nAllow: /\nContent-Usage: /no-ai/ train-ai=n\n")
+COMMAND_TDMREP = text('[{"location": "/news/*", "tdm-reservation": 1}]')
+
+
+@deferred_f_from_coro_f
+async def test_command_purpose_reads_tdmrep_json_and_exits_4_on_a_refusal(sites, tmp_path) -> None:
+    """``--purpose train-ai``: the site's tdmrep.json is read (once, whatever the
+    number of URLs), shown, and a refusal from it or from robots.txt exits 4."""
+    from scrapy_rfc9309.components._command import EXIT_USAGE_REFUSED
+
+    from .test_command import scrapy
+
+    routes = {"/robots.txt": COMMAND_ROBOTS, "/.well-known/tdmrep.json": COMMAND_TDMREP}
+    site = sites(routes=routes)
+    output, code = await scrapy(site.url("/news/a"), "--purpose", "train-ai", cwd=tmp_path)
+    assert code == EXIT_USAGE_REFUSED, output
+    assert f"tdmrep.json: {site.url('/.well-known/tdmrep.json')} (HTTP 200, 1 rule)" in output
+    assert 'usage:       train-ai=n by tdmrep.json: location "/news/*", tdm-reservation 1' in output
+    assert (
+        'purposes:    train-ai: REFUSED, train-ai=n by tdmrep.json: location "/news/*", '
+        "tdm-reservation 1" in output
+    )
+    output, code = await scrapy(site.url("/no-ai/x"), "--purpose", "train-ai", cwd=tmp_path)
+    assert code == EXIT_USAGE_REFUSED, output
+    assert (
+        'purposes:    train-ai: REFUSED, train-ai=n by robots.txt line 3: "Content-Usage: '
+        '/no-ai/ train-ai=n"' in output
+    )
+    before = site.count("/.well-known/tdmrep.json")
+    urls = [site.url("/free"), site.url("/other")]
+    output, code = await scrapy(*urls, "--purpose", "train-ai", cwd=tmp_path)
+    assert code == 0, output
+    assert output.count("purposes:    train-ai: not refused") == 2
+    assert site.count("/.well-known/tdmrep.json") == before + 1  # once per site
+
+
+@deferred_f_from_coro_f
+async def test_command_uses_the_projects_purposes_and_reads_tdmrep_only_when_needed(
+    sites, tmp_path
+) -> None:
+    from scrapy_rfc9309.components._command import EXIT_ERROR, EXIT_USAGE_REFUSED
+
+    from .test_command import json_lines, scrapy
+
+    routes = {"/robots.txt": COMMAND_ROBOTS, "/.well-known/tdmrep.json": COMMAND_TDMREP}
+    site = sites(routes=routes)
+    url = site.url("/news/a")
+    output, code = await scrapy(url, "-s", "ROBOTSTXT_PURPOSES=ai-input", "--json", cwd=tmp_path)
+    assert code == EXIT_USAGE_REFUSED, output
+    (answer,) = json_lines(output)
+    assert answer["purposes"] == ["ai-input"]
+    assert answer["refused"]["source"] == "/.well-known/tdmrep.json"
+    assert answer["tdmrep"] == {
+        "url": site.url("/.well-known/tdmrep.json"),
+        "detail": "HTTP 200, 1 rule",
+    }
+    assert answer["usage"]["ai-input"]["value"] == "n"
+    fetched = site.count("/.well-known/tdmrep.json")
+    output, code = await scrapy(url, "--purpose", "search", cwd=tmp_path)
+    assert code == 0 and "purposes:    search: not refused" in output
+    output, code = await scrapy(url, cwd=tmp_path)  # no purpose declared: as before
+    assert code == 0 and "purposes:" not in output
+    assert site.count("/.well-known/tdmrep.json") == fetched  # search needs no TDMRep
+    output, code = await scrapy(url, "--purpose", "ai-training", cwd=tmp_path)
+    assert code == EXIT_ERROR and "unknown purpose 'ai-training'" in output

@@ -72,10 +72,14 @@ class TdmRepSites:
         settings: RobotsTxtSettings,
         on_settled: Callable[[str], None] | None = None,
         on_start: Callable[[], None] | None = None,
+        details: dict[str, str] | None = None,
     ) -> None:
         self.crawler = crawler
         self.settings = settings
         self.stats = crawler.stats
+        #: site -> what its last fetch came to (``HTTP 200, 2 rules``), when given
+        #: (``scrapy robotstxt`` shows it; a crawl keeps none)
+        self.details = details
         self._settled: OrderedDict[str, tuple[float, TdmRep]] = OrderedDict()
         #: site -> the requests waiting for its fetch (``None`` handed back: closing)
         self._pending: dict[str, list[Deferred[TdmRep | None]]] = {}
@@ -215,6 +219,7 @@ class TdmRepSites:
             response = await _compat.download(self.crawler, request)
         except IgnoreRequest as exc:
             logger.debug("tdmrep.json request dropped: %s (%s)", url, exc)
+            self._detail(site, f"not fetched: {exc}; nothing stated")
             return unreachable, EMPTY_TDMREP
         except Exception as exc:
             # Scrapy cancels a download over download_maxsize (ROBOTSTXT_MAX_SIZE):
@@ -223,11 +228,20 @@ class TdmRepSites:
                 raise
             self.stats.inc_value(f"robotstxt/tdmrep/exception_count/{dotted_name(exc)}")
             logger.info("tdmrep.json unreachable (%s): %s", dotted_name(exc), url)
+            self._detail(site, f"unreachable ({dotted_name(exc)}); nothing stated")
             return unreachable, EMPTY_TDMREP
         self.stats.inc_value(f"robotstxt/tdmrep/response_status_count/{response.status}")
         if response.status == 429 or response.status >= 500:
+            self._detail(site, f"HTTP {response.status}: unreachable, nothing stated")
             return unreachable, EMPTY_TDMREP
         rules = parse_tdmrep(response.body) if 200 <= response.status < 300 else EMPTY_TDMREP
+        count = len(rules.rules)
+        self._detail(
+            site,
+            f"HTTP {response.status}, {count} rule{'' if count == 1 else 's'}"
+            if 200 <= response.status < 300
+            else f"HTTP {response.status}: nothing stated",
+        )
         lifetime = headers_lifetime(
             response.headers.getlist,
             now=time.time(),
@@ -236,6 +250,10 @@ class TdmRepSites:
         )
         logger.debug("tdmrep.json (HTTP %d): %s, %d rules", response.status, url, len(rules.rules))
         return time.monotonic() + lifetime.seconds, rules
+
+    def _detail(self, site: str, text: str) -> None:
+        if self.details is not None:
+            self.details[site] = text
 
 
 class UsageGate:
