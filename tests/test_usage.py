@@ -341,9 +341,22 @@ async def test_close_summary_and_json_report_include_usage(sites, tmp_path, capl
     with caplog.at_level("INFO"):
         await usage_crawl([site.url("/no-ai/a"), site.url("/header")], settings)
     summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
-    assert "Usage preferences (ROBOTSTXT_PURPOSES): 1 requests dropped before download" in summary
-    assert "1 pages refused a declared purpose (1 items dropped)" in summary
-    assert 'train-ai=n (robots.txt line 3: "Content-Usage: /no-ai/ train-ai=n")' in summary
+    lines = summary.splitlines()
+    # the drop causes add up to the requests dropped
+    assert "1 dropped (0 by rules, 0 unreachable, 1 by usage preferences, 0 at close)" in lines[0]
+    assert lines[1] == (
+        "Declared purposes (train-ai; ROBOTSTXT_PURPOSES): 1 request dropped before download "
+        "by a usage preference (robots.txt, tdmrep.json); 1 page refused a purpose in its "
+        "headers or meta (1 item dropped); 1 tdmrep.json download"
+    )
+    # requests and items are counted apart, each with its unit and site
+    assert lines[2:] == [
+        "Usage preferences that dropped the most:",
+        f"  1 request dropped: {site.origin}: train-ai=n (robots.txt line 3: "
+        '"Content-Usage: /no-ai/ train-ai=n")',
+        f"     1 item dropped: {site.origin}: train-ai=n (Content-Usage header: "
+        '"Content-Usage: train-ai=n")',
+    ]
     data = json.loads(report.read_text())
     (record,) = [entry for entry in data["sites"] if entry["site"] == site.origin]
     assert {
@@ -776,3 +789,24 @@ async def test_command_uses_the_projects_purposes_and_reads_tdmrep_only_when_nee
     assert site.count("/.well-known/tdmrep.json") == fetched  # search needs no TDMRep
     output, code = await scrapy(url, "--purpose", "ai-training", cwd=tmp_path)
     assert code == EXIT_ERROR and "unknown purpose 'ai-training'" in output
+
+
+@deferred_f_from_coro_f
+async def test_close_summary_names_the_purposes_even_when_nothing_was_refused(
+    sites, caplog
+) -> None:
+    site = sites(routes={"/robots.txt": ROBOTS}, default=PAGE)
+    extension = {"EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0}}
+    with caplog.at_level("INFO"):
+        await usage_crawl([site.url("/ok")], {"ROBOTSTXT_PURPOSES": ["search"], **extension})
+    summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
+    assert summary.splitlines()[1:] == [
+        "Declared purposes (search; ROBOTSTXT_PURPOSES): 0 requests dropped before download "
+        "by a usage preference (robots.txt, tdmrep.json); 0 pages refused a purpose in its "
+        "headers or meta (0 items dropped)"
+    ]
+    caplog.clear()
+    with caplog.at_level("INFO"):
+        await usage_crawl([site.url("/ok")], extension)
+    summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
+    assert "Declared purposes" not in summary and "Usage preferences" not in summary
