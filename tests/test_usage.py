@@ -810,3 +810,68 @@ async def test_close_summary_names_the_purposes_even_when_nothing_was_refused(
         await usage_crawl([site.url("/ok")], extension)
     summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
     assert "Declared purposes" not in summary and "Usage preferences" not in summary
+
+
+# -- tdmrep.json lifetime, and Content-Signal in a real crawl -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("route", "settings_"),
+    [
+        (
+            "max-age",
+            {"ROBOTSTXT_CACHE_MIN_TTL": 0},
+        ),
+        ("unreachable", {"ROBOTSTXT_UNREACHABLE_TTL": 1}),
+    ],
+    ids=["cache_control_max_age", "unreachable_ttl"],
+)
+@deferred_f_from_coro_f
+async def test_tdmrep_json_kept_for_its_lifetime_then_fetched_again(
+    sites, route: str, settings_: dict[str, Any]
+) -> None:
+    """tdmrep.json follows robots.txt's lifetime rules: kept for its ``Cache-Control``
+    max-age (RFC 9309 2.4, within ROBOTSTXT_CACHE_MIN_TTL / _TTL), or, when the
+    server could not answer, for ROBOTSTXT_UNREACHABLE_TTL; then fetched again."""
+    from .conftest import crawl
+    from .server import slow, status, with_headers
+
+    tdmrep = (
+        with_headers(text("[]", content_type=b"application/json"), **{"Cache-Control": "max-age=1"})
+        if route == "max-age"
+        else status(503)
+    )
+    routes = {
+        "/robots.txt": ALLOW_ALL,
+        "/.well-known/tdmrep.json": tdmrep,
+        "/slow": slow(1.5, b"<html>slow</html>"),
+    }
+    site = sites(routes=routes, default=PAGE)
+    first, later = site.url("/slow"), site.url("/later")
+    spider, _ = await crawl(
+        [first, site.url("/p1")],
+        {"ROBOTSTXT_PURPOSES": ["train-ai"], **settings_},
+        followups={first: [later]},
+    )
+    assert sorted(spider.fetched) == sorted([first, site.url("/p1"), later])
+    assert site.count("/.well-known/tdmrep.json") == 2  # once, then again after 1 s
+    assert site.hits[-2:] == ["/.well-known/tdmrep.json", "/later"]  # refetched first
+
+
+@deferred_f_from_coro_f
+async def test_content_signal_line_refuses_before_download_in_a_real_crawl(sites) -> None:
+    """Cloudflare's Content-Signal (ai-train=no is train-ai=n) in robots.txt: the refused
+    path is never downloaded; search stays allowed."""
+    robots = text(
+        "User-agent: *\nContent-Signal: search=yes, ai-train=no\n"
+        "Content-Signal: /open/ ai-train=yes\nAllow: /\n"
+    )
+    site = sites(routes={"/robots.txt": robots}, default=PAGE)
+    urls = [site.url("/closed"), site.url("/open/a")]
+    spider, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-genai"]})
+    assert site.count("/closed") == 0 and site.count("/open/a") == 1
+    assert items == [site.url("/open/a")]
+    assert 'line 2: "Content-Signal: search=yes, ai-train=no"' in spider.dropped[urls[0]]
+    assert stats["robotstxt/forbidden/usage"] == 1
+    _, items, _ = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["search"]})
+    assert sorted(items) == sorted(urls)
