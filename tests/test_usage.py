@@ -875,3 +875,41 @@ async def test_content_signal_line_refuses_before_download_in_a_real_crawl(sites
     assert stats["robotstxt/forbidden/usage"] == 1
     _, items, _ = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["search"]})
     assert sorted(items) == sorted(urls)
+
+
+class BreaksTdmRep:
+    """A downloader middleware with a bug that shows only on tdmrep.json requests."""
+
+    def process_request(self, request: Any, spider: Any = None) -> None:
+        if request.url.endswith("/.well-known/tdmrep.json"):
+            raise AttributeError("'NoneType' object has no attribute 'simulated'")
+
+
+@pytest.mark.parametrize("queue", [QUEUE, {}], ids=["scheduler_queue", "other_queue"])
+@deferred_f_from_coro_f
+async def test_internal_error_fetching_tdmrep_json_drops_and_is_reported_as_one(
+    sites, caplog, queue: dict[str, str]
+) -> None:
+    """A bug is not the site's answer: never read as "nothing stated" (which would let
+    every request through), nor retried in a loop. Logged once at ERROR with its
+    traceback; the site's requests are dropped, counted as internal errors."""
+    import logging
+
+    from .conftest import crawl
+
+    site = sites(routes={"/robots.txt": ALLOW_ALL}, default=PAGE)
+    middlewares = {
+        **BASE_SETTINGS["DOWNLOADER_MIDDLEWARES"],
+        f"{__name__}.BreaksTdmRep": 50,
+    }
+    urls = [site.url(f"/p/{n}") for n in range(3)]
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "DOWNLOADER_MIDDLEWARES": middlewares}
+    with caplog.at_level(logging.WARNING):
+        spider, stats = await crawl(urls, {**settings, **queue}, allow_errors=True)
+    assert spider.fetched == [] and [path for path in site.hits if _is_page(path)] == []
+    assert all("internal error" in reason for reason in spider.dropped.values())
+    assert len(spider.dropped) == 3
+    assert stats["robotstxt/internal_error"] == 1
+    assert stats["robotstxt/forbidden/internal_error"] == 3
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and errors[0].exc_info is not None

@@ -30,7 +30,6 @@ from scrapy.http import Request
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import CancelledError, Deferred
-from twisted.python.failure import Failure
 
 from ..parser._tdmrep import EMPTY_TDMREP, TDMREP_PATH, TdmRep, parse_tdmrep
 from ..parser._usage import NO_PREFERENCES, Usage, needs_tdmrep
@@ -51,6 +50,10 @@ if TYPE_CHECKING:
 __all__ = ["USAGE_META_KEY", "TdmRepSites", "UsageGate", "warn_if_purposes_ignored"]
 
 logger = logging.getLogger("scrapy_rfc9309.usage")
+
+#: What a site's tdmrep.json fetch came to when it failed for a reason of ours (an
+#: internal error): its requests are dropped, never let through as "nothing stated".
+FAILED_TDMREP = TdmRep()
 
 #: ``request.meta`` / ``response.meta`` key of the :class:`~._usage.Usage` that applies.
 USAGE_META_KEY = "usage"
@@ -92,6 +95,8 @@ class TdmRepSites:
         #: told when a fetch starts (the middleware watches for a closing engine)
         self._on_start = on_start
         self._closing = False
+        #: site -> the internal error of its last fetch, while FAILED_TDMREP is in force
+        self.failures: dict[str, str] = {}
 
     def fresh(self, site: str) -> TdmRep | None:
         """The site's rules if known and fresh, else ``None``."""
@@ -161,13 +166,10 @@ class TdmRepSites:
             return
         except Exception as exc:  # not an answer of the site: never pass it off as one
             self._download_done(site)
-            failure = Failure(exc)
-            for waiter in self._pending.pop(site, []):
-                waiter.errback(failure)
-            if self._on_settled is not None:
-                self._on_settled(site)
-            return
-        self._download_done(site)
+            expires, rules = self._internal_error(exc, site)
+        else:
+            self._download_done(site)
+            self.failures.pop(site, None)
         if site not in self._pending:  # abandoned: the spider closed meanwhile
             return
         self._settled[site] = (expires, rules)
@@ -178,6 +180,23 @@ class TdmRepSites:
             waiter.callback(rules)
         if self._on_settled is not None:
             self._on_settled(site)
+
+    def _internal_error(self, exc: Exception, site: str) -> tuple[float, TdmRep]:
+        """A failure that is not the site's answer (a bug, an incompatible component):
+        logged at ERROR with its traceback, counted in ``robotstxt/internal_error``;
+        the site's requests are dropped until ``ROBOTSTXT_UNREACHABLE_TTL`` has passed."""
+        self.stats.inc_value("robotstxt/internal_error")
+        self._detail(site, f"internal error: {dotted_name(exc)}: {exc}")
+        logger.error(
+            "Internal error while fetching %s%s; requests to its site are dropped "
+            "(this is not the site's answer)",
+            site,
+            TDMREP_PATH,
+            exc_info=exc,
+            extra={"spider": self.crawler.spider},
+        )
+        self.failures[site] = f"{dotted_name(exc)}: {exc}"
+        return time.monotonic() + self.settings.unreachable_ttl, FAILED_TDMREP
 
     def abandon_all(self) -> None:
         """The spider closes: cancel every download; its waiting requests are dropped."""
@@ -292,6 +311,8 @@ class UsageGate:
             rules = await self.tdmrep.get(site)
             if rules is None:
                 self._drop_at_close(site, request)
+            elif rules is FAILED_TDMREP:
+                self._drop_internal_error(site, request)
             else:
                 usage = usage.merged(rules.usage(request.url))
         request.meta[USAGE_META_KEY] = usage
@@ -313,6 +334,19 @@ class UsageGate:
                 f"Forbidden by usage preference: {refusal.rule} refuses {refusal.category} "
                 f"({where})"
             )
+        logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
+        raise IgnoreRequest(reason)
+
+    def _drop_internal_error(self, site: str, request: Request) -> None:
+        assert self.tdmrep is not None
+        self.stats.inc_value("robotstxt/forbidden")
+        self.stats.inc_value("robotstxt/forbidden/internal_error")
+        self._report.decided(site, False)
+        error = self.tdmrep.failures.get(site, "see the log")
+        reason = (
+            f"Dropped: internal error while fetching {site}{TDMREP_PATH} ({error}); "
+            "this is not the site's answer"
+        )
         logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
         raise IgnoreRequest(reason)
 
