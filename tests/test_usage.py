@@ -472,13 +472,15 @@ def _is_page(path: str) -> bool:
     return path not in ("/robots.txt", "/.well-known/tdmrep.json")
 
 
+@pytest.mark.parametrize("concurrency", [4, 1])
 @deferred_f_from_coro_f
 async def test_2_3_a_slow_tdmrep_json_stalls_no_other_site_requests_wait_in_the_scheduler(
-    sites,
+    sites, concurrency: int
 ) -> None:
     """RFC 9309 2.3 (as for robots.txt): site A's tdmrep.json answers after 3 s; its
     32 pages, scheduled first, wait in the scheduler queue, not in the downloader,
-    so site B's 24 pages are all fetched before that answer, with 4 requests at a time."""
+    so site B's 24 pages are all fetched before that answer, with 4 requests at a time,
+    or 1 (the tdmrep.json download itself takes none of CONCURRENT_REQUESTS)."""
     from .server import delayed
 
     slow_tdm = sites(
@@ -490,7 +492,7 @@ async def test_2_3_a_slow_tdmrep_json_stalls_no_other_site_requests_wait_in_the_
     )
     fast = sites(routes={"/robots.txt": ALLOW_ALL}, default=PAGE)
     urls = [slow_tdm.url(f"/a{n}") for n in range(32)] + [fast.url(f"/b{n}") for n in range(24)]
-    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "CONCURRENT_REQUESTS": 4, **QUEUE}
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "CONCURRENT_REQUESTS": concurrency, **QUEUE}
     _, items, stats = await usage_crawl(urls, settings)
     assert sorted(items) == sorted(urls)  # nothing reserved: every page fetched
     (tdm_asked,) = _times(slow_tdm, lambda path: path == "/.well-known/tdmrep.json")
@@ -913,3 +915,28 @@ async def test_internal_error_fetching_tdmrep_json_drops_and_is_reported_as_one(
     assert stats["robotstxt/forbidden/internal_error"] == 3
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and errors[0].exc_info is not None
+
+
+@deferred_f_from_coro_f
+async def test_tdmrep_json_downloads_in_flight_are_bounded(sites) -> None:
+    """At most ROBOTSTXT_CONCURRENT_DOWNLOADS tdmrep.json downloads at once, as for robots.txt."""
+    from .server import delayed
+
+    many = [
+        sites(
+            routes={
+                "/robots.txt": ALLOW_ALL,
+                "/.well-known/tdmrep.json": delayed(0.3, text("[]")),
+            },
+            default=PAGE,
+        )
+        for _ in range(6)
+    ]
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "ROBOTSTXT_CONCURRENT_DOWNLOADS": 2, **QUEUE}
+    _, items, _ = await usage_crawl([site.url("/") for site in many], settings)
+    assert len(items) == 6
+    starts = sorted(
+        _times(site, lambda path: path == "/.well-known/tdmrep.json")[0] for site in many
+    )
+    # at most 2 at a time: the 3rd starts only after the 1st answered (0.3 s)
+    assert starts[2] - starts[0] >= 0.25
