@@ -31,6 +31,7 @@ from ..parser._usage import NO_PREFERENCES, Preference, Usage, response_usage
 from ..sites._site import site_of
 from ._report import report_for
 from ._settings import RobotsTxtSettings, httpcache_honours_noarchive
+from ._usage_gate import warn_if_purposes_ignored
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -65,6 +66,7 @@ class RobotsMetaMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.settings = RobotsTxtSettings.from_settings(crawler.settings)
         if not self.settings.meta_obey:
+            warn_if_purposes_ignored(crawler, self.settings)
             raise NotConfigured("ROBOTS_META_OBEY is off")
         self.stats = crawler.stats
         self.drop_noindex = self.settings.meta_noindex == "drop"
