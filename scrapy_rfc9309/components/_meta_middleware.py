@@ -134,7 +134,8 @@ class RobotsMetaMiddleware:
             self._lenient(response, page)
         if not page.directives:
             return
-        self._pages[response] = page
+        if page.nofollow or (page.noindex and self.drop_noindex):
+            self._pages[response] = page  # only pages whose outputs are filtered
         for directive in (NOFOLLOW, NOINDEX):
             if directive in page.directives:
                 self._inc(f"robotsmeta/pages/{directive}")

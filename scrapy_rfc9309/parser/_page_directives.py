@@ -41,7 +41,7 @@ MAX_HEAD_BYTES = 256 * 1024
 #: Bytes of one ``<meta ...>`` tag read for its attributes.
 MAX_TAG_BYTES = 4096
 #: Places where ``robots`` or the token occur in the head looked at per page.
-MAX_META_TAGS = 256
+MAX_META_TAGS = 128
 #: Attributes of one ``<meta ...>`` tag read (real ones have two to four).
 MAX_TAG_ATTRIBUTES = 16
 #: ``X-Robots-Tag`` header values read per response, and bytes read of each.
@@ -81,8 +81,9 @@ _OVERRIDDEN_BY = {
 # each by its own pattern: a literal prefix lets the engine skip to it quickly.
 _FIRST_CHUNK = 8 * 1024
 _EVENT_MARGIN = 16  # longer than any event's text
+_NONE_LEFT = -2
 _TAG_NAME_END = b" \t\r\n\f/>"
-_END = rb"(?=[\s/>]|\Z)"
+_END = rb"(?=[\s/>])"  # a tag at the very end of the window ends nothing
 _HEAD_END = re.compile(rb"</head" + _END)
 _BODY = re.compile(rb"<body" + _END)
 _COMMENT = re.compile(rb"<!--")
@@ -91,12 +92,17 @@ _STYLE = re.compile(rb"<style" + _END)
 _TEMPLATE = re.compile(rb"<template" + _END)
 _WANTED_ATTRIBUTES = frozenset({b"name", b"content"})
 _HEAD_EVENT_PATTERNS = (_HEAD_END, _BODY, _COMMENT, _SCRIPT, _STYLE, _TEMPLATE)
-#: What ends each skipped part (the head's end and ``<body`` end the reading).
+#: Any of them (the first chunk only: see :func:`_next_event`).
+_ANY_EVENT = re.compile(
+    rb"<(?:!--|(?:/head|body)" + _END + rb"|(?:script|style|template)" + _END + rb")"
+)
+#: What ends each skipped part, by the text of its event (the head's end and
+#: ``<body`` end the reading).
 _CLOSING = {
-    _COMMENT: re.compile(rb"-->"),
-    _SCRIPT: re.compile(rb"</script"),
-    _STYLE: re.compile(rb"</style"),
-    _TEMPLATE: re.compile(rb"</template"),
+    b"<!--": re.compile(rb"-->"),
+    b"<script": re.compile(rb"</script"),
+    b"<style": re.compile(rb"</style"),
+    b"<template": re.compile(rb"</template"),
 }
 #: One attribute of a tag, or its end (group 1): the name (2) and a double-
 #: quoted (3), single-quoted (4) or unquoted (5) value. Never matches empty.
@@ -395,39 +401,30 @@ class _Lower:
                 return None
 
 
-def _meta_attributes(
-    low: bytes, start: int, collector: _Collector
-) -> tuple[dict[bytes, bytes], int]:
+def _meta_attributes(low: bytes, start: int) -> tuple[dict[bytes, bytes], int, str | None]:
     """The ``name`` and ``content`` attributes of the tag whose name ends at
-    ``start``; and where the tag ends.
+    ``start``; where the tag ends; the limit met, if any.
 
     A tag is read over at most :data:`MAX_TAG_BYTES` and
     :data:`MAX_TAG_ATTRIBUTES` attributes (one regular-expression match
-    each); a tag not closed by then ends at ``-1`` and the limit is recorded.
+    each); a tag not closed by then, or by the end of ``low``, ends at ``-1``.
     """
     limit = min(len(low), start + MAX_TAG_BYTES)
     attributes: dict[bytes, bytes] = {}
     pos = start
-    for _ in range(MAX_TAG_ATTRIBUTES):
+    for count in range(MAX_TAG_ATTRIBUTES + 1):
         match = _ATTRIBUTE.match(low, pos, limit)
         if match is None:
             break
         close, name, double, single, bare = match.groups()
         if close is not None:  # ">": the end of the tag
-            return attributes, match.end()
+            return attributes, match.end(), None
+        if count == MAX_TAG_ATTRIBUTES:
+            return attributes, -1, LIMIT_TAG_ATTRIBUTES
         if name in _WANTED_ATTRIBUTES and name not in attributes:  # the first wins, as in HTML
             attributes[name] = double if double is not None else single or bare or b""
         pos = match.end()
-    else:
-        match = _ATTRIBUTE.match(low, pos, limit)
-        if match is not None and match.group(1) is not None:
-            return attributes, match.end()
-        if match is not None:
-            collector.truncated.add(LIMIT_TAG_ATTRIBUTES)
-            return attributes, -1
-    if limit == start + MAX_TAG_BYTES:
-        collector.truncated.add(LIMIT_TAG_BYTES)
-    return attributes, -1
+    return attributes, -1, LIMIT_TAG_BYTES if limit == start + MAX_TAG_BYTES else None
 
 
 class _HeadState:
@@ -439,6 +436,7 @@ class _HeadState:
         "last_meta",
         "low",
         "needles",
+        "next_needle",
         "parsed",
         "scanned",
         "searched",
@@ -458,36 +456,66 @@ class _HeadState:
         self.scanned = 0  # "<meta" was looked for before this offset
         self.last_meta = -1  # the last "<meta" found before ``scanned``
         self.parsed = -1  # the end of the last tag read
+        self.next_needle = -1  # where robots or the token occurs next, once looked for
+
+    def needles_after(self, pos: int) -> bool:
+        """Whether ``robots`` or the token occurs in the window at or after ``pos``
+        (``pos`` never goes back: each byte is searched once)."""
+        if self.next_needle >= pos:
+            return True
+        if self.next_needle == _NONE_LEFT:
+            return False
+        while self.low.grow():
+            pass
+        text = self.low.text
+        found = [at for at in (text.find(needle, pos) for needle in self.needles) if at >= 0]
+        self.next_needle = min(found) if found else _NONE_LEFT
+        return bool(found)
 
 
 def _next_event(state: _HeadState, pos: int) -> re.Match[bytes] | None:
     """The first head event (:data:`_HEAD_EVENT_PATTERNS`) at or after ``pos``.
 
-    Each pattern is searched again only once its last match is passed, or, if
-    it had none, only in the part of the copy grown since: linear overall.
+    Each pattern is searched only up to the first event found so far, and
+    again only once its last match is passed, or past where its last search
+    stopped: each byte is looked at a bounded number of times per pattern.
     """
     low = state.low
+    if pos < _FIRST_CHUNK - _EVENT_MARGIN:
+        # In the first chunk (where nearly every head ends), one pattern for all
+        # events: its cost grows with the number of "<", so it is kept to 8 KiB.
+        text = low.text
+        until = min(len(text), _FIRST_CHUNK)
+        found = _ANY_EVENT.search(text, pos, until)
+        if found is not None and (
+            until == len(low.window) or found.start() < until - _EVENT_MARGIN
+        ):
+            return found
+        if found is None and until == len(low.window):
+            return None
+    if not state.needles_after(pos):
+        return None  # nothing more to read: the events do not matter
+    events = state.events
+    searched = state.searched
     while True:
         text = low.text
         best: re.Match[bytes] | None = None
         for index, pattern in enumerate(_HEAD_EVENT_PATTERNS):
-            found = state.events[index]
+            found = events[index]
             if found is not None and found.start() < pos:
-                found = state.events[index] = pattern.search(text, pos)
-                state.searched[index] = len(text)
-            elif found is None and state.searched[index] < len(text):
-                since = max(pos, state.searched[index] - _EVENT_MARGIN)
-                found = state.events[index] = pattern.search(text, since)
-                state.searched[index] = len(text)
+                found = events[index] = None
+                searched[index] = pos
+            if found is None:
+                since = max(pos, searched[index] - _EVENT_MARGIN)
+                until = len(text) if best is None else best.start() + _EVENT_MARGIN
+                if since < until:
+                    found = events[index] = pattern.search(text, since, until)
+                    searched[index] = max(searched[index], until)
             if found is not None and (best is None or found.start() < best.start()):
                 best = found
-        if low.full or (best is not None and best.end() <= len(text) - _EVENT_MARGIN):
-            return best
+        if low.full or (best is not None and best.start() < len(text) - _EVENT_MARGIN):
+            return best  # no event can start before it in the rest of the window
         low.grow()
-        for index, found in enumerate(state.events):  # a match near the old end: look again
-            if found is not None and found.end() > len(text) - _EVENT_MARGIN:
-                state.events[index] = None
-                state.searched[index] = min(state.searched[index], found.start())
 
 
 def _read_head(window: bytes, token: str, collector: _Collector, *, cut: bool = False) -> None:
@@ -509,15 +537,19 @@ def _read_head(window: bytes, token: str, collector: _Collector, *, cut: bool = 
         event = _next_event(state, pos)
         _read_metas(state, pos, event.start() if event is not None else len(state.low.text))
         if event is None:
-            break  # the end of the window, still in the head
-        closing_pattern = _CLOSING.get(event.re)
+            break
+        closing_pattern = _CLOSING.get(event.group())
         if closing_pattern is None:  # </head> or <body>
             return
         closing = state.low.search(closing_pattern, event.end())
-        if closing is None:
-            break  # an unclosed comment, script, style or template: nothing more to read
+        if closing is None:  # an unclosed comment, script, style or template
+            if cut:
+                collector.truncated.add(LIMIT_HEAD)
+            return
         pos = closing.end()
-    if cut:
+    # The end of the window, or no robots / token left in it: did the head end?
+    text = state.low.text
+    if cut and not (state.low.full and (_HEAD_END.search(text, pos) or _BODY.search(text, pos))):
         collector.truncated.add(LIMIT_HEAD)
 
 
@@ -552,12 +584,22 @@ def _read_metas(state: _HeadState, start: int, end: int) -> None:
         state.last_meta = tag
         if tag < state.parsed or (tag + 5 < len(low) and low[tag + 5] not in _TAG_NAME_END):
             continue  # a tag read already, or <metadata>
-        while len(low) < tag + 5 + MAX_TAG_BYTES and state.low.grow():
-            low = state.low.text  # the whole tag in the lower-cased copy
-        attributes, tag_end = _meta_attributes(low, tag + 5, state.collector)
-        state.parsed = tag_end if tag_end > 0 else tag + 5
+        while True:
+            attributes, tag_end, limit = _meta_attributes(low, tag + 5)
+            if tag_end >= 0 or limit is not None or not state.low.grow():
+                break
+            low = state.low.text  # the tag goes on past the lower-cased copy: grow it
+        if limit is not None:
+            state.collector.truncated.add(limit)
         if tag_end < 0:
-            continue  # not closed within the limits
+            # Not closed within the limits: in HTML the tag goes on to the next
+            # ">", and "<meta" or a name in it are attribute text.
+            close = low.find(b">", tag + 5, end)
+            if close < 0:
+                return
+            state.parsed = pos = close + 1
+            continue
+        state.parsed = tag_end
         if tag_end <= hit:
             continue  # the word is after the tag
         pos = max(pos, tag_end)
