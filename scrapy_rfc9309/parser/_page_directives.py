@@ -535,7 +535,8 @@ def _read_head(window: bytes, token: str, collector: _Collector, *, cut: bool = 
     pos = 0
     while True:
         event = _next_event(state, pos)
-        _read_metas(state, pos, event.start() if event is not None else len(state.low.text))
+        if state.next_needle != _NONE_LEFT:
+            _read_metas(state, pos, event.start() if event is not None else len(state.low.text))
         if event is None:
             break
         closing_pattern = _CLOSING.get(event.group())
