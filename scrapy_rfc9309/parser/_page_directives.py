@@ -11,9 +11,12 @@ non-HTML responses), optionally addressed to one agent
 :func:`read_page_directives` returns the directives that apply to one product
 token and where each came from. Reading never raises and is bounded: only the
 head of an HTML body is scanned (at most :data:`MAX_HEAD_BYTES`), in one
-linear pass; a ``<meta>`` tag is read over at most :data:`MAX_TAG_BYTES`, and
-at most :data:`MAX_META_TAGS` places where ``robots`` or the token occur are
-looked at.
+linear pass; a ``<meta>`` tag is read over at most :data:`MAX_TAG_BYTES` and
+:data:`MAX_TAG_ATTRIBUTES` attributes, at most :data:`MAX_META_TAGS` places
+where ``robots`` or the token occur are looked at, and at most
+:data:`MAX_HEADER_VALUES` ``X-Robots-Tag`` values of :data:`MAX_HEADER_BYTES`.
+What lies past a limit is not read; :attr:`PageDirectives.truncated` names
+the limits met, so that the caller can say so.
 """
 
 from __future__ import annotations
@@ -524,10 +527,10 @@ def _read_head(window: bytes, token: str, collector: _Collector, *, cut: bool = 
     The head ends at ``</head>`` or ``<body``; ``<meta>`` tags after it are
     ignored, as search engines do. Comments, scripts, styles and templates
     are skipped. Linear with a small constant: the window is lower-cased in
-    growing chunks; each kind of event (head end, comment, script, ...) has
-    its own pattern with a literal prefix, searched again only once its last
-    match is passed; between skipped parts only the places where ``robots``
-    or the token occur are looked at (other meta tags cost nothing).
+    growing chunks; the events (head end, comment, script, ...) are found by
+    :func:`_next_event`; between skipped parts only the places where
+    ``robots`` or the token occur are looked at (other meta tags cost
+    nothing), and once neither occurs further on, the reading stops.
     ``cut``: the body goes on past ``window``; a head that has not ended
     within it is recorded as truncated (:data:`LIMIT_HEAD`).
     """
