@@ -643,3 +643,24 @@ async def test_semicolon_separated_directives_are_obeyed_and_told(sites, caplog,
     told = [r for r in caplog.records if "leniently" in r.getMessage()]
     assert sorted(r.levelno for r in told) == [logging.DEBUG, logging.INFO]
     assert "meta-semicolon" in told[0].getMessage()
+
+
+class SelectorSpider(MetaSpider):
+    """Records whether the response reached the callback with a selector built."""
+
+    name = "meta-selector"
+
+    def parse(self, response: Any) -> Any:
+        self.seen["selector built before the callback"] = response._cached_selector is not None
+        yield from super().parse(response)
+
+
+@deferred_f_from_coro_f
+async def test_reading_does_not_build_the_selector(sites) -> None:
+    """The page is parsed once, by the spider's own ``response.css``: reading the
+    directives builds no selector (Scrapy caches one per response)."""
+    site = sites(routes={"/robots.txt": ALLOW_ALL, "/page": page(ROBOTS_NOFOLLOW)}, default=PLAIN)
+    spider, _, stats = await meta_crawl([site.url("/page")], spider=SelectorSpider)
+    assert spider.seen[site.url("/page")] == frozenset({"nofollow"})
+    assert spider.seen["selector built before the callback"] is False
+    assert stats["robotsmeta/nofollow"] == 1
