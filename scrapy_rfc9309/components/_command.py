@@ -324,13 +324,14 @@ def _page_answer(result: PageResult | None) -> dict[str, Any]:
     if result is None:
         result = "not fetched"
     if isinstance(result, str):
-        return {"status": None, "directives": [], "sources": {}, "error": result}
+        return {"status": None, "directives": [], "sources": {}, "error": result, "truncated": []}
     status, page = result
     return {
         "status": status,
         "directives": sorted(page.directives),
         "sources": {name: list(page.sources.get(name, ())) for name in sorted(page.directives)},
         "error": None,
+        "truncated": sorted(page.truncated),
     }
 
 
@@ -563,6 +564,11 @@ class RobotsTxtCommand(ScrapyCommand):
             print(f"page:        HTTP {page['status']}")
             for name in page["directives"]:
                 print(f"directive:   {name} ({', '.join(page['sources'][name])})")
+        if page.get("truncated"):
+            print(
+                f"limit:       read only in part ({', '.join(page['truncated'])} reached): "
+                "a directive past it is not seen"
+            )
 
     def _print_text(
         self, answer: dict[str, Any], outcome: SiteOutcome | None, token: str, *, first: bool
