@@ -11,6 +11,11 @@ or from standard input (one a line) when there are none or the only one is
 
 ``scrapy robotstxt --lint FILE|URL`` prints the warnings of a robots.txt,
 sorted by line, and the checks site owners expect (see ``_lint``).
+
+With a robots.txt store (``ROBOTSTXT_STORE_URI`` or ``--store URI``),
+``scrapy robotstxt history URL`` lists the versions of the URL's site's
+robots.txt the store has seen, and ``scrapy robotstxt URL --at TIME`` gives
+the verdict of the copy in force at TIME, without a download.
 """
 
 from __future__ import annotations
@@ -57,12 +62,17 @@ only one is '-'. With declared purposes (--purpose, or ROBOTSTXT_PURPOSES), the
 usage preferences that apply are checked against them, the site's
 /.well-known/tdmrep.json read when a purpose needs it. --lint FILE|URL lists a
 robots.txt's findings, sorted by line.
+
+With a robots.txt store (ROBOTSTXT_STORE_URI, or --store URI): 'history URL'
+lists the versions of the site's robots.txt the store has seen, and
+'URL --at TIME' explains the verdict of the copy in force at TIME (ISO 8601,
+UTC unless it says otherwise, or Unix seconds), without a download.
 """
 
 EXIT_CODES_HELP = """\
 exit status (several URLs: the first that applies, in this order):
   2  error: bad arguments or settings, an unreadable file, a URL that is not absolute,
-     an internal error
+     an internal error; with --at or history: no copy in the store, a store that fails
   1  a robots.txt rule disallows a URL (with --lint: the file has findings)
   4  robots.txt allows a URL, but a usage preference (robots.txt Content-Usage /
      Content-Signal, or tdmrep.json) refuses a declared purpose (--purpose, or
@@ -343,6 +353,7 @@ class RobotsTxtCommand(ScrapyCommand):
         return (
             "[URL ...] [--agent TOKEN] [--file PATH] [--purpose NAME] [--page] [--json] "
             "| --lint FILE|URL [--json]"
+            " | URL ... --at TIME [--store URI] | history URL [--store URI] [--json]"
         )
 
     def short_desc(self) -> str:
@@ -386,6 +397,17 @@ class RobotsTxtCommand(ScrapyCommand):
             help="list the warnings of a robots.txt file or URL, sorted by line; "
             "exit 1 when there are any",
         )
+        parser.add_argument(
+            "--at",
+            metavar="TIME",
+            help="the verdict of the robots.txt copy in force at TIME (ISO 8601, UTC unless "
+            "it says otherwise, or Unix seconds), read from the store; no download",
+        )
+        parser.add_argument(
+            "--store",
+            metavar="URI",
+            help="the robots.txt store to read for --at and history (default: ROBOTSTXT_STORE_URI)",
+        )
 
     def process_options(self, args: list[str], opts: Namespace) -> None:
         super().process_options(args, opts)
@@ -401,6 +423,14 @@ class RobotsTxtCommand(ScrapyCommand):
         except ValueError as error:
             raise UsageError(str(error)) from None
         token = check_agent(opts.agent) if opts.agent else settings.token_for(None)
+        if args and args[0] == "history" and not opts.lint:
+            self.exitcode = self._history(args[1:], opts)
+            return
+        if opts.at is not None:
+            if opts.lint or opts.file or opts.page:
+                raise UsageError("--at reads the store: it takes no --lint, --file or --page")
+            self.exitcode = self._at(self._urls(args), opts, settings, token)
+            return
         if opts.lint:
             if args:
                 raise UsageError("--lint takes no URL arguments")
@@ -627,6 +657,105 @@ class RobotsTxtCommand(ScrapyCommand):
             f"purposes:    {purposes}: REFUSED, {refused['category']}={refused['value']} by {where}"
         )
 
+    # -- the store: history and --at ------------------------------------------------
+
+    def _open_store(self, opts: Namespace) -> Any:
+        """The store ``--store`` or ``ROBOTSTXT_STORE_URI`` names (``UsageError`` if none)."""
+        from ..sites._store import StoreError, open_store
+        from ._settings import StoreSettings
+
+        assert self.settings is not None
+        try:
+            configured = StoreSettings.from_settings(self.settings)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        uri = opts.store or configured.uri
+        if not uri:
+            raise UsageError(
+                "no robots.txt store: set ROBOTSTXT_STORE_URI in the project settings "
+                "or give --store URI"
+            )
+        name = "--store" if opts.store else "ROBOTSTXT_STORE_URI"
+        try:
+            return open_store(uri, data_dir=configured.data_dir, redis_url=configured.redis_url)
+        except ValueError as error:
+            raise UsageError(str(error).replace("ROBOTSTXT_STORE_URI", name)) from None
+        except StoreError as error:
+            raise UsageError(f"{name} = {uri!r}: the store cannot be opened: {error}") from None
+
+    def _history(self, args: list[str], opts: Namespace) -> int:
+        """``history URL``: the versions of the site's robots.txt the store has seen."""
+        from ..sites._store import StoreError
+
+        if len(args) != 1:
+            raise UsageError("history takes one URL")
+        site = site_of(args[0]) if "://" in args[0] else None
+        if site is None:
+            raise UsageError(f"history: {_no_site_reason(args[0])}: {args[0]!r}")
+        store = self._open_store(opts)
+        try:
+            records = store.history(site, limit=HISTORY_LIMIT)
+        except StoreError as error:
+            print(f"error:       {error}", file=sys.stderr)
+            return EXIT_ERROR
+        finally:
+            _close_quietly(store)
+        if not records:
+            message = f"the store {store.uri} has no robots.txt of {site}"
+            print(f"error:       {message}", file=sys.stderr)
+            return EXIT_ERROR
+        for record in records:
+            if opts.json:
+                print(json.dumps(history_entry(record), ensure_ascii=False))
+            else:
+                print(history_line(record))
+        return EXIT_ALLOWED
+
+    def _at(self, urls: list[str], opts: Namespace, settings: RobotsTxtSettings, token: str) -> int:
+        """``URL --at TIME``: each URL's verdict from the copy in force at TIME."""
+        from ..sites._store import StoreError
+
+        if not urls:
+            raise UsageError("give at least one URL (as arguments or on standard input)")
+        when = parse_time(opts.at)
+        store = self._open_store(opts)
+        answers = []
+        missing = False
+        try:
+            for url in urls:
+                site = site_of(url) if "://" in url else None
+                outcome = None
+                why = _no_site_reason(url)
+                record = None
+                if site is not None:
+                    try:
+                        found = store.at(site, when)
+                    except StoreError as error:
+                        print(f"error:       {error}", file=sys.stderr)
+                        return EXIT_ERROR
+                    if found is None:
+                        missing = True
+                        why = f"the store has no copy of {robots_url(site)} at {_iso(when)}"
+                        print(f"error:       {why}", file=sys.stderr)
+                    else:
+                        record, body = found
+                        outcome = stored_outcome(record, body, settings)
+                answers.append(explain_url(outcome, url, token, why))
+                answers[-1]["fetched_at"] = None if record is None else _iso(record.fetched_at)
+                answers[-1]["at"] = _iso(when)
+                if opts.json:
+                    print(json.dumps(answers[-1], ensure_ascii=False), flush=True)
+                else:
+                    self._print_text(answers[-1], outcome, token, first=len(answers) == 1)
+                    if record is not None:
+                        print(
+                            f"stored:      fetched at {_iso(record.fetched_at)}, in force at "
+                            f"{_iso(when)} ({store.uri})"
+                        )
+        finally:
+            _close_quietly(store)
+        return EXIT_ERROR if missing else exit_code(answers)
+
     # -- --lint ----------------------------------------------------------------------
 
     def _lint(self, target: str, settings: RobotsTxtSettings, *, as_json: bool) -> int:
@@ -722,6 +851,104 @@ async def _fetch_tdmreps(
         tdmreps[site] = (rules, details.get(site, "fetched"))
 
     await maybe_deferred_to_future(DeferredList([deferred_from_coro(one(s)) for s in sites]))
+
+
+#: versions ``history`` lists at most
+HISTORY_LIMIT = 1000
+
+
+def _iso(unix: float) -> str:
+    from ._store_bridge import utc_iso
+
+    return utc_iso(unix)
+
+
+def parse_time(text: str) -> float:
+    """``--at``'s TIME as a Unix time: Unix seconds, or ISO 8601 (UTC unless it says)."""
+    import datetime
+
+    value = text.strip()
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        # Python 3.10 reads no "Z" suffix: it is +00:00
+        if value[-1:] in ("Z", "z"):
+            value = value[:-1] + "+00:00"
+        moment = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        raise UsageError(
+            f"--at {text!r}: not a time; give ISO 8601 (2026-11-22T04:00:00Z) or Unix seconds"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return moment.timestamp()
+
+
+def stored_outcome(record: Any, body: bytes | None, settings: RobotsTxtSettings) -> SiteOutcome:
+    """The outcome a stored record stands for, re-parsed from its body (for ``--at``)."""
+    try:
+        kind = Kind(record.kind)
+    except ValueError:
+        kind = Kind.INTERNAL_ERROR
+    robots = None
+    if kind is Kind.PARSED:
+        robots = RobotsTxt.parse(body or b"", max_size=settings.max_size)
+    return SiteOutcome(
+        kind,
+        robots,
+        record.detail,
+        0.0,
+        record.chain,
+        record.lifetime,
+        retry_after=record.retry_after,
+    )
+
+
+def history_entry(record: Any) -> dict[str, Any]:
+    """One version of a robots.txt as ``history --json`` prints it."""
+    return {
+        "site": record.site,
+        "fetched_at": _iso(record.fetched_at),
+        "robots_txt": [{"url": url, "status": status} for url, status in record.chain],
+        "outcome": record.kind,
+        "detail": record.detail,
+        "size": record.size,
+        "sha256": record.sha256,
+        "lifetime": record.lifetime or None,
+        "expires_at": _iso(record.expires_at),
+    }
+
+
+def history_line(record: Any) -> str:
+    """One version of a robots.txt as ``history`` prints it."""
+    chain = " -> ".join(
+        f"{url} ({'no response' if status is None else status})" for url, status in record.chain
+    )
+    digest = record.sha256[:12] if record.sha256 else "-" * 12
+    seconds = max(0.0, record.expires_at - record.fetched_at)
+    lifetime = record.lifetime or (
+        "Retry-After"
+        if record.retry_after
+        else "ROBOTSTXT_UNREACHABLE_TTL"
+        if record.kind == Kind.UNREACHABLE.value
+        else "-"
+    )
+    return (
+        f"{_iso(record.fetched_at)}  {record.kind:<11} {record.size:>7} bytes  {digest}  "
+        f"{chain or '-'}  ({record.detail}; kept {round(seconds):d} s: "
+        f"{lifetime})"
+    )
+
+
+def _close_quietly(store: Any) -> None:
+    from ..sites._store import StoreError
+
+    try:
+        store.close()
+    except StoreError as error:
+        logger.warning("closing the robots.txt store: %s", error)
 
 
 def _read_file(path: Path, settings: RobotsTxtSettings) -> SiteOutcome | None:

@@ -30,6 +30,7 @@ from ._engine import robots_download, wake_engine
 from ._fetcher import RobotsTxtFetcher, dotted_name
 from ._report import allowed_verdict, report_for
 from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError, identity_warning
+from ._store_bridge import open_bridge
 from ._usage_gate import TdmRepSites, UsageGate, warn_if_purposes_ignored
 
 if TYPE_CHECKING:
@@ -146,6 +147,8 @@ class RobotsTxtMiddleware:
         self._report = report_for(crawler)
         self._watchdog: Any = None
         self._fetcher = RobotsTxtFetcher(crawler, self.settings)
+        #: ROBOTSTXT_STORE_URI: outcomes kept across runs and processes (None: memory only)
+        self._store = open_bridge(crawler, self.settings, self._fetcher)
         self._usage = (
             UsageGate(
                 crawler,
@@ -316,19 +319,29 @@ class RobotsTxtMiddleware:
 
     async def _fetch(self, site: str, request: Request | None) -> None:
         url = robots_url(site)
-        self.stats.inc_value("robotstxt/request_count")
-        if self._table.stale(site) is not None:
-            self.stats.inc_value("robotstxt/refetch")
+        stored = False
         try:
-            with robots_download(self.crawler):
-                outcome = await self._fetcher.fetch(url, request)
+            outcome = None
+            if self._store is not None:  # a fresh copy in the store, or its lease taken
+                outcome = await self._store.obtain(site, request)
+                stored = outcome is not None
+            if outcome is None:
+                self.stats.inc_value("robotstxt/request_count")
+                if self._table.stale(site) is not None:
+                    self.stats.inc_value("robotstxt/refetch")
+                with robots_download(self.crawler):
+                    outcome = await self._fetcher.fetch(url, request)
         except (CancelledError, asyncio.CancelledError):
+            if self._store is not None:
+                self._store.abandoned(site)
             logger.info("robots.txt download cancelled at close: %s", url)
             self._download_done(site)
             self._hand_back(self._table.abandon(site), None)
             return
         except Exception as exc:  # not an answer of the site: never pass it off as one
             outcome = self._internal_error(exc, url)
+        if self._store is not None and not stored:
+            self._store.fetched(site, outcome)  # saved and the lease released, off the reactor
         self._download_done(site)
         if not self._table.is_pending(site):  # abandoned: the spider closed meanwhile
             return

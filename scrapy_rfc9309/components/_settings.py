@@ -368,3 +368,44 @@ def purposes_warning(settings: RobotsTxtSettings) -> str | None:
         "for the declared purposes. Turn ROBOTSTXT_OBEY (or ROBOTS_META_OBEY) on, or remove "
         "ROBOTSTXT_PURPOSES"
     )
+
+
+# -- the robots.txt store (across runs and processes) ------------------------------
+
+#: Seconds a lease on a site's fetch outlives ``DOWNLOAD_TIMEOUT``.
+STORE_LEASE_MARGIN = 30.0
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """``ROBOTSTXT_STORE_URI`` and what opening the store needs, read at start-up."""
+
+    #: ``None``: no store, robots.txt outcomes are kept in memory only
+    uri: str | None
+    #: the project's ``.scrapy`` data directory (relative SQLite paths go there)
+    data_dir: str
+    #: scrapy-redis's ``REDIS_URL`` (for ``ROBOTSTXT_STORE_URI = "redis"``)
+    redis_url: str | None
+    #: seconds a lease on a site's fetch lasts: ``DOWNLOAD_TIMEOUT`` + 30
+    lease_seconds: float
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> StoreSettings:
+        raw = settings.get("ROBOTSTXT_STORE_URI")
+        if raw is not None and not isinstance(raw, str):
+            raise SettingError(
+                f"ROBOTSTXT_STORE_URI must be a URI such as 'sqlite:///robots.db', got {raw!r}"
+            )
+        uri = raw.strip() if raw else None
+        if not uri:  # no store: nothing else is read, the crawl is as before
+            return cls(uri=None, data_dir="", redis_url=None, lease_seconds=0.0)
+        redis_url = settings.get("REDIS_URL")
+        timeout = _number(settings, "DOWNLOAD_TIMEOUT", 180.0, integer=False)
+        from scrapy.utils.project import data_path
+
+        return cls(
+            uri=uri,
+            data_dir=data_path("."),
+            redis_url=str(redis_url) if redis_url else None,
+            lease_seconds=timeout + STORE_LEASE_MARGIN,
+        )
