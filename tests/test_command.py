@@ -350,6 +350,28 @@ async def test_http_guide_ch9_page_shows_the_page_directives_for_the_agent(sites
 
 
 @deferred_f_from_coro_f
+async def test_page_read_only_in_part_names_the_limit(sites, tmp_path) -> None:
+    """A page whose robots META tag lies past a limit of the reading: ``--page``
+    says which limit, in text and in ``--json`` (``truncated``)."""
+    from .server import html_page
+
+    places = "".join(f'<meta name="description" content="robots {i}">' for i in range(300))
+    head = places + '<meta name="robots" content="noindex">'
+    site = sites(
+        routes={
+            "/robots.txt": text(ROBOTS),
+            "/page": text(html_page(head), content_type=b"text/html"),
+        }
+    )
+    args = (site.url("/page"), "--agent", "ExampleBot", "--page")
+    output, _ = await scrapy(*args, "--json", cwd=tmp_path)
+    page = json_lines(output)[0]["page"]
+    assert page["directives"] == [] and page["truncated"] == ["MAX_META_TAGS"], output
+    output, _ = await scrapy(*args, cwd=tmp_path)
+    assert "limit:       read only in part (MAX_META_TAGS reached)" in output, output
+
+
+@deferred_f_from_coro_f
 async def test_malformed_and_other_scheme_urls_are_errors_not_crashes(tmp_path) -> None:
     robots = tmp_path / "robots.txt"
     robots.write_bytes(b"User-agent: *\nDisallow: /\n")

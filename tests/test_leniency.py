@@ -68,6 +68,34 @@ LENIENT_CASES = [
 ]
 
 
+#: Page-level directives (robots META tag, X-Robots-Tag): tested in
+#: tests/test_page_directives.py and tests/test_meta_middleware.py as
+#: ``lenient-<id>``, and here.
+PAGE_DIRECTIVE_LENIENCY = {"meta-semicolon"}
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        param("noindex; nofollow", ["noindex", "nofollow"], id="lenient-meta-semicolon"),
+        param("noindex;nofollow;noarchive", ["noindex", "nofollow", "noarchive"], id="no-blank"),
+        param(
+            "unavailable_after: 2010-06-25; noindex",
+            ["unavailable_after: 2010-06-25", "noindex"],
+            id="after-a-date",
+        ),
+    ],
+)
+def test_lenient_page_directives(content: str, expected: list[str]) -> None:
+    """LENIENT(meta-semicolon): a semicolon separates page-level directives too; the
+    reading records it, so that the crawl says so (once, at INFO)."""
+    from scrapy_rfc9309.parser._page_directives import split_directives
+
+    lenient: set[str] = set()
+    assert split_directives(content, lenient) == expected
+    assert lenient == {"meta-semicolon"}
+
+
 @pytest.mark.parametrize(("body", "url", "allowed", "warning_line"), LENIENT_CASES)
 def test_lenient_reading(body: bytes, url: str, allowed: bool, warning_line: int) -> None:
     robots = RobotsTxt.parse(body)
@@ -81,6 +109,7 @@ def test_every_lenient_tag_in_the_source_is_tested() -> None:
     for path in source.rglob("*.py"):
         tags |= set(re.findall(r"LENIENT\(([a-z0-9-]+)\)", path.read_text()))
     tested = {case.id.removeprefix("lenient-") for case in LENIENT_CASES}
+    tested |= PAGE_DIRECTIVE_LENIENCY
     assert tags, "no LENIENT tags found"
     assert tags <= tested, f"untested leniency: {sorted(tags - tested)}"
 

@@ -35,6 +35,8 @@ from scrapy.exceptions import UsageError
 from ..parser._lint import lint
 from ..parser._page_directives import PageDirectives
 from ..parser._robotstxt import RobotsTxt
+from ..parser._tdmrep import TDMREP_PATH, TdmRep
+from ..parser._usage import CATEGORIES, NO_PREFERENCES, Usage, needs_tdmrep
 from ..sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
 from ..sites._site import robots_url, site_of
 from ._settings import RobotsTxtSettings, SettingError, reduce_agent_setting
@@ -48,6 +50,7 @@ EXIT_ALLOWED = 0
 EXIT_DISALLOWED = 1  # a rule disallows a URL; with --lint: the file has findings
 EXIT_ERROR = 2  # bad arguments or settings, an unreadable file, a URL that is not absolute
 EXIT_NO_ROBOTS = 3  # robots.txt unreachable (all disallowed) or unavailable (all allowed)
+EXIT_USAGE_REFUSED = 4  # allowed, but a usage preference refuses a declared purpose
 
 LONG_DESC = """\
 Fetch each site's robots.txt once through Scrapy (the project's settings,
@@ -55,7 +58,10 @@ proxies and User-Agent apply, with the same rules as the middleware), or read
 --file, and explain the verdict for each URL: the deciding rule and its line,
 the robots.txt URL chain, the group that applies. URLs come from the
 arguments, or from standard input (one a line) when there are none or the
-only one is '-'. --lint FILE|URL lists a robots.txt's findings, sorted by line.
+only one is '-'. With declared purposes (--purpose, or ROBOTSTXT_PURPOSES), the
+usage preferences that apply are checked against them, the site's
+/.well-known/tdmrep.json read when a purpose needs it. --lint FILE|URL lists a
+robots.txt's findings, sorted by line.
 
 With a robots.txt store (ROBOTSTXT_STORE_URI, or --store URI): 'history URL'
 lists the versions of the site's robots.txt the store has seen, and
@@ -68,6 +74,9 @@ exit status (several URLs: the first that applies, in this order):
   2  error: bad arguments or settings, an unreadable file, a URL that is not absolute,
      an internal error; with --at or history: no copy in the store, a store that fails
   1  a robots.txt rule disallows a URL (with --lint: the file has findings)
+  4  robots.txt allows a URL, but a usage preference (robots.txt Content-Usage /
+     Content-Signal, or tdmrep.json) refuses a declared purpose (--purpose, or
+     ROBOTSTXT_PURPOSES)
   3  a robots.txt is unreachable (RFC 9309 2.3.1.4: every URL disallowed),
      unavailable (2.3.1.3: every URL allowed) or, with ROBOTSTXT_AUTH_DISALLOW,
      answered 401/403 (every URL disallowed); the verdict says which
@@ -89,10 +98,27 @@ def agent_lines(robots: RobotsTxt, token: str) -> list[list[tuple[int, str]]]:
     ]
 
 
+#: A site's tdmrep.json as the command read it: its rules (``None``: not read) and
+#: what the fetch came to (``HTTP 200, 2 rules``, ``not read with --file``).
+TdmRepAnswer = tuple[TdmRep | None, str]
+#: How the detail of a tdmrep.json that failed for a reason of ours starts.
+INTERNAL_ERROR = "internal error"
+
+
 def explain_url(
-    outcome: SiteOutcome | None, url: str, token: str, error: str = "not an absolute URL"
+    outcome: SiteOutcome | None,
+    url: str,
+    token: str,
+    error: str = "not an absolute URL",
+    purposes: tuple[str, ...] = (),
+    tdmrep: TdmRepAnswer | None = None,
 ) -> dict[str, Any]:
-    """One URL's answer as data (the ``--json`` object); ``error`` when no outcome."""
+    """One URL's answer as data (the ``--json`` object); ``error`` when no outcome.
+
+    With ``purposes``, a URL that robots.txt allows is checked against its usage
+    preferences (robots.txt lines, and ``tdmrep`` when given): ``refused`` names
+    the preference that refuses one, else ``None``.
+    """
     answer: dict[str, Any] = {
         "url": url,
         "agent": token,
@@ -106,6 +132,10 @@ def explain_url(
         "lifetime": None,
         "usage": {},
     }
+    if purposes:
+        answer["purposes"] = list(purposes)
+        answer["refused"] = None
+        answer["tdmrep"] = None
     if outcome is None:
         answer["detail"] = error
         return answer
@@ -119,6 +149,7 @@ def explain_url(
     robots = outcome.robots
     if robots is None:
         answer["verdict"] = "allowed"
+        _check_purposes(answer, NO_PREFERENCES, url, purposes, tdmrep)
         return answer
     assert isinstance(robots, RobotsTxt)  # fresh from the fetcher or a file, not compacted
     try:
@@ -130,12 +161,42 @@ def explain_url(
     answer["rule"] = verdict.rule
     answer["line"] = verdict.line
     answer["usage"] = robots.usage(url=url, agent=token).as_dict()
+    if verdict.allowed:
+        _check_purposes(answer, robots.usage(url=url, agent=token), url, purposes, tdmrep)
     answer["group"] = [
         {"line": number, "text": text}
         for group in agent_lines(robots, token)
         for number, text in group
     ]
     return answer
+
+
+def _check_purposes(
+    answer: dict[str, Any],
+    usage: Usage,
+    url: str,
+    purposes: tuple[str, ...],
+    tdmrep: TdmRepAnswer | None,
+) -> None:
+    """Add tdmrep.json's preferences to ``answer["usage"]`` and the refusal, if any."""
+    if not purposes:
+        return
+    if tdmrep is not None:
+        rules, detail = tdmrep
+        site = site_of(url) if "://" in url else None
+        answer["tdmrep"] = {"url": site + TDMREP_PATH if site else None, "detail": detail}
+        if rules is not None:
+            usage = usage.merged(rules.usage(url))
+    answer["usage"] = usage.as_dict()
+    refusal = usage.refusal(purposes)
+    if refusal is not None:
+        answer["refused"] = {
+            "category": refusal.category,
+            "value": refusal.value,
+            "source": refusal.source,
+            "line": refusal.line,
+            "rule": refusal.rule,
+        }
 
 
 #: Outcomes that decide for the whole site, whatever the URL (exit status 3).
@@ -154,7 +215,11 @@ def exit_code(answers: Iterable[dict[str, Any]]) -> int:
             codes.add(EXIT_NO_ROBOTS)
         elif answer["verdict"] == "disallowed":
             codes.add(EXIT_DISALLOWED)
-    for code in (EXIT_ERROR, EXIT_DISALLOWED, EXIT_NO_ROBOTS):
+        elif (answer.get("tdmrep") or {}).get("detail", "").startswith(INTERNAL_ERROR):
+            codes.add(EXIT_ERROR)  # not the site's answer: never read as "nothing stated"
+        elif answer.get("refused"):
+            codes.add(EXIT_USAGE_REFUSED)
+    for code in (EXIT_ERROR, EXIT_DISALLOWED, EXIT_USAGE_REFUSED, EXIT_NO_ROBOTS):
         if code in codes:
             return code
     return EXIT_ALLOWED
@@ -269,13 +334,14 @@ def _page_answer(result: PageResult | None) -> dict[str, Any]:
     if result is None:
         result = "not fetched"
     if isinstance(result, str):
-        return {"status": None, "directives": [], "sources": {}, "error": result}
+        return {"status": None, "directives": [], "sources": {}, "error": result, "truncated": []}
     status, page = result
     return {
         "status": status,
         "directives": sorted(page.directives),
         "sources": {name: list(page.sources.get(name, ())) for name in sorted(page.directives)},
         "error": None,
+        "truncated": sorted(page.truncated),
     }
 
 
@@ -285,7 +351,8 @@ class RobotsTxtCommand(ScrapyCommand):
 
     def syntax(self) -> str:
         return (
-            "[URL ...] [--agent TOKEN] [--file PATH] [--page] [--json] | --lint FILE|URL [--json]"
+            "[URL ...] [--agent TOKEN] [--file PATH] [--purpose NAME] [--page] [--json] "
+            "| --lint FILE|URL [--json]"
             " | URL ... --at TIME [--store URI] | history URL [--store URI] [--json]"
         )
 
@@ -309,6 +376,14 @@ class RobotsTxtCommand(ScrapyCommand):
             action="store_true",
             help="one JSON object per URL a line (verdict, rule, line, robots_txt URL chain, "
             "group, outcome), or the --lint findings as one JSON object",
+        )
+        parser.add_argument(
+            "--purpose",
+            action="append",
+            metavar="NAME",
+            help="a declared purpose (train-ai, train-genai, ai-input, search, bots), "
+            "repeatable; default: ROBOTSTXT_PURPOSES. Usage preferences that refuse it are "
+            "shown and exit 4; tdmrep.json is read when the purpose needs it",
         )
         parser.add_argument(
             "--page",
@@ -361,11 +436,17 @@ class RobotsTxtCommand(ScrapyCommand):
                 raise UsageError("--lint takes no URL arguments")
             self.exitcode = self._lint(opts.lint, settings, as_json=opts.json)
             return
+        purposes = _purposes(opts.purpose) if opts.purpose else settings.purposes
         urls = self._urls(args)
         if not urls:
             raise UsageError("give at least one URL (as arguments or on standard input)")
         pages: dict[str, PageResult] = {}
-        outcomes = self._outcomes(urls, opts.file, settings, pages if opts.page else None, token)
+        tdmreps: dict[str, TdmRepAnswer] | None = (
+            {} if needs_tdmrep(purposes) and not opts.file else None
+        )
+        outcomes = self._outcomes(
+            urls, opts.file, settings, pages if opts.page else None, token, tdmreps
+        )
         answers = []
         for url in urls:
             site = site_of(url) if "://" in url else None
@@ -374,7 +455,14 @@ class RobotsTxtCommand(ScrapyCommand):
                 self.exitcode = EXIT_ERROR
                 return
             why = _no_site_reason(url) if site is None else "robots.txt not fetched"
-            answers.append(explain_url(outcome, url, token, why))
+            tdmrep: TdmRepAnswer | None = None
+            if needs_tdmrep(purposes):
+                tdmrep = (
+                    (None, "not read with --file")
+                    if opts.file
+                    else (tdmreps or {}).get(site or "", (None, "not fetched"))
+                )
+            answers.append(explain_url(outcome, url, token, why, purposes, tdmrep))
             if opts.page:
                 answers[-1]["page"] = _page_answer(pages.get(url))
             if opts.json:
@@ -401,6 +489,7 @@ class RobotsTxtCommand(ScrapyCommand):
         settings: RobotsTxtSettings,
         pages: dict[str, PageResult] | None = None,
         token: str = "*",
+        tdmreps: dict[str, TdmRepAnswer] | None = None,
     ) -> dict[str, SiteOutcome]:
         """Each site's outcome (key ``""`` for ``--file``); sites that failed are absent.
 
@@ -416,7 +505,13 @@ class RobotsTxtCommand(ScrapyCommand):
             return found
         sites = sorted({site for url in urls if "://" in url and (site := site_of(url))})
         return self._fetch(
-            [robots_url(site) for site in sites], settings, sites, urls, pages, token
+            [robots_url(site) for site in sites],
+            settings,
+            sites,
+            urls,
+            pages,
+            token,
+            tdmreps=tdmreps,
         )
 
     def _fetch(
@@ -428,8 +523,10 @@ class RobotsTxtCommand(ScrapyCommand):
         pages: dict[str, PageResult] | None = None,
         token: str = "*",
         known: dict[str, SiteOutcome] | None = None,
+        tdmreps: dict[str, TdmRepAnswer] | None = None,
     ) -> dict[str, SiteOutcome]:
         """Fetch every robots.txt URL in ``targets`` in one crawl, keyed by ``keys``;
+        with ``tdmreps``, each site's tdmrep.json too (its robots.txt permitting);
         then, with ``pages``, each of ``urls`` that its outcome allows."""
         if not targets and pages is None:
             return {}
@@ -461,6 +558,8 @@ class RobotsTxtCommand(ScrapyCommand):
                         [deferred_from_coro(one(k, u)) for k, u in zip(keys, targets, strict=True)]
                     )
                 )
+                if tdmreps is not None:
+                    await _fetch_tdmreps(self.crawler, settings, found, keys, tdmreps)
                 if pages is not None:
                     await maybe_deferred_to_future(
                         DeferredList(
@@ -495,6 +594,11 @@ class RobotsTxtCommand(ScrapyCommand):
             print(f"page:        HTTP {page['status']}")
             for name in page["directives"]:
                 print(f"directive:   {name} ({', '.join(page['sources'][name])})")
+        if page.get("truncated"):
+            print(
+                f"limit:       read only in part ({', '.join(page['truncated'])} reached): "
+                "a directive past it is not seen"
+            )
 
     def _print_text(
         self, answer: dict[str, Any], outcome: SiteOutcome | None, token: str, *, first: bool
@@ -515,6 +619,7 @@ class RobotsTxtCommand(ScrapyCommand):
             return
         if outcome.robots is None:
             print("verdict:     ALLOWED: robots.txt unavailable (RFC 9309 2.3.1.3)")
+            self._print_purposes(answer)
             return
         assert isinstance(outcome.robots, RobotsTxt)
         if answer["verdict"] == "error":
@@ -522,6 +627,35 @@ class RobotsTxtCommand(ScrapyCommand):
             return
         lines, _ = explain(outcome.robots, answer["url"], token)
         print("\n".join(lines))
+        self._print_purposes(answer)
+
+    @staticmethod
+    def _print_purposes(answer: dict[str, Any]) -> None:
+        """The declared purposes' part: tdmrep.json and what refuses a purpose."""
+        if "purposes" not in answer or answer["verdict"] != "allowed":
+            return
+        tdmrep = answer.get("tdmrep")
+        if tdmrep is not None:
+            where = tdmrep["url"] or TDMREP_PATH
+            print(f"tdmrep.json: {where} ({tdmrep['detail']})")
+            for category, preference in answer["usage"].items():
+                if preference["source"] == TDMREP_PATH:
+                    print(
+                        f"usage:       {category}={preference['value']} by tdmrep.json: "
+                        f"{preference['rule']}"
+                    )
+        purposes = ", ".join(answer["purposes"])
+        refused = answer["refused"]
+        if refused is None:
+            print(f"purposes:    {purposes}: not refused")
+            return
+        if refused["line"] is not None:
+            where = f'robots.txt line {refused["line"]}: "{refused["rule"]}"'
+        else:
+            where = f"{refused['source'].removeprefix('/.well-known/')}: {refused['rule']}"
+        print(
+            f"purposes:    {purposes}: REFUSED, {refused['category']}={refused['value']} by {where}"
+        )
 
     # -- the store: history and --at ------------------------------------------------
 
@@ -672,6 +806,56 @@ class RobotsTxtCommand(ScrapyCommand):
                 print(f"{source}:{line}: {message}")
             print(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}")
         return EXIT_DISALLOWED if findings else EXIT_ALLOWED
+
+
+def _purposes(values: list[str]) -> tuple[str, ...]:
+    """``--purpose`` values (each may be comma-separated), checked as
+    ``ROBOTSTXT_PURPOSES`` is; ``UsageError`` naming the known ones."""
+    purposes: list[str] = []
+    for value in values:
+        for name in value.split(","):
+            name = name.strip().lower()
+            if not name:
+                continue
+            if name not in CATEGORIES:
+                known = ", ".join(sorted(CATEGORIES))
+                raise UsageError(f"--purpose: unknown purpose {name!r}; known: {known}")
+            if name not in purposes:
+                purposes.append(name)
+    return tuple(purposes)
+
+
+async def _fetch_tdmreps(
+    crawler: Any,
+    settings: RobotsTxtSettings,
+    found: dict[str, SiteOutcome],
+    sites: list[str],
+    tdmreps: dict[str, TdmRepAnswer],
+) -> None:
+    """Each site's ``/.well-known/tdmrep.json``, as the middleware reads it; a site
+    whose robots.txt disallows everything is not asked."""
+    from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+    from twisted.internet.defer import DeferredList
+
+    from ._usage_gate import TdmRepSites
+
+    details: dict[str, str] = {}
+    reader = TdmRepSites(crawler, settings, details=details)
+
+    async def one(site: str) -> None:
+        outcome = found.get(site)
+        if outcome is None or outcome.kind in DISALLOW_ALL:
+            tdmreps[site] = (None, "not fetched: robots.txt disallows the site")
+            return
+        try:
+            rules = await reader.get(site)
+        except Exception as error:  # not the site's answer: an error, with its traceback
+            logger.exception("Internal error while fetching %s%s", site, TDMREP_PATH)
+            tdmreps[site] = (None, f"{INTERNAL_ERROR}: {type(error).__name__}: {error}")
+            return
+        tdmreps[site] = (rules, details.get(site, "fetched"))
+
+    await maybe_deferred_to_future(DeferredList([deferred_from_coro(one(s)) for s in sites]))
 
 
 #: versions ``history`` lists at most

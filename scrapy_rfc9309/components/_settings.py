@@ -357,6 +357,19 @@ def _concurrency(settings: BaseSettings) -> dict[str, int]:
     return {"concurrent_downloads": downloads}
 
 
+def purposes_warning(settings: RobotsTxtSettings) -> str | None:
+    """The start-up warning when ``ROBOTSTXT_PURPOSES`` is set but nothing reads it:
+    both ``ROBOTSTXT_OBEY`` and ``ROBOTS_META_OBEY`` are off. ``None`` otherwise."""
+    if not settings.purposes or settings.obey or settings.meta_obey:
+        return None
+    return (
+        f"ROBOTSTXT_PURPOSES is set ({', '.join(settings.purposes)}), but ROBOTSTXT_OBEY and "
+        "ROBOTS_META_OBEY are both off: no usage preference is read and nothing is dropped "
+        "for the declared purposes. Turn ROBOTSTXT_OBEY (or ROBOTS_META_OBEY) on, or remove "
+        "ROBOTSTXT_PURPOSES"
+    )
+
+
 # -- the robots.txt store (across runs and processes) ------------------------------
 
 #: Seconds a lease on a site's fetch outlives ``DOWNLOAD_TIMEOUT``.
