@@ -612,3 +612,18 @@ async def test_2_3_1_4_a_stored_unreachable_answer_holds_until_it_expires(sites,
     assert latest.kind == "unreachable" and latest.detail == "HTTP 503"
     assert latest.sha256 is None and latest.size == 0
     assert 590 < latest.expires_at - latest.fetched_at <= 600
+
+
+@deferred_f_from_coro_f
+async def test_command_store_errors_do_not_show_the_password(tmp_path) -> None:
+    output, code = await run_command(
+        "history",
+        "http://127.0.0.1/",
+        "--store",
+        "redis://:hunter2@127.0.0.1:9/0?socket_timeout=0.5",
+        cwd=tmp_path,
+    )
+    assert code == 2, output
+    assert "cannot be opened" in output
+    assert "hunter2" not in output
+    assert "redis://:***@127.0.0.1:9/0" in output

@@ -663,10 +663,11 @@ class RobotsTxtCommand(ScrapyCommand):
         """The store ``--store`` or ``ROBOTSTXT_STORE_URI`` names (``UsageError`` if none)."""
         from ..sites._store import StoreError, open_store
         from ._settings import StoreSettings
+        from ._store_bridge import without_password
 
         assert self.settings is not None
         try:
-            configured = StoreSettings.from_settings(self.settings)
+            configured = StoreSettings.from_settings(self.settings, uri=opts.store)
         except ValueError as error:
             raise UsageError(str(error)) from None
         uri = opts.store or configured.uri
@@ -686,7 +687,8 @@ class RobotsTxtCommand(ScrapyCommand):
         except ValueError as error:
             raise UsageError(str(error).replace("ROBOTSTXT_STORE_URI", name)) from None
         except StoreError as error:
-            raise UsageError(f"{name} = {uri!r}: the store cannot be opened: {error}") from None
+            shown = without_password(uri)
+            raise UsageError(f"{name} = {shown!r}: the store cannot be opened: {error}") from None
 
     def _history(self, args: list[str], opts: Namespace) -> int:
         """``history URL``: the versions of the site's robots.txt the store has seen."""

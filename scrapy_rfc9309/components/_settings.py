@@ -392,8 +392,10 @@ class StoreSettings:
     redis_prefix: str = "robotstxt:"
 
     @classmethod
-    def from_settings(cls, settings: BaseSettings) -> StoreSettings:
-        raw = settings.get("ROBOTSTXT_STORE_URI")
+    def from_settings(cls, settings: BaseSettings, uri: str | None = None) -> StoreSettings:
+        """``uri``: a store named elsewhere (``scrapy robotstxt --store``), read
+        with the project's other store settings instead of ``ROBOTSTXT_STORE_URI``."""
+        raw = uri if uri else settings.get("ROBOTSTXT_STORE_URI")
         if raw is not None and not isinstance(raw, str):
             raise SettingError(
                 f"ROBOTSTXT_STORE_URI must be a URI such as 'sqlite:///robots.db', got {raw!r}"

@@ -114,7 +114,7 @@ def open_bridge(
         raise SettingError(str(exc)) from None
     except StoreError as exc:
         raise SettingError(
-            f"{SETTING} = {_without_password(store_settings.uri)!r}: the robots.txt store "
+            f"{SETTING} = {without_password(store_settings.uri)!r}: the robots.txt store "
             f"cannot be opened: {exc}"
         ) from None
     logger.info("robots.txt store: %s", store.uri)
@@ -415,7 +415,7 @@ async def _sleep(seconds: float) -> None:
     await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
 
 
-def _without_password(uri: str) -> str:
+def without_password(uri: str) -> str:
     """``uri`` for messages: a password in it (``redis://:secret@host``) replaced by ``***``."""
     scheme, sep, rest = uri.partition("://")
     if not sep or "@" not in rest.split("/", 1)[0]:
