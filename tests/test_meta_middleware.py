@@ -472,6 +472,46 @@ async def test_ch9_noarchive_in_a_gzip_page_is_not_cached(sites, tmp_path, caplo
     assert stats["robotsmeta/noarchive"] == 1
 
 
+@pytest.mark.parametrize(
+    "route",
+    [
+        param(page('<meta name="robots" content="noarchive">'), id="meta"),
+        param(headers((XRT, b"examplebot: noarchive")), id="x-robots-tag"),
+        param(
+            page_with_headers(
+                gzip.compress(html_page('<meta name="robots" content="noarchive">', ["/next"])),
+                [(b"Content-Encoding", b"gzip")],
+            ),
+            id="meta-gzip",
+        ),
+    ],
+)
+@deferred_f_from_coro_f
+async def test_ch9_noarchive_page_stored_before_is_not_served_from_the_cache(
+    sites, tmp_path, caplog, route
+) -> None:
+    """HTTP: The Definitive Guide ch. 9 (NOARCHIVE): a copy stored by an earlier run
+    without the add-on is never served once the add-on is on; the page is downloaded
+    again (and not stored), while other pages still come from the cache."""
+    site = sites(routes={"/robots.txt": ALLOW_ALL, "/noarchive": route}, default=PLAIN)
+    cache = {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(tmp_path / "cache")}
+    first_run = {**cache, "ROBOTS_META_OBEY": False, "SPIDER_MIDDLEWARES": {}}
+    _, _, first = await meta_crawl([site.url("/noarchive")], first_run)
+    assert first["httpcache/store"] == 2  # /noarchive and /next, without the add-on
+    site.hits.clear()
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.meta"):
+        spider, items, second = await meta_crawl([site.url("/noarchive")], {**ADDON_ONLY, **cache})
+    assert sorted(site.hits) == ["/noarchive", "/robots.txt"]  # /next from the cache
+    assert second["httpcache/hit"] == 1
+    assert "httpcache/store" not in second  # the new download is not stored either
+    assert spider.seen[site.url("/noarchive")] == frozenset({"noarchive"})
+    assert sorted(items) == [site.url("/next"), site.url("/noarchive")]
+    assert "Not serving " + site.url("/noarchive") + " from the HTTP cache" in caplog.text
+    site.hits.clear()
+    await meta_crawl([site.url("/noarchive")], {**ADDON_ONLY, **cache})
+    assert sorted(site.hits) == ["/noarchive", "/robots.txt"]  # never served, run after run
+
+
 @deferred_f_from_coro_f
 async def test_ch9_noindex_drop_is_logged(sites, caplog) -> None:
     site = sites(
