@@ -175,6 +175,12 @@ def test_utf16_pages_are_read_in_their_encoding(data: bytes, content_type: str |
     ]
 
 
+def test_a_utf8_byte_order_mark_wins_over_a_declared_utf16() -> None:
+    data = b"\xef\xbb\xbf" + HEAD_16.encode()
+    page = read_page_directives("u", 200, {"Content-Type": "text/html; charset=utf-16"}, data, "x")
+    assert set(page.directives) == BOTH
+
+
 def test_utf16_reading_is_bounded() -> None:
     data = "<html><head>" + " " * MAX_HEAD_BYTES + '<meta name="robots" content="noindex">'
     page = read_page_directives("u", 200, HTML, data.encode("utf-16"), "examplebot")

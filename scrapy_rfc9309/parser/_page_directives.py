@@ -425,6 +425,8 @@ def ascii_compatible_head(body: bytes, content_type: str | None) -> bytes:
     tags are then found as in any other page. Other bodies are returned as they
     are (ASCII-compatible encodings need no decoding to find the tags)."""
     head = body[:MAX_HEAD_BYTES]
+    if head.startswith(b"\xef\xbb\xbf"):
+        return head  # a UTF-8 byte order mark wins over the declared charset
     codec = next((name for bom, name in _BOMS if head.startswith(bom)), None)
     if codec is None and content_type:
         declared = _CHARSET.search(content_type)
