@@ -71,7 +71,7 @@ LENIENT_CASES = [
 #: Page-level directives (robots META tag, X-Robots-Tag): tested in
 #: tests/test_page_directives.py and tests/test_meta_middleware.py as
 #: ``lenient-<id>``, and here.
-PAGE_DIRECTIVE_LENIENCY = {"meta-semicolon"}
+PAGE_DIRECTIVE_LENIENCY = {"meta-semicolon", "meta-space"}
 
 
 @pytest.mark.parametrize(
@@ -94,6 +94,32 @@ def test_lenient_page_directives(content: str, expected: list[str]) -> None:
     lenient: set[str] = set()
     assert split_directives(content, lenient) == expected
     assert lenient == {"meta-semicolon"}
+
+
+@pytest.mark.parametrize(
+    ("content", "expected", "lenient"),
+    [
+        param("noindex nofollow", ["noindex", "nofollow"], {"meta-space"}, id="lenient-meta-space"),
+        param("NONE  noarchive", ["none", "noarchive"], {"meta-space"}, id="upper-two-blanks"),
+        param(
+            "noindex nofollow; noarchive",
+            ["noindex", "nofollow", "noarchive"],
+            {"meta-space", "meta-semicolon"},
+            id="both",
+        ),
+        param("noindex foo", ["noindex foo"], set(), id="unknown-word-kept-whole"),
+    ],
+)
+def test_lenient_page_directives_space(
+    content: str, expected: list[str], lenient: set[str]
+) -> None:
+    """LENIENT(meta-space): a blank separates page-level directives when every word is
+    a known directive; anything else stays one (unknown) directive, as written."""
+    from scrapy_rfc9309.parser._page_directives import split_directives
+
+    found: set[str] = set()
+    assert split_directives(content, found) == expected
+    assert found == lenient
 
 
 @pytest.mark.parametrize(("body", "url", "allowed", "warning_line"), LENIENT_CASES)

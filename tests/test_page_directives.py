@@ -22,6 +22,7 @@ from scrapy_rfc9309.parser._page_directives import (
     head_of_body,
     parse_date,
     read_page_directives,
+    read_usage_signals,
     split_directives,
 )
 
@@ -85,7 +86,8 @@ def header(*values: str, token: str = "ExampleBot", content_type: str = "text/ht
         param('<meta name=" Robots " content="noindex">', NOINDEX, id="blanks-in-name"),
         param('<meta name="ROBOTS" content="NOINDEX">', NOINDEX, id="upper-case-name"),
         param("<meta name='robots' content='noindex'>", NOINDEX, id="single-quotes"),
-        param("<meta name=robots content=noindex/>", {"noindex/"}, id="unquoted-self-closing"),
+        param("<meta name=robots content=noindex/>", NOINDEX, id="unquoted-self-closing"),
+        param("<meta name=robots content=no/index>", {"no/index"}, id="unquoted-slash-inside"),
         param("<meta name=robots content=noindex />", NOINDEX, id="unquoted-blank-slash"),
         param('<meta content="noindex" name="robots">', NOINDEX, id="content-before-name"),
         param('<meta name="robots" name="x" content="noindex">', NOINDEX, id="first-name-wins"),
@@ -97,6 +99,14 @@ def header(*values: str, token: str = "ExampleBot", content_type: str = "text/ht
         param('<meta name="robots" content="noindex; nofollow">', BOTH, id="lenient-semicolon"),
         param('<meta name="robots" content="noindex;nofollow;">', BOTH, id="lenient-semicolon-2"),
         param('<meta name="robots" content="noindex>', set(), id="unclosed-at-end"),
+        param('<meta name="robots" content="noindex nofollow">', BOTH, id="lenient-space"),
+        param('<meta name="robots" content=" NOINDEX \t NoFollow ">', BOTH, id="lenient-space-2"),
+        param(
+            '<meta name="robots" content="noindex nofollow, max-snippet:5">',
+            {*BOTH, "max-snippet:5"},
+            id="lenient-space-in-a-list",
+        ),
+        param('<meta name="robots" content="noindex foo">', {"noindex foo"}, id="space-unknown"),
     ],
 )
 def test_meta_tags_in_the_head(head: str, expected: set[str]) -> None:
@@ -113,6 +123,68 @@ def test_meta_tags_in_the_head(head: str, expected: set[str]) -> None:
 )
 def test_meta_outside_the_head_is_ignored(body: str) -> None:
     assert meta(body) == set()
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        param("<title>a <body> b</title>", id="title"),
+        param("<TITLE>a </head> b</TITLE>", id="title-head-end"),
+        param("<title>x <!-- y</title>", id="title-comment-start"),
+        param("<textarea><body></textarea>", id="textarea"),
+        param("<noscript></noscript><iframe><body></iframe>", id="iframe"),
+    ],
+)
+def test_text_of_title_and_textarea_is_not_markup(before: str) -> None:
+    """HTML: the content of <title>, <textarea> (escapable raw text) and other text
+    elements is text: a "<body" there does not end the head (HTTP: The Definitive
+    Guide ch. 9: the robots META tag is read in the head)."""
+    body = f'<html><head>{before}<meta name="robots" content="noindex"></head><body>x'
+    assert meta(body) == NOINDEX
+
+
+def test_meta_written_in_a_title_is_not_a_tag() -> None:
+    assert meta('<head><title><meta name="robots" content="noindex"></title></head>') == set()
+
+
+HEAD_16 = '<html><head><meta name="robots" content="noindex, Nofollow"></head><body>x'
+
+
+@pytest.mark.parametrize(
+    ("data", "content_type"),
+    [
+        param(HEAD_16.encode("utf-16"), "text/html", id="bom"),
+        param(b"\xfe\xff" + HEAD_16.encode("utf-16-be"), "text/html", id="bom-be"),
+        param(HEAD_16.encode("utf-16"), None, id="bom-no-content-type"),
+        param(HEAD_16.encode("utf-16-le"), "text/html; charset=UTF-16", id="declared"),
+        param(HEAD_16.encode("utf-16-le"), "text/html; charset=utf-16le", id="declared-le"),
+        param(HEAD_16.encode("utf-16-be"), 'text/html;charset="utf-16be"', id="declared-be"),
+        param(HEAD_16.encode("utf-32"), "text/html", id="utf-32-bom"),
+    ],
+)
+def test_utf16_pages_are_read_in_their_encoding(data: bytes, content_type: str | None) -> None:
+    """HTTP: The Definitive Guide ch. 9: the robots META tag of a page that is not in
+    an ASCII-compatible encoding (UTF-16 by its byte order mark or charset) is read."""
+    headers = {"Content-Type": content_type} if content_type else {}
+    page = read_page_directives("u", 200, headers, data, "examplebot")
+    assert set(page.directives) == BOTH
+    usage = HEAD_16.replace("robots", "tdm-reservation").replace("noindex, Nofollow", "1")
+    encoded = usage.encode("utf-16")
+    assert read_usage_signals(200, {"Content-Type": "text/html"}, encoded) == [
+        ('<meta name="tdm-reservation">', "1")
+    ]
+
+
+def test_a_utf8_byte_order_mark_wins_over_a_declared_utf16() -> None:
+    data = b"\xef\xbb\xbf" + HEAD_16.encode()
+    page = read_page_directives("u", 200, {"Content-Type": "text/html; charset=utf-16"}, data, "x")
+    assert set(page.directives) == BOTH
+
+
+def test_utf16_reading_is_bounded() -> None:
+    data = "<html><head>" + " " * MAX_HEAD_BYTES + '<meta name="robots" content="noindex">'
+    page = read_page_directives("u", 200, HTML, data.encode("utf-16"), "examplebot")
+    assert page.directives == frozenset() and "MAX_HEAD_BYTES" in page.truncated
 
 
 def test_implicit_head_before_the_body_is_read() -> None:
@@ -177,6 +249,27 @@ def test_parse_date_forms() -> None:
     assert parse_date("2010-06-25T15:00:00+02:00") == datetime(2010, 6, 25, 13, tzinfo=timezone.utc)
     assert parse_date("2010-02-30") is None
     assert parse_date("") is None
+
+
+def test_lenient_space_is_recorded() -> None:
+    """LENIENT(meta-space): blanks separate when every word is a known directive."""
+    lenient: set[str] = set()
+    assert split_directives("noindex  nofollow", lenient) == ["noindex", "nofollow"]
+    assert lenient == {"meta-space"}
+    lenient.clear()
+    assert split_directives("noindex nosuch", lenient) == ["noindex nosuch"]
+    assert split_directives("unavailable_after: 25 Jun 2010", lenient) == [
+        "unavailable_after: 25 jun 2010"
+    ]
+    assert lenient == set()
+    page = read_page_directives(
+        "u", 200, {"X-Robots-Tag": "examplebot: noindex nofollow"}, b"", "examplebot"
+    )
+    assert page.directives == BOTH and page.lenient == {"meta-space"}
+    page = read_page_directives(
+        "u", 200, {"X-Robots-Tag": "otherbot: noindex nofollow"}, b"", "examplebot"
+    )
+    assert page.directives == frozenset() and page.lenient == frozenset()
 
 
 def test_split_directives() -> None:
@@ -282,7 +375,7 @@ def truncated(body: str | bytes, *pairs: tuple[str, str]) -> tuple[set[str], set
             id="tag-attributes",
         ),
         param(
-            "<title>" + "robots " * MAX_META_TAGS + "</title>" + ROBOTS,
+            "<head><noscript>" + "robots " * MAX_META_TAGS + "</noscript>" + ROBOTS,
             (),
             "MAX_META_TAGS",
             id="meta-tags",

@@ -25,6 +25,7 @@ import logging
 import sys
 from argparse import ArgumentParser, Namespace, RawDescriptionHelpFormatter
 from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -39,6 +40,8 @@ from ..parser._tdmrep import TDMREP_PATH, TdmRep
 from ..parser._usage import CATEGORIES, NO_PREFERENCES, Usage, needs_tdmrep
 from ..sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
 from ..sites._site import robots_url, site_of
+from ._fetcher import is_download_failure
+from ._meta_middleware import _LENIENT_FORMS
 from ._settings import RobotsTxtSettings, SettingError, reduce_agent_setting
 
 __all__ = ["RobotsTxtCommand", "explain"]
@@ -51,6 +54,7 @@ EXIT_DISALLOWED = 1  # a rule disallows a URL; with --lint: the file has finding
 EXIT_ERROR = 2  # bad arguments or settings, an unreadable file, a URL that is not absolute
 EXIT_NO_ROBOTS = 3  # robots.txt unreachable (all disallowed) or unavailable (all allowed)
 EXIT_USAGE_REFUSED = 4  # allowed, but a usage preference refuses a declared purpose
+EXIT_PAGE_UNREAD = 5  # --page: a page robots.txt allows could not be downloaded
 
 LONG_DESC = """\
 Fetch each site's robots.txt once through Scrapy (the project's settings,
@@ -80,6 +84,8 @@ exit status (several URLs: the first that applies, in this order):
   3  a robots.txt is unreachable (RFC 9309 2.3.1.4: every URL disallowed),
      unavailable (2.3.1.3: every URL allowed) or, with ROBOTSTXT_AUTH_DISALLOW,
      answered 401/403 (every URL disallowed); the verdict says which
+  5  with --page: a page robots.txt allows could not be read (time-out, connection
+     refused or reset); the page line says why
   0  every URL allowed (with --lint: no findings)
 """
 
@@ -219,7 +225,18 @@ def exit_code(answers: Iterable[dict[str, Any]]) -> int:
             codes.add(EXIT_ERROR)  # not the site's answer: never read as "nothing stated"
         elif answer.get("refused"):
             codes.add(EXIT_USAGE_REFUSED)
-    for code in (EXIT_ERROR, EXIT_DISALLOWED, EXIT_USAGE_REFUSED, EXIT_NO_ROBOTS):
+        page = answer.get("page") or {}
+        if page.get("failed"):
+            codes.add(EXIT_PAGE_UNREAD)
+        elif (page.get("error") or "").startswith(INTERNAL_ERROR):
+            codes.add(EXIT_ERROR)
+    for code in (
+        EXIT_ERROR,
+        EXIT_DISALLOWED,
+        EXIT_USAGE_REFUSED,
+        EXIT_NO_ROBOTS,
+        EXIT_PAGE_UNREAD,
+    ):
         if code in codes:
             return code
     return EXIT_ALLOWED
@@ -272,8 +289,40 @@ def check_agent(value: str) -> str:
         raise UsageError(str(error)) from None
 
 
+@dataclass(frozen=True)
+class PageNotRead:
+    """Why ``--page`` has no directives for a URL: ``reason``; the HTTP ``status``
+    when there was a response (a redirect); ``failed`` when the page was requested
+    but could not be downloaded (time-out, connection refused or reset)."""
+
+    reason: str
+    status: int | None = None
+    failed: bool = False
+
+
 #: What ``--page`` learnt of one URL: its status and directives, or why it was not read.
-PageResult = tuple[int, PageDirectives] | str
+PageResult = tuple[int, PageDirectives] | PageNotRead
+
+
+def describe_download_error(error: BaseException) -> str:
+    """``ResponseNeverReceived: ConnectionLost: Connection to the other side was lost
+    ...``: the exception's type and message, and those of the failures it wraps
+    (Twisted's ``ResponseNeverReceived`` / ``ResponseFailed`` carry a list; a
+    wrapper raised from another exception is described by that one)."""
+    cause = error.__cause__
+    if isinstance(cause, BaseException) and getattr(error, "reasons", None) is None:
+        return describe_download_error(cause)  # Scrapy's wrapper of the download error
+    reasons = getattr(error, "reasons", None)
+    if isinstance(reasons, list) and reasons:
+        inner = "; ".join(
+            describe_download_error(value)
+            for value in (getattr(reason, "value", reason) for reason in reasons[:3])
+            if isinstance(value, BaseException)
+        )
+        if inner:
+            return f"{type(error).__name__}: {inner}"
+    message = str(error).strip()
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 async def _fetch_page(
@@ -290,15 +339,15 @@ async def _fetch_page(
 
     site = site_of(url) if "://" in url else None
     if site is None:
-        pages[url] = "not an absolute URL"
+        pages[url] = PageNotRead(_no_site_reason(url))
         return
     outcome = found.get("", found.get(site))
     if outcome is None:
-        pages[url] = "robots.txt not fetched"
+        pages[url] = PageNotRead("robots.txt not fetched")
         return
     decision = outcome.decide(url, token, site)
     if not decision.allowed:
-        pages[url] = f"not fetched: {decision.reason}"
+        pages[url] = PageNotRead(f"not fetched: {decision.reason}")
         return
     request = Request(url, callback=NO_CALLBACK, dont_filter=True)
     request.meta["dont_obey_robotstxt"] = True  # decided above, for this URL only
@@ -307,11 +356,18 @@ async def _fetch_page(
     try:
         response = await _compat.download(crawler, request)
     except Exception as error:
-        pages[url] = f"download failed: {type(error).__name__}: {error}"
+        if not is_download_failure(error):  # not the site's answer: never disguised as one
+            logger.exception("Internal error while fetching %s", url)
+            pages[url] = PageNotRead(f"{INTERNAL_ERROR}: {describe_download_error(error)}")
+            return
+        pages[url] = PageNotRead(f"download failed: {describe_download_error(error)}", failed=True)
         return
     if 300 <= response.status < 400:
         location = (response.headers.get(b"Location") or b"").decode("latin-1")
-        pages[url] = f"HTTP {response.status} to {location!r}: a redirect is not followed"
+        pages[url] = PageNotRead(
+            f"HTTP {response.status} to {location!r}: a redirect is not followed",
+            status=response.status,
+        )
         return
     directives = read_page_directives(
         response.url, response.status, response.headers, response.body, token
@@ -332,16 +388,26 @@ def _no_site_reason(url: str) -> str:
 def _page_answer(result: PageResult | None) -> dict[str, Any]:
     """``--page``'s part of a URL's answer (the ``page`` object of ``--json``)."""
     if result is None:
-        result = "not fetched"
-    if isinstance(result, str):
-        return {"status": None, "directives": [], "sources": {}, "error": result, "truncated": []}
+        result = PageNotRead("not fetched")
+    if isinstance(result, PageNotRead):
+        return {
+            "status": result.status,
+            "directives": [],
+            "sources": {},
+            "error": result.reason,
+            "failed": result.failed,
+            "truncated": [],
+            "lenient": [],
+        }
     status, page = result
     return {
         "status": status,
         "directives": sorted(page.directives),
         "sources": {name: list(page.sources.get(name, ())) for name in sorted(page.directives)},
         "error": None,
+        "failed": False,
         "truncated": sorted(page.truncated),
+        "lenient": sorted(page.lenient),
     }
 
 
@@ -587,7 +653,8 @@ class RobotsTxtCommand(ScrapyCommand):
         if page is None:
             return
         if page.get("error"):
-            print(f"page:        not read: {page['error']}")
+            status = f"HTTP {page['status']}, " if page.get("status") is not None else ""
+            print(f"page:        {status}not read: {page['error']}")
         elif not page["directives"]:
             print(f"page:        HTTP {page['status']}, no robots directives for this agent")
         else:
@@ -599,6 +666,8 @@ class RobotsTxtCommand(ScrapyCommand):
                 f"limit:       read only in part ({', '.join(page['truncated'])} reached): "
                 "a directive past it is not seen"
             )
+        for form in page.get("lenient") or ():
+            print(f"lenient:     {_LENIENT_FORMS.get(form, form)}")
 
     def _print_text(
         self, answer: dict[str, Any], outcome: SiteOutcome | None, token: str, *, first: bool

@@ -126,7 +126,7 @@ class RobotsTxtExtension:
                 f"robots.txt summary: {_plural(sites, 'site')} checked "
                 f"({parsed} parsed, {unavailable} unavailable: allow all, "
                 f"{unreachable} unreachable: disallow all{extra_kinds}); "
-                f"{get('robotstxt/allowed', 0)} requests allowed, "
+                f"{_plural(get('robotstxt/allowed', 0), 'request')} allowed, "
                 f"{get('robotstxt/forbidden', 0)} dropped "
                 f"({get('robotstxt/forbidden/rule', 0)} by rules, "
                 f"{get('robotstxt/forbidden/unreachable', 0)} unreachable{extra_drops}, "
@@ -195,14 +195,23 @@ def _page_level_summary(get: Any, *, noarchive_honoured: bool = False) -> str:
     }
     if not any(counts.values()):
         return ""
-    return (
-        f"Page-level directives: {_plural(counts['pages/nofollow'], 'page')} nofollow "
-        f"({_plural(counts['nofollow'], 'request')} not followed), "
-        f"{_plural(counts['pages/noindex'], 'page')} noindex "
-        f"({_plural(counts['noindex'], 'item')} dropped), "
-        f"{_plural(counts['noarchive'], 'page')} noarchive"
-        + (" (never stored in the HTTP cache)" if noarchive_honoured else "")
-    )
+    parts = []  # a directive no page had is left out
+    if counts["pages/nofollow"] or counts["nofollow"]:
+        parts.append(
+            f"{_plural(counts['pages/nofollow'], 'page')} nofollow "
+            f"({_plural(counts['nofollow'], 'request')} not followed)"
+        )
+    if counts["pages/noindex"] or counts["noindex"]:
+        parts.append(
+            f"{_plural(counts['pages/noindex'], 'page')} noindex "
+            f"({_plural(counts['noindex'], 'item')} dropped)"
+        )
+    if counts["noarchive"]:
+        parts.append(
+            f"{_plural(counts['noarchive'], 'page')} noarchive"
+            + (" (never stored in or served from the HTTP cache)" if noarchive_honoured else "")
+        )
+    return "Page-level directives: " + ", ".join(parts)
 
 
 def _usage_summary(get: Any, purposes: tuple[str, ...]) -> str:

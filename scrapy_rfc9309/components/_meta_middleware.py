@@ -28,6 +28,7 @@ from scrapy.http import Request
 from ..parser._page_directives import (
     EMPTY,
     LENIENT_SEMICOLON,
+    LENIENT_SPACE,
     NOFOLLOW,
     NOINDEX,
     PageDirectives,
@@ -55,6 +56,8 @@ _TOKEN_CACHE_SIZE = 256
 #: How each lenient reading is described in the log.
 _LENIENT_FORMS = {
     LENIENT_SEMICOLON: "';' read as a separator (meta-semicolon; the syntax is comma-separated)",
+    LENIENT_SPACE: "a blank read as a separator between known directives (meta-space; "
+    "the syntax is comma-separated)",
 }
 
 

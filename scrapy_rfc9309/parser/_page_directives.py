@@ -10,8 +10,9 @@ non-HTML responses), optionally addressed to one agent
 
 :func:`read_page_directives` returns the directives that apply to one product
 token and where each came from. Reading never raises and is bounded: only the
-head of an HTML body is scanned (at most :data:`MAX_HEAD_BYTES`), in one
-linear pass; a ``<meta>`` tag is read over at most :data:`MAX_TAG_BYTES` and
+head of an HTML body is scanned (at most :data:`MAX_HEAD_BYTES`; a UTF-16 or
+UTF-32 body is decoded first), in one linear pass; a ``<meta>`` tag is read
+over at most :data:`MAX_TAG_BYTES` and
 :data:`MAX_TAG_ATTRIBUTES` attributes, at most :data:`MAX_META_TAGS` places
 where ``robots`` or the token occur are looked at, and at most
 :data:`MAX_HEADER_VALUES` ``X-Robots-Tag`` values of :data:`MAX_HEADER_BYTES`.
@@ -60,12 +61,35 @@ LIMIT_HEADER_VALUES = "MAX_HEADER_VALUES"
 LIMIT_HEADER_BYTES = "MAX_HEADER_BYTES"
 #: LENIENT(meta-semicolon): ``noindex; nofollow`` read as ``noindex, nofollow``.
 LENIENT_SEMICOLON = "meta-semicolon"
+#: LENIENT(meta-space): ``noindex nofollow`` read as ``noindex, nofollow`` (every
+#: word a known directive).
+LENIENT_SPACE = "meta-space"
 
 NOINDEX = "noindex"
 NOFOLLOW = "nofollow"
 NOARCHIVE = "noarchive"
 UNAVAILABLE_AFTER = "unavailable_after"
 
+#: Directives without a value that a blank may separate (LENIENT(meta-space)):
+#: HTTP: The Definitive Guide ch. 9's and those search engines document.
+KNOWN_DIRECTIVES = frozenset(
+    {
+        "all",
+        "follow",
+        "index",
+        "indexifembedded",
+        "noarchive",
+        "nocache",
+        "nofollow",
+        "noimageindex",
+        "noindex",
+        "none",
+        "noodp",
+        "nosnippet",
+        "notranslate",
+        "noydir",
+    }
+)
 #: Directive names that take a value after a colon (Google's robots meta
 #: documentation): ``name: value`` with one of these names is a directive,
 #: never an agent name.
@@ -93,11 +117,21 @@ _COMMENT = re.compile(rb"<!--")
 _SCRIPT = re.compile(rb"<script" + _END)
 _STYLE = re.compile(rb"<style" + _END)
 _TEMPLATE = re.compile(rb"<template" + _END)
+#: Text elements whose content is text, not markup (a "<body" or "<meta" in a
+#: title is text): skipped to their end tag.
+_TEXT_ELEMENTS = (b"title", b"textarea", b"xmp", b"noembed", b"noframes", b"iframe")
+_TEXT = re.compile(rb"<(?:" + b"|".join(_TEXT_ELEMENTS) + rb")" + _END)
 _WANTED_ATTRIBUTES = frozenset({b"name", b"content"})
-_HEAD_EVENT_PATTERNS = (_HEAD_END, _BODY, _COMMENT, _SCRIPT, _STYLE, _TEMPLATE)
+_HEAD_EVENT_PATTERNS = (_HEAD_END, _BODY, _COMMENT, _SCRIPT, _STYLE, _TEMPLATE, _TEXT)
 #: Any of them (the first chunk only: see :func:`_next_event`).
 _ANY_EVENT = re.compile(
-    rb"<(?:!--|(?:/head|body)" + _END + rb"|(?:script|style|template)" + _END + rb")"
+    rb"<(?:!--|(?:/head|body)"
+    + _END
+    + rb"|(?:script|style|template|"
+    + b"|".join(_TEXT_ELEMENTS)
+    + rb")"
+    + _END
+    + rb")"
 )
 #: What ends each skipped part, by the text of its event (the head's end and
 #: ``<body`` end the reading).
@@ -106,12 +140,13 @@ _CLOSING = {
     b"<script": re.compile(rb"</script"),
     b"<style": re.compile(rb"</style"),
     b"<template": re.compile(rb"</template"),
+    **{b"<" + name: re.compile(rb"</" + name) for name in _TEXT_ELEMENTS},
 }
 #: One attribute of a tag, or its end (group 1): the name (2) and a double-
 #: quoted (3), single-quoted (4) or unquoted (5) value. Never matches empty.
 _ATTRIBUTE = re.compile(
     rb"""[\s/]*(?:(>)|([^\s/>][^\s/>=]*)"""
-    rb"""(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"'][^\s>]*)))?)""",
+    rb"""(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"'](?:[^\s/>]|/(?!>))*)))?)""",
 )
 _AGENT_PREFIX = re.compile(r"\s*([A-Za-z_-][A-Za-z0-9_.-]*)\s*:\s*(.*)\Z", re.DOTALL)
 _DIRECTIVE_START = re.compile(r"\s*[A-Za-z_-][A-Za-z0-9_.-]*\s*(?::|\Z)")
@@ -136,7 +171,7 @@ class PageDirectives:
     ``MAX_TAG_BYTES``, ``MAX_TAG_ATTRIBUTES``, ``MAX_META_TAGS``,
     ``MAX_HEADER_VALUES``, ``MAX_HEADER_BYTES``): content past them was not
     read, so a directive there was not seen. ``lenient``: the ``LENIENT``
-    readings used (``meta-semicolon``).
+    readings used (``meta-semicolon``, ``meta-space``).
     """
 
     directives: frozenset[str] = frozenset()
@@ -195,8 +230,21 @@ def split_directives(content: str, lenient: set[str] | None = None) -> list[str]
         if result and UNAVAILABLE_AFTER + ":" in result[-1] and not _DIRECTIVE_START.match(text):
             result[-1] = f"{result[-1]}, {text.lower()}"
             continue
-        result.append(_normalise(text))
+        result.extend(_spaced(_normalise(text), lenient))
     return result
+
+
+def _spaced(directive: str, lenient: set[str] | None) -> list[str]:
+    """``noindex nofollow`` -> ``["noindex", "nofollow"]`` when every word is a
+    :data:`KNOWN_DIRECTIVES` name; anything else stays one (unknown) directive."""
+    words = directive.split(" ")
+    if len(words) < 2 or not all(word in KNOWN_DIRECTIVES for word in words):
+        return [directive]
+    # LENIENT(meta-space): the syntax is comma-separated, but "noindex nofollow"
+    # is common in the wild, and means what it says when each word is a directive.
+    if lenient is not None:
+        lenient.add(LENIENT_SPACE)
+    return words
 
 
 def _normalise(directive: str) -> str:
@@ -336,16 +384,57 @@ def _read_header(value: str, token: str, collector: _Collector) -> None:
     agent: str | None = None
     for piece in collector.split(value):
         match = _AGENT_PREFIX.match(piece)
+        pieces = [piece]
         if match and match.group(1) not in VALUE_DIRECTIVES and match.group(2)[:1].isalpha():
             agent = match.group(1)
-            piece = _normalise(match.group(2))
+            ours = collector.lenient if agent == token else None
+            pieces = _spaced(_normalise(match.group(2)), ours)
         if agent is None:
-            collector.add_all([piece], "X-Robots-Tag")
+            collector.add_all(pieces, "X-Robots-Tag")
         elif agent == token:
-            collector.add_all([piece], f"X-Robots-Tag: {agent}")
+            collector.add_all(pieces, f"X-Robots-Tag: {agent}")
 
 
 # -- the HTML head -------------------------------------------------------------------------
+
+
+#: Byte order marks of encodings that are not ASCII-compatible (UTF-32 first: its
+#: little-endian mark starts with UTF-16's).
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+#: Declared charsets that are not ASCII-compatible, and the codec read without a BOM
+#: (the WHATWG Encoding Standard reads the "utf-16" label as little-endian).
+_WIDE_CHARSETS = {
+    "utf-16": "utf-16-le",
+    "utf-16le": "utf-16-le",
+    "utf-16be": "utf-16-be",
+    "utf-32": "utf-32-le",
+    "utf-32le": "utf-32-le",
+    "utf-32be": "utf-32-be",
+}
+_CHARSET = re.compile(r"charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE)
+
+
+def ascii_compatible_head(body: bytes, content_type: str | None) -> bytes:
+    """At most :data:`MAX_HEAD_BYTES` of ``body``, as UTF-8 when it is UTF-16 or
+    UTF-32 (a byte order mark, or the charset of ``content_type``): the head's
+    tags are then found as in any other page. Other bodies are returned as they
+    are (ASCII-compatible encodings need no decoding to find the tags)."""
+    head = body[:MAX_HEAD_BYTES]
+    if head.startswith(b"\xef\xbb\xbf"):
+        return head  # a UTF-8 byte order mark wins over the declared charset
+    codec = next((name for bom, name in _BOMS if head.startswith(bom)), None)
+    if codec is None and content_type:
+        declared = _CHARSET.search(content_type)
+        if declared is not None:
+            codec = _WIDE_CHARSETS.get(declared.group(1).lower())
+    if codec is None:
+        return head
+    return head.decode(codec, "replace").encode("utf-8", "replace")[:MAX_HEAD_BYTES]
 
 
 def _is_html(content_type: str | None, body: bytes) -> bool:
@@ -526,7 +615,9 @@ def _read_head(window: bytes, token: str, collector: _Collector, *, cut: bool = 
 
     The head ends at ``</head>`` or ``<body``; ``<meta>`` tags after it are
     ignored, as search engines do. Comments, scripts, styles and templates
-    are skipped. Linear with a small constant: the window is lower-cased in
+    are skipped, and so are elements whose content is text (``<title>``,
+    ``<textarea>``, ...): a ``<body`` there is not the body. Linear with a
+    small constant: the window is lower-cased in
     growing chunks; the events (head end, comment, script, ...) are found by
     :func:`_next_event`; between skipped parts only the places where
     ``robots`` or the token occur are looked at (other meta tags cost
@@ -653,9 +744,10 @@ def read_page_directives(
             _read_header(value, agent, collector)
         if body and not (300 <= status < 400 or status in (204, 304)):
             content_type = next(iter(_header_values(headers, "Content-Type")), None)
-            if _is_html(content_type, body):
+            head = ascii_compatible_head(body, content_type)
+            if _is_html(content_type, head):
                 cut = len(body) > MAX_HEAD_BYTES
-                _read_head(body[:MAX_HEAD_BYTES], agent, collector, cut=cut)
+                _read_head(head, agent, collector, cut=cut)
     except (AttributeError, TypeError, ValueError):  # malformed headers object
         pass
     return collector.result(url)
@@ -700,9 +792,10 @@ def read_usage_signals(status: int, headers: Any, body: bytes | None) -> list[tu
             found.extend((source, value) for value in _header_values(headers, name))
         if body and not (300 <= status < 400 or status in (204, 304)):
             content_type = next(iter(_header_values(headers, "Content-Type")), None)
-            if _is_html(content_type, body):
+            head = ascii_compatible_head(body, content_type)
+            if _is_html(content_type, head):
                 collector = _NamedMeta(TDM_META)
-                _read_head(body[:MAX_HEAD_BYTES], TDM_META, collector)
+                _read_head(head, TDM_META, collector)
                 found.extend((f'<meta name="{TDM_META}">', value) for value in collector.found)
     except (AttributeError, TypeError, ValueError):  # malformed headers object
         pass
