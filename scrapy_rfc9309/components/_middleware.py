@@ -294,7 +294,10 @@ class RobotsTxtMiddleware:
     async def _fetch(self, site: str, request: Request | None) -> None:
         url = robots_url(site)
         self.stats.inc_value("robotstxt/request_count")
-        if self._table.stale(site) is not None:
+        if self._table.deferral(site) is not None:
+            # an attempt while deferred, not a cached copy that expired (RFC 9309 2.4)
+            self.stats.inc_value("robotstxt/deferred/retries")
+        elif self._table.stale(site) is not None:
             self.stats.inc_value("robotstxt/refetch")
         try:
             with robots_download(self.crawler):
@@ -525,9 +528,17 @@ class RobotsTxtMiddleware:
             download.cancel()
         self._stop_watchdog()
 
-    def _on_spider_closed(self) -> None:
+    def drop_held_at_close(self) -> None:
+        """Drop the requests our scheduler queues still hold (kept with ``JOBDIR``).
+
+        Called from ``spider_closed`` by the extension before its close
+        summary, so the summary counts them, and by this middleware; the
+        second call finds nothing left."""
         for queue in list(self._queues):
             queue.spider_closed()
+
+    def _on_spider_closed(self) -> None:
+        self.drop_held_at_close()
         self._release_all()
         if self._usage is not None and self._usage.tdmrep is not None:
             self._usage.tdmrep.abandon_all()
