@@ -437,6 +437,43 @@ def memory(site_counts: list[int]) -> None:
             server.close()
 
 
+def memory_queue(site_counts: list[int]) -> None:
+    """(b) with and without requests waiting in the scheduler: ``ours`` with
+    its ``RobotsTxtPriorityQueue``, ``ours`` with Scrapy's
+    ``ScrapyPriorityQueue`` (requests wait in the middleware, as before the
+    queue), and ``off``; the three run at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    plain = {"SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue"}
+    runs_of = {"queue": ("ours", {}), "no queue": ("ours", plain), "off": ("off", {})}
+    for sites in site_counts:
+        print(
+            f"\n(b) memory with the queue: {sites} sites, one page each "
+            "(peak RSS growth from spider open)"
+        )
+        server = Server(pick_robots("memory", sites))
+        try:
+            with ThreadPoolExecutor(len(runs_of)) as pool:
+                runs = {
+                    label: pool.submit(run_crawl, mode, server.port, sites, 1, settings=extra)
+                    for label, (mode, extra) in runs_of.items()
+                }
+            growth = {}
+            for label in runs_of:
+                result = runs[label].result()
+                growth[label] = (result["rss_peak_kib"] - result["rss_open_kib"]) * 1024 / sites
+                print(f"    {label:<9} {growth[label] / 1024:>8.2f} KiB per site")
+            queue, before = growth["queue"] - growth["off"], growth["no queue"] - growth["off"]
+            print(
+                f"    robots.txt part: queue {queue / 1024:.2f} KiB, "
+                f"no queue {before / 1024:.2f} KiB"
+            )
+            if before > 0:
+                print(f"    queue / no queue  {queue / before:.2f}  (goal <= 1)")
+        finally:
+            server.close()
+
+
 def rotating(sites: int, pages: int, agents: int, rounds: int) -> None:
     print(
         f"\n(d) rotating User-Agents: {sites} sites x {pages} pages, {agents} User-Agent "
@@ -619,6 +656,7 @@ def main() -> int:
             "page-directives",
             "stall",
             "roundtrip",
+            "memory-queue",
             "all",
         ],
     )
@@ -649,6 +687,8 @@ def main() -> int:
         roundtrip(max(args.rounds, 3), concurrency=16)
     if args.what in ("memory", "all"):
         memory(args.memory_sites)
+    if args.what == "memory-queue":
+        memory_queue(args.memory_sites)
     if args.what == "all":
         page_directives(args.sites, args.pages, args.rounds)
     return 0
