@@ -493,3 +493,26 @@ async def test_close_summary_and_report_count_requests_dropped_from_the_queue(
     record = next(r for r in json.loads(report.read_text())["sites"] if r["site"] == site.origin)
     assert record["requests_dropped_at_close"] == 10
     assert json.loads(report.read_text())["stats"]["robotstxt/forbidden/closing"] == 10
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_with_another_scheduler_queue_requests_wait_in_the_middleware(
+    sites,
+) -> None:
+    """With a queue that is not ours (Scrapy's ScrapyPriorityQueue), requests
+    wait in the middleware as with Scrapy's own: no deferral, an unreachable
+    robots.txt drops its site's requests at once (RFC 9309 2.3.1.4), and the
+    crawl ends under either reactor (nothing is sent back to the scheduler)."""
+    bad = sites(routes={"/robots.txt": status(503)}, default=PAGE)
+    good = sites(routes={"/robots.txt": delayed(0.3, status(404))}, default=PAGE)
+    urls = [bad.url(f"/p{i}") for i in range(5)] + [good.url(f"/p{i}") for i in range(5)]
+    started = time.monotonic()
+    spider, stats = await crawl(urls, {"SCHEDULER_PRIORITY_QUEUE": PLAIN})
+    assert time.monotonic() - started < 5  # not ROBOTSTXT_UNREACHABLE_DEFER (300 s)
+    assert sorted(spider.fetched) == sorted(urls[5:])
+    assert sorted(spider.dropped) == sorted(urls[:5])
+    assert bad.count("/robots.txt") == 1 and page_times(bad) == []
+    assert stats["robotstxt/forbidden/unreachable"] == 5
+    assert "robotstxt/deferred" not in stats
+    # the good site's pages waited in the middleware, then went: none before its robots.txt
+    assert min(page_times(good)) >= robots_times(good)[0] + 0.3
