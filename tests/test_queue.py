@@ -329,3 +329,190 @@ async def test_2_3_1_4_deferral_honours_retry_after(sites) -> None:
     assert second - first >= 1.9  # the back-off alone would have asked after 1 s
     assert stats["robotstxt/retry_after"] == 1
     assert stats["robotstxt/deferred/recovered"] == 1
+
+
+class TickSpider(Spider):
+    """Requests keep arriving: each ``/tick`` page of the ticker site (slow to
+    answer) yields the next tick and one page of ``target``, until ``ticks``.
+    Records when each page of ``target`` was yielded and when it was fetched
+    or dropped (``time.monotonic``, as the test server's log)."""
+
+    name = "ticks"
+
+    def __init__(self, ticker: str = "", target: str = "", ticks: int = 0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.ticker, self.target, self.ticks = ticker, target, ticks
+        self.yielded: dict[str, float] = {}
+        self.fetched: dict[str, float] = {}
+        self.dropped: dict[str, tuple[float, str]] = {}
+
+    async def start(self) -> Any:
+        yield self.page(0)
+        yield Request(f"{self.ticker}/tick?1", self.tick, dont_filter=True, cb_kwargs={"n": 1})
+
+    def page(self, n: int) -> Request:
+        url = f"{self.target}/p{n}"
+        self.yielded[url] = time.monotonic()
+        return Request(url, self.parse, errback=self.failed, dont_filter=True)
+
+    def tick(self, response: Any, n: int) -> Any:
+        yield self.page(n)
+        if n < self.ticks:
+            yield Request(
+                f"{self.ticker}/tick?{n + 1}", self.tick, dont_filter=True, cb_kwargs={"n": n + 1}
+            )
+
+    def parse(self, response: Any) -> None:
+        self.fetched[response.url] = time.monotonic()
+
+    def failed(self, failure: Any) -> None:
+        self.dropped[failure.request.url] = (time.monotonic(), str(failure.value))
+
+
+async def tick_crawl(
+    target: Any, ticker: Any, ticks: int, settings: dict[str, Any]
+) -> tuple[TickSpider, dict[str, Any]]:
+    crawler = get_crawler(TickSpider, {**BASE_SETTINGS, **QUEUE, **settings})
+    await _compat.crawl(crawler, ticker=ticker.origin, target=target.origin, ticks=ticks)
+    assert crawler.stats is not None
+    stats = crawler.stats.get_stats()
+    assert stats.get("log_count/ERROR", 0) == 0
+    spider = crawler.spider
+    assert isinstance(spider, TickSpider)
+    return spider, stats
+
+
+@deferred_f_from_coro_f
+async def test_http_guide_ch9_a_deferral_that_ran_out_does_not_start_again(sites) -> None:
+    """503 for good, ROBOTSTXT_UNREACHABLE_DEFER 2 s, the unreachable outcome
+    kept 1 s: requests of the site keep arriving for 4 s after the deferral
+    ran out. Each is dropped at once as unreachable (RFC 9309 2.3.1.4), and
+    the robots.txt is tried twice during the deferral, then once per
+    ROBOTSTXT_UNREACHABLE_TTL at most: no new deferral starts."""
+    bad = sites(routes={"/robots.txt": status(503)}, default=PAGE)
+    ticker = sites(routes={"/robots.txt": status(404), "/tick": delayed(0.3, PAGE)})
+    spider, stats = await tick_crawl(
+        bad, ticker, 20, {"ROBOTSTXT_UNREACHABLE_DEFER": 2, "ROBOTSTXT_UNREACHABLE_TTL": 1}
+    )
+    assert spider.fetched == {} and page_times(bad) == []
+    assert len(spider.dropped) == 21
+    assert all("unreachable" in reason for _, reason in spider.dropped.values())
+    assert stats["robotstxt/forbidden/unreachable"] == 21
+    assert stats["robotstxt/deferred"] == 1
+    assert stats["robotstxt/deferred/expired"] == 1
+    tries = robots_times(bad)
+    deadline = tries[0] + 2
+    assert len([t for t in tries if t < deadline]) == 2  # at 0 s and after the 1 s back-off
+    late = [url for url, at in spider.yielded.items() if at > deadline + 0.1]
+    assert len(late) >= 10, "the crawl did not go on past the deferral"
+    for url in late:
+        waited = spider.dropped[url][0] - spider.yielded[url]
+        assert waited < 1.0, f"{url} waited {waited:.2f} s: a new deferral started"
+    after = [t for t in tries if t >= deadline]
+    span = max(spider.yielded.values()) - deadline
+    assert len(after) <= span / 1 + 2  # one per ROBOTSTXT_UNREACHABLE_TTL, no back-off
+
+
+@deferred_f_from_coro_f
+async def test_2_4_refetch_counts_expired_copies_deferral_retries_apart(sites) -> None:
+    """``robotstxt/refetch`` means a cached outcome expired and was fetched
+    again (RFC 9309 2.4); attempts while deferred (HTTP: The Definitive Guide
+    ch. 9) are ``robotstxt/deferred/retries``."""
+    site = sites(
+        routes={"/robots.txt": sequence(status(503), text("User-agent: *\nAllow: /\n"))},
+        default=PAGE,
+    )
+    ticker = sites(routes={"/robots.txt": status(404), "/tick": delayed(0.3, PAGE)})
+    spider, stats = await tick_crawl(
+        site, ticker, 12, {"ROBOTSTXT_CACHE_TTL": 1, "ROBOTSTXT_CACHE_MIN_TTL": 0}
+    )
+    assert len(spider.fetched) == 13 and spider.dropped == {}
+    downloads, ticker_downloads = site.count("/robots.txt"), ticker.count("/robots.txt")
+    assert stats["robotstxt/request_count"] == downloads + ticker_downloads
+    assert stats["robotstxt/deferred/retries"] == 1  # the 200 after the 503
+    assert stats["robotstxt/deferred/recovered"] == 1
+    # every other download after each site's first: its copy expired (1 s)
+    assert downloads - 2 >= 1
+    assert stats["robotstxt/refetch"] == (downloads - 2) + (ticker_downloads - 1)
+
+
+@deferred_f_from_coro_f
+async def test_2_3_a_hung_robots_txt_takes_no_page_slot_with_one_request_per_domain(
+    sites,
+) -> None:
+    """CONCURRENT_REQUESTS_PER_DOMAIN = 1: the hung robots.txt and the healthy
+    sites share a host (127.0.0.1, other ports), so Scrapy would give them one
+    download slot. The robots.txt has a slot of its own: the healthy pages are
+    done within 3 s of the same crawl without the hung site."""
+    settings = {"CONCURRENT_REQUESTS_PER_DOMAIN": 1, "DOWNLOAD_TIMEOUT": 8, **QUEUE}
+    healthy_only = [
+        sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /no\n")}, default=PAGE)
+        for _ in range(10)
+    ]
+    started = time.monotonic()
+    spider, _ = await crawl(
+        [site.url(f"/p{i}") for i in range(3) for site in healthy_only], settings
+    )
+    assert len(spider.fetched) == 30
+    baseline = max(t for site in healthy_only for t in page_times(site)) - started
+    started = time.monotonic()
+    hung, healthy, _ = await stalled_crawl(sites, settings)
+    last_page = max(t for site in healthy for t in page_times(site)) - started
+    assert last_page < baseline + 3, (
+        f"healthy pages done after {last_page:.2f} s, {baseline:.2f} s without the hung site"
+    )
+    assert hung.count("/p0") == 0
+
+
+@deferred_f_from_coro_f
+async def test_close_summary_and_report_count_requests_dropped_from_the_queue(
+    sites, caplog, tmp_path
+) -> None:
+    """Closed while 10 requests wait in the queue for a hung robots.txt: the
+    queue drops them before the close summary and the JSON report are
+    written, so the summary, the report and the stats agree."""
+    import json
+    import logging
+
+    site = sites(routes={"/robots.txt": hang()}, default=PAGE)
+    report = tmp_path / "report.json"
+    settings = {
+        **QUEUE,
+        "DOWNLOAD_TIMEOUT": 120,
+        "CLOSESPIDER_TIMEOUT": 1,
+        "ROBOTSTXT_REPORT_FILE": str(report),
+        "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0},
+    }
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        spider, stats = await crawl([site.url(f"/p{i}") for i in range(10)], settings)
+    assert spider.fetched == [] and page_times(site) == []
+    assert stats["robotstxt/forbidden"] == stats["robotstxt/forbidden/closing"] == 10
+    summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
+    assert "0 requests allowed, 10 dropped (" in summary
+    assert "10 at close)" in summary
+    record = next(r for r in json.loads(report.read_text())["sites"] if r["site"] == site.origin)
+    assert record["requests_dropped_at_close"] == 10
+    assert json.loads(report.read_text())["stats"]["robotstxt/forbidden/closing"] == 10
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_with_another_scheduler_queue_requests_wait_in_the_middleware(
+    sites,
+) -> None:
+    """With a queue that is not ours (Scrapy's ScrapyPriorityQueue), requests
+    wait in the middleware as with Scrapy's own: no deferral, an unreachable
+    robots.txt drops its site's requests at once (RFC 9309 2.3.1.4), and the
+    crawl ends under either reactor (nothing is sent back to the scheduler)."""
+    bad = sites(routes={"/robots.txt": status(503)}, default=PAGE)
+    good = sites(routes={"/robots.txt": delayed(0.3, status(404))}, default=PAGE)
+    urls = [bad.url(f"/p{i}") for i in range(5)] + [good.url(f"/p{i}") for i in range(5)]
+    started = time.monotonic()
+    spider, stats = await crawl(urls, {"SCHEDULER_PRIORITY_QUEUE": PLAIN})
+    assert time.monotonic() - started < 5  # not ROBOTSTXT_UNREACHABLE_DEFER (300 s)
+    assert sorted(spider.fetched) == sorted(urls[5:])
+    assert sorted(spider.dropped) == sorted(urls[:5])
+    assert bad.count("/robots.txt") == 1 and page_times(bad) == []
+    assert stats["robotstxt/forbidden/unreachable"] == 5
+    assert "robotstxt/deferred" not in stats
+    # the good site's pages waited in the middleware, then went: none before its robots.txt
+    assert min(page_times(good)) >= robots_times(good)[0] + 0.3

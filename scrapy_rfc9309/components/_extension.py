@@ -19,6 +19,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from . import _compat
+from ._engine import page_slot_key
 from ._report import CrawlReport, report_for
 from ._settings import ReportSettings, RobotsTxtSettings, httpcache_honours_noarchive
 
@@ -66,7 +67,7 @@ class RobotsTxtExtension:
             return
         floor = min(delay, self.settings.crawl_delay_max)
         downloader = self.crawler.engine.downloader
-        key = downloader.get_slot_key(request)
+        key = page_slot_key(downloader, request)  # the pages' slot, not the robots.txt's own
         if key not in self._floors and len(self._floors) >= MAX_SLOTS_TRACKED:
             self._floors.pop(next(iter(self._floors)))
         self._floors[key] = floor
@@ -97,7 +98,17 @@ class RobotsTxtExtension:
 
     # -- the close summary ---------------------------------------------------------
 
+    def _drop_held(self) -> None:
+        """Requests still waiting in the scheduler queue are dropped before
+        the summary and the report read the stats, so both count them."""
+        from ._middleware import middleware_for
+
+        robots = middleware_for(self.crawler)
+        if robots is not None:
+            robots.drop_held_at_close()
+
     def _log_summary(self) -> None:
+        self._drop_held()
         stats = self.crawler.stats
         assert stats is not None
         get = stats.get_value
@@ -155,6 +166,7 @@ class RobotsTxtExtension:
     def _write_report(self, spider: Any, reason: str) -> None:
         path = self.report_settings.report_file
         assert path is not None
+        self._drop_held()
         stats = self.crawler.stats
         assert stats is not None
         totals = {

@@ -46,8 +46,10 @@ from w3lib.url import safe_url_string
 from ..parser._robotstxt import RobotsTxt
 from ..sites._lifetime import headers_lifetime
 from ..sites._outcome import Kind, SiteOutcome, kind_of_status
+from ..sites._site import site_of
 from . import _compat
 from ._decode import accept_encoding, decode_body, split_encodings
+from ._engine import release_robots_slot, robots_slot_key
 from ._robotparser import RFC9309RobotParser
 
 if TYPE_CHECKING:
@@ -226,10 +228,17 @@ class RobotsTxtFetcher:
         propagates, and so does cancellation (at close).
         """
         assert self.crawler.engine is not None
+        slot = robots_slot_key(site_of(url) or url)
+        try:
+            return await self._fetch(url, request, slot)
+        finally:
+            release_robots_slot(self.crawler, slot)
+
+    async def _fetch(self, url: str, request: Request | None, slot: str) -> SiteOutcome:
         chain: list[tuple[str, int | None]] = []
         for hop in range(MAX_REDIRECTS + 1):
             try:
-                response = await _compat.download(self.crawler, self._request(url))
+                response = await _compat.download(self.crawler, self._request(url, slot))
             except IgnoreRequest as exc:
                 chain.append((url, None))
                 return self.unreachable(f"robots.txt request dropped: {exc}", chain)
@@ -300,7 +309,7 @@ class RobotsTxtFetcher:
         detail = f"{detail}, Retry-After {round(wait):d} s"
         return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain), retry_after=True)
 
-    def _request(self, url: str) -> Request:
+    def _request(self, url: str, slot: str) -> Request:
         return Request(
             url,
             priority=DOWNLOAD_PRIORITY,
@@ -313,6 +322,8 @@ class RobotsTxtFetcher:
                 "allow_offsite": True,  # a redirect to another host is still followed
                 "download_maxsize": 0,  # stopped at ROBOTSTXT_MAX_SIZE, the part kept
                 "download_warnsize": 0,
+                # a slot of its own: never the pages' transfers of the host
+                "download_slot": slot,
                 _META_SIZE_LIMIT: self.settings.max_size,
             },
             # only what _parsed can decode within ROBOTSTXT_MAX_SIZE; a header set

@@ -327,7 +327,10 @@ class RobotsTxtMiddleware:
                 stored = outcome is not None
             if outcome is None:
                 self.stats.inc_value("robotstxt/request_count")
-                if self._table.stale(site) is not None:
+                if self._table.deferral(site) is not None:
+                    # an attempt while deferred, not a cached copy that expired (RFC 9309 2.4)
+                    self.stats.inc_value("robotstxt/deferred/retries")
+                elif self._table.stale(site) is not None:
                     self.stats.inc_value("robotstxt/refetch")
                 with robots_download(self.crawler):
                     outcome = await self._fetcher.fetch(url, request)
@@ -570,7 +573,15 @@ class RobotsTxtMiddleware:
             tdmrep.abandon_all()
         self._stop_watchdog()
 
-    def _on_spider_closed(self) -> None:
+    def drop_held_at_close(self) -> None:
+        """Drop the requests our scheduler queues still hold (kept with ``JOBDIR``).
+
+        Called from ``spider_closed`` by the extension before its close
+        summary, so the summary counts them, and by this middleware; the
+        second call finds nothing left."""
         for queue in list(self._queues):
             queue.spider_closed()
+
+    def _on_spider_closed(self) -> None:
+        self.drop_held_at_close()
         self._release_all()

@@ -41,6 +41,7 @@ from scrapy.pqueues import ScrapyPriorityQueue
 from ..sites._sitetable import SiteState
 from ._engine import wake_engine
 from ._middleware import middleware_for
+from ._report import report_for
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -173,6 +174,11 @@ class RobotsTxtPriorityQueue:
 
     def _write_back_or_drop_held(self) -> None:
         held = [request for requests in self._held.values() for request in requests]
+        if held and not self._persistent:
+            report = report_for(self.crawler)  # the JSON report's per-site drops
+            for site, requests in self._held.items():
+                for _ in requests:
+                    report.dropped_at_close(site)
         self._held.clear()
         self._held_count = 0
         self._released.clear()
