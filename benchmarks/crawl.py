@@ -470,7 +470,7 @@ def blocking(sites: int) -> None:
         server.close()
 
 
-def page_directives(sites: int, pages: int, rounds: int) -> None:
+def page_directives(sites: int, pages: int, rounds: int) -> dict[str, Any]:
     """(e) the cost of reading page-level directives: 30 KB HTML pages, the add-on
     with ROBOTS_META_OBEY on and off, run at once in pairs, medians of the pairs."""
     import statistics
@@ -520,6 +520,11 @@ def page_directives(sites: int, pages: int, rounds: int) -> None:
                 f"    on / off  {statistics.median(cpu_ratios):.3f}  pages per CPU second, "
                 f"median of paired ratios (pairs: {', '.join(f'{r:.3f}' for r in cpu_ratios)})"
             )
+            return {
+                "ratio": statistics.median(ratios),
+                "cpu_ratio": statistics.median(cpu_ratios),
+                "cpu_us": {mode: statistics.median(cpu[mode]) for mode in cpu},
+            }
         finally:
             server.close()
 

@@ -92,5 +92,5 @@ async def test_close_summary_names_outcomes_and_top_rules(sites, caplog) -> None
         await crawl(urls, {**ADDON_ONLY, "ROBOTSTXT_UNREACHABLE_DEFER": 0})
     summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
     assert "2 sites checked (1 parsed, 0 unavailable: allow all, 1 unreachable" in summary
-    assert "1 requests allowed, 3 dropped (2 by rules, 1 unreachable" in summary
+    assert "; 1 request allowed, 3 dropped (2 by rules, 1 unreachable" in summary
     assert f"2 x {site.origin} line 2: 'Disallow: /x'" in summary

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +20,7 @@ from scrapy_rfc9309.components._command import (
     EXIT_DISALLOWED,
     EXIT_ERROR,
     EXIT_NO_ROBOTS,
+    EXIT_PAGE_UNREAD,
     exit_code,
     explain,
     explain_url,
@@ -343,10 +345,105 @@ async def test_http_guide_ch9_page_shows_the_page_directives_for_the_agent(sites
     private = answers[site.url("/private/x")]["page"]
     assert private["status"] is None and "Forbidden by robots.txt line 2" in private["error"]
     moved = answers[site.url("/moved")]["page"]
-    assert moved["status"] is None and "redirect is not followed" in moved["error"]
+    assert moved["status"] == 302 and "redirect is not followed" in moved["error"]
     assert site.count("/private/x") == 0  # a disallowed page is never fetched, nor redirected to
     output, code = await scrapy(site.url("/meta"), "--agent", "ExampleBot", "--page", cwd=tmp_path)
     assert 'directive:   noindex (<meta name="robots">)' in output, output
+
+
+@deferred_f_from_coro_f
+async def test_page_read_only_in_part_names_the_limit(sites, tmp_path) -> None:
+    """A page whose robots META tag lies past a limit of the reading: ``--page``
+    says which limit, in text and in ``--json`` (``truncated``)."""
+    from .server import html_page
+
+    places = "".join(f'<meta name="description" content="robots {i}">' for i in range(300))
+    head = places + '<meta name="robots" content="noindex">'
+    site = sites(
+        routes={
+            "/robots.txt": text(ROBOTS),
+            "/page": text(html_page(head), content_type=b"text/html"),
+        }
+    )
+    args = (site.url("/page"), "--agent", "ExampleBot", "--page")
+    output, _ = await scrapy(*args, "--json", cwd=tmp_path)
+    page = json_lines(output)[0]["page"]
+    assert page["directives"] == [] and page["truncated"] == ["MAX_META_TAGS"], output
+    output, _ = await scrapy(*args, cwd=tmp_path)
+    assert "limit:       read only in part (MAX_META_TAGS reached)" in output, output
+
+
+def reset() -> Any:
+    """Close the connection without an answer (a reset)."""
+
+    def route(request: Any) -> int:
+        from twisted.web import server
+
+        request.channel.transport.abortConnection()
+        return server.NOT_DONE_YET
+
+    return route
+
+
+@deferred_f_from_coro_f
+async def test_http_guide_ch9_page_that_cannot_be_read_says_why_and_exits_5(
+    sites, tmp_path
+) -> None:
+    """``--page``: a page robots.txt allows but that cannot be downloaded (a reset,
+    a time-out) is reported readably, with its own exit status; a redirect's
+    status is given in ``--json`` as in the text; a page read leniently says so."""
+    from .server import hang, html_page
+
+    site = sites(
+        routes={
+            "/robots.txt": text(ROBOTS),
+            "/reset": reset(),
+            "/hang": hang(),
+            "/moved": redirect("/elsewhere", 302),
+            "/spaced": text(
+                html_page('<meta name="robots" content="noindex nofollow">'),
+                content_type=b"text/html",
+            ),
+        }
+    )
+    options = ("--agent", "ExampleBot", "--page", "-s", "RETRY_ENABLED=0")
+    options += ("-s", "DOWNLOAD_TIMEOUT=1")
+    output, code = await scrapy(site.url("/reset"), *options, "--json", cwd=tmp_path)
+    assert code == EXIT_PAGE_UNREAD, output
+    page = json_lines(output)[0]["page"]
+    assert page["failed"] is True and page["status"] is None, output
+    assert page["error"].startswith("download failed: "), output
+    assert "ConnectionLost: Connection to the other side was lost" in page["error"], output
+    assert "Failure" not in page["error"] and "<" not in page["error"], output
+    output, code = await scrapy(site.url("/hang"), *options, cwd=tmp_path)
+    assert code == EXIT_PAGE_UNREAD, output
+    assert "page:        not read: download failed: " in output and "Timeout" in output, output
+    output, code = await scrapy(site.url("/moved"), *options, "--json", cwd=tmp_path)
+    assert code == EXIT_ALLOWED, output
+    page = json_lines(output)[0]["page"]
+    assert page["status"] == 302 and page["failed"] is False, output
+    output, _ = await scrapy(site.url("/moved"), *options, cwd=tmp_path)
+    assert "page:        HTTP 302, not read: HTTP 302 to '/elsewhere'" in output, output
+    output, code = await scrapy(site.url("/spaced"), *options, "--json", cwd=tmp_path)
+    assert code == EXIT_ALLOWED, output
+    page = json_lines(output)[0]["page"]
+    assert page["directives"] == ["nofollow", "noindex"] and page["lenient"] == ["meta-space"]
+    output, _ = await scrapy(site.url("/spaced"), *options, cwd=tmp_path)
+    assert "lenient:     a blank read as a separator between known directives" in output, output
+    output, code = await scrapy("file:///etc/passwd", "--page", "--json", cwd=tmp_path)
+    assert code == EXIT_ERROR, output
+    page = json_lines(output)[0]["page"]
+    assert page["error"].startswith("not an http(s) URL (file:)"), output
+    assert site.count("/elsewhere") == 0
+
+
+def test_exit_status_of_a_page_not_read_comes_after_the_site_outcomes() -> None:
+    unread = {"verdict": "allowed", "outcome": "parsed", "page": {"failed": True}}
+    assert exit_code([unread]) == EXIT_PAGE_UNREAD
+    assert exit_code([unread, {"verdict": "allowed", "outcome": "unavailable"}]) == EXIT_NO_ROBOTS
+    assert exit_code([unread, {"verdict": "disallowed", "outcome": "parsed"}]) == EXIT_DISALLOWED
+    internal = {"verdict": "allowed", "outcome": "parsed", "page": {"error": "internal error: X"}}
+    assert exit_code([internal]) == EXIT_ERROR
 
 
 @deferred_f_from_coro_f

@@ -68,6 +68,60 @@ LENIENT_CASES = [
 ]
 
 
+#: Page-level directives (robots META tag, X-Robots-Tag): tested in
+#: tests/test_page_directives.py and tests/test_meta_middleware.py as
+#: ``lenient-<id>``, and here.
+PAGE_DIRECTIVE_LENIENCY = {"meta-semicolon", "meta-space"}
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        param("noindex; nofollow", ["noindex", "nofollow"], id="lenient-meta-semicolon"),
+        param("noindex;nofollow;noarchive", ["noindex", "nofollow", "noarchive"], id="no-blank"),
+        param(
+            "unavailable_after: 2010-06-25; noindex",
+            ["unavailable_after: 2010-06-25", "noindex"],
+            id="after-a-date",
+        ),
+    ],
+)
+def test_lenient_page_directives(content: str, expected: list[str]) -> None:
+    """LENIENT(meta-semicolon): a semicolon separates page-level directives too; the
+    reading records it, so that the crawl says so (once, at INFO)."""
+    from scrapy_rfc9309.parser._page_directives import split_directives
+
+    lenient: set[str] = set()
+    assert split_directives(content, lenient) == expected
+    assert lenient == {"meta-semicolon"}
+
+
+@pytest.mark.parametrize(
+    ("content", "expected", "lenient"),
+    [
+        param("noindex nofollow", ["noindex", "nofollow"], {"meta-space"}, id="lenient-meta-space"),
+        param("NONE  noarchive", ["none", "noarchive"], {"meta-space"}, id="upper-two-blanks"),
+        param(
+            "noindex nofollow; noarchive",
+            ["noindex", "nofollow", "noarchive"],
+            {"meta-space", "meta-semicolon"},
+            id="both",
+        ),
+        param("noindex foo", ["noindex foo"], set(), id="unknown-word-kept-whole"),
+    ],
+)
+def test_lenient_page_directives_space(
+    content: str, expected: list[str], lenient: set[str]
+) -> None:
+    """LENIENT(meta-space): a blank separates page-level directives when every word is
+    a known directive; anything else stays one (unknown) directive, as written."""
+    from scrapy_rfc9309.parser._page_directives import split_directives
+
+    found: set[str] = set()
+    assert split_directives(content, found) == expected
+    assert found == lenient
+
+
 @pytest.mark.parametrize(("body", "url", "allowed", "warning_line"), LENIENT_CASES)
 def test_lenient_reading(body: bytes, url: str, allowed: bool, warning_line: int) -> None:
     robots = RobotsTxt.parse(body)
@@ -81,6 +135,7 @@ def test_every_lenient_tag_in_the_source_is_tested() -> None:
     for path in source.rglob("*.py"):
         tags |= set(re.findall(r"LENIENT\(([a-z0-9-]+)\)", path.read_text()))
     tested = {case.id.removeprefix("lenient-") for case in LENIENT_CASES}
+    tested |= PAGE_DIRECTIVE_LENIENCY
     assert tags, "no LENIENT tags found"
     assert tags <= tested, f"untested leniency: {sorted(tags - tested)}"
 

@@ -16,6 +16,13 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309.components import _compat
 from scrapy_rfc9309.components._settings import SettingError
+from scrapy_rfc9309.parser._page_directives import (
+    MAX_HEAD_BYTES,
+    MAX_HEADER_BYTES,
+    MAX_HEADER_VALUES,
+    MAX_TAG_ATTRIBUTES,
+    MAX_TAG_BYTES,
+)
 
 from .conftest import BASE_SETTINGS, UNSET
 from .server import html_page, page_with_headers, text
@@ -336,11 +343,12 @@ async def test_close_summary_adds_page_level_counts(sites, caplog) -> None:
     with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
         await meta_crawl([site.url("/page")], ADDON_ONLY)
     summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
-    assert (
+    assert summary.endswith(
         "Page-level directives: 1 page nofollow (1 request not followed), "
-        "1 page noindex (1 item dropped), 0 pages noarchive"
-    ) in summary
-    assert "never stored" not in summary  # the HTTP cache is off
+        "1 page noindex (1 item dropped)"
+    )  # no "0 pages noarchive": a directive no page had is left out
+    assert "noarchive" not in summary and "never stored" not in summary
+    assert "; 1 request allowed, 0 dropped" in summary
 
 
 @deferred_f_from_coro_f
@@ -372,7 +380,8 @@ async def test_ch9_noarchive_without_our_cache_policy_is_warned_about(sites, tmp
         await meta_crawl([site.url("/page")], settings)
     assert "does not honour noarchive" in caplog.text
     summary = next(m.getMessage() for m in caplog.records if "Page-level" in m.getMessage())
-    assert "1 page noarchive" in summary and "never stored" not in summary
+    assert summary.endswith("Page-level directives: 1 page noarchive")
+    assert "nofollow" not in summary and "noindex" not in summary  # omitted: none
 
 
 @pytest.mark.parametrize("storage", ["Filesystem", "Dbm"])
@@ -465,6 +474,50 @@ async def test_ch9_noarchive_in_a_gzip_page_is_not_cached(sites, tmp_path, caplo
     assert stats["robotsmeta/noarchive"] == 1
 
 
+@pytest.mark.parametrize(
+    "route",
+    [
+        param(page('<meta name="robots" content="noarchive">'), id="meta"),
+        param(headers((XRT, b"examplebot: noarchive")), id="x-robots-tag"),
+        param(
+            page_with_headers(
+                gzip.compress(html_page('<meta name="robots" content="noarchive">', ["/next"])),
+                [(b"Content-Encoding", b"gzip")],
+            ),
+            id="meta-gzip",
+        ),
+    ],
+)
+@deferred_f_from_coro_f
+async def test_ch9_noarchive_page_stored_before_is_not_served_from_the_cache(
+    sites, tmp_path, caplog, route
+) -> None:
+    """HTTP: The Definitive Guide ch. 9 (NOARCHIVE): a copy stored by an earlier run
+    without the add-on is never served once the add-on is on; the page is downloaded
+    again (and not stored), while other pages still come from the cache."""
+    site = sites(routes={"/robots.txt": ALLOW_ALL, "/noarchive": route}, default=PLAIN)
+    cache = {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(tmp_path / "cache")}
+    first_run = {**cache, "ROBOTS_META_OBEY": False, "SPIDER_MIDDLEWARES": {}}
+    _, _, first = await meta_crawl([site.url("/noarchive")], first_run)
+    assert first["httpcache/store"] == 2  # /noarchive and /next, without the add-on
+    site.hits.clear()
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309"):
+        spider, items, second = await meta_crawl([site.url("/noarchive")], {**ADDON_ONLY, **cache})
+    assert sorted(site.hits) == ["/noarchive", "/robots.txt"]  # /next from the cache
+    assert second["httpcache/hit"] == 1
+    assert "httpcache/store" not in second  # the new download is not stored either
+    assert spider.seen[site.url("/noarchive")] == frozenset({"noarchive"})
+    assert sorted(items) == [site.url("/next"), site.url("/noarchive")]
+    assert "Not serving " + site.url("/noarchive") + " from the HTTP cache" in caplog.text
+    summary = next(r.getMessage() for r in caplog.records if "Page-level" in r.getMessage())
+    assert summary.endswith(
+        "Page-level directives: 1 page noarchive (never stored in or served from the HTTP cache)"
+    )
+    site.hits.clear()
+    await meta_crawl([site.url("/noarchive")], {**ADDON_ONLY, **cache})
+    assert sorted(site.hits) == ["/noarchive", "/robots.txt"]  # never served, run after run
+
+
 @deferred_f_from_coro_f
 async def test_ch9_noindex_drop_is_logged(sites, caplog) -> None:
     site = sites(
@@ -527,3 +580,140 @@ def test_sync_output_path_drops_like_the_async_one() -> None:
     middleware.process_spider_input(other)
     assert list(middleware.process_spider_output(other, outputs)) == outputs
     assert crawler.stats.get_value("robotsmeta/nofollow") == 1  # type: ignore[union-attr]
+
+
+# -- the limits of the reading: content past them is not read, and the user is told -------
+
+ROBOTS_NOFOLLOW = '<meta name="robots" content="nofollow">'
+
+
+def _long_head_page() -> bytes:
+    # The head goes on past MAX_HEAD_BYTES; its robots META tag comes after.
+    filler = "<link rel=preload href=/x.css>" * (MAX_HEAD_BYTES // 30 + 10)
+    return html_page(filler + ROBOTS_NOFOLLOW, ["/next"])
+
+
+def _many_places_page() -> bytes:
+    # MAX_META_TAGS places where "robots" occurs come before the robots META tag.
+    names = "".join(f'<meta name="description" content="robots {i}">' for i in range(300))
+    return html_page(names + ROBOTS_NOFOLLOW, ["/next"])
+
+
+LIMITS = [
+    param(text(_long_head_page(), content_type=b"text/html"), "MAX_HEAD_BYTES", id="head-bytes"),
+    param(
+        page('<meta name="robots" data-x="' + "x" * MAX_TAG_BYTES + '" content="nofollow">'),
+        "MAX_TAG_BYTES",
+        id="tag-bytes",
+    ),
+    param(
+        page('<meta name="robots" ' + "data-x " * MAX_TAG_ATTRIBUTES + 'content="nofollow">'),
+        "MAX_TAG_ATTRIBUTES",
+        id="tag-attributes",
+    ),
+    param(text(_many_places_page(), content_type=b"text/html"), "MAX_META_TAGS", id="meta-tags"),
+    param(
+        headers(*[(XRT, b"max-snippet:1")] * MAX_HEADER_VALUES, (XRT, b"nofollow")),
+        "MAX_HEADER_VALUES",
+        id="header-values",
+    ),
+    param(
+        headers((XRT, b"max-snippet:1, " + b" " * MAX_HEADER_BYTES + b", nofollow")),
+        "MAX_HEADER_BYTES",
+        id="header-bytes",
+    ),
+]
+
+
+@pytest.mark.parametrize(("route", "limit"), LIMITS)
+@deferred_f_from_coro_f
+async def test_a_directive_past_a_limit_is_not_obeyed_and_the_user_is_told(
+    sites, caplog, route, limit
+) -> None:
+    """The reading is bounded (hostile pages); a nofollow past the bound is not seen,
+    counted in ``robotsmeta/truncated`` and logged naming the page and the limit
+    (INFO for the first page of each limit, then DEBUG)."""
+    site = sites(routes={"/robots.txt": ALLOW_ALL, "/page": route, "/page2": route}, default=PLAIN)
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.meta"):
+        spider, _, stats = await meta_crawl([site.url("/page"), site.url("/page2")])
+    assert site.count("/page") == site.count("/page2") == 1
+    assert site.count("/next") == 1  # the links were followed (once: dupefilter)
+    assert "nofollow" not in spider.seen[site.url("/page")]
+    assert stats["robotsmeta/truncated"] == 2
+    assert "robotsmeta/nofollow" not in stats
+    told = [r for r in caplog.records if "only in part" in r.getMessage()]
+    assert len(told) == 2
+    assert sorted(r.levelno for r in told) == [logging.DEBUG, logging.INFO]
+    for record in told:
+        assert limit in record.getMessage()
+    assert {site.url("/page"), site.url("/page2")} == {
+        url
+        for r in told
+        for url in (site.url("/page"), site.url("/page2"))
+        if url in r.getMessage()
+    }
+
+
+@deferred_f_from_coro_f
+async def test_a_page_within_the_limits_is_not_reported_as_truncated(sites, caplog) -> None:
+    # 30 KB page, a head of a few KiB: nothing is cut.
+    head = "<script>" + "var x = '<meta>';" * 2000 + "</script>" + ROBOTS_NOFOLLOW
+    site = sites(routes={"/robots.txt": ALLOW_ALL, "/page": page(head)}, default=PLAIN)
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.meta"):
+        _, _, stats = await meta_crawl([site.url("/page")])
+    assert stats["robotsmeta/nofollow"] == 1
+    assert "robotsmeta/truncated" not in stats
+    assert "only in part" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "route",
+    [
+        param(
+            page('<meta name="robots" content="noindex; nofollow">'), id="lenient-meta-semicolon"
+        ),
+        param(headers((XRT, b"examplebot: noindex; nofollow")), id="lenient-meta-semicolon-header"),
+        param(page('<meta name="robots" content="noindex nofollow">'), id="lenient-meta-space"),
+        param(headers((XRT, b"examplebot: noindex nofollow")), id="lenient-meta-space-header"),
+    ],
+)
+@deferred_f_from_coro_f
+async def test_semicolon_separated_directives_are_obeyed_and_told(
+    sites, caplog, route, request
+) -> None:
+    """LENIENT(meta-semicolon), LENIENT(meta-space): ``noindex; nofollow`` and
+    ``noindex nofollow`` read as a list (the syntax is comma-separated); said once per
+    crawl at INFO, then at DEBUG."""
+    site = sites(routes={"/robots.txt": ALLOW_ALL, "/page": route, "/page2": route}, default=PLAIN)
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.meta"):
+        spider, items, stats = await meta_crawl([site.url("/page"), site.url("/page2")])
+    assert spider.seen[site.url("/page")] == frozenset({"noindex", "nofollow"})
+    assert site.count("/next") == 0
+    assert items == []
+    assert stats["robotsmeta/nofollow"] == 2
+    told = [r for r in caplog.records if "leniently" in r.getMessage()]
+    assert sorted(r.levelno for r in told) == [logging.DEBUG, logging.INFO]
+    assert ("meta-space" if "space" in request.node.callspec.id else "meta-semicolon") in told[
+        0
+    ].getMessage()
+
+
+class SelectorSpider(MetaSpider):
+    """Records whether the response reached the callback with a selector built."""
+
+    name = "meta-selector"
+
+    def parse(self, response: Any) -> Any:
+        self.seen["selector built before the callback"] = response._cached_selector is not None
+        yield from super().parse(response)
+
+
+@deferred_f_from_coro_f
+async def test_reading_does_not_build_the_selector(sites) -> None:
+    """The page is parsed once, by the spider's own ``response.css``: reading the
+    directives builds no selector (Scrapy caches one per response)."""
+    site = sites(routes={"/robots.txt": ALLOW_ALL, "/page": page(ROBOTS_NOFOLLOW)}, default=PLAIN)
+    spider, _, stats = await meta_crawl([site.url("/page")], spider=SelectorSpider)
+    assert spider.seen[site.url("/page")] == frozenset({"nofollow"})
+    assert spider.seen["selector built before the callback"] is False
+    assert stats["robotsmeta/nofollow"] == 1

@@ -14,15 +14,25 @@ from hypothesis import strategies as st
 
 from scrapy_rfc9309.parser._page_directives import (
     MAX_HEAD_BYTES,
+    MAX_HEADER_BYTES,
+    MAX_HEADER_VALUES,
+    MAX_META_TAGS,
+    MAX_TAG_ATTRIBUTES,
+    MAX_TAG_BYTES,
     head_of_body,
     parse_date,
     read_page_directives,
+    read_usage_signals,
     split_directives,
 )
+
+from .hostile_pages import HOSTILE_UNITS, hostile_heads
 
 param = pytest.param
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 HTML = {"Content-Type": "text/html; charset=utf-8"}
+NOINDEX = {"noindex"}
+BOTH = {"noindex", "nofollow"}
 
 
 def meta(body: str | bytes, token: str = "ExampleBot", headers: object = None) -> set[str]:
@@ -70,6 +80,33 @@ def header(*values: str, token: str = "ExampleBot", content_type: str = "text/ht
         param("<script>'<meta name=robots content=noindex>'</script>", set(), id="script"),
         param("<style>/*<meta name=robots content=noindex>*/</style>", set(), id="style"),
         param('<meta name="robots" content="noindex', set(), id="unclosed-quote"),
+        # forms seen in the wild
+        param('<meta name="robots" content=" NoIndex ,NOFOLLOW ">', BOTH, id="blanks-and-case"),
+        param('<meta  name = "robots"  content = "noindex" >', NOINDEX, id="blanks-around-equals"),
+        param('<meta name=" Robots " content="noindex">', NOINDEX, id="blanks-in-name"),
+        param('<meta name="ROBOTS" content="NOINDEX">', NOINDEX, id="upper-case-name"),
+        param("<meta name='robots' content='noindex'>", NOINDEX, id="single-quotes"),
+        param("<meta name=robots content=noindex/>", NOINDEX, id="unquoted-self-closing"),
+        param("<meta name=robots content=no/index>", {"no/index"}, id="unquoted-slash-inside"),
+        param("<meta name=robots content=noindex />", NOINDEX, id="unquoted-blank-slash"),
+        param('<meta content="noindex" name="robots">', NOINDEX, id="content-before-name"),
+        param('<meta name="robots" name="x" content="noindex">', NOINDEX, id="first-name-wins"),
+        param('<meta name="x" name="robots" content="noindex">', set(), id="duplicate-ignored"),
+        param('<meta name="robots" content="noindex" content="x">', NOINDEX, id="first-content"),
+        param('<meta name="robots" content="&#110;oindex,&amp;x">', {"noindex", "&x"}, id="ent"),
+        param('<meta name="robots"\ncontent="noindex"\n>', NOINDEX, id="newlines"),
+        param('<meta/name="robots"/content="noindex">', NOINDEX, id="slashes"),
+        param('<meta name="robots" content="noindex; nofollow">', BOTH, id="lenient-semicolon"),
+        param('<meta name="robots" content="noindex;nofollow;">', BOTH, id="lenient-semicolon-2"),
+        param('<meta name="robots" content="noindex>', set(), id="unclosed-at-end"),
+        param('<meta name="robots" content="noindex nofollow">', BOTH, id="lenient-space"),
+        param('<meta name="robots" content=" NOINDEX \t NoFollow ">', BOTH, id="lenient-space-2"),
+        param(
+            '<meta name="robots" content="noindex nofollow, max-snippet:5">',
+            {*BOTH, "max-snippet:5"},
+            id="lenient-space-in-a-list",
+        ),
+        param('<meta name="robots" content="noindex foo">', {"noindex foo"}, id="space-unknown"),
     ],
 )
 def test_meta_tags_in_the_head(head: str, expected: set[str]) -> None:
@@ -86,6 +123,68 @@ def test_meta_tags_in_the_head(head: str, expected: set[str]) -> None:
 )
 def test_meta_outside_the_head_is_ignored(body: str) -> None:
     assert meta(body) == set()
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        param("<title>a <body> b</title>", id="title"),
+        param("<TITLE>a </head> b</TITLE>", id="title-head-end"),
+        param("<title>x <!-- y</title>", id="title-comment-start"),
+        param("<textarea><body></textarea>", id="textarea"),
+        param("<noscript></noscript><iframe><body></iframe>", id="iframe"),
+    ],
+)
+def test_text_of_title_and_textarea_is_not_markup(before: str) -> None:
+    """HTML: the content of <title>, <textarea> (escapable raw text) and other text
+    elements is text: a "<body" there does not end the head (HTTP: The Definitive
+    Guide ch. 9: the robots META tag is read in the head)."""
+    body = f'<html><head>{before}<meta name="robots" content="noindex"></head><body>x'
+    assert meta(body) == NOINDEX
+
+
+def test_meta_written_in_a_title_is_not_a_tag() -> None:
+    assert meta('<head><title><meta name="robots" content="noindex"></title></head>') == set()
+
+
+HEAD_16 = '<html><head><meta name="robots" content="noindex, Nofollow"></head><body>x'
+
+
+@pytest.mark.parametrize(
+    ("data", "content_type"),
+    [
+        param(HEAD_16.encode("utf-16"), "text/html", id="bom"),
+        param(b"\xfe\xff" + HEAD_16.encode("utf-16-be"), "text/html", id="bom-be"),
+        param(HEAD_16.encode("utf-16"), None, id="bom-no-content-type"),
+        param(HEAD_16.encode("utf-16-le"), "text/html; charset=UTF-16", id="declared"),
+        param(HEAD_16.encode("utf-16-le"), "text/html; charset=utf-16le", id="declared-le"),
+        param(HEAD_16.encode("utf-16-be"), 'text/html;charset="utf-16be"', id="declared-be"),
+        param(HEAD_16.encode("utf-32"), "text/html", id="utf-32-bom"),
+    ],
+)
+def test_utf16_pages_are_read_in_their_encoding(data: bytes, content_type: str | None) -> None:
+    """HTTP: The Definitive Guide ch. 9: the robots META tag of a page that is not in
+    an ASCII-compatible encoding (UTF-16 by its byte order mark or charset) is read."""
+    headers = {"Content-Type": content_type} if content_type else {}
+    page = read_page_directives("u", 200, headers, data, "examplebot")
+    assert set(page.directives) == BOTH
+    usage = HEAD_16.replace("robots", "tdm-reservation").replace("noindex, Nofollow", "1")
+    encoded = usage.encode("utf-16")
+    assert read_usage_signals(200, {"Content-Type": "text/html"}, encoded) == [
+        ('<meta name="tdm-reservation">', "1")
+    ]
+
+
+def test_a_utf8_byte_order_mark_wins_over_a_declared_utf16() -> None:
+    data = b"\xef\xbb\xbf" + HEAD_16.encode()
+    page = read_page_directives("u", 200, {"Content-Type": "text/html; charset=utf-16"}, data, "x")
+    assert set(page.directives) == BOTH
+
+
+def test_utf16_reading_is_bounded() -> None:
+    data = "<html><head>" + " " * MAX_HEAD_BYTES + '<meta name="robots" content="noindex">'
+    page = read_page_directives("u", 200, HTML, data.encode("utf-16"), "examplebot")
+    assert page.directives == frozenset() and "MAX_HEAD_BYTES" in page.truncated
 
 
 def test_implicit_head_before_the_body_is_read() -> None:
@@ -109,6 +208,8 @@ def test_implicit_head_before_the_body_is_read() -> None:
         param(["max-image-preview: large"], {"max-image-preview:large"}, id="value-directive-2"),
         param(["all", "none"], {"none", "noindex", "nofollow"}, id="most-restrictive-wins"),
         param(["", " , ,"], set(), id="empty"),
+        param(["noindex; nofollow"], BOTH, id="lenient-semicolon"),
+        param(["examplebot: noindex; otherbot: nofollow"], NOINDEX, id="lenient-semicolon-agents"),
     ],
 )
 def test_x_robots_tag(values: list[str], expected: set[str]) -> None:
@@ -150,12 +251,44 @@ def test_parse_date_forms() -> None:
     assert parse_date("") is None
 
 
+def test_lenient_space_is_recorded() -> None:
+    """LENIENT(meta-space): blanks separate when every word is a known directive."""
+    lenient: set[str] = set()
+    assert split_directives("noindex  nofollow", lenient) == ["noindex", "nofollow"]
+    assert lenient == {"meta-space"}
+    lenient.clear()
+    assert split_directives("noindex nosuch", lenient) == ["noindex nosuch"]
+    assert split_directives("unavailable_after: 25 Jun 2010", lenient) == [
+        "unavailable_after: 25 jun 2010"
+    ]
+    assert lenient == set()
+    page = read_page_directives(
+        "u", 200, {"X-Robots-Tag": "examplebot: noindex nofollow"}, b"", "examplebot"
+    )
+    assert page.directives == BOTH and page.lenient == {"meta-space"}
+    page = read_page_directives(
+        "u", 200, {"X-Robots-Tag": "otherbot: noindex nofollow"}, b"", "examplebot"
+    )
+    assert page.directives == frozenset() and page.lenient == frozenset()
+
+
 def test_split_directives() -> None:
     assert split_directives(" NoIndex ,, Max-Snippet : 5 ,noai") == [
         "noindex",
         "max-snippet:5",
         "noai",
     ]
+
+
+def test_lenient_semicolon_is_recorded() -> None:
+    """LENIENT(meta-semicolon): the reading says it used the lenient form."""
+    lenient: set[str] = set()
+    assert split_directives("noindex ; NoFollow", lenient) == ["noindex", "nofollow"]
+    assert lenient == {"meta-semicolon"}
+    page = read_page_directives("u", 200, HTML, b"<meta name=robots content='a;b'>", "x")
+    assert page.lenient == {"meta-semicolon"} and page.directives == {"a", "b"}
+    page = read_page_directives("u", 200, HTML, b"<meta name=robots content='a,b'>", "x")
+    assert page.lenient == frozenset()
 
 
 def test_sources_name_the_tag_and_the_header() -> None:
@@ -209,6 +342,93 @@ def test_only_the_first_bytes_are_read() -> None:
     assert meta(early) == {"noindex"}
 
 
+ROBOTS = '<meta name="robots" content="noindex">'
+
+
+def truncated(body: str | bytes, *pairs: tuple[str, str]) -> tuple[set[str], set[str]]:
+    data = body.encode() if isinstance(body, str) else body
+    headers = [("Content-Type", "text/html"), *pairs]
+    page = read_page_directives("u", 200, headers, data, "examplebot", now=NOW)
+    return set(page.directives), set(page.truncated)
+
+
+@pytest.mark.parametrize(
+    ("body", "pairs", "expected"),
+    [
+        param(b"<head>" + b" " * MAX_HEAD_BYTES + ROBOTS.encode(), (), "MAX_HEAD_BYTES", id="head"),
+        param(
+            b"<head><!--" + b" " * MAX_HEAD_BYTES + b"-->" + ROBOTS.encode(),
+            (),
+            "MAX_HEAD_BYTES",
+            id="head-in-a-comment",
+        ),
+        param(
+            '<meta name="robots" data-x="' + "x" * MAX_TAG_BYTES + '" content="noindex">',
+            (),
+            "MAX_TAG_BYTES",
+            id="tag-bytes",
+        ),
+        param(
+            '<meta name="robots" ' + "a " * MAX_TAG_ATTRIBUTES + 'content="noindex">',
+            (),
+            "MAX_TAG_ATTRIBUTES",
+            id="tag-attributes",
+        ),
+        param(
+            "<head><noscript>" + "robots " * MAX_META_TAGS + "</noscript>" + ROBOTS,
+            (),
+            "MAX_META_TAGS",
+            id="meta-tags",
+        ),
+        param(
+            "",
+            [("X-Robots-Tag", "x")] * MAX_HEADER_VALUES + [("X-Robots-Tag", "noindex")],
+            "MAX_HEADER_VALUES",
+            id="header-values",
+        ),
+        param(
+            "",
+            [("X-Robots-Tag", "x," + " " * MAX_HEADER_BYTES + ",noindex")],
+            "MAX_HEADER_BYTES",
+            id="header-bytes",
+        ),
+    ],
+)
+def test_content_past_a_limit_is_not_read_and_the_limit_is_named(
+    body: str | bytes, pairs: list[tuple[str, str]], expected: str
+) -> None:
+    directives, limits = truncated(body, *pairs)
+    assert "noindex" not in directives
+    assert limits == {expected}
+
+
+@pytest.mark.parametrize(
+    ("body", "pairs"),
+    [
+        param(b"<head>" + b" " * (MAX_HEAD_BYTES - 100) + ROBOTS.encode(), (), id="head"),
+        param(b"<head>" + ROBOTS.encode() + b"</head>" + b"x" * MAX_HEAD_BYTES, (), id="long-body"),
+        param(b"<head><title>t</title></head>" + b" " * MAX_HEAD_BYTES, (), id="no-directive"),
+        param('<meta name="robots" data-x="' + "x" * 3000 + '" content="noindex">', (), id="tag"),
+        param('<meta name="robots" ' + "a " * 14 + 'content="noindex">', (), id="attributes"),
+        param("<title>" + "robots " * 100 + "</title>" + ROBOTS, (), id="places"),
+        param("", [("X-Robots-Tag", "x")] * 63 + [("X-Robots-Tag", "noindex")], id="values"),
+        param("", [("X-Robots-Tag", "x," + " " * 8000 + ",noindex")], id="header-bytes"),
+    ],
+)
+def test_content_within_the_limits_is_read_and_nothing_is_truncated(
+    body: str | bytes, pairs: list[tuple[str, str]]
+) -> None:
+    directives, limits = truncated(body, *pairs)
+    assert limits == set()
+    if b"robots" in (body.encode() if isinstance(body, str) else body) or pairs:
+        assert "noindex" in directives
+
+
+def test_an_unclosed_tag_at_the_end_of_a_whole_body_is_not_a_limit() -> None:
+    # HTML drops a tag cut by the end of the file; nothing was left unread.
+    assert truncated('<head><meta name="robots" content="noindex"') == (set(), set())
+
+
 @pytest.mark.parametrize(
     ("encoding", "compress"),
     [
@@ -228,6 +448,9 @@ def test_head_of_a_compressed_body(encoding: str, compress: object) -> None:
 
 # -- hostile input -----------------------------------------------------------------------
 
+#: Heads made to be slow to read (MAX_HEAD_BYTES each); also in benchmarks/meta.py.
+HOSTILE_HEADS = hostile_heads()
+
 
 @pytest.mark.parametrize(
     "body",
@@ -239,12 +462,35 @@ def test_head_of_a_compressed_body(encoding: str, compress: object) -> None:
         param(b"<script>" + b"<" * 3_000_000, id="unclosed-script"),
         param(b"<meta name=robots content=" + b"a," * 1_500_000, id="huge-list"),
         param(b"<meta " + b"a=b " * 1_000_000, id="many-attributes"),
+        *(param(body, id=name) for name, body in HOSTILE_HEADS.items()),
     ],
 )
 def test_hostile_bodies_take_bounded_time(body: bytes) -> None:
     started = time.perf_counter()
     read_page_directives("http://x/", 200, HTML, body, "x")
     assert time.perf_counter() - started < 2.0  # a generous bound: linear and capped
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(HOSTILE_UNITS), min_size=1, max_size=6),
+    st.integers(1, 3 * MAX_HEAD_BYTES),
+    st.sampled_from(["examplebot", "robots", "meta", "a"]),
+)
+def test_hostile_mixtures_never_raise(units: list[bytes], size: int, token: str) -> None:
+    """Mixtures of the hostile heads' pieces, of any size up to past the limit."""
+    unit = b"".join(units)
+    body = (unit * (size // len(unit) + 1))[:size]
+    page = read_page_directives("u", 200, HTML, body, token)
+    assert all(name == name.lower() for name in page.directives)
+    assert page.truncated <= {
+        "MAX_HEAD_BYTES",
+        "MAX_TAG_BYTES",
+        "MAX_TAG_ATTRIBUTES",
+        "MAX_META_TAGS",
+    }
+    if size <= MAX_HEAD_BYTES:
+        assert "MAX_HEAD_BYTES" not in page.truncated
 
 
 def test_hostile_headers() -> None:

@@ -138,6 +138,25 @@ def test_tdmrep_json_longest_location() -> None:
     assert needs_tdmrep(["train-genai"]) and not needs_tdmrep(["search"])
 
 
+@pytest.mark.parametrize(
+    ("location", "url", "reserved"),
+    [
+        ("/caf%C3%A9/*", "/café/x", True),
+        ("/a%2fb", "/a%2Fb/c", True),
+        ("/*.pdf$", "/x.pdfx", False),
+        ("https://e.com/news/", "/news/a", True),
+        ("", "/anything", True),
+    ],
+    ids=["utf8", "encoded-slash", "anchored", "url", "empty-whole-site"],
+)
+def test_2_2_2_tdmrep_locations_match_as_allow_and_disallow_rules(
+    location: str, url: str, reserved: bool
+) -> None:
+    """tdmrep.json locations go through the robots.txt rule matcher (RFC 9309 2.2.2)."""
+    rules = parse_tdmrep(json.dumps([{"location": location, "tdm-reservation": 1}]).encode())
+    assert (rules.usage(url).refusal(["train-ai"]) is not None) is reserved
+
+
 def test_purposes_setting_is_validated() -> None:
     from scrapy.settings import Settings
 
@@ -322,9 +341,22 @@ async def test_close_summary_and_json_report_include_usage(sites, tmp_path, capl
     with caplog.at_level("INFO"):
         await usage_crawl([site.url("/no-ai/a"), site.url("/header")], settings)
     summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
-    assert "Usage preferences (ROBOTSTXT_PURPOSES): 1 requests dropped before download" in summary
-    assert "1 pages refused a declared purpose (1 items dropped)" in summary
-    assert 'train-ai=n (robots.txt line 3: "Content-Usage: /no-ai/ train-ai=n")' in summary
+    lines = summary.splitlines()
+    # the drop causes add up to the requests dropped
+    assert "1 dropped (0 by rules, 0 unreachable, 1 by usage preferences, 0 at close)" in lines[0]
+    assert lines[1] == (
+        "Declared purposes (train-ai; ROBOTSTXT_PURPOSES): 1 request dropped before download "
+        "by a usage preference (robots.txt, tdmrep.json); 1 page refused a purpose in its "
+        "headers or meta (1 item dropped); 1 tdmrep.json download"
+    )
+    # requests and items are counted apart, each with its unit and site
+    assert lines[2:] == [
+        "Usage preferences that dropped the most:",
+        f"  1 request dropped: {site.origin}: train-ai=n (robots.txt line 3: "
+        '"Content-Usage: /no-ai/ train-ai=n")',
+        f"     1 item dropped: {site.origin}: train-ai=n (Content-Usage header: "
+        '"Content-Usage: train-ai=n")',
+    ]
     data = json.loads(report.read_text())
     (record,) = [entry for entry in data["sites"] if entry["site"] == site.origin]
     assert {
@@ -424,3 +456,487 @@ async def test_a_tdmrep_json_over_the_size_limit_states_nothing_and_loses_no_req
     _, items, _ = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["ai-input"]})
     assert sorted(items) == sorted(urls)  # every request fetched: nothing stated
     assert site.count("/.well-known/tdmrep.json") == 1
+
+
+# -- tdmrep.json waits in the scheduler; closing drops its waiters ------------------------
+
+QUEUE = {"SCHEDULER_PRIORITY_QUEUE": "scrapy_rfc9309.RobotsTxtPriorityQueue"}
+ALLOW_ALL = text("User-agent: *\nAllow: /\n")
+
+
+def _times(site: Any, wanted: Any) -> list[float]:
+    return [t for path, t in zip(site.hits, site.hit_times, strict=True) if wanted(path)]
+
+
+def _is_page(path: str) -> bool:
+    return path not in ("/robots.txt", "/.well-known/tdmrep.json")
+
+
+@pytest.mark.parametrize("concurrency", [4, 1])
+@deferred_f_from_coro_f
+async def test_2_3_a_slow_tdmrep_json_stalls_no_other_site_requests_wait_in_the_scheduler(
+    sites, concurrency: int
+) -> None:
+    """RFC 9309 2.3 (as for robots.txt): site A's tdmrep.json answers after 3 s; its
+    32 pages, scheduled first, wait in the scheduler queue, not in the downloader,
+    so site B's 24 pages are all fetched before that answer, with 4 requests at a time,
+    or 1 (the tdmrep.json download itself takes none of CONCURRENT_REQUESTS)."""
+    from .server import delayed
+
+    slow_tdm = sites(
+        routes={
+            "/robots.txt": ALLOW_ALL,
+            "/.well-known/tdmrep.json": delayed(3, text("[]", content_type=b"application/json")),
+        },
+        default=PAGE,
+    )
+    fast = sites(routes={"/robots.txt": ALLOW_ALL}, default=PAGE)
+    urls = [slow_tdm.url(f"/a{n}") for n in range(32)] + [fast.url(f"/b{n}") for n in range(24)]
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "CONCURRENT_REQUESTS": concurrency, **QUEUE}
+    _, items, stats = await usage_crawl(urls, settings)
+    assert sorted(items) == sorted(urls)  # nothing reserved: every page fetched
+    (tdm_asked,) = _times(slow_tdm, lambda path: path == "/.well-known/tdmrep.json")
+    tdm_answered = tdm_asked + 3
+    fast_pages = _times(fast, _is_page)
+    assert len(fast_pages) == 24
+    assert max(fast_pages) < tdm_answered, "site B waited for site A's tdmrep.json"
+    assert min(_times(slow_tdm, _is_page)) >= tdm_answered - 0.05  # A's pages after its answer
+    assert slow_tdm.count("/.well-known/tdmrep.json") == fast.count("/.well-known/tdmrep.json") == 1
+    assert "robotstxt/forbidden/closing" not in stats
+
+
+@pytest.mark.parametrize("queue", [QUEUE, {}], ids=["scheduler_queue", "other_queue"])
+@deferred_f_from_coro_f
+async def test_closing_cancels_tdmrep_json_downloads_and_drops_their_requests(
+    sites, caplog, queue: dict[str, str]
+) -> None:
+    """Hostile input: a tdmrep.json that never answers holds no close. At close its
+    download is cancelled and every request that waited for it is dropped, counted
+    in ``robotstxt/forbidden/closing`` and logged (none is fetched without its answer)."""
+    import time
+
+    from .server import hang
+
+    routes = {"/robots.txt": ALLOW_ALL, "/.well-known/tdmrep.json": hang()}
+    site = sites(routes=routes, default=PAGE)
+    urls = [site.url(f"/p/{n}") for n in range(6)]
+    settings = {
+        "ROBOTSTXT_PURPOSES": ["train-ai"],
+        "DOWNLOAD_TIMEOUT": 120,
+        "CLOSESPIDER_TIMEOUT": 1,
+        **queue,
+    }
+    started = time.monotonic()
+    with caplog.at_level("INFO"):
+        spider, items, stats = await usage_crawl(urls, settings)
+    assert time.monotonic() - started < 10  # not the 120 s download timeout
+    assert items == [] and [path for path in site.hits if _is_page(path)] == []
+    assert stats["robotstxt/forbidden/closing"] == 6
+    assert stats["finish_reason"] == "closespider_timeout"
+    messages = [record.getMessage() for record in caplog.records]
+    assert any("tdmrep.json download cancelled at close" in m for m in messages)
+    if not queue:  # they waited in the middleware: each is dropped with its reason
+        assert any("dropping 6 requests that waited on 1 tdmrep.json" in m for m in messages)
+        assert all("tdmrep.json was fetched" in reason for reason in spider.dropped.values())
+
+
+@pytest.mark.parametrize(
+    ("obey", "meta_obey", "warned"),
+    [(False, False, True), (False, True, False), (True, False, False)],
+    ids=["both_off", "meta_on", "robots_on"],
+)
+@deferred_f_from_coro_f
+async def test_purposes_with_nothing_to_read_them_warn_at_start(
+    sites, caplog, obey: bool, meta_obey: bool, warned: bool
+) -> None:
+    """ROBOTSTXT_PURPOSES with both ROBOTSTXT_OBEY and ROBOTS_META_OBEY off would be
+    silently ignored: one WARNING at start-up names the three settings."""
+    site = sites(routes={"/robots.txt": ROBOTS}, default=PAGE)
+    settings = {
+        "ADDONS": {"scrapy_rfc9309.Addon": 100},
+        "ROBOTSTXT_OBEY": obey,
+        "ROBOTS_META_OBEY": meta_obey,
+        "ROBOTSTXT_PURPOSES": ["train-ai"],
+    }
+    with caplog.at_level("WARNING"):
+        _, items, _ = await usage_crawl([site.url("/no-ai/a")], settings)
+    found = [
+        record
+        for record in caplog.records
+        if "ROBOTSTXT_PURPOSES" in record.getMessage() and record.levelname == "WARNING"
+    ]
+    if not warned:
+        assert found == []
+        return
+    assert len(found) == 1  # once, though both middlewares turned themselves off
+    message = found[0].getMessage()
+    assert "ROBOTSTXT_PURPOSES is set (train-ai)" in message
+    assert "ROBOTSTXT_OBEY and ROBOTS_META_OBEY are both off" in message
+    assert items == [site.url("/no-ai/a")]  # indeed nothing was dropped
+
+
+# -- path-scoped usage lines match exactly as Allow / Disallow (RFC 9309 2.2.2) ---------
+
+_PATTERN_START = st.sampled_from(["/", "*", "/*", "http://e.com/", "HTTPS://e.com", "x/"])
+_PATTERN_PIECE = st.sampled_from(
+    ["a", "b", "/", "*", "$", "%2A", "%24", "%61", "%2f", "%", "é", "?", "&", ".", "~", ","]
+)
+_PATH_PIECE = st.sampled_from(
+    ["a", "b", "/", "*", "$", "%2A", "%24", "%61", "%2F", "é", "%C3%A9", "?", "&", ".", "~"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    patterns=st.lists(
+        st.tuples(_PATTERN_START, st.lists(_PATTERN_PIECE, max_size=6).map("".join)).map("".join),
+        min_size=1,
+        max_size=3,
+    ),
+    values=st.lists(st.booleans(), min_size=3, max_size=3),
+    path=st.tuples(st.just("/"), st.lists(_PATH_PIECE, max_size=8).map("".join)).map("".join),
+)
+def test_2_2_2_path_scoped_usage_lines_match_as_allow_and_disallow_rules(
+    patterns: list[str], values: list[bool], path: str
+) -> None:
+    """A ``Content-Usage: <pattern> train-ai=n`` line matches the paths that
+    ``Allow: <pattern>`` does (``y``: ``Disallow``), with the same winner: the
+    longest match, and ``n`` where ``Allow`` wins a tie. Percent-encoding, ``*``,
+    ``$`` and the rules' lenient readings (URLs, no leading slash) included."""
+    usage_lines, rule_lines = [], []
+    for pattern, allowed in zip(patterns, values, strict=False):
+        usage_lines.append(f"Content-Usage: {pattern} train-ai={'y' if allowed else 'n'}")
+        rule_lines.append(f"{'Disallow' if allowed else 'Allow'}: {pattern}")
+    usage_file = RobotsTxt.parse("User-agent: *\n" + "\n".join(usage_lines) + "\n")
+    rules_file = RobotsTxt.parse("User-agent: *\n" + "\n".join(rule_lines) + "\n")
+    verdict = rules_file.check(url=path, agent="ExampleBot")
+    preference = usage_file.usage(url=path, agent="ExampleBot").get("train-ai")
+    if verdict.line is None:
+        assert preference is None
+    else:
+        assert preference is not None
+        assert preference.line == verdict.line
+        assert preference.allowed is not verdict.allowed
+    assert CompactRobots(usage_file).usage(url=path, agent="ExampleBot").get("train-ai") == (
+        preference
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "url", "refused"),
+    [
+        ("Content-Usage: /a%2fb train-ai=n", "/a%2Fb", True),
+        ("Content-Usage: /caf%C3%A9 train-ai=n", "/café", True),
+        ("Content-Usage: /*.pdf$ train-ai=n", "/x/y.pdf", True),
+        ("Content-Usage: /*.pdf$ train-ai=n", "/x/y.pdfx", False),
+        ("Content-Usage: https://e.com/shop/ train-ai=n", "/shop/a", True),
+        ("Content-Usage: https://other.example.com train-ai=n", "/x", False),
+        ("Content-Usage: shop/ train-ai=n", "/shop/a", True),
+    ],
+    ids=["encoded-slash", "utf8", "anchored", "anchored-end", "url", "url-host-only", "no-slash"],
+)
+def test_2_2_2_path_scoped_usage_line_examples(line: str, url: str, refused: bool) -> None:
+    robots = RobotsTxt.parse(f"User-agent: *\n{line}\n")
+    refusal = robots.usage(url=url, agent="ExampleBot").refusal(["train-ai"])
+    assert (refusal is not None) is refused
+
+
+# -- lint: usage lines that state less than their writer meant ---------------------------
+
+LINTED_USAGE = """User-agent: *
+Content-Usage: train-ai=n, ai-train=n, search=maybe, junk
+Content-Usage: /x train-ai=y, train-ai=n
+Content-Usage: https://e.com/shop/ train-ai=n
+Content-Usage: https://other.example train-ai=n
+Content-Usage: ai-ok/ train-ai=y
+Content-Signal: ai-train=no, search=y
+Content-Usage: train-ai=y
+Content-Usage: /x
+Disallow: /p
+Content-Usage: /x search=n
+Content-Signal: search=yes, ai-input=no
+"""
+
+
+def test_lint_flags_bad_usage_lines_with_their_line_numbers() -> None:
+    """Unknown category, bad value, malformed member or path, duplicate category (on
+    one line, or for one path in one group); good lines (11, 12) are not flagged."""
+    findings = lint(RobotsTxt.parse(LINTED_USAGE))
+    assert findings == [
+        (
+            2,
+            "Content-Usage: unknown category 'ai-train' (known: bots, search, train-ai, "
+            "train-genai); ignored",
+        ),
+        (2, "Content-Usage: value 'maybe' of search is not y or n; ignored"),
+        (2, "Content-Usage: 'junk' is not name=value; ignored"),
+        (
+            3,
+            "Content-Usage: 'train-ai' is stated twice on this line; the most restrictive "
+            "value is used",
+        ),
+        (
+            4,
+            "Content-Usage: path 'https://e.com/shop/' is a URL: read as its path '/shop/' "
+            "(as Allow/Disallow do)",
+        ),
+        (
+            5,
+            "Content-Usage: path 'https://other.example' names only a host: the line matches "
+            "no path",
+        ),
+        (6, "Content-Usage: path 'ai-ok/' does not start with '/': read as '/ai-ok/'"),
+        (7, "Content-Signal: value 'y' of search is not yes or no; ignored"),
+        (
+            8,
+            "Content-Usage: 'train-ai' for every path is already stated at line 2 in the "
+            "group of line 1; the most restrictive value is used",
+        ),
+        (9, "Content-Usage: no preference stated (e.g. train-ai=n)"),
+    ]
+    assert lint(RobotsTxt.parse(ATTACH_EXAMPLE)) == []
+    assert lint(RobotsTxt.parse(SIGNALS_EXAMPLE)) == []
+
+
+@deferred_f_from_coro_f
+async def test_command_lint_reports_usage_lines(tmp_path) -> None:
+    from .test_command import json_lines, scrapy
+
+    robots = tmp_path / "robots.txt"
+    robots.write_text(LINTED_USAGE)
+    output, _ = await scrapy("--lint", str(robots), cwd=tmp_path)
+    lines = [line for line in output.splitlines() if line.startswith(str(robots))]
+    assert [line.split(":")[1] for line in lines] == [
+        "2",
+        "2",
+        "2",
+        "3",
+        "4",
+        "5",
+        "6",
+        "7",
+        "8",
+        "9",
+    ]
+    assert "unknown category 'ai-train'" in lines[0]
+    output, _ = await scrapy("--lint", str(robots), "--json", cwd=tmp_path)
+    (data,) = json_lines(output)
+    assert [finding["line"] for finding in data["findings"]][:3] == [2, 2, 2]
+
+
+# -- scrapy robotstxt with declared purposes ----------------------------------------------
+
+COMMAND_ROBOTS = text("User-agent: *\nAllow: /\nContent-Usage: /no-ai/ train-ai=n\n")
+COMMAND_TDMREP = text('[{"location": "/news/*", "tdm-reservation": 1}]')
+
+
+@deferred_f_from_coro_f
+async def test_command_purpose_reads_tdmrep_json_and_exits_4_on_a_refusal(sites, tmp_path) -> None:
+    """``--purpose train-ai``: the site's tdmrep.json is read (once, whatever the
+    number of URLs), shown, and a refusal from it or from robots.txt exits 4."""
+    from scrapy_rfc9309.components._command import EXIT_USAGE_REFUSED
+
+    from .test_command import scrapy
+
+    routes = {"/robots.txt": COMMAND_ROBOTS, "/.well-known/tdmrep.json": COMMAND_TDMREP}
+    site = sites(routes=routes)
+    output, code = await scrapy(site.url("/news/a"), "--purpose", "train-ai", cwd=tmp_path)
+    assert code == EXIT_USAGE_REFUSED, output
+    assert f"tdmrep.json: {site.url('/.well-known/tdmrep.json')} (HTTP 200, 1 rule)" in output
+    assert 'usage:       train-ai=n by tdmrep.json: location "/news/*", tdm-reservation 1' in output
+    assert (
+        'purposes:    train-ai: REFUSED, train-ai=n by tdmrep.json: location "/news/*", '
+        "tdm-reservation 1" in output
+    )
+    output, code = await scrapy(site.url("/no-ai/x"), "--purpose", "train-ai", cwd=tmp_path)
+    assert code == EXIT_USAGE_REFUSED, output
+    assert (
+        'purposes:    train-ai: REFUSED, train-ai=n by robots.txt line 3: "Content-Usage: '
+        '/no-ai/ train-ai=n"' in output
+    )
+    before = site.count("/.well-known/tdmrep.json")
+    urls = [site.url("/free"), site.url("/other")]
+    output, code = await scrapy(*urls, "--purpose", "train-ai", cwd=tmp_path)
+    assert code == 0, output
+    assert output.count("purposes:    train-ai: not refused") == 2
+    assert site.count("/.well-known/tdmrep.json") == before + 1  # once per site
+
+
+@deferred_f_from_coro_f
+async def test_command_uses_the_projects_purposes_and_reads_tdmrep_only_when_needed(
+    sites, tmp_path
+) -> None:
+    from scrapy_rfc9309.components._command import EXIT_ERROR, EXIT_USAGE_REFUSED
+
+    from .test_command import json_lines, scrapy
+
+    routes = {"/robots.txt": COMMAND_ROBOTS, "/.well-known/tdmrep.json": COMMAND_TDMREP}
+    site = sites(routes=routes)
+    url = site.url("/news/a")
+    output, code = await scrapy(url, "-s", "ROBOTSTXT_PURPOSES=ai-input", "--json", cwd=tmp_path)
+    assert code == EXIT_USAGE_REFUSED, output
+    (answer,) = json_lines(output)
+    assert answer["purposes"] == ["ai-input"]
+    assert answer["refused"]["source"] == "/.well-known/tdmrep.json"
+    assert answer["tdmrep"] == {
+        "url": site.url("/.well-known/tdmrep.json"),
+        "detail": "HTTP 200, 1 rule",
+    }
+    assert answer["usage"]["ai-input"]["value"] == "n"
+    fetched = site.count("/.well-known/tdmrep.json")
+    output, code = await scrapy(url, "--purpose", "search", cwd=tmp_path)
+    assert code == 0 and "purposes:    search: not refused" in output
+    output, code = await scrapy(url, cwd=tmp_path)  # no purpose declared: as before
+    assert code == 0 and "purposes:" not in output
+    assert site.count("/.well-known/tdmrep.json") == fetched  # search needs no TDMRep
+    output, code = await scrapy(url, "--purpose", "ai-training", cwd=tmp_path)
+    assert code == EXIT_ERROR and "unknown purpose 'ai-training'" in output
+
+
+@deferred_f_from_coro_f
+async def test_close_summary_names_the_purposes_even_when_nothing_was_refused(
+    sites, caplog
+) -> None:
+    site = sites(routes={"/robots.txt": ROBOTS}, default=PAGE)
+    extension = {"EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0}}
+    with caplog.at_level("INFO"):
+        await usage_crawl([site.url("/ok")], {"ROBOTSTXT_PURPOSES": ["search"], **extension})
+    summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
+    assert summary.splitlines()[1:] == [
+        "Declared purposes (search; ROBOTSTXT_PURPOSES): 0 requests dropped before download "
+        "by a usage preference (robots.txt, tdmrep.json); 0 pages refused a purpose in its "
+        "headers or meta (0 items dropped)"
+    ]
+    caplog.clear()
+    with caplog.at_level("INFO"):
+        await usage_crawl([site.url("/ok")], extension)
+    summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
+    assert "Declared purposes" not in summary and "Usage preferences" not in summary
+
+
+# -- tdmrep.json lifetime, and Content-Signal in a real crawl -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("route", "settings_"),
+    [
+        (
+            "max-age",
+            {"ROBOTSTXT_CACHE_MIN_TTL": 0},
+        ),
+        ("unreachable", {"ROBOTSTXT_UNREACHABLE_TTL": 1}),
+    ],
+    ids=["cache_control_max_age", "unreachable_ttl"],
+)
+@deferred_f_from_coro_f
+async def test_tdmrep_json_kept_for_its_lifetime_then_fetched_again(
+    sites, route: str, settings_: dict[str, Any]
+) -> None:
+    """tdmrep.json follows robots.txt's lifetime rules: kept for its ``Cache-Control``
+    max-age (RFC 9309 2.4, within ROBOTSTXT_CACHE_MIN_TTL / _TTL), or, when the
+    server could not answer, for ROBOTSTXT_UNREACHABLE_TTL; then fetched again."""
+    from .conftest import crawl
+    from .server import slow, status, with_headers
+
+    tdmrep = (
+        with_headers(text("[]", content_type=b"application/json"), **{"Cache-Control": "max-age=1"})
+        if route == "max-age"
+        else status(503)
+    )
+    routes = {
+        "/robots.txt": ALLOW_ALL,
+        "/.well-known/tdmrep.json": tdmrep,
+        "/slow": slow(1.5, b"<html>slow</html>"),
+    }
+    site = sites(routes=routes, default=PAGE)
+    first, later = site.url("/slow"), site.url("/later")
+    spider, _ = await crawl(
+        [first, site.url("/p1")],
+        {"ROBOTSTXT_PURPOSES": ["train-ai"], **settings_},
+        followups={first: [later]},
+    )
+    assert sorted(spider.fetched) == sorted([first, site.url("/p1"), later])
+    assert site.count("/.well-known/tdmrep.json") == 2  # once, then again after 1 s
+    assert site.hits[-2:] == ["/.well-known/tdmrep.json", "/later"]  # refetched first
+
+
+@deferred_f_from_coro_f
+async def test_content_signal_line_refuses_before_download_in_a_real_crawl(sites) -> None:
+    """Cloudflare's Content-Signal (ai-train=no is train-ai=n) in robots.txt: the refused
+    path is never downloaded; search stays allowed."""
+    robots = text(
+        "User-agent: *\nContent-Signal: search=yes, ai-train=no\n"
+        "Content-Signal: /open/ ai-train=yes\nAllow: /\n"
+    )
+    site = sites(routes={"/robots.txt": robots}, default=PAGE)
+    urls = [site.url("/closed"), site.url("/open/a")]
+    spider, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-genai"]})
+    assert site.count("/closed") == 0 and site.count("/open/a") == 1
+    assert items == [site.url("/open/a")]
+    assert 'line 2: "Content-Signal: search=yes, ai-train=no"' in spider.dropped[urls[0]]
+    assert stats["robotstxt/forbidden/usage"] == 1
+    _, items, _ = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["search"]})
+    assert sorted(items) == sorted(urls)
+
+
+class BreaksTdmRep:
+    """A downloader middleware with a bug that shows only on tdmrep.json requests."""
+
+    def process_request(self, request: Any, spider: Any = None) -> None:
+        if request.url.endswith("/.well-known/tdmrep.json"):
+            raise AttributeError("'NoneType' object has no attribute 'simulated'")
+
+
+@pytest.mark.parametrize("queue", [QUEUE, {}], ids=["scheduler_queue", "other_queue"])
+@deferred_f_from_coro_f
+async def test_internal_error_fetching_tdmrep_json_drops_and_is_reported_as_one(
+    sites, caplog, queue: dict[str, str]
+) -> None:
+    """A bug is not the site's answer: never read as "nothing stated" (which would let
+    every request through), nor retried in a loop. Logged once at ERROR with its
+    traceback; the site's requests are dropped, counted as internal errors."""
+    import logging
+
+    from .conftest import crawl
+
+    site = sites(routes={"/robots.txt": ALLOW_ALL}, default=PAGE)
+    middlewares = {
+        **BASE_SETTINGS["DOWNLOADER_MIDDLEWARES"],
+        f"{__name__}.BreaksTdmRep": 50,
+    }
+    urls = [site.url(f"/p/{n}") for n in range(3)]
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "DOWNLOADER_MIDDLEWARES": middlewares}
+    with caplog.at_level(logging.WARNING):
+        spider, stats = await crawl(urls, {**settings, **queue}, allow_errors=True)
+    assert spider.fetched == [] and [path for path in site.hits if _is_page(path)] == []
+    assert all("internal error" in reason for reason in spider.dropped.values())
+    assert len(spider.dropped) == 3
+    assert stats["robotstxt/internal_error"] == 1
+    assert stats["robotstxt/forbidden/internal_error"] == 3
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and errors[0].exc_info is not None
+
+
+@deferred_f_from_coro_f
+async def test_tdmrep_json_downloads_in_flight_are_bounded(sites) -> None:
+    """At most ROBOTSTXT_CONCURRENT_DOWNLOADS tdmrep.json downloads at once, as for robots.txt."""
+    from .server import delayed
+
+    many = [
+        sites(
+            routes={
+                "/robots.txt": ALLOW_ALL,
+                "/.well-known/tdmrep.json": delayed(0.3, text("[]")),
+            },
+            default=PAGE,
+        )
+        for _ in range(6)
+    ]
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "ROBOTSTXT_CONCURRENT_DOWNLOADS": 2, **QUEUE}
+    _, items, _ = await usage_crawl([site.url("/") for site in many], settings)
+    assert len(items) == 6
+    starts = sorted(
+        _times(site, lambda path: path == "/.well-known/tdmrep.json")[0] for site in many
+    )
+    # at most 2 at a time: the 3rd starts only after the 1st answered (0.3 s)
+    assert starts[2] - starts[0] >= 0.25

@@ -8,6 +8,11 @@ META tags say ``noarchive`` to our agent token (the HTML head is read from the
 body as received, gzip or deflate decoded). Everything else is the wrapped
 policy's decision. A response not stored gets the flag ``noarchive``.
 
+A copy stored before (by a run without this policy, or before the page said
+noarchive) whose directives say ``noarchive`` is never served: it is neither
+fresh nor valid, so the page is downloaded again (and that response, if still
+noarchive, is not stored).
+
 By hand::
 
     HTTPCACHE_POLICY = "scrapy_rfc9309.RobotsMetaCachePolicy"
@@ -55,28 +60,53 @@ class RobotsMetaCachePolicy:
     def should_cache_response(self, response: Response, request: Request) -> bool:
         if not self.wrapped.should_cache_response(response, request):
             return False
-        if not self.obey:
-            return True
-        token = self.settings.token_for_header(request.headers.get(b"User-Agent"))
-        encoding = response.headers.get(b"Content-Encoding")
-        head = head_of_body(response.body, encoding.decode("latin-1") if encoding else None)
-        page = read_page_directives(response.url, response.status, response.headers, head, token)
-        if not page.noarchive:
+        source = self._noarchive(response, request)
+        if source is None:
             return True
         logger.debug(
             "Not storing %(url)s in the HTTP cache: noarchive (%(source)s)",
-            {"url": response.url, "source": page.source_of(NOARCHIVE)},
+            {"url": response.url, "source": source},
         )
         if NOT_STORED_FLAG not in response.flags:
             response.flags.append(NOT_STORED_FLAG)
         return False
 
+    def _noarchive(self, response: Response, request: Request) -> str | None:
+        """Where ``response``'s noarchive for our token came from; ``None`` if it has
+        none (or page-level directives are not obeyed)."""
+        if not self.obey:
+            return None
+        token = self.settings.token_for_header(request.headers.get(b"User-Agent"))
+        encoding = response.headers.get(b"Content-Encoding")
+        head = head_of_body(response.body, encoding.decode("latin-1") if encoding else None)
+        page = read_page_directives(response.url, response.status, response.headers, head, token)
+        return page.source_of(NOARCHIVE) if page.noarchive else None
+
+    def _stored_noarchive(self, cachedresponse: Response, request: Request) -> bool:
+        """Whether a stored copy says noarchive: it is then never served."""
+        if NOT_STORED_FLAG in cachedresponse.flags:
+            return True
+        source = self._noarchive(cachedresponse, request)
+        if source is None:
+            return False
+        logger.debug(
+            "Not serving %(url)s from the HTTP cache: the stored copy says noarchive "
+            "(%(source)s); downloading it again",
+            {"url": cachedresponse.url, "source": source},
+        )
+        cachedresponse.flags.append(NOT_STORED_FLAG)
+        return True
+
     def is_cached_response_fresh(self, cachedresponse: Response, request: Request) -> bool:
+        if self._stored_noarchive(cachedresponse, request):
+            return False
         return bool(self.wrapped.is_cached_response_fresh(cachedresponse, request))
 
     def is_cached_response_valid(
         self, cachedresponse: Response, response: Response, request: Request
     ) -> bool:
+        if self._stored_noarchive(cachedresponse, request):
+            return False  # the new download is used (and stored unless noarchive)
         return bool(self.wrapped.is_cached_response_valid(cachedresponse, response, request))
 
     def __getattr__(self, name: str) -> Any:

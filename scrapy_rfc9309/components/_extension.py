@@ -19,7 +19,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
 from . import _compat
-from ._report import report_for
+from ._report import CrawlReport, report_for
 from ._settings import ReportSettings, RobotsTxtSettings, httpcache_honours_noarchive
 
 if TYPE_CHECKING:
@@ -112,7 +112,11 @@ class RobotsTxtExtension:
         )
         extra_drops = "".join(
             f", {get(f'robotstxt/forbidden/{cause}', 0)} {label}"
-            for cause, label in (("restricted", "restricted"), ("internal_error", "internal error"))
+            for cause, label in (
+                ("restricted", "restricted"),
+                ("internal_error", "internal error"),
+                ("usage", "by usage preferences"),
+            )
             if get(f"robotstxt/forbidden/{cause}", 0)
         )
         lines = (
@@ -122,7 +126,7 @@ class RobotsTxtExtension:
                 f"robots.txt summary: {_plural(sites, 'site')} checked "
                 f"({parsed} parsed, {unavailable} unavailable: allow all, "
                 f"{unreachable} unreachable: disallow all{extra_kinds}); "
-                f"{get('robotstxt/allowed', 0)} requests allowed, "
+                f"{_plural(get('robotstxt/allowed', 0), 'request')} allowed, "
                 f"{get('robotstxt/forbidden', 0)} dropped "
                 f"({get('robotstxt/forbidden/rule', 0)} by rules, "
                 f"{get('robotstxt/forbidden/unreachable', 0)} unreachable{extra_drops}, "
@@ -132,12 +136,11 @@ class RobotsTxtExtension:
         pages = _page_level_summary(get, noarchive_honoured=self._noarchive_honoured)
         if pages:
             lines.append(pages)
-        usage = _usage_summary(get)
+        usage = _usage_summary(get, self.settings.purposes)
         if usage:
             lines.append(usage)
-            top_usage = report_for(self.crawler).top_usage(self.report_settings.summary_top_rules)
             lines.extend(
-                f"  {count:>6} x {site}: {preference}" for (site, preference), count in top_usage
+                _top_usage_lines(report_for(self.crawler), self.report_settings.summary_top_rules)
             )
         top = report_for(self.crawler).top_rules(self.report_settings.summary_top_rules)
         if top:
@@ -192,26 +195,59 @@ def _page_level_summary(get: Any, *, noarchive_honoured: bool = False) -> str:
     }
     if not any(counts.values()):
         return ""
-    return (
-        f"Page-level directives: {_plural(counts['pages/nofollow'], 'page')} nofollow "
-        f"({_plural(counts['nofollow'], 'request')} not followed), "
-        f"{_plural(counts['pages/noindex'], 'page')} noindex "
-        f"({_plural(counts['noindex'], 'item')} dropped), "
-        f"{_plural(counts['noarchive'], 'page')} noarchive"
-        + (" (never stored in the HTTP cache)" if noarchive_honoured else "")
-    )
+    parts = []  # a directive no page had is left out
+    if counts["pages/nofollow"] or counts["nofollow"]:
+        parts.append(
+            f"{_plural(counts['pages/nofollow'], 'page')} nofollow "
+            f"({_plural(counts['nofollow'], 'request')} not followed)"
+        )
+    if counts["pages/noindex"] or counts["noindex"]:
+        parts.append(
+            f"{_plural(counts['pages/noindex'], 'page')} noindex "
+            f"({_plural(counts['noindex'], 'item')} dropped)"
+        )
+    if counts["noarchive"]:
+        parts.append(
+            f"{_plural(counts['noarchive'], 'page')} noarchive"
+            + (" (never stored in or served from the HTTP cache)" if noarchive_honoured else "")
+        )
+    return "Page-level directives: " + ", ".join(parts)
 
 
-def _usage_summary(get: Any) -> str:
-    """The declared-purposes part of the close summary; ``""`` when nothing was refused."""
+def _usage_summary(get: Any, purposes: tuple[str, ...]) -> str:
+    """The declared-purposes line of the close summary; ``""`` without purposes.
+
+    Counts are per request (dropped before download), per page (downloaded,
+    then refusing a purpose in its headers or meta) and per item; tdmrep.json
+    downloads are counted per download (one per site, again when expired).
+    """
+    if not purposes:
+        return ""
     requests = get("robotstxt/forbidden/usage", 0)
     pages = get("robotsmeta/pages/usage", 0)
     items = get("robotsmeta/usage", 0)
     tdmrep = get("robotstxt/tdmrep/request_count", 0)
-    if not (requests or pages or items or tdmrep):
-        return ""
-    return (
-        f"Usage preferences (ROBOTSTXT_PURPOSES): {requests} requests dropped before download, "
-        f"{pages} pages refused a declared purpose ({items} items dropped); "
-        f"tdmrep.json fetched {tdmrep} times; refused by:"
+    line = (
+        f"Declared purposes ({', '.join(purposes)}; ROBOTSTXT_PURPOSES): "
+        f"{_plural(requests, 'request')} dropped before download by a usage preference "
+        "(robots.txt, tdmrep.json); "
+        f"{_plural(pages, 'page')} refused a purpose in its headers or meta "
+        f"({_plural(items, 'item')} dropped)"
     )
+    if tdmrep:
+        line += f"; {_plural(tdmrep, 'tdmrep.json download')}"
+    return line
+
+
+def _top_usage_lines(report: CrawlReport, count: int) -> list[str]:
+    """The preferences that dropped the most, each with its unit (requests or items)
+    and its site; at most ``count`` (``ROBOTSTXT_SUMMARY_TOP_RULES``)."""
+    ranked = report.top_usage(count)
+    if not ranked:
+        return []
+    counts = [f"{_plural(n, unit)} dropped" for n, unit, _, _ in ranked]
+    width = max(len(text) for text in counts)
+    return ["Usage preferences that dropped the most:"] + [
+        f"  {text:>{width}}: {site}: {preference}"
+        for text, (_, _, site, preference) in zip(counts, ranked, strict=True)
+    ]

@@ -25,12 +25,21 @@ from weakref import WeakKeyDictionary
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 
-from ..parser._page_directives import EMPTY, NOFOLLOW, NOINDEX, PageDirectives, read_usage_signals
+from ..parser._page_directives import (
+    EMPTY,
+    LENIENT_SEMICOLON,
+    LENIENT_SPACE,
+    NOFOLLOW,
+    NOINDEX,
+    PageDirectives,
+    read_usage_signals,
+)
 from ..parser._page_directives import read_page_directives as read_page_directives
 from ..parser._usage import NO_PREFERENCES, Preference, Usage, response_usage
 from ..sites._site import site_of
 from ._report import report_for
 from ._settings import RobotsTxtSettings, httpcache_honours_noarchive
+from ._usage_gate import warn_if_purposes_ignored
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -44,6 +53,12 @@ logger = logging.getLogger("scrapy_rfc9309.meta")
 META_KEY = "robots_meta"
 
 _TOKEN_CACHE_SIZE = 256
+#: How each lenient reading is described in the log.
+_LENIENT_FORMS = {
+    LENIENT_SEMICOLON: "';' read as a separator (meta-semicolon; the syntax is comma-separated)",
+    LENIENT_SPACE: "a blank read as a separator between known directives (meta-space; "
+    "the syntax is comma-separated)",
+}
 
 
 def directives_of_response(response: Response, token: str) -> PageDirectives:
@@ -65,6 +80,7 @@ class RobotsMetaMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.settings = RobotsTxtSettings.from_settings(crawler.settings)
         if not self.settings.meta_obey:
+            warn_if_purposes_ignored(crawler, self.settings)
             raise NotConfigured("ROBOTS_META_OBEY is off")
         self.stats = crawler.stats
         self.drop_noindex = self.settings.meta_noindex == "drop"
@@ -74,6 +90,8 @@ class RobotsMetaMiddleware:
         self.purposes = self.settings.purposes
         self._refused: WeakKeyDictionary[Response, Preference] = WeakKeyDictionary()
         self._crawler = crawler
+        self._limits_told: frozenset[str] = frozenset()
+        self._lenient_told: frozenset[str] = frozenset()
         logger.info(
             "Obeying page-level robots directives (robots META tag, X-Robots-Tag) as %s; "
             "items of noindex pages: %s (ROBOTS_META_NOINDEX)",
@@ -113,14 +131,52 @@ class RobotsMetaMiddleware:
             self._read_usage(response, request)
         page = directives_of_response(response, token)
         request.meta[META_KEY] = page.directives
-        if page is EMPTY or not page.directives:
+        if page is EMPTY:
             return
-        self._pages[response] = page
+        if page.truncated:
+            self._truncated(response, page)
+        if page.lenient:
+            self._lenient(response, page)
+        if not page.directives:
+            return
+        if page.nofollow or (page.noindex and self.drop_noindex):
+            self._pages[response] = page  # only pages whose outputs are filtered
         for directive in (NOFOLLOW, NOINDEX):
             if directive in page.directives:
                 self._inc(f"robotsmeta/pages/{directive}")
         if page.noarchive:
             self._inc("robotsmeta/noarchive")
+
+    def _truncated(self, response: Response, page: PageDirectives) -> None:
+        """A limit of the reading was met: content past it was not read."""
+        limits = ", ".join(sorted(page.truncated))
+        first = page.truncated - self._limits_told
+        self._limits_told |= page.truncated
+        logger.log(
+            logging.INFO if first else logging.DEBUG,
+            "Read the robots directives of %(page)s only in part: %(limits)s reached; a "
+            "robots META tag or X-Robots-Tag value past it is not obeyed%(once)s",
+            {
+                "page": response.url,
+                "limits": limits,
+                "once": " (said once per limit at INFO, then at DEBUG)" if first else "",
+            },
+        )
+        self._inc("robotsmeta/truncated")
+
+    def _lenient(self, response: Response, page: PageDirectives) -> None:
+        """A form outside the directives' syntax was read (``LENIENT(<id>)``)."""
+        first = page.lenient - self._lenient_told
+        self._lenient_told |= page.lenient
+        logger.log(
+            logging.INFO if first else logging.DEBUG,
+            "Read %(page)s's robots directives leniently: %(forms)s%(once)s",
+            {
+                "page": response.url,
+                "forms": ", ".join(_LENIENT_FORMS.get(name, name) for name in sorted(page.lenient)),
+                "once": " (said once at INFO, then at DEBUG)" if first else "",
+            },
+        )
 
     def _read_usage(self, response: Response, request: Request) -> None:
         """``meta["usage"]``: robots.txt's preferences with the response's own

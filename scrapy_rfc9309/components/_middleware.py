@@ -30,7 +30,8 @@ from ._engine import robots_download, wake_engine
 from ._fetcher import RobotsTxtFetcher, dotted_name
 from ._report import allowed_verdict, report_for
 from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError, identity_warning
-from ._usage_gate import UsageGate
+from ._store_bridge import open_bridge
+from ._usage_gate import TdmRepSites, UsageGate, warn_if_purposes_ignored
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -121,6 +122,7 @@ class RobotsTxtMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.settings = RobotsTxtSettings.from_settings(crawler.settings)
         if not self.settings.obey:
+            warn_if_purposes_ignored(crawler, self.settings)
             raise NotConfigured("ROBOTSTXT_OBEY is off")
         refuse_builtin_middleware(crawler)
         self.crawler = crawler
@@ -145,8 +147,18 @@ class RobotsTxtMiddleware:
         self._report = report_for(crawler)
         self._watchdog: Any = None
         self._fetcher = RobotsTxtFetcher(crawler, self.settings)
+        #: ROBOTSTXT_STORE_URI: outcomes kept across runs and processes (None: memory only)
+        self._store = open_bridge(crawler, self.settings, self._fetcher)
         self._usage = (
-            UsageGate(crawler, self.settings, self._report) if self.settings.purposes else None
+            UsageGate(
+                crawler,
+                self.settings,
+                self._report,
+                on_settled=self._release_to_queues,
+                on_start=self._start_watchdog,
+            )
+            if self.settings.purposes
+            else None
         )
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
         _MIDDLEWARES[crawler] = self
@@ -206,13 +218,27 @@ class RobotsTxtMiddleware:
     # -- for the scheduler queue ------------------------------------------------
 
     def site_state(self, site: str) -> SiteState:
-        """What a request of ``site`` can do now (O(1))."""
-        return self._table.state(site, time.monotonic())
+        """What a request of ``site`` can do now (O(1)). With a declared purpose
+        that needs tdmrep.json, a site is ``READY`` once that is settled too."""
+        state = self._table.state(site, time.monotonic())
+        tdmrep = self._tdmrep_sites()
+        if state is SiteState.READY and tdmrep is not None:
+            return tdmrep.state(site)
+        return state
 
     def prefetch(self, site: str, request: Request | None = None) -> None:
-        """Start the site's robots.txt fetch ahead of its requests, unless one is in flight."""
+        """Start the site's robots.txt fetch ahead of its requests, unless one is in
+        flight (and its tdmrep.json's, when a declared purpose needs it)."""
+        tdmrep = self._tdmrep_sites()
+        if tdmrep is not None:
+            tdmrep.prefetch(site)
+            if self._table.state(site, time.monotonic()) is SiteState.READY:
+                return  # only the tdmrep.json was missing
         if self._table.start(site):
             self._launch(site, request)
+
+    def _tdmrep_sites(self) -> TdmRepSites | None:
+        return None if self._usage is None else self._usage.tdmrep
 
     def register(self, queue: SiteListener) -> None:
         self._queues.append(queue)
@@ -293,19 +319,29 @@ class RobotsTxtMiddleware:
 
     async def _fetch(self, site: str, request: Request | None) -> None:
         url = robots_url(site)
-        self.stats.inc_value("robotstxt/request_count")
-        if self._table.stale(site) is not None:
-            self.stats.inc_value("robotstxt/refetch")
+        stored = False
         try:
-            with robots_download(self.crawler):
-                outcome = await self._fetcher.fetch(url, request)
+            outcome = None
+            if self._store is not None:  # a fresh copy in the store, or its lease taken
+                outcome = await self._store.obtain(site, request)
+                stored = outcome is not None
+            if outcome is None:
+                self.stats.inc_value("robotstxt/request_count")
+                if self._table.stale(site) is not None:
+                    self.stats.inc_value("robotstxt/refetch")
+                with robots_download(self.crawler):
+                    outcome = await self._fetcher.fetch(url, request)
         except (CancelledError, asyncio.CancelledError):
+            if self._store is not None:
+                self._store.abandoned(site)
             logger.info("robots.txt download cancelled at close: %s", url)
             self._download_done(site)
             self._hand_back(self._table.abandon(site), None)
             return
         except Exception as exc:  # not an answer of the site: never pass it off as one
             outcome = self._internal_error(exc, url)
+        if self._store is not None and not stored:
+            self._store.fetched(site, outcome)  # saved and the lease released, off the reactor
         self._download_done(site)
         if not self._table.is_pending(site):  # abandoned: the spider closed meanwhile
             return
@@ -500,7 +536,13 @@ class RobotsTxtMiddleware:
             self._watchdog = None
 
     def _release_if_closing(self) -> None:
-        if not self._downloads and not self._table.has_pending() and not self._timers:
+        tdmrep = self._tdmrep_sites()
+        if (
+            not self._downloads
+            and not self._table.has_pending()
+            and not self._timers
+            and (tdmrep is None or not tdmrep.has_pending())
+        ):
             self._stop_watchdog()
         elif _engine_is_closing(self.crawler):
             self._release_all()
@@ -523,11 +565,12 @@ class RobotsTxtMiddleware:
         downloads, self._downloads = self._downloads, {}
         for download in downloads.values():
             download.cancel()
+        tdmrep = self._tdmrep_sites()
+        if tdmrep is not None:  # its downloads cancelled, its waiting requests dropped
+            tdmrep.abandon_all()
         self._stop_watchdog()
 
     def _on_spider_closed(self) -> None:
         for queue in list(self._queues):
             queue.spider_closed()
         self._release_all()
-        if self._usage is not None and self._usage.tdmrep is not None:
-            self._usage.tdmrep.abandon_all()

@@ -86,9 +86,15 @@ class CrawlReport:
         if key in self.items_by_usage or len(self.items_by_usage) < MAX_RULES_TRACKED:
             self.items_by_usage[key] += 1
 
-    def top_usage(self, count: int) -> list[tuple[tuple[str, str], int]]:
-        """The preferences that dropped the most requests and items, with their counts."""
-        return (self.drops_by_usage + self.items_by_usage).most_common(count)
+    def top_usage(self, count: int) -> list[tuple[int, str, str, str]]:
+        """The preferences that dropped the most: ``(count, "request" or "item", site,
+        preference)``, most first; requests and items are counted apart, never summed."""
+        if count <= 0:
+            return []
+        ranked = [(n, "request", site, text) for (site, text), n in self.drops_by_usage.items()]
+        ranked += [(n, "item", site, text) for (site, text), n in self.items_by_usage.items()]
+        ranked.sort(key=lambda entry: -entry[0])
+        return ranked[:count]
 
     def dropped_by_usage(self, site: str, preference: str) -> None:
         """A request to ``site`` was dropped: ``preference`` refuses a declared purpose."""

@@ -355,3 +355,77 @@ def _concurrency(settings: BaseSettings) -> dict[str, int]:
     if downloads < 1:
         raise SettingError(f"ROBOTSTXT_CONCURRENT_DOWNLOADS must be at least 1, got {downloads}")
     return {"concurrent_downloads": downloads}
+
+
+def purposes_warning(settings: RobotsTxtSettings) -> str | None:
+    """The start-up warning when ``ROBOTSTXT_PURPOSES`` is set but nothing reads it:
+    both ``ROBOTSTXT_OBEY`` and ``ROBOTS_META_OBEY`` are off. ``None`` otherwise."""
+    if not settings.purposes or settings.obey or settings.meta_obey:
+        return None
+    return (
+        f"ROBOTSTXT_PURPOSES is set ({', '.join(settings.purposes)}), but ROBOTSTXT_OBEY and "
+        "ROBOTS_META_OBEY are both off: no usage preference is read and nothing is dropped "
+        "for the declared purposes. Turn ROBOTSTXT_OBEY (or ROBOTS_META_OBEY) on, or remove "
+        "ROBOTSTXT_PURPOSES"
+    )
+
+
+# -- the robots.txt store (across runs and processes) ------------------------------
+
+#: Seconds a lease on a site's fetch outlives ``DOWNLOAD_TIMEOUT``.
+STORE_LEASE_MARGIN = 30.0
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """``ROBOTSTXT_STORE_URI`` and what opening the store needs, read at start-up."""
+
+    #: ``None``: no store, robots.txt outcomes are kept in memory only
+    uri: str | None
+    #: the project's ``.scrapy`` data directory (relative SQLite paths go there)
+    data_dir: str
+    #: scrapy-redis's ``REDIS_URL`` (for ``ROBOTSTXT_STORE_URI = "redis"``)
+    redis_url: str | None
+    #: seconds a lease on a site's fetch lasts: ``DOWNLOAD_TIMEOUT`` + 30
+    lease_seconds: float
+    #: ``ROBOTSTXT_STORE_PREFIX``: the Redis store's keys start with it
+    redis_prefix: str = "robotstxt:"
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings, uri: str | None = None) -> StoreSettings:
+        """``uri``: a store named elsewhere (``scrapy robotstxt --store``), read
+        with the project's other store settings instead of ``ROBOTSTXT_STORE_URI``."""
+        raw = uri if uri else settings.get("ROBOTSTXT_STORE_URI")
+        if raw is not None and not isinstance(raw, str):
+            raise SettingError(
+                f"ROBOTSTXT_STORE_URI must be a URI such as 'sqlite:///robots.db', got {raw!r}"
+            )
+        uri = raw.strip() if raw else None
+        if not uri:  # no store: nothing else is read, the crawl is as before
+            return cls(uri=None, data_dir="", redis_url=None, lease_seconds=0.0)
+        redis_url = settings.get("REDIS_URL")
+        timeout = _number(settings, "DOWNLOAD_TIMEOUT", 180.0, integer=False)
+        from scrapy.utils.project import data_path
+
+        return cls(
+            uri=uri,
+            data_dir=data_path("."),
+            redis_url=str(redis_url) if redis_url else None,
+            lease_seconds=timeout + STORE_LEASE_MARGIN,
+            redis_prefix=_store_prefix(settings),
+        )
+
+
+#: ``ROBOTSTXT_STORE_PREFIX``'s default.
+DEFAULT_STORE_PREFIX = "robotstxt:"
+
+
+def _store_prefix(settings: BaseSettings) -> str:
+    """``ROBOTSTXT_STORE_PREFIX``: the start of every key of the Redis store, so that
+    several projects share one Redis."""
+    raw = settings.get("ROBOTSTXT_STORE_PREFIX")
+    if raw is None:
+        return DEFAULT_STORE_PREFIX
+    if not isinstance(raw, str):
+        raise SettingError(f"ROBOTSTXT_STORE_PREFIX must be a string, got {raw!r}")
+    return raw

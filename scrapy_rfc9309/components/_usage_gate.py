@@ -17,22 +17,28 @@ when the server could not answer (meanwhile: no TDMRep preference).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections import OrderedDict
-from typing import TYPE_CHECKING
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from weakref import WeakSet
 
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
 from scrapy.http.request import NO_CALLBACK
-from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import Deferred
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from twisted.internet.defer import CancelledError, Deferred
 
 from ..parser._tdmrep import EMPTY_TDMREP, TDMREP_PATH, TdmRep, parse_tdmrep
 from ..parser._usage import NO_PREFERENCES, Usage, needs_tdmrep
 from ..sites._lifetime import headers_lifetime
+from ..sites._sitetable import SiteState
 from . import _compat
+from ._engine import robots_download
 from ._fetcher import DOWNLOAD_PRIORITY, dotted_name, is_download_failure
+from ._settings import purposes_warning
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -41,57 +47,175 @@ if TYPE_CHECKING:
     from ._report import CrawlReport
     from ._settings import RobotsTxtSettings
 
-__all__ = ["USAGE_META_KEY", "TdmRepSites", "UsageGate"]
+__all__ = ["USAGE_META_KEY", "TdmRepSites", "UsageGate", "warn_if_purposes_ignored"]
 
 logger = logging.getLogger("scrapy_rfc9309.usage")
+
+#: What a site's tdmrep.json fetch came to when it failed for a reason of ours (an
+#: internal error): its requests are dropped, never let through as "nothing stated".
+FAILED_TDMREP = TdmRep()
 
 #: ``request.meta`` / ``response.meta`` key of the :class:`~._usage.Usage` that applies.
 USAGE_META_KEY = "usage"
 
 
 class TdmRepSites:
-    """Each site's tdmrep.json: fetched once (single flight), kept for its lifetime."""
+    """Each site's tdmrep.json: fetched once (single flight), kept for its lifetime.
 
-    def __init__(self, crawler: Crawler, settings: RobotsTxtSettings) -> None:
+    A fetch runs on its own (not inside one request's ``process_request``), so
+    it can start ahead of need (:meth:`prefetch`, from the scheduler queue)
+    and be cancelled at close (:meth:`abandon_all`). At most
+    ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` run at once; like robots.txt, they do
+    not count against the pages' ``CONCURRENT_REQUESTS``.
+    """
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        settings: RobotsTxtSettings,
+        on_settled: Callable[[str], None] | None = None,
+        on_start: Callable[[], None] | None = None,
+        details: dict[str, str] | None = None,
+    ) -> None:
         self.crawler = crawler
         self.settings = settings
         self.stats = crawler.stats
+        #: site -> what its last fetch came to (``HTTP 200, 2 rules``), when given
+        #: (``scrapy robotstxt`` shows it; a crawl keeps none)
+        self.details = details
         self._settled: OrderedDict[str, tuple[float, TdmRep]] = OrderedDict()
-        self._pending: dict[str, list[Deferred[TdmRep]]] = {}
+        #: site -> the requests waiting for its fetch (``None`` handed back: closing)
+        self._pending: dict[str, list[Deferred[TdmRep | None]]] = {}
+        #: site -> its download in flight (cancelled at close)
+        self._downloads: dict[str, Deferred[None]] = {}
+        #: sites whose fetch waits for one of ROBOTSTXT_CONCURRENT_DOWNLOADS
+        self._backlog: deque[str] = deque()
+        #: told when a site's tdmrep.json is settled (the scheduler queue releases its requests)
+        self._on_settled = on_settled
+        #: told when a fetch starts (the middleware watches for a closing engine)
+        self._on_start = on_start
+        self._closing = False
+        #: site -> the internal error of its last fetch, while FAILED_TDMREP is in force
+        self.failures: dict[str, str] = {}
 
-    async def get(self, site: str) -> TdmRep:
-        """The site's rules; downloads ``/.well-known/tdmrep.json`` once per lifetime."""
+    def fresh(self, site: str) -> TdmRep | None:
+        """The site's rules if known and fresh, else ``None``."""
         settled = self._settled.get(site)
         if settled is not None and settled[0] > time.monotonic():
             self._settled.move_to_end(site)
             return settled[1]
-        waiters = self._pending.get(site)
-        waiter: Deferred[TdmRep] = Deferred()
-        if waiters is not None:
-            waiters.append(waiter)
-            return await maybe_deferred_to_future(waiter)
-        self._pending[site] = [waiter]
+        return None
+
+    def state(self, site: str) -> SiteState:
+        """``READY`` (fresh), ``PENDING`` (a fetch in flight) or ``UNKNOWN``; O(1)."""
+        if site in self._pending:
+            return SiteState.PENDING
+        if self.fresh(site) is not None:
+            return SiteState.READY
+        return SiteState.UNKNOWN
+
+    def has_pending(self) -> bool:
+        return bool(self._pending)
+
+    def prefetch(self, site: str) -> None:
+        """Start the site's fetch ahead of its requests, unless fresh or in flight."""
+        if site not in self._pending and self.fresh(site) is None:
+            self._start(site)
+
+    async def get(self, site: str) -> TdmRep | None:
+        """The site's rules; downloads ``/.well-known/tdmrep.json`` once per lifetime.
+        ``None``: the spider closed before it was fetched."""
+        rules = self.fresh(site)
+        if rules is not None:
+            return rules
+        waiter: Deferred[TdmRep | None] = Deferred()
+        if site not in self._pending:
+            self._start(site)
+        self._pending.setdefault(site, []).append(waiter)
+        return await maybe_deferred_to_future(waiter)
+
+    def _start(self, site: str) -> None:
+        self._pending.setdefault(site, [])
+        if self._on_start is not None:
+            self._on_start()
+        if len(self._downloads) >= self.settings.concurrent_downloads:
+            self._backlog.append(site)
+            return
+        download = deferred_from_coro(self._run(site))
+        if not download.called:
+            self._downloads[site] = download
+
+    def _download_done(self, site: str) -> None:
+        self._downloads.pop(site, None)
+        while self._backlog and len(self._downloads) < self.settings.concurrent_downloads:
+            waiting = self._backlog.popleft()
+            if waiting in self._pending and waiting not in self._downloads:
+                download = deferred_from_coro(self._run(waiting))
+                if not download.called:
+                    self._downloads[waiting] = download
+
+    async def _run(self, site: str) -> None:
         try:
-            expires, rules = await self._fetch(site)
-        except BaseException:
-            # cancelled, or not an answer of the site: the others go on without it
-            for each in self._pending.pop(site, [])[1:]:
-                each.callback(EMPTY_TDMREP)
-            raise
+            with robots_download(self.crawler):
+                expires, rules = await self._fetch(site)
+        except (CancelledError, asyncio.CancelledError):
+            logger.info("tdmrep.json download cancelled at close: %s", site + TDMREP_PATH)
+            self._download_done(site)
+            for waiter in self._pending.pop(site, []):
+                waiter.callback(None)
+            return
+        except Exception as exc:  # not an answer of the site: never pass it off as one
+            self._download_done(site)
+            expires, rules = self._internal_error(exc, site)
+        else:
+            self._download_done(site)
+            self.failures.pop(site, None)
+        if site not in self._pending:  # abandoned: the spider closed meanwhile
+            return
         self._settled[site] = (expires, rules)
         self._settled.move_to_end(site)
         while len(self._settled) > self.settings.cache_max_sites:
             self._settled.popitem(last=False)
-        for each in self._pending.pop(site, []):
-            each.callback(rules)
-        return await maybe_deferred_to_future(waiter)
+        for waiter in self._pending.pop(site, []):
+            waiter.callback(rules)
+        if self._on_settled is not None:
+            self._on_settled(site)
+
+    def _internal_error(self, exc: Exception, site: str) -> tuple[float, TdmRep]:
+        """A failure that is not the site's answer (a bug, an incompatible component):
+        logged at ERROR with its traceback, counted in ``robotstxt/internal_error``;
+        the site's requests are dropped until ``ROBOTSTXT_UNREACHABLE_TTL`` has passed."""
+        self.stats.inc_value("robotstxt/internal_error")
+        self._detail(site, f"internal error: {dotted_name(exc)}: {exc}")
+        logger.error(
+            "Internal error while fetching %s%s; requests to its site are dropped "
+            "(this is not the site's answer)",
+            site,
+            TDMREP_PATH,
+            exc_info=exc,
+            extra={"spider": self.crawler.spider},
+        )
+        self.failures[site] = f"{dotted_name(exc)}: {exc}"
+        return time.monotonic() + self.settings.unreachable_ttl, FAILED_TDMREP
 
     def abandon_all(self) -> None:
-        """The spider closes: every waiter goes on with no TDMRep preference."""
+        """The spider closes: cancel every download; its waiting requests are dropped."""
+        self._closing = True
         pending, self._pending = self._pending, {}
+        waiting = sum(len(waiters) for waiters in pending.values())
+        if waiting:
+            logger.info(
+                "Spider closing: dropping %d requests that waited on %d tdmrep.json downloads",
+                waiting,
+                len(pending),
+            )
         for waiters in pending.values():
             for waiter in waiters:
-                waiter.callback(EMPTY_TDMREP)
+                waiter.callback(None)
+        self._backlog.clear()
+        downloads, self._downloads = self._downloads, {}
+        for download in downloads.values():
+            download.cancel()
 
     async def _fetch(self, site: str) -> tuple[float, TdmRep]:
         url = site + TDMREP_PATH
@@ -114,19 +238,29 @@ class TdmRepSites:
             response = await _compat.download(self.crawler, request)
         except IgnoreRequest as exc:
             logger.debug("tdmrep.json request dropped: %s (%s)", url, exc)
+            self._detail(site, f"not fetched: {exc}; nothing stated")
             return unreachable, EMPTY_TDMREP
         except Exception as exc:
             # Scrapy cancels a download over download_maxsize (ROBOTSTXT_MAX_SIZE):
             # the file is too large to read, which states nothing either.
-            if not is_download_failure(exc) and not _size_cancelled(exc):
+            if self._closing or (not is_download_failure(exc) and not _size_cancelled(exc)):
                 raise
             self.stats.inc_value(f"robotstxt/tdmrep/exception_count/{dotted_name(exc)}")
             logger.info("tdmrep.json unreachable (%s): %s", dotted_name(exc), url)
+            self._detail(site, f"unreachable ({dotted_name(exc)}); nothing stated")
             return unreachable, EMPTY_TDMREP
         self.stats.inc_value(f"robotstxt/tdmrep/response_status_count/{response.status}")
         if response.status == 429 or response.status >= 500:
+            self._detail(site, f"HTTP {response.status}: unreachable, nothing stated")
             return unreachable, EMPTY_TDMREP
         rules = parse_tdmrep(response.body) if 200 <= response.status < 300 else EMPTY_TDMREP
+        count = len(rules.rules)
+        self._detail(
+            site,
+            f"HTTP {response.status}, {count} rule{'' if count == 1 else 's'}"
+            if 200 <= response.status < 300
+            else f"HTTP {response.status}: nothing stated",
+        )
         lifetime = headers_lifetime(
             response.headers.getlist,
             now=time.time(),
@@ -136,16 +270,31 @@ class TdmRepSites:
         logger.debug("tdmrep.json (HTTP %d): %s, %d rules", response.status, url, len(rules.rules))
         return time.monotonic() + lifetime.seconds, rules
 
+    def _detail(self, site: str, text: str) -> None:
+        if self.details is not None:
+            self.details[site] = text
+
 
 class UsageGate:
     """Drops requests whose site-wide preferences refuse a declared purpose."""
 
-    def __init__(self, crawler: Crawler, settings: RobotsTxtSettings, report: CrawlReport) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        settings: RobotsTxtSettings,
+        report: CrawlReport,
+        on_settled: Callable[[str], None] | None = None,
+        on_start: Callable[[], None] | None = None,
+    ) -> None:
         self.purposes = settings.purposes
         self.stats = crawler.stats
         self.crawler = crawler
         self._report = report
-        self.tdmrep = TdmRepSites(crawler, settings) if needs_tdmrep(self.purposes) else None
+        self.tdmrep = (
+            TdmRepSites(crawler, settings, on_settled, on_start)
+            if needs_tdmrep(self.purposes)
+            else None
+        )
         logger.info(
             "Declared purposes: %s (ROBOTSTXT_PURPOSES); requests whose usage preferences "
             "refuse them are dropped",
@@ -160,7 +309,12 @@ class UsageGate:
             usage = robots.usage(url=request.url, agent=token)
         if self.tdmrep is not None:
             rules = await self.tdmrep.get(site)
-            usage = usage.merged(rules.usage(request.url))
+            if rules is None:
+                self._drop_at_close(site, request)
+            elif rules is FAILED_TDMREP:
+                self._drop_internal_error(site, request)
+            else:
+                usage = usage.merged(rules.usage(request.url))
         request.meta[USAGE_META_KEY] = usage
         refusal = usage.refusal(self.purposes)
         if refusal is None:
@@ -182,6 +336,42 @@ class UsageGate:
             )
         logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
         raise IgnoreRequest(reason)
+
+    def _drop_internal_error(self, site: str, request: Request) -> None:
+        assert self.tdmrep is not None
+        self.stats.inc_value("robotstxt/forbidden")
+        self.stats.inc_value("robotstxt/forbidden/internal_error")
+        self._report.decided(site, False)
+        error = self.tdmrep.failures.get(site, "see the log")
+        reason = (
+            f"Dropped: internal error while fetching {site}{TDMREP_PATH} ({error}); "
+            "this is not the site's answer"
+        )
+        logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
+        raise IgnoreRequest(reason)
+
+    def _drop_at_close(self, site: str, request: Request) -> None:
+        self.stats.inc_value("robotstxt/forbidden")
+        self.stats.inc_value("robotstxt/forbidden/closing")
+        self._report.dropped_at_close(site)
+        reason = f"Dropped: the spider closed before {site}{TDMREP_PATH} was fetched"
+        logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
+        raise IgnoreRequest(reason)
+
+
+_WARNED: WeakSet[Any] = WeakSet()
+
+
+def warn_if_purposes_ignored(crawler: Crawler, settings: RobotsTxtSettings) -> None:
+    """Warn once per crawl when ``ROBOTSTXT_PURPOSES`` is set and nothing reads it.
+
+    Called by both middlewares as they turn themselves off (either may be the
+    one enabled), so the warning shows whichever is listed.
+    """
+    message = purposes_warning(settings)
+    if message is not None and crawler not in _WARNED:
+        _WARNED.add(crawler)
+        logger.warning(message)
 
 
 def _size_cancelled(exc: BaseException) -> bool:

@@ -10,7 +10,13 @@ ignored line) plus checks of what search engines accept:
 * a rule longer than :data:`MAX_RULE_LENGTH` characters, or more than
   :data:`MAX_RULES` rules in the file: search engines ignore the rest;
 * a relative ``Sitemap`` URL: RFC 9309 2.2.4 and sitemaps.org ask for an
-  absolute URL.
+  absolute URL;
+* ``Content-Usage`` / ``Content-Signal`` lines (AIPREF attach draft,
+  Content Signals Policy) that state less than their writer meant: an
+  unknown category, a value other than the signal's own (``y`` / ``n``,
+  ``yes`` / ``no``), a member that is not ``name=value``, a path read
+  leniently or not at all, a category stated twice (on one line, or for the
+  same path in one group: the most restrictive is used).
 
 Findings are ``(line, message)``, sorted by line.
 """
@@ -21,7 +27,9 @@ from urllib.parse import urlsplit
 
 from ._groups import WILDCARD_AGENT
 from ._lines import printable, read_line, scan
+from ._matcher import is_url, rule_pattern
 from ._robotstxt import RobotsTxt
+from ._usage import _MAX_MEMBERS, _MEMBER, VALUES, VOCABULARY, split_usage_value
 
 __all__ = ["MAX_RULES", "MAX_RULE_LENGTH", "lint"]
 
@@ -118,6 +126,7 @@ def _group_checks(directives: list[tuple[int, str, bytes]]) -> list[tuple[int, s
 def _directive_checks(robots: RobotsTxt) -> list[tuple[int, str]]:
     directives = _directives(robots)
     findings = _group_checks(directives)
+    findings.extend(_usage_checks(directives))
     in_group = False
     rules = 0
     for number, key, value in directives:
@@ -154,3 +163,98 @@ def _directive_checks(robots: RobotsTxt) -> list[tuple[int, str]]:
                     )
                 )
     return findings
+
+
+_USAGE_KEYS = {"content-usage": "Content-Usage", "content-signal": "Content-Signal"}
+
+
+def _usage_checks(directives: list[tuple[int, str, bytes]]) -> list[tuple[int, str]]:
+    """Findings on ``Content-Usage`` / ``Content-Signal`` lines (see the module doc)."""
+    findings: list[tuple[int, str]] = []
+    start, has_rules = 0, False
+    #: (group start, signal, path, category) -> the line that stated it first
+    stated: dict[tuple[int, str, bytes | None, str], int] = {}
+    for number, key, value in directives:
+        if key == "user-agent":
+            if not start or has_rules:
+                start, has_rules = number, False
+            continue
+        if key in ("allow", "disallow"):
+            has_rules = True
+            continue
+        name = _USAGE_KEYS.get(key)
+        if name is None:
+            continue
+        if not start:  # the parser reports it: outside any group, ignored
+            continue
+        path, rest = split_usage_value(value)
+        findings.extend((number, f"{name}: {text}") for text in _usage_path_checks(path))
+        on_line: set[str] = set()
+        members = rest.decode("utf-8", "replace").split(",", _MAX_MEMBERS)[:_MAX_MEMBERS]
+        if not rest.strip():
+            findings.append((number, f"{name}: no preference stated (e.g. train-ai=n)"))
+            continue
+        for member in members:
+            text = _usage_member_check(key, member)
+            if isinstance(text, str):
+                findings.append((number, f"{name}: {text}"))
+                continue
+            if text is None:
+                continue
+            category, written = text
+            if category in on_line:
+                findings.append(
+                    (
+                        number,
+                        f"{name}: {written!r} is stated twice on this line; the most "
+                        "restrictive value is used",
+                    )
+                )
+                continue
+            on_line.add(category)
+            first = stated.setdefault((start, key, path, category), number)
+            if first != number:
+                where = "every path" if path is None else f"path {printable(path[:80])!r}"
+                findings.append(
+                    (
+                        number,
+                        f"{name}: {written!r} for {where} is already stated at line {first} "
+                        f"in the group of line {start}; the most restrictive value is used",
+                    )
+                )
+    return findings
+
+
+def _usage_path_checks(path: bytes | None) -> list[str]:
+    """How the path of a usage line is read, when it is not as written."""
+    if path is None:
+        return []
+    shown = printable(path[:80])
+    if is_url(path):
+        read = rule_pattern(path)
+        if read == "/":
+            return [f"path {shown!r} names only a host: the line matches no path"]
+        return [f"path {shown!r} is a URL: read as its path {read!r} (as Allow/Disallow do)"]
+    if path[:1] not in (b"/", b"*"):
+        return [f"path {shown!r} does not start with '/': read as {'/' + shown!r}"]
+    return []
+
+
+def _usage_member_check(key: str, member: str) -> tuple[str, str] | str | None:
+    """``(category, name)`` of a good member; else the finding (``None``: blank)."""
+    text = member.strip()
+    if not text:
+        return None
+    match = _MEMBER.match(text.lower())
+    shown = printable(text[:80].encode("utf-8", "replace"))
+    if match is None or match.group(2) is None:
+        return f"{shown!r} is not name=value; ignored"
+    name, value = match.group(1), match.group(2).strip('"')
+    category = VOCABULARY.get((key, name))
+    if category is None:
+        known = ", ".join(sorted(written for signal, written in VOCABULARY if signal == key))
+        return f"unknown category {name!r} (known: {known}); ignored"
+    allowed = VALUES[key]
+    if value not in allowed:
+        return f"value {value!r} of {name} is not {' or '.join(allowed)}; ignored"
+    return category, name

@@ -10,10 +10,14 @@ non-HTML responses), optionally addressed to one agent
 
 :func:`read_page_directives` returns the directives that apply to one product
 token and where each came from. Reading never raises and is bounded: only the
-head of an HTML body is scanned (at most :data:`MAX_HEAD_BYTES`), in one
-linear pass; a ``<meta>`` tag is read over at most :data:`MAX_TAG_BYTES`, and
-at most :data:`MAX_META_TAGS` places where ``robots`` or the token occur are
-looked at.
+head of an HTML body is scanned (at most :data:`MAX_HEAD_BYTES`; a UTF-16 or
+UTF-32 body is decoded first), in one linear pass; a ``<meta>`` tag is read
+over at most :data:`MAX_TAG_BYTES` and
+:data:`MAX_TAG_ATTRIBUTES` attributes, at most :data:`MAX_META_TAGS` places
+where ``robots`` or the token occur are looked at, and at most
+:data:`MAX_HEADER_VALUES` ``X-Robots-Tag`` values of :data:`MAX_HEADER_BYTES`.
+What lies past a limit is not read; :attr:`PageDirectives.truncated` names
+the limits met, so that the caller can say so.
 """
 
 from __future__ import annotations
@@ -41,16 +45,51 @@ MAX_HEAD_BYTES = 256 * 1024
 #: Bytes of one ``<meta ...>`` tag read for its attributes.
 MAX_TAG_BYTES = 4096
 #: Places where ``robots`` or the token occur in the head looked at per page.
-MAX_META_TAGS = 256
+MAX_META_TAGS = 128
+#: Attributes of one ``<meta ...>`` tag read (real ones have two to four).
+MAX_TAG_ATTRIBUTES = 16
 #: ``X-Robots-Tag`` header values read per response, and bytes read of each.
 MAX_HEADER_VALUES = 64
 MAX_HEADER_BYTES = 8192
+
+#: The names of the limits, as recorded in :attr:`PageDirectives.truncated`.
+LIMIT_HEAD = "MAX_HEAD_BYTES"
+LIMIT_TAG_BYTES = "MAX_TAG_BYTES"
+LIMIT_TAG_ATTRIBUTES = "MAX_TAG_ATTRIBUTES"
+LIMIT_META_TAGS = "MAX_META_TAGS"
+LIMIT_HEADER_VALUES = "MAX_HEADER_VALUES"
+LIMIT_HEADER_BYTES = "MAX_HEADER_BYTES"
+#: LENIENT(meta-semicolon): ``noindex; nofollow`` read as ``noindex, nofollow``.
+LENIENT_SEMICOLON = "meta-semicolon"
+#: LENIENT(meta-space): ``noindex nofollow`` read as ``noindex, nofollow`` (every
+#: word a known directive).
+LENIENT_SPACE = "meta-space"
 
 NOINDEX = "noindex"
 NOFOLLOW = "nofollow"
 NOARCHIVE = "noarchive"
 UNAVAILABLE_AFTER = "unavailable_after"
 
+#: Directives without a value that a blank may separate (LENIENT(meta-space)):
+#: HTTP: The Definitive Guide ch. 9's and those search engines document.
+KNOWN_DIRECTIVES = frozenset(
+    {
+        "all",
+        "follow",
+        "index",
+        "indexifembedded",
+        "noarchive",
+        "nocache",
+        "nofollow",
+        "noimageindex",
+        "noindex",
+        "none",
+        "noodp",
+        "nosnippet",
+        "notranslate",
+        "noydir",
+    }
+)
 #: Directive names that take a value after a colon (Google's robots meta
 #: documentation): ``name: value`` with one of these names is a directive,
 #: never an agent name.
@@ -65,17 +104,49 @@ _OVERRIDDEN_BY = {
     "all": (NOINDEX, NOFOLLOW),
 }
 
-#: Searched in a lower-cased copy, case-sensitively (much faster than IGNORECASE).
-_HEAD_EVENTS = re.compile(rb"<(?:(/head|body|script|style|template)|(!--))")
+# Searched in a lower-cased copy, case-sensitively (much faster than IGNORECASE),
+# each by its own pattern: a literal prefix lets the engine skip to it quickly.
 _FIRST_CHUNK = 8 * 1024
+_EVENT_MARGIN = 16  # longer than any event's text
+_NONE_LEFT = -2
 _TAG_NAME_END = b" \t\r\n\f/>"
-_AFTER_CLOSING_TAG = {
-    b"script": re.compile(rb"</script"),
-    b"style": re.compile(rb"</style"),
-    b"template": re.compile(rb"</template"),
+_END = rb"(?=[\s/>])"  # a tag at the very end of the window ends nothing
+_HEAD_END = re.compile(rb"</head" + _END)
+_BODY = re.compile(rb"<body" + _END)
+_COMMENT = re.compile(rb"<!--")
+_SCRIPT = re.compile(rb"<script" + _END)
+_STYLE = re.compile(rb"<style" + _END)
+_TEMPLATE = re.compile(rb"<template" + _END)
+#: Text elements whose content is text, not markup (a "<body" or "<meta" in a
+#: title is text): skipped to their end tag.
+_TEXT_ELEMENTS = (b"title", b"textarea", b"xmp", b"noembed", b"noframes", b"iframe")
+_TEXT = re.compile(rb"<(?:" + b"|".join(_TEXT_ELEMENTS) + rb")" + _END)
+_WANTED_ATTRIBUTES = frozenset({b"name", b"content"})
+_HEAD_EVENT_PATTERNS = (_HEAD_END, _BODY, _COMMENT, _SCRIPT, _STYLE, _TEMPLATE, _TEXT)
+#: Any of them (the first chunk only: see :func:`_next_event`).
+_ANY_EVENT = re.compile(
+    rb"<(?:!--|(?:/head|body)"
+    + _END
+    + rb"|(?:script|style|template|"
+    + b"|".join(_TEXT_ELEMENTS)
+    + rb")"
+    + _END
+    + rb")"
+)
+#: What ends each skipped part, by the text of its event (the head's end and
+#: ``<body`` end the reading).
+_CLOSING = {
+    b"<!--": re.compile(rb"-->"),
+    b"<script": re.compile(rb"</script"),
+    b"<style": re.compile(rb"</style"),
+    b"<template": re.compile(rb"</template"),
+    **{b"<" + name: re.compile(rb"</" + name) for name in _TEXT_ELEMENTS},
 }
+#: One attribute of a tag, or its end (group 1): the name (2) and a double-
+#: quoted (3), single-quoted (4) or unquoted (5) value. Never matches empty.
 _ATTRIBUTE = re.compile(
-    rb"""[\s/]*([^\s/>=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"'][^\s>]*)))?""",
+    rb"""[\s/]*(?:(>)|([^\s/>][^\s/>=]*)"""
+    rb"""(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"'](?:[^\s/>]|/(?!>))*)))?)""",
 )
 _AGENT_PREFIX = re.compile(r"\s*([A-Za-z_-][A-Za-z0-9_.-]*)\s*:\s*(.*)\Z", re.DOTALL)
 _DIRECTIVE_START = re.compile(r"\s*[A-Za-z_-][A-Za-z0-9_.-]*\s*(?::|\Z)")
@@ -96,11 +167,18 @@ class PageDirectives:
     ``noindex`` and ``nofollow``, a past ``unavailable_after`` adds ``noindex``.
     ``sources``: for each directive, where it came from, such as
     ``'<meta name="robots">'`` or ``'X-Robots-Tag: examplebot'``.
+    ``truncated``: the names of the limits the reading met (``MAX_HEAD_BYTES``,
+    ``MAX_TAG_BYTES``, ``MAX_TAG_ATTRIBUTES``, ``MAX_META_TAGS``,
+    ``MAX_HEADER_VALUES``, ``MAX_HEADER_BYTES``): content past them was not
+    read, so a directive there was not seen. ``lenient``: the ``LENIENT``
+    readings used (``meta-semicolon``, ``meta-space``).
     """
 
     directives: frozenset[str] = frozenset()
     sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     url: str = ""
+    truncated: frozenset[str] = frozenset()
+    lenient: frozenset[str] = frozenset()
 
     @property
     def nofollow(self) -> bool:
@@ -129,13 +207,21 @@ EMPTY = PageDirectives()
 # -- directive lists --------------------------------------------------------------------
 
 
-def split_directives(content: str) -> list[str]:
+def split_directives(content: str, lenient: set[str] | None = None) -> list[str]:
     """A comma-separated directive list, lower-cased and stripped.
 
     A date after ``unavailable_after:`` may hold commas (``Friday,
     25-Jun-10 15:00:00 PST``, ``Wed, 25 Jun 2010 ...``): pieces after it that
-    do not start like a directive name are joined back to it.
+    do not start like a directive name are joined back to it. A semicolon
+    separates too (``noindex; nofollow``, seen in the wild); ``lenient``, if
+    given, gets :data:`LENIENT_SEMICOLON` when one was read.
     """
+    if ";" in content:
+        # LENIENT(meta-semicolon): Google's syntax is a comma-separated list;
+        # "noindex; nofollow" is common enough, and means what it says.
+        content = content.replace(";", ",")
+        if lenient is not None:
+            lenient.add(LENIENT_SEMICOLON)
     result: list[str] = []
     for piece in content.split(","):
         text = piece.strip()
@@ -144,8 +230,21 @@ def split_directives(content: str) -> list[str]:
         if result and UNAVAILABLE_AFTER + ":" in result[-1] and not _DIRECTIVE_START.match(text):
             result[-1] = f"{result[-1]}, {text.lower()}"
             continue
-        result.append(_normalise(text))
+        result.extend(_spaced(_normalise(text), lenient))
     return result
+
+
+def _spaced(directive: str, lenient: set[str] | None) -> list[str]:
+    """``noindex nofollow`` -> ``["noindex", "nofollow"]`` when every word is a
+    :data:`KNOWN_DIRECTIVES` name; anything else stays one (unknown) directive."""
+    words = directive.split(" ")
+    if len(words) < 2 or not all(word in KNOWN_DIRECTIVES for word in words):
+        return [directive]
+    # LENIENT(meta-space): the syntax is comma-separated, but "noindex nofollow"
+    # is common in the wild, and means what it says when each word is a directive.
+    if lenient is not None:
+        lenient.add(LENIENT_SPACE)
+    return words
 
 
 def _normalise(directive: str) -> str:
@@ -199,11 +298,16 @@ def parse_date(value: str) -> datetime | None:
 class _Collector:
     """Directives and their sources, combined over several tags and headers."""
 
-    __slots__ = ("now", "sources")
+    __slots__ = ("lenient", "now", "sources", "truncated")
 
     def __init__(self, now: datetime | None) -> None:
         self.sources: dict[str, list[str]] = {}
         self.now = now
+        self.truncated: set[str] = set()
+        self.lenient: set[str] = set()
+
+    def split(self, content: str) -> list[str]:
+        return split_directives(content, self.lenient)
 
     def add(self, directive: str, source: str) -> None:
         where = self.sources.setdefault(directive, [])
@@ -223,45 +327,49 @@ class _Collector:
                     self.add(NOINDEX, f"{source} ({UNAVAILABLE_AFTER})")
 
     def result(self, url: str) -> PageDirectives:
-        if not self.sources:
+        if not (self.sources or self.truncated or self.lenient):
             return PageDirectives(url=url) if url else EMPTY
         sources = {
             name: tuple(where)
             for name, where in self.sources.items()
             if not any(strict in self.sources for strict in _OVERRIDDEN_BY.get(name, ()))
         }
-        return PageDirectives(frozenset(sources), sources, url)
+        return PageDirectives(
+            frozenset(sources), sources, url, frozenset(self.truncated), frozenset(self.lenient)
+        )
 
 
 # -- X-Robots-Tag -------------------------------------------------------------------------
 
 
-def _header_values(headers: Any, name: str) -> list[str]:
+def _header_values(headers: Any, name: str, truncated: set[str] | None = None) -> list[str]:
     """Every value of header ``name`` (case-insensitive) in ``headers``.
 
     ``headers``: a mapping of names to a value or a list of values (Scrapy's
     ``Headers``, a ``dict``), or an iterable of ``(name, value)`` pairs;
-    names and values bytes or str.
+    names and values bytes or str. At most :data:`MAX_HEADER_VALUES` values
+    of :data:`MAX_HEADER_BYTES` each; ``truncated``, if given, gets the name
+    of a limit met.
     """
     found: list[str] = []
     getlist = getattr(headers, "getlist", None)
     if getlist is not None:  # Scrapy's Headers: case-insensitive already
-        for item in getlist(name)[:MAX_HEADER_VALUES]:
-            raw = item[:MAX_HEADER_BYTES]
-            found.append(raw.decode("latin-1") if isinstance(raw, bytes) else str(raw))
-        return found
-    wanted = name.lower()
-    pairs = headers.items() if hasattr(headers, "items") else headers
-    for key, value in pairs:
-        key_text = key.decode("latin-1") if isinstance(key, bytes) else str(key)
-        if key_text.lower() != wanted:
-            continue
-        values = value if isinstance(value, (list, tuple)) else [value]
-        for item in values:
-            if len(found) >= MAX_HEADER_VALUES:
-                return found
-            raw = item[:MAX_HEADER_BYTES]
-            found.append(raw.decode("latin-1") if isinstance(raw, bytes) else str(raw))
+        values = getlist(name)
+    else:
+        wanted = name.lower()
+        values = []
+        pairs = headers.items() if hasattr(headers, "items") else headers
+        for key, value in pairs:
+            key_text = key.decode("latin-1") if isinstance(key, bytes) else str(key)
+            if key_text.lower() == wanted:
+                values.extend(value if isinstance(value, (list, tuple)) else [value])
+    if len(values) > MAX_HEADER_VALUES and truncated is not None:
+        truncated.add(LIMIT_HEADER_VALUES)
+    for item in values[:MAX_HEADER_VALUES]:
+        if len(item) > MAX_HEADER_BYTES and truncated is not None:
+            truncated.add(LIMIT_HEADER_BYTES)
+        raw = item[:MAX_HEADER_BYTES]
+        found.append(raw.decode("latin-1") if isinstance(raw, bytes) else str(raw))
     return found
 
 
@@ -274,18 +382,59 @@ def _read_header(value: str, token: str, collector: _Collector) -> None:
     is a directive, not an agent.
     """
     agent: str | None = None
-    for piece in split_directives(value):
+    for piece in collector.split(value):
         match = _AGENT_PREFIX.match(piece)
+        pieces = [piece]
         if match and match.group(1) not in VALUE_DIRECTIVES and match.group(2)[:1].isalpha():
             agent = match.group(1)
-            piece = _normalise(match.group(2))
+            ours = collector.lenient if agent == token else None
+            pieces = _spaced(_normalise(match.group(2)), ours)
         if agent is None:
-            collector.add_all([piece], "X-Robots-Tag")
+            collector.add_all(pieces, "X-Robots-Tag")
         elif agent == token:
-            collector.add_all([piece], f"X-Robots-Tag: {agent}")
+            collector.add_all(pieces, f"X-Robots-Tag: {agent}")
 
 
 # -- the HTML head -------------------------------------------------------------------------
+
+
+#: Byte order marks of encodings that are not ASCII-compatible (UTF-32 first: its
+#: little-endian mark starts with UTF-16's).
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+#: Declared charsets that are not ASCII-compatible, and the codec read without a BOM
+#: (the WHATWG Encoding Standard reads the "utf-16" label as little-endian).
+_WIDE_CHARSETS = {
+    "utf-16": "utf-16-le",
+    "utf-16le": "utf-16-le",
+    "utf-16be": "utf-16-be",
+    "utf-32": "utf-32-le",
+    "utf-32le": "utf-32-le",
+    "utf-32be": "utf-32-be",
+}
+_CHARSET = re.compile(r"charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE)
+
+
+def ascii_compatible_head(body: bytes, content_type: str | None) -> bytes:
+    """At most :data:`MAX_HEAD_BYTES` of ``body``, as UTF-8 when it is UTF-16 or
+    UTF-32 (a byte order mark, or the charset of ``content_type``): the head's
+    tags are then found as in any other page. Other bodies are returned as they
+    are (ASCII-compatible encodings need no decoding to find the tags)."""
+    head = body[:MAX_HEAD_BYTES]
+    if head.startswith(b"\xef\xbb\xbf"):
+        return head  # a UTF-8 byte order mark wins over the declared charset
+    codec = next((name for bom, name in _BOMS if head.startswith(bom)), None)
+    if codec is None and content_type:
+        declared = _CHARSET.search(content_type)
+        if declared is not None:
+            codec = _WIDE_CHARSETS.get(declared.group(1).lower())
+    if codec is None:
+        return head
+    return head.decode(codec, "replace").encode("utf-8", "replace")[:MAX_HEAD_BYTES]
 
 
 def _is_html(content_type: str | None, body: bytes) -> bool:
@@ -315,98 +464,237 @@ def head_of_body(body: bytes, content_encoding: str | None = None) -> bytes:
     return b""
 
 
-def _meta_attributes(window: bytes, start: int) -> tuple[dict[bytes, bytes], int]:
-    """The attributes of the tag whose name ends at ``start``; and where it ends."""
-    limit = min(len(window), start + MAX_TAG_BYTES)
+class _Lower:
+    """A lower-cased copy of the head, made in growing chunks (8 KiB, then four
+    times more each time a search runs off its end): most heads end early."""
+
+    __slots__ = ("full", "text", "window")
+
+    def __init__(self, window: bytes) -> None:
+        self.window = window
+        self.text = window[:_FIRST_CHUNK].lower()
+        self.full = len(self.text) == len(window)
+
+    def grow(self) -> bool:
+        if self.full:
+            return False
+        self.text = self.window[: len(self.text) * 4].lower()
+        self.full = len(self.text) == len(self.window)
+        return True
+
+    def search(self, pattern: re.Pattern[bytes], pos: int) -> re.Match[bytes] | None:
+        """The first match at or after ``pos``, growing the copy as needed: a
+        match that touches the end of a partial copy is looked for again."""
+        while True:
+            match = pattern.search(self.text, pos)
+            if match is not None and (self.full or match.end() < len(self.text)):
+                return match
+            if not self.grow():
+                return None
+
+
+def _meta_attributes(low: bytes, start: int) -> tuple[dict[bytes, bytes], int, str | None]:
+    """The ``name`` and ``content`` attributes of the tag whose name ends at
+    ``start``; where the tag ends; the limit met, if any.
+
+    A tag is read over at most :data:`MAX_TAG_BYTES` and
+    :data:`MAX_TAG_ATTRIBUTES` attributes (one regular-expression match
+    each); a tag not closed by then, or by the end of ``low``, ends at ``-1``.
+    """
+    limit = min(len(low), start + MAX_TAG_BYTES)
     attributes: dict[bytes, bytes] = {}
     pos = start
-    while pos < limit:
-        while pos < limit and window[pos] in b" \t\r\n\f/":
-            pos += 1
-        if pos >= limit or window[pos] == 0x3E:  # ">"
-            return attributes, pos + 1
-        match = _ATTRIBUTE.match(window, pos, limit)
-        if match is None or match.end() == pos:
-            pos += 1
-            continue
-        name = match.group(1).lower()
-        value = match.group(2)
-        if value is None:
-            value = match.group(3)
-        if value is None:
-            value = match.group(4) or b""
-        attributes.setdefault(name, value)
+    for count in range(MAX_TAG_ATTRIBUTES + 1):
+        match = _ATTRIBUTE.match(low, pos, limit)
+        if match is None:
+            break
+        close, name, double, single, bare = match.groups()
+        if close is not None:  # ">": the end of the tag
+            return attributes, match.end(), None
+        if count == MAX_TAG_ATTRIBUTES:
+            return attributes, -1, LIMIT_TAG_ATTRIBUTES
+        if name in _WANTED_ATTRIBUTES and name not in attributes:  # the first wins, as in HTML
+            attributes[name] = double if double is not None else single or bare or b""
         pos = match.end()
-    return attributes, limit
+    return attributes, -1, LIMIT_TAG_BYTES if limit == start + MAX_TAG_BYTES else None
 
 
-def _read_head(window: bytes, token: str, collector: _Collector) -> None:
+class _HeadState:
+    """Where the reading of a head is, and what it met."""
+
+    __slots__ = (
+        "collector",
+        "events",
+        "last_meta",
+        "low",
+        "needles",
+        "next_needle",
+        "parsed",
+        "scanned",
+        "searched",
+        "seen",
+        "token",
+    )
+
+    def __init__(self, window: bytes, token: str, collector: _Collector) -> None:
+        self.low = _Lower(window)
+        self.token = token
+        self.collector = collector
+        self.needles = tuple({b"robots", token.encode("ascii", "ignore")} - {b""})
+        #: the next match of each head event pattern, and how far it was searched
+        self.events: list[re.Match[bytes] | None] = [None] * len(_HEAD_EVENT_PATTERNS)
+        self.searched = [0] * len(_HEAD_EVENT_PATTERNS)
+        self.seen = 0  # places where a needle occurs, looked at
+        self.scanned = 0  # "<meta" was looked for before this offset
+        self.last_meta = -1  # the last "<meta" found before ``scanned``
+        self.parsed = -1  # the end of the last tag read
+        self.next_needle = -1  # where robots or the token occurs next, once looked for
+
+    def needles_after(self, pos: int) -> bool:
+        """Whether ``robots`` or the token occurs in the window at or after ``pos``
+        (``pos`` never goes back: each byte is searched once)."""
+        if self.next_needle >= pos:
+            return True
+        if self.next_needle == _NONE_LEFT:
+            return False
+        while self.low.grow():
+            pass
+        text = self.low.text
+        found = [at for at in (text.find(needle, pos) for needle in self.needles) if at >= 0]
+        self.next_needle = min(found) if found else _NONE_LEFT
+        return bool(found)
+
+
+def _next_event(state: _HeadState, pos: int) -> re.Match[bytes] | None:
+    """The first head event (:data:`_HEAD_EVENT_PATTERNS`) at or after ``pos``.
+
+    Each pattern is searched only up to the first event found so far, and
+    again only once its last match is passed, or past where its last search
+    stopped: each byte is looked at a bounded number of times per pattern.
+    """
+    low = state.low
+    if pos < _FIRST_CHUNK - _EVENT_MARGIN:
+        # In the first chunk (where nearly every head ends), one pattern for all
+        # events: its cost grows with the number of "<", so it is kept to 8 KiB.
+        text = low.text
+        until = min(len(text), _FIRST_CHUNK)
+        found = _ANY_EVENT.search(text, pos, until)
+        if found is not None and (
+            until == len(low.window) or found.start() < until - _EVENT_MARGIN
+        ):
+            return found
+        if found is None and until == len(low.window):
+            return None
+    if not state.needles_after(pos):
+        return None  # nothing more to read: the events do not matter
+    events = state.events
+    searched = state.searched
+    while True:
+        text = low.text
+        best: re.Match[bytes] | None = None
+        for index, pattern in enumerate(_HEAD_EVENT_PATTERNS):
+            found = events[index]
+            if found is not None and found.start() < pos:
+                found = events[index] = None
+                searched[index] = pos
+            if found is None:
+                since = max(pos, searched[index] - _EVENT_MARGIN)
+                until = len(text) if best is None else best.start() + _EVENT_MARGIN
+                if since < until:
+                    found = events[index] = pattern.search(text, since, until)
+                    searched[index] = max(searched[index], until)
+            if found is not None and (best is None or found.start() < best.start()):
+                best = found
+        if low.full or (best is not None and best.start() < len(text) - _EVENT_MARGIN):
+            return best  # no event can start before it in the rest of the window
+        low.grow()
+
+
+def _read_head(window: bytes, token: str, collector: _Collector, *, cut: bool = False) -> None:
     """The ``<meta name="robots">`` and ``<meta name="<token>">`` tags of the head.
 
     The head ends at ``</head>`` or ``<body``; ``<meta>`` tags after it are
     ignored, as search engines do. Comments, scripts, styles and templates
-    are skipped. Linear: the window is lower-cased in growing chunks (8 KiB,
-    then four times more each time the head goes on), searched with
-    case-sensitive patterns, and between skipped parts only the places where
-    ``robots`` or the token occur are looked at (other meta tags cost nothing).
+    are skipped, and so are elements whose content is text (``<title>``,
+    ``<textarea>``, ...): a ``<body`` there is not the body. Linear with a
+    small constant: the window is lower-cased in
+    growing chunks; the events (head end, comment, script, ...) are found by
+    :func:`_next_event`; between skipped parts only the places where
+    ``robots`` or the token occur are looked at (other meta tags cost
+    nothing), and once neither occurs further on, the reading stops.
+    ``cut``: the body goes on past ``window``; a head that has not ended
+    within it is recorded as truncated (:data:`LIMIT_HEAD`).
     """
-    needles = tuple({b"robots", token.encode("ascii", "ignore")} - {b""})
-    seen = [0]
-    size = min(len(window), _FIRST_CHUNK)
-    low = window[:size].lower()
-    start = search_from = 0
+    state = _HeadState(window, token, collector)
+    pos = 0
     while True:
-        event = _HEAD_EVENTS.search(low, search_from)
-        after = event.end() if event else 0
-        end: int | re.Match[bytes] | None = None
-        if event is not None and after < len(low):
-            if event.group(1) and low[after] not in _TAG_NAME_END:
-                search_from = after  # <bodyx>, <scripts>: not the tag
-                continue
-            if event.group(2):  # <!--
-                end = low.find(b"-->", after)
-                end = None if end < 0 else end
-            else:
-                closing = _AFTER_CLOSING_TAG.get(event.group(1))
-                end = closing.search(low, after) if closing else -1
-        if end is None and size < len(window):  # the chunk ends in the head: grow it
-            size = min(len(window), size * 4)
-            low = window[:size].lower()
-            continue
-        _read_metas(
-            low, start, event.start() if event else len(low), token, needles, collector, seen
-        )
-        if end is None or end == -1:  # end of the window, or </head> / <body>
+        event = _next_event(state, pos)
+        if state.next_needle != _NONE_LEFT:
+            _read_metas(state, pos, event.start() if event is not None else len(state.low.text))
+        if event is None:
+            break
+        closing_pattern = _CLOSING.get(event.group())
+        if closing_pattern is None:  # </head> or <body>
             return
-        start = search_from = end + 3 if isinstance(end, int) else end.end()
+        closing = state.low.search(closing_pattern, event.end())
+        if closing is None:  # an unclosed comment, script, style or template
+            if cut:
+                collector.truncated.add(LIMIT_HEAD)
+            return
+        pos = closing.end()
+    # The end of the window, or no robots / token left in it: did the head end?
+    text = state.low.text
+    if cut and not (state.low.full and (_HEAD_END.search(text, pos) or _BODY.search(text, pos))):
+        collector.truncated.add(LIMIT_HEAD)
 
 
-def _read_metas(
-    low: bytes,
-    start: int,
-    end: int,
-    token: str,
-    needles: tuple[bytes, ...],
-    collector: _Collector,
-    seen: list[int],
-) -> None:
+def _read_metas(state: _HeadState, start: int, end: int) -> None:
     """The relevant ``<meta>`` tags of ``low[start:end]`` (lower-cased; no comment or script)."""
+    low = state.low.text
+    needles = state.needles
     pos = start
     # The next place of each word, searched again only once passed: linear.
     nexts = [low.find(needle, pos, end) for needle in needles]
-    while seen[0] < MAX_META_TAGS:
+    while True:
         for index, found in enumerate(nexts):
             if 0 <= found < pos:
                 nexts[index] = low.find(needles[index], pos, end)
         hit = min((found for found in nexts if found >= 0), default=-1)
         if hit < 0:
             return
-        seen[0] += 1
+        if state.seen >= MAX_META_TAGS:
+            state.collector.truncated.add(LIMIT_META_TAGS)
+            return
+        state.seen += 1
         pos = hit + 1
-        tag = low.rfind(b"<meta", max(start, hit - MAX_TAG_BYTES), hit)
-        if tag < 0 or (tag + 5 < len(low) and low[tag + 5] not in _TAG_NAME_END):
-            continue  # not in a meta tag, or <metadata>
-        attributes, tag_end = _meta_attributes(low, tag + 5)
+        # The "<meta" this place is in: looked for back to where the last look
+        # stopped (each byte once), and at most MAX_TAG_BYTES back.
+        floor = max(start, hit - MAX_TAG_BYTES)
+        tag = low.rfind(b"<meta", max(floor, state.scanned), hit)
+        if tag < 0 and state.last_meta >= floor:
+            tag = state.last_meta
+        state.scanned = max(state.scanned, hit)
+        if tag < 0:
+            continue
+        state.last_meta = tag
+        if tag < state.parsed or (tag + 5 < len(low) and low[tag + 5] not in _TAG_NAME_END):
+            continue  # a tag read already, or <metadata>
+        while True:
+            attributes, tag_end, limit = _meta_attributes(low, tag + 5)
+            if tag_end >= 0 or limit is not None or not state.low.grow():
+                break
+            low = state.low.text  # the tag goes on past the lower-cased copy: grow it
+        if limit is not None:
+            state.collector.truncated.add(limit)
+        if tag_end < 0:
+            # Not closed within the limits: in HTML the tag goes on to the next
+            # ">", and "<meta" or a name in it are attribute text.
+            close = low.find(b">", tag + 5, end)
+            if close < 0:
+                return
+            state.parsed = pos = close + 1
+            continue
+        state.parsed = tag_end
         if tag_end <= hit:
             continue  # the word is after the tag
         pos = max(pos, tag_end)
@@ -415,10 +703,10 @@ def _read_metas(
         if name is None or content is None:
             continue
         name_text = name.decode("latin-1").strip()
-        if name_text != "robots" and name_text != token:
+        if name_text != "robots" and name_text != state.token:
             continue
         text = html.unescape(content.decode("utf-8", "replace"))
-        collector.add_all(split_directives(text), f'<meta name="{name_text}">')
+        state.collector.add_all(state.collector.split(text), f'<meta name="{name_text}">')
 
 
 # -- the whole response ---------------------------------------------------------------------
@@ -452,12 +740,14 @@ def read_page_directives(
     collector = _Collector(now)
     agent = token.strip().lower()
     try:
-        for value in _header_values(headers, "X-Robots-Tag"):
+        for value in _header_values(headers, "X-Robots-Tag", collector.truncated):
             _read_header(value, agent, collector)
         if body and not (300 <= status < 400 or status in (204, 304)):
             content_type = next(iter(_header_values(headers, "Content-Type")), None)
-            if _is_html(content_type, body):
-                _read_head(body[:MAX_HEAD_BYTES], agent, collector)
+            head = ascii_compatible_head(body, content_type)
+            if _is_html(content_type, head):
+                cut = len(body) > MAX_HEAD_BYTES
+                _read_head(head, agent, collector, cut=cut)
     except (AttributeError, TypeError, ValueError):  # malformed headers object
         pass
     return collector.result(url)
@@ -502,9 +792,10 @@ def read_usage_signals(status: int, headers: Any, body: bytes | None) -> list[tu
             found.extend((source, value) for value in _header_values(headers, name))
         if body and not (300 <= status < 400 or status in (204, 304)):
             content_type = next(iter(_header_values(headers, "Content-Type")), None)
-            if _is_html(content_type, body):
+            head = ascii_compatible_head(body, content_type)
+            if _is_html(content_type, head):
                 collector = _NamedMeta(TDM_META)
-                _read_head(body[:MAX_HEAD_BYTES], TDM_META, collector)
+                _read_head(head, TDM_META, collector)
                 found.extend((f'<meta name="{TDM_META}">', value) for value in collector.found)
     except (AttributeError, TypeError, ValueError):  # malformed headers object
         pass

@@ -3,9 +3,10 @@
 No Scrapy import. The file is a JSON array of rules, each
 ``{"location": "/path/*", "tdm-reservation": 1, "tdm-policy": "https://..."}``;
 ``tdm-reservation: 1`` reserves text and data mining rights for the resources
-at ``location``. Locations are path patterns read as robots.txt patterns
-(``*`` any run, final ``$`` the end; RFC 9309 2.2.3); the longest matching
-location decides, and a reservation wins a tie (the most restrictive).
+at ``location``. Locations are path patterns compiled and matched by the robots.txt
+Allow / Disallow matcher (``*`` any run, final ``$`` the end, percent-encoding
+normalised; RFC 9309 2.2.2, 2.2.3); the longest matching location decides, and
+a reservation wins a tie (the most restrictive).
 Reading never raises; at most :data:`MAX_RULES` rules are read.
 """
 
@@ -15,8 +16,9 @@ import json
 from typing import NamedTuple
 
 from ._encoding import canonical_path
-from ._matcher import _compile_pattern, rule_pattern
-from ._usage import NO_PREFERENCES, TDM_CATEGORIES, Preference, Usage, pattern_matches
+from ._matcher import AgentMatcher
+from ._rulekey import key_line
+from ._usage import NO_PREFERENCES, TDM_CATEGORIES, Preference, Usage
 
 __all__ = ["MAX_RULES", "TDMREP_PATH", "TdmRep", "parse_tdmrep", "tdm_usage"]
 
@@ -25,10 +27,6 @@ MAX_RULES = 1000
 
 
 class _Rule(NamedTuple):
-    prefix: str
-    pieces: tuple[str, ...]
-    anchored: bool
-    length: int
     reserved: bool
     text: str
 
@@ -37,24 +35,18 @@ class TdmRep(NamedTuple):
     """A site's parsed tdmrep.json (an empty one: no rules, nothing reserved)."""
 
     rules: tuple[_Rule, ...] = ()
+    #: the locations compiled by the Allow / Disallow compiler (RFC 9309 2.2.2):
+    #: a reservation is an "allow", so it wins a tie; rule ``n`` is line ``n + 1``
+    matcher: AgentMatcher | None = None
 
     def usage(self, url: str) -> Usage:
         """The TDM preference for ``url``: reserved (``n``) or not (``y``), or none."""
-        if not self.rules:
+        if self.matcher is None:
             return NO_PREFERENCES
-        path = canonical_path(url)
-        best: _Rule | None = None
-        for rule in self.rules:
-            if not pattern_matches(rule.prefix, rule.pieces, rule.anchored, path):
-                continue
-            if (
-                best is None
-                or rule.length > best.length
-                or (rule.length == best.length and rule.reserved and not best.reserved)
-            ):
-                best = rule
-        if best is None:
+        key = self.matcher.decide(canonical_path(url))
+        if key is None:
             return NO_PREFERENCES
+        best = self.rules[key_line(key) - 1]
         return tdm_usage(not best.reserved, TDMREP_PATH, best.text)
 
 
@@ -79,6 +71,7 @@ def parse_tdmrep(body: bytes) -> TdmRep:
     if not isinstance(data, list):
         return EMPTY_TDMREP
     rules: list[_Rule] = []
+    patterns: list[tuple[bool, bytes, int]] = []
     for entry in data[:MAX_RULES]:
         if not isinstance(entry, dict):
             continue
@@ -86,11 +79,10 @@ def parse_tdmrep(body: bytes) -> TdmRep:
         reservation = entry.get("tdm-reservation")
         if not isinstance(location, str) or reservation not in (0, 1, "0", "1"):
             continue
-        if not location.startswith(("/", "*")):
-            location = "/" + location
-        pattern = rule_pattern(location.encode("utf-8", "surrogateescape"))
-        prefix, pieces, anchored, length = _compile_pattern(pattern)
         reserved = str(reservation) == "1"
-        text = f'location "{location[:200]}", tdm-reservation {int(reserved)}'
-        rules.append(_Rule(prefix, pieces, anchored, length, reserved, text))
-    return TdmRep(tuple(rules))
+        location = location or "/"  # an empty location: the whole site
+        rules.append(
+            _Rule(reserved, f'location "{location[:200]}", tdm-reservation {int(reserved)}')
+        )
+        patterns.append((reserved, location.encode("utf-8", "surrogateescape"), len(rules)))
+    return TdmRep(tuple(rules), AgentMatcher(patterns) if rules else None)

@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ._encoding import canonical_path
 from ._lines import printable, read_line, scan
-from ._matcher import _compile_pattern, _wildcard_matches, rule_pattern
+from ._matcher import AgentMatcher, is_url
+from ._rulekey import key_allows, key_line
 
 if TYPE_CHECKING:
     from ._groups import Grouping
@@ -202,52 +203,58 @@ def parse_content_usage(text: str, signal: str = "content-usage") -> list[tuple[
     return found
 
 
-def pattern_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path: str) -> bool:
-    """A compiled robots.txt pattern (``_matcher``) against a canonical path (RFC 9309 2.2.3)."""
-    if not pieces:
-        return path == prefix if anchored else path.startswith(prefix)
-    return _wildcard_matches(prefix, pieces, anchored, path)
-
-
 class Record(NamedTuple):
-    """One Content-Usage / Content-Signal line of a group, compiled."""
+    """One Content-Usage / Content-Signal line of a group, as read."""
 
     line: int
     rule: str
-    #: ``None``: no path, every path; else (prefix, pieces, anchored)
-    pattern: tuple[str, tuple[str, ...], bool] | None
-    length: int
+    #: the path pattern as written (``None``: no path, every path); compiled by
+    #: the Allow / Disallow compiler (:class:`~._matcher.AgentMatcher`)
+    path: bytes | None
     preferences: tuple[tuple[str, bool], ...]
 
-    def matches(self, path: str) -> bool:
-        if self.pattern is None:
-            return True
-        return pattern_matches(*self.pattern, path)
+
+def split_usage_value(value: bytes) -> tuple[bytes | None, bytes]:
+    """``[path] preferences``: the path pattern as written (or ``None``) and the rest.
+
+    The first word is a path when it reads as an Allow / Disallow value would
+    (RFC 9309 2.2.2): it starts with ``/`` or ``*``, or (the rules' lenient
+    readings, see ``rule_pattern``) it is an http(s) URL, or it holds a ``/``
+    and no ``=`` (``ai-ok/``, read as ``/ai-ok/``).
+    """
+    stripped = value.strip(b" \t")
+    parts = stripped.split(None, 1)
+    if not parts:
+        return None, b""
+    first = parts[0]
+    if first[:1] in (b"/", b"*") or is_url(first) or (b"/" in first and b"=" not in first):
+        return first, parts[1] if len(parts) > 1 else b""
+    return None, stripped
 
 
 def parse_usage_line(key: str, value: bytes, line: int, rule: str) -> Record | None:
-    """A robots.txt ``Content-Usage`` / ``Content-Signal`` line's value, compiled.
+    """A robots.txt ``Content-Usage`` / ``Content-Signal`` line's value, read.
 
-    ``[path] preferences``: a first word starting with ``/`` or ``*`` is a
-    path pattern, matched as an Allow / Disallow pattern (RFC 9309 2.2.2).
-    ``None`` when it states nothing known.
+    ``[path] preferences`` (see :func:`split_usage_value`); the path is
+    matched as an Allow / Disallow pattern (RFC 9309 2.2.2), by the same
+    compiler and matcher. ``None`` when it states nothing known.
     """
-    text = value.decode("utf-8", "replace").strip()
-    pattern = None
-    length = -1
-    if text[:1] in ("/", "*"):
-        path, _, text = text.partition(" ")
-        if "\t" in path:
-            path, _, rest = path.partition("\t")
-            text = f"{rest} {text}"
-        prefix, pieces, anchored, length = _compile_pattern(
-            rule_pattern(path.encode("utf-8", "surrogateescape"))
-        )
-        pattern = (prefix, pieces, anchored)
-    preferences = parse_content_usage(text, key)
+    path, rest = split_usage_value(value)
+    preferences = parse_content_usage(rest.decode("utf-8", "replace"), key)
     if not preferences:
         return None
-    return Record(line, rule, pattern, length, tuple(preferences))
+    return Record(line, rule, path, tuple(preferences))
+
+
+class _Compiled(NamedTuple):
+    """One token's usage lines, ready for checks: per category, the lines without
+    a path (most restrictive first) and a rule matcher of the path-scoped ones."""
+
+    general: dict[str, Preference]
+    #: category -> matcher whose rule "allows" where the line says ``n`` (so that
+    #: ``n`` wins a tie, as allow does for rules), and the lines by number
+    scoped: dict[str, AgentMatcher]
+    by_line: dict[int, Record]
 
 
 class UsageIndex:
@@ -256,9 +263,11 @@ class UsageIndex:
     Built from a parsed file only when it has usage lines; kept by the site
     cache next to the compiled rules. A group's records are stored once,
     however many agents name it; at most :data:`MAX_RECORDS` lines are read.
+    Path-scoped lines are compiled per token on first use, by the Allow /
+    Disallow compiler (one :class:`~._matcher.AgentMatcher` per category).
     """
 
-    __slots__ = ("_by_group", "_by_token")
+    __slots__ = ("_by_group", "_by_token", "_compiled")
 
     def __init__(
         self, by_group: dict[int, tuple[Record, ...]], by_token: dict[str, list[int]]
@@ -266,33 +275,57 @@ class UsageIndex:
         self._by_group = by_group
         #: token (lower case, ``*`` for the fallback) -> its groups with usage lines
         self._by_token = by_token
+        self._compiled: dict[str, _Compiled] = {}
 
     def records(self, token: str) -> list[Record]:
         by_group = self._by_group
         return [record for index in self._by_token.get(token, ()) for record in by_group[index]]
 
-    def usage(self, url: str, token: str) -> Usage:
-        """The preferences of ``token``'s groups for ``url`` (longest path match per category)."""
-        records = self.records(token)
-        if not records:
-            return NO_PREFERENCES
-        path = canonical_path(url)
-        best: dict[str, tuple[int, Preference]] = {}
-        for record in records:
-            if not record.matches(path):
-                continue
+    def _compile(self, token: str) -> _Compiled:
+        compiled = self._compiled.get(token)
+        if compiled is not None:
+            return compiled
+        general: dict[str, Preference] = {}
+        scoped_rules: dict[str, list[tuple[bool, bytes, int]]] = {}
+        by_line: dict[int, Record] = {}
+        for record in self.records(token):
+            by_line[record.line] = record
             for category, allowed in record.preferences:
-                current = best.get(category)
-                if (
-                    current is None
-                    or record.length > current[0]
-                    or (record.length == current[0] and current[1].allowed and not allowed)
-                ):
-                    preference = Preference(
-                        category, allowed, "robots.txt", record.line, record.rule
+                if record.path is None:
+                    current = general.get(category)
+                    if current is None or (current.allowed and not allowed):
+                        general[category] = Preference(
+                            category, allowed, "robots.txt", record.line, record.rule
+                        )
+                else:
+                    scoped_rules.setdefault(category, []).append(
+                        (not allowed, record.path, record.line)
                     )
-                    best[category] = (record.length, preference)
-        return Usage({category: pair[1] for category, pair in best.items()})
+        scoped = {category: AgentMatcher(rules) for category, rules in scoped_rules.items()}
+        compiled = _Compiled(general, scoped, by_line)
+        if token in self._by_token:  # bounded: one entry per token of the file
+            self._compiled[token] = compiled
+        return compiled
+
+    def usage(self, url: str, token: str) -> Usage:
+        """The preferences of ``token``'s groups for ``url``: per category the
+        longest matching path, as for Allow / Disallow (RFC 9309 2.2.2), ``n``
+        winning a tie; a line without a path is the least specific."""
+        if token not in self._by_token:
+            return NO_PREFERENCES
+        compiled = self._compile(token)
+        found = dict(compiled.general)
+        if compiled.scoped:
+            path = canonical_path(url)
+            for category, matcher in compiled.scoped.items():
+                key = matcher.decide(path)
+                if key is None:
+                    continue
+                record = compiled.by_line[key_line(key)]
+                found[category] = Preference(
+                    category, not key_allows(key), "robots.txt", record.line, record.rule
+                )
+        return Usage(found)
 
 
 #: Usage lines read per file; a robots.txt rarely has more than a few.

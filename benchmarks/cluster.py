@@ -1,0 +1,303 @@
+"""Cluster benchmark: 1, 2 and 4 crawler processes, a shared Redis store against none.
+
+The processes of a cluster share the crawl (as with scrapy-redis's shared
+queue, the pages are dealt out: page k of site n goes to process
+(n * pages + k) mod P), so every process meets every site. Without a store
+each process downloads each site's robots.txt itself (P downloads per site);
+with ``ROBOTSTXT_STORE_URI`` naming one Redis, one process downloads it and
+the others take it from Redis (waiting for it while it downloads).
+
+Sites: hosts ``s<N>.test`` resolved to 127.0.0.1 (``crawl.LoopbackResolver``),
+one local Twisted server answering for all of them; every robots.txt
+answers after 100 to 300 ms (a realistic round trip, fixed per site), pages
+at once. A real ``redis-server`` is started on a free port in a temporary
+directory (``tests/redis_server.py``); each crawl uses its own key prefix.
+Nothing leaves 127.0.0.1.
+
+Measured per configuration (P processes, store or none), in the same run,
+in rounds that each run every configuration: pages per second (all pages of
+all processes over the wall time from the first spider opening to the last
+page), and robots.txt downloads per site (counted by the server). Printed:
+the medians, and the median of the paired ratios store / none per P.
+
+Usage::
+
+    python benchmarks/cluster.py [--sites N] [--pages N] [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PROCESSES = (1, 2, 4)
+ROBOTS = b"User-agent: *\nDisallow: /private\n"
+PAGE = b"<html><head><title>bench</title></head><body>bench</body></html>"
+
+
+def robots_delay(site: int) -> float:
+    """100 to 300 ms, spread over the sites (fixed per site, the same in every run)."""
+    return 0.1 + (site * 37 % 201) / 1000
+
+
+# -- the site server (its own process) -----------------------------------------------
+
+
+def serve(port_file: Path) -> None:
+    """Every ``s<N>.test``: its robots.txt after :func:`robots_delay`, pages at once.
+    ``/_count`` (any host) answers the robots.txt downloads per site so far, as JSON,
+    and ``/_reset`` forgets them."""
+    from collections import Counter
+
+    from twisted.internet import reactor
+    from twisted.web import resource, server
+
+    counts: Counter[str] = Counter()
+
+    class Sites(resource.Resource):
+        isLeaf = True
+
+        def render_GET(self, request: Any) -> bytes | int:
+            host = (request.getHeader(b"host") or b"").decode().split(":")[0]
+            if request.path == b"/_count":
+                return json.dumps(dict(counts)).encode()
+            if request.path == b"/_reset":
+                counts.clear()
+                return b"ok"
+            if request.path == b"/robots.txt":
+                counts[host] += 1
+
+                def answer() -> None:
+                    if not request.finished and not request._disconnected:
+                        request.setHeader(b"Content-Type", b"text/plain")
+                        request.write(ROBOTS)
+                        request.finish()
+
+                site = int(host[1:-5]) if host.startswith("s") and host.endswith(".test") else 0
+                reactor.callLater(robots_delay(site), answer)
+                return server.NOT_DONE_YET
+            request.setHeader(b"Content-Type", b"text/html")
+            return PAGE
+
+    port = reactor.listenTCP(0, server.Site(Sites()), interface="127.0.0.1", backlog=1024)
+    port_file.write_text(str(port.getHost().port))
+    reactor.run()
+
+
+# -- one crawler process of the cluster -------------------------------------------------
+
+
+def crawl(config: dict[str, Any]) -> None:
+    """One process of the cluster: its share of the pages; prints a JSON result."""
+    from scrapy import Request, Spider, signals
+    from scrapy.crawler import CrawlerProcess
+
+    port, sites, pages = config["port"], config["sites"], config["pages"]
+    index, count = config["index"], config["processes"]
+    settings: dict[str, Any] = {
+        "ADDONS": {"scrapy_rfc9309.Addon": 100},
+        "LOG_LEVEL": "ERROR",
+        "TELNETCONSOLE_ENABLED": False,
+        "RETRY_ENABLED": False,
+        "COOKIES_ENABLED": False,
+        "MEMUSAGE_ENABLED": False,
+        "CONCURRENT_REQUESTS": 32,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+        "DNS_RESOLVER": "crawl.LoopbackResolver",
+        "DOWNLOAD_TIMEOUT": 30,
+        "USER_AGENT": "BenchBot/1.0 (+https://example.com/bot)",
+        **config.get("settings", {}),
+    }
+    result: dict[str, Any] = {"fetched": 0, "dropped": 0}
+
+    class Share(Spider):
+        name = "share"
+
+        async def start(self) -> Any:
+            for page in range(pages):  # sites interleaved, as in a broad crawl
+                for site in range(sites):
+                    if (site * pages + page) % count == index:
+                        yield Request(
+                            f"http://s{site}.test:{port}/page/{page}",
+                            callback=self.parse,
+                            errback=self.failed,
+                            dont_filter=True,
+                        )
+
+        def parse(self, response: Any) -> None:
+            result["fetched"] += 1
+            result["last"] = time.time()
+
+        def failed(self, failure: Any) -> None:
+            result["dropped"] += 1
+            result["last"] = time.time()
+
+    def opened() -> None:
+        result["opened"] = time.time()
+
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(Share)
+    crawler.signals.connect(opened, signal=signals.spider_opened)
+    process.crawl(crawler)
+    process.start()
+    assert crawler.stats is not None
+    stats = crawler.stats.get_stats()
+    result["stats"] = {k: v for k, v in stats.items() if k.startswith("robotstxt/store")}
+    result["errors"] = stats.get("log_count/ERROR", 0)
+    print(json.dumps(result))
+
+
+# -- the driver ----------------------------------------------------------------------
+
+
+class SiteServer:
+    def __init__(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        port_file = Path(self.tmp.name) / "port"
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "serve", str(port_file)], cwd=HERE
+        )
+        deadline = time.monotonic() + 30
+        while not (port_file.exists() and port_file.read_text()):
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise SystemExit("the benchmark server did not start")
+            time.sleep(0.05)
+        self.port = int(port_file.read_text())
+
+    def get(self, path: str) -> bytes:
+        from urllib.request import urlopen
+
+        with urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=10) as response:
+            data: bytes = response.read()
+            return data
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        self.tmp.cleanup()
+
+
+def run_cluster(
+    server: SiteServer, processes: int, sites: int, pages: int, store_settings: dict[str, Any]
+) -> dict[str, float]:
+    """P crawler processes at once; pages/s and robots.txt downloads per site."""
+    server.get("/_reset")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)])}
+    running = []
+    for index in range(processes):
+        config = {
+            "port": server.port,
+            "sites": sites,
+            "pages": pages,
+            "index": index,
+            "processes": processes,
+            "settings": store_settings,
+        }
+        running.append(
+            subprocess.Popen(
+                [sys.executable, __file__, "crawl", json.dumps(config)],
+                cwd=HERE,
+                env=env,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        )
+    results = []
+    for proc in running:
+        out, _ = proc.communicate(timeout=600)
+        if proc.returncode:
+            raise SystemExit(f"a crawler process failed ({proc.returncode})")
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    fetched = sum(r["fetched"] for r in results)
+    dropped = sum(r["dropped"] for r in results)
+    errors = sum(r["errors"] for r in results)
+    if fetched != sites * pages or dropped or errors:
+        raise SystemExit(f"lost pages: {fetched} fetched, {dropped} dropped, {errors} errors")
+    started = min(r["opened"] for r in results)
+    ended = max(r["last"] for r in results)
+    counts = json.loads(server.get("/_count"))
+    return {
+        "pages_per_s": fetched / (ended - started),
+        "robots_per_site": sum(counts.values()) / sites,
+        "loaded": sum(r["stats"].get("robotstxt/store/loaded", 0) for r in results),
+    }
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "serve":
+        serve(Path(sys.argv[2]))
+        return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "crawl":
+        crawl(json.loads(sys.argv[2]))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sites", type=int, default=100)
+    parser.add_argument("--pages", type=int, default=8, help="pages per site")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from tests.redis_server import RedisServer, redis_server_binary
+
+    if redis_server_binary() is None:
+        print("redis-server not found (apt-get install redis-server)", file=sys.stderr)
+        return 2
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores; {args.sites} sites x "
+        f"{args.pages} pages dealt out to the processes; robots.txt answering after "
+        f"100-300 ms; {args.rounds} rounds"
+    )
+    figures: dict[tuple[int, str], list[dict[str, float]]] = {}
+    with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
+        server = SiteServer()
+        try:
+            for _ in range(args.rounds):
+                for processes in PROCESSES:
+                    for mode in ("store", "none"):
+                        store = (
+                            {
+                                "ROBOTSTXT_STORE_URI": redis.url,
+                                "ROBOTSTXT_STORE_PREFIX": f"bench-{uuid.uuid4().hex[:8]}:",
+                            }
+                            if mode == "store"
+                            else {}
+                        )
+                        figure = run_cluster(server, processes, args.sites, args.pages, store)
+                        figures.setdefault((processes, mode), []).append(figure)
+        finally:
+            server.close()
+    print(f"\n{'processes':>9} {'store':>6} {'pages/s':>8} {'robots.txt/site':>16}")
+    for processes in PROCESSES:
+        for mode in ("store", "none"):
+            runs = figures[(processes, mode)]
+            print(
+                f"{processes:>9} {mode:>6} "
+                f"{statistics.median(r['pages_per_s'] for r in runs):8.0f} "
+                f"{statistics.median(r['robots_per_site'] for r in runs):16.2f}"
+            )
+    print("\nstore / none (median of the paired ratios of each round)")
+    for processes in PROCESSES:
+        pairs = zip(figures[(processes, "store")], figures[(processes, "none")], strict=True)
+        speed, robots = [], []
+        for store_run, none_run in pairs:
+            speed.append(store_run["pages_per_s"] / none_run["pages_per_s"])
+            robots.append(store_run["robots_per_site"] / none_run["robots_per_site"])
+        print(
+            f"    {processes} process{'es' if processes > 1 else '  '}: pages/s "
+            f"{statistics.median(speed):.3f}, robots.txt downloads {statistics.median(robots):.3f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

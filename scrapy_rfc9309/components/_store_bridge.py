@@ -1,0 +1,425 @@
+"""The robots.txt store seen from the crawl: the in-memory site table's back end.
+
+With ``ROBOTSTXT_STORE_URI`` set, a site that is neither fresh in memory nor
+being fetched is first looked up in the store: a record still fresh by the
+wall clock is used without a download (RFC 9309 2.4: a cached robots.txt may
+be used; HTTP: The Definitive Guide ch. 9: robots should not refetch it
+before every access), across restarts and across processes sharing the
+store. Otherwise the process takes the store's lease on the site's fetch,
+downloads the file, saves the outcome and gives the lease up; while another
+process holds the lease, the store is polled until its record appears or the
+lease can be taken.
+
+Every store call runs on one worker thread per store (the SQLite connection
+is used on that thread only); results come back on the reactor, which never
+waits for the store. The store's times are wall-clock (``time.time()``), the
+site table's monotonic: converted here. A store that fails mid-crawl costs
+one ERROR line per outage and the stat ``robotstxt/store/errors``; the crawl
+goes on from memory (sites are fetched as without a store) and the store is
+tried again after :data:`RETRY_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import logging
+import os
+import socket
+import time
+import uuid
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from scrapy import signals
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred, DeferredList
+from twisted.internet.threads import deferToThreadPool
+from twisted.python.threadpool import ThreadPool
+
+from ..parser._robotstxt import RobotsTxt
+from ..sites._outcome import Kind, SiteOutcome
+from ..sites._store import SETTING, FetchRecord, RobotsStore, StoreError, open_store
+from ._settings import SettingError, StoreSettings
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request
+
+    from ._fetcher import RobotsTxtFetcher
+    from ._settings import RobotsTxtSettings
+
+__all__ = ["POLL_SECONDS", "RETRY_SECONDS", "StoreBridge", "open_bridge"]
+
+logger = logging.getLogger("scrapy_rfc9309.store")
+
+_T = TypeVar("_T")
+
+#: While another process holds a site's lease, its record is looked for this often.
+POLL_SECONDS = 0.5
+#: After a store failure, the store is left alone this long.
+RETRY_SECONDS = 30.0
+#: At close, pending store writes are waited for at most this long.
+CLOSE_WAIT_SECONDS = 10.0
+
+
+def utc_iso(unix: float) -> str:
+    """``2026-11-22T04:03:03Z``: a Unix time as UTC ISO 8601, for logs and the command."""
+    try:
+        moment = datetime.datetime.fromtimestamp(unix, tz=datetime.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return f"{unix!r} (Unix time)"
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def record_of(site: str, outcome: SiteOutcome, body: bytes | None, now: float) -> FetchRecord:
+    """The archive's record of a fetch that came to ``outcome`` (monotonic expiry) at
+    wall-clock ``now``."""
+    remaining = outcome.expires_at - time.monotonic()
+    return FetchRecord(
+        site=site,
+        fetched_at=now,
+        chain=tuple(outcome.chain),
+        kind=outcome.kind.value,
+        detail=outcome.detail,
+        lifetime=outcome.lifetime,
+        expires_at=now + max(0.0, remaining),
+        retry_after=outcome.retry_after,
+        size=0 if body is None else len(body),
+        sha256=None if body is None else hashlib.sha256(body).hexdigest(),
+    )
+
+
+def open_bridge(
+    crawler: Crawler, settings: RobotsTxtSettings, fetcher: RobotsTxtFetcher
+) -> StoreBridge | None:
+    """The store ``ROBOTSTXT_STORE_URI`` names, opened at start-up; ``None`` when unset.
+
+    A bad URI or a store that cannot be opened (corrupt, locked, unwritable)
+    raises :class:`SettingError` naming the setting: the crawl does not start.
+    """
+    store_settings = StoreSettings.from_settings(crawler.settings)
+    if store_settings.uri is None:
+        return None
+    try:
+        store = open_store(
+            store_settings.uri,
+            data_dir=store_settings.data_dir,
+            redis_url=store_settings.redis_url,
+            redis_prefix=store_settings.redis_prefix,
+        )
+    except ValueError as exc:
+        raise SettingError(str(exc)) from None
+    except StoreError as exc:
+        raise SettingError(
+            f"{SETTING} = {without_password(store_settings.uri)!r}: the robots.txt store "
+            f"cannot be opened: {exc}"
+        ) from None
+    logger.info("robots.txt store: %s", store.uri)
+    return StoreBridge(crawler, settings, store, fetcher, store_settings.lease_seconds)
+
+
+class StoreBridge:
+    """One crawl's use of a :class:`RobotsStore`, off the reactor thread."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        settings: RobotsTxtSettings,
+        store: RobotsStore,
+        fetcher: RobotsTxtFetcher,
+        lease_seconds: float,
+    ) -> None:
+        from twisted.internet import reactor as _reactor
+
+        reactor: Any = _reactor
+        self._reactor = reactor
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.settings = settings
+        self.store = store
+        self._fetcher = fetcher
+        self.lease_seconds = lease_seconds
+        #: who holds a lease, across processes and hosts
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._pool = ThreadPool(minthreads=1, maxthreads=1, name="robotstxt-store")
+        self._pool.start()
+        self._shutdown_trigger: Any = reactor.addSystemEventTrigger(
+            "during", "shutdown", self._stop_at_shutdown
+        )
+        #: sites whose lease this process holds
+        self._held: set[str] = set()
+        #: store writes not finished yet
+        self._writes: set[Deferred[Any]] = set()
+        #: monotonic time until which the store is left alone after a failure
+        self._down_until = 0.0
+        self._outage = False
+        self._closed = False
+        #: the longest outcome a stored record may give, whatever it says
+        self._max_lifetime = max(
+            settings.cache_ttl, settings.unreachable_ttl, settings.retry_after_max
+        )
+        crawler.signals.connect(self.close, signal=signals.spider_closed)
+
+    # -- calls on the worker thread ----------------------------------------------
+
+    def _call(self, fn: Callable[..., _T], *args: Any) -> Deferred[_T]:
+        return deferToThreadPool(self._reactor, self._pool, fn, *args)
+
+    def available(self) -> bool:
+        return not self._closed and time.monotonic() >= self._down_until
+
+    def _failed(self, what: str, exc: BaseException) -> None:
+        """A store call failed: the crawl goes on from memory; one ERROR per outage."""
+        self.stats.inc_value("robotstxt/store/errors")
+        self._down_until = time.monotonic() + RETRY_SECONDS
+        if not self._outage:
+            self._outage = True
+            logger.error(
+                "robots.txt store failed while %s: %s; going on without it (robots.txt "
+                "kept in memory, fetched as without a store), tried again in %g s",
+                what,
+                exc,
+                RETRY_SECONDS,
+                extra={"spider": self.crawler.spider},
+            )
+        else:
+            logger.debug("robots.txt store %s still failing (%s): %s", self.store.uri, what, exc)
+
+    def _worked(self) -> None:
+        if self._outage:
+            self._outage = False
+            logger.info("robots.txt store %s works again", self.store.uri)
+
+    # -- before a fetch ----------------------------------------------------------------
+
+    def _look(self, site: str) -> tuple[str, tuple[FetchRecord, bytes | None] | None]:
+        """On the worker: the site's fresh record, else its lease (one trip)."""
+        found = self.store.current(site)
+        if found is not None and found[0].expires_at > time.time():
+            return "fresh", found
+        if self.store.acquire(site, self.holder, self.lease_seconds):
+            # Another process may have saved the site and given its lease up
+            # between the two calls: looked at again, under the lease.
+            again = self.store.current(site)
+            if again is not None and again[0].expires_at > time.time():
+                self.store.release(site, self.holder)
+                return "fresh", again
+            return "lease", again or found
+        return "held", found
+
+    async def obtain(self, site: str, request: Request | None) -> SiteOutcome | None:
+        """The site's outcome from the store, without a download; ``None``: fetch it now.
+
+        ``None`` comes with the site's lease taken, or with the store unusable
+        (failed, closed): the site is then fetched as without a store. While
+        another process holds the lease, waits for its record (polling every
+        :data:`POLL_SECONDS`, never blocking the reactor), at most until its
+        lease expires.
+        """
+        waited = False
+        while self.available():
+            try:
+                state, found = await maybe_deferred_to_future(self._call(self._look, site))
+            except StoreError as exc:
+                self._failed("looking up a site", exc)
+                return None
+            except Exception as exc:  # a store breaking its contract: same as a failure
+                self._failed("looking up a site", exc)
+                return None
+            self._worked()
+            if state == "fresh" and found is not None:
+                outcome = await self._outcome_of(site, *found, request)
+                if outcome is not None:
+                    return outcome
+                state = "lease" if await self._take_lease(site) else "held"
+            if state == "lease":
+                self._held.add(site)
+                return None
+            if not waited:
+                waited = True
+                self.stats.inc_value("robotstxt/store/waited")
+                logger.debug(
+                    "robots.txt of %s is being fetched by another process; waiting for it", site
+                )
+            await _sleep(POLL_SECONDS)
+        return None
+
+    async def _take_lease(self, site: str) -> bool:
+        try:
+            taken = await maybe_deferred_to_future(
+                self._call(self.store.acquire, site, self.holder, self.lease_seconds)
+            )
+        except Exception as exc:
+            self._failed("taking a lease", exc)
+            return True  # fetched without the store
+        return bool(taken)
+
+    async def _outcome_of(
+        self, site: str, record: FetchRecord, body: bytes | None, request: Request | None
+    ) -> SiteOutcome | None:
+        """The outcome a stored record stands for; ``None`` if it cannot be used.
+
+        Store contents are not trusted: a record of an unknown kind, a parsed
+        one without its body, or one of another site is not used (the site is
+        fetched); its lifetime is never longer than the settings allow now.
+        """
+        try:
+            kind = Kind(record.kind)
+        except ValueError:
+            kind = Kind.INTERNAL_ERROR
+        if (
+            record.site != site
+            or kind is Kind.INTERNAL_ERROR
+            or (kind is Kind.PARSED and body is None)
+        ):
+            logger.warning(
+                "robots.txt store %s: the record of %s cannot be used (%s, %s); fetching it",
+                self.store.uri,
+                site,
+                record.kind,
+                "no body" if body is None else f"{len(body)} bytes",
+            )
+            return None
+        now = time.time()
+        remaining = min(record.expires_at - now, self._max_lifetime)
+        robots = None
+        if kind is Kind.PARSED and body is not None:
+            robots = await self._fetcher._parse(body)
+            from ._fetcher import _send_robots_parsed
+            from ._robotparser import RFC9309RobotParser
+
+            await _send_robots_parsed(self.crawler, RFC9309RobotParser.from_robots(robots), request)
+        outcome = SiteOutcome(
+            kind,
+            robots,
+            record.detail,
+            time.monotonic() + max(0.0, remaining),
+            record.chain,
+            record.lifetime,
+            retry_after=record.retry_after,
+        )
+        self.stats.inc_value("robotstxt/store/loaded")
+        logger.debug(
+            "robots.txt for %s from the store, fetched at %s, expires in %s s",
+            site,
+            utc_iso(record.fetched_at),
+            f"{round(max(0.0, remaining)):d}",
+        )
+        return outcome
+
+    # -- after a fetch -------------------------------------------------------------
+
+    def fetched(self, site: str, outcome: SiteOutcome) -> None:
+        """Save what the fetch of ``site`` came to, then give its lease up (off the reactor).
+
+        An internal error is not the site's answer: it is not saved.
+        """
+        robots = outcome.robots
+        body = robots.body if isinstance(robots, RobotsTxt) else None
+        now = time.time()
+        save = outcome.kind is not Kind.INTERNAL_ERROR and self.available()
+        held = site in self._held
+        self._held.discard(site)
+        if not save and not held:
+            return
+        record = record_of(site, outcome, None, now) if save else None
+        if record is not None and body is not None:
+            record = record._replace(size=len(body))
+        self._write("saving a record", self._save_and_release, site, record, body, held)
+
+    def abandoned(self, site: str) -> None:
+        """The fetch of ``site`` was cancelled (the spider closes): its lease is given up."""
+        if site in self._held:
+            self._held.discard(site)
+            self._write("releasing a lease", self._save_and_release, site, None, None, True)
+
+    def _save_and_release(
+        self, site: str, record: FetchRecord | None, body: bytes | None, held: bool
+    ) -> None:
+        """On the worker: save (hashing the body here, not on the reactor), then release."""
+        try:
+            if record is not None:
+                if body is not None:
+                    record = record._replace(sha256=hashlib.sha256(body).hexdigest())
+                self.store.save(record, body)
+        except Exception:
+            if held:  # the lease is still given up; the save's error is the one reported
+                with contextlib.suppress(Exception):
+                    self.store.release(site, self.holder)
+            raise
+        if held:
+            self.store.release(site, self.holder)
+
+    def _write(self, what: str, fn: Callable[..., None], *args: Any) -> None:
+        saving = args[1] is not None
+        done = self._call(fn, *args)
+        self._writes.add(done)
+
+        def ok(_: Any) -> None:
+            self._writes.discard(done)
+            self._worked()
+            if saving:
+                self.stats.inc_value("robotstxt/store/saved")
+
+        def failed(failure: Any) -> None:
+            self._writes.discard(done)
+            self._failed(what, failure.value)
+
+        done.addCallbacks(ok, failed)
+
+    # -- at close ------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Finish the pending writes (waiting :data:`CLOSE_WAIT_SECONDS` at most), close."""
+        if self._closed:
+            return
+        self._closed = True
+        for site in list(self._held):
+            self.abandoned(site)
+        closing = self._call(self.store.close)
+        pending = [*self._writes, closing]
+        waited: Deferred[Any] = DeferredList(pending, consumeErrors=True)
+        waited.addTimeout(CLOSE_WAIT_SECONDS, self._reactor)
+        try:
+            await maybe_deferred_to_future(waited)
+        except Exception:
+            logger.warning(
+                "robots.txt store %s: %d writes not finished after %g s at close",
+                self.store.uri,
+                len(self._writes),
+                CLOSE_WAIT_SECONDS,
+            )
+            return
+        if closing.called:
+            self._stop_pool()
+
+    def _stop_pool(self) -> None:
+        trigger, self._shutdown_trigger = self._shutdown_trigger, None
+        if trigger is not None:
+            self._reactor.removeSystemEventTrigger(trigger)
+        if self._pool.started:
+            self._pool.stop()
+
+    def _stop_at_shutdown(self) -> None:
+        self._shutdown_trigger = None
+        if self._pool.started:
+            self._pool.stop()
+
+
+async def _sleep(seconds: float) -> None:
+    from twisted.internet import reactor, task
+
+    await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
+
+
+def without_password(uri: str) -> str:
+    """``uri`` for messages: a password in it (``redis://:secret@host``) replaced by ``***``."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep or "@" not in rest.split("/", 1)[0]:
+        return uri
+    credentials, _, host = rest.partition("@")
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in credentials else f"{scheme}://***@{host}"

@@ -1,0 +1,290 @@
+"""The SQLite robots.txt store: one file, shared by the processes that open it. Pure.
+
+Tables: ``current`` (each site's latest fetch), ``archive`` (every fetch),
+``bodies`` (each distinct body once, keyed by its sha256, zlib-compressed)
+and ``leases`` (who is fetching a site's robots.txt, until when). Write-ahead
+logging lets readers go on while a process writes; every write is one
+``BEGIN IMMEDIATE`` transaction, so a lease is taken atomically across
+processes sharing the file. Waiting on another process's lock is bounded by
+a busy timeout; past it, as for a corrupt file or an unwritable directory,
+the call raises ``StoreError``.
+
+A connection is made on the thread that opens the store and used on it only
+(the Scrapy glue runs every call on one worker thread per store).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import Any, TypeVar
+
+from ._store import FetchRecord, StoreError
+
+__all__ = ["SQLiteStore"]
+
+_T = TypeVar("_T")
+
+#: seconds a call waits for another process's write lock before ``StoreError``
+BUSY_TIMEOUT = 5.0
+#: the largest body decompressed from the file (hostile or damaged contents)
+_MAX_BODY = 64 * 1024 * 1024
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS bodies (
+    sha256 TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS archive (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    site TEXT NOT NULL,
+    fetched_at REAL NOT NULL,
+    chain TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    lifetime TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    retry_after INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    sha256 TEXT REFERENCES bodies(sha256)
+);
+CREATE INDEX IF NOT EXISTS archive_site_time ON archive (site, fetched_at);
+CREATE TABLE IF NOT EXISTS current (
+    site TEXT PRIMARY KEY,
+    archive_id INTEGER NOT NULL REFERENCES archive(id)
+);
+CREATE TABLE IF NOT EXISTS leases (
+    site TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    until REAL NOT NULL
+);
+"""
+
+_COLUMNS = (
+    "a.site, a.fetched_at, a.chain, a.kind, a.detail, a.lifetime, "
+    "a.expires_at, a.retry_after, a.size, a.sha256"
+)
+
+
+def _chain_of(text: str) -> tuple[tuple[str, int | None], ...]:
+    """The chain column back as a tuple; a damaged one reads as no chain."""
+    try:
+        items = json.loads(text)
+        return tuple(
+            (str(url), status if isinstance(status, int) else None) for url, status in items
+        )
+    except (ValueError, TypeError):
+        return ()
+
+
+def _record(row: tuple[Any, ...]) -> FetchRecord:
+    site, fetched_at, chain, kind, detail, lifetime, expires_at, retry, size, sha = row
+    return FetchRecord(
+        site=str(site),
+        fetched_at=float(fetched_at),
+        chain=_chain_of(str(chain)),
+        kind=str(kind),
+        detail=str(detail),
+        lifetime=str(lifetime),
+        expires_at=float(expires_at),
+        retry_after=bool(retry),
+        size=int(size),
+        sha256=None if sha is None else str(sha),
+    )
+
+
+class SQLiteStore:
+    """A robots.txt store in a SQLite file (see the module docstring)."""
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        busy_timeout: float | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if busy_timeout is None:
+            busy_timeout = BUSY_TIMEOUT
+        self.path = os.path.abspath(path)
+        self.uri = f"sqlite:///{self.path}"
+        self._clock = clock
+        directory = os.path.dirname(self.path)
+        try:
+            os.makedirs(directory, exist_ok=True)
+            self._db = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open the robots.txt store {self.path}: {exc}") from exc
+        try:
+            self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()
+            if not mode or str(mode[0]).lower() != "wal":
+                raise StoreError(f"the robots.txt store {self.path} cannot use write-ahead logging")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            with self._write() as db:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+            self._check()
+        except StoreError:
+            self._db.close()
+            raise
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise StoreError(f"cannot open the robots.txt store {self.path}: {exc}") from exc
+
+    def _check(self) -> None:
+        """A quick look at the file's structure, so that a damaged file fails at start-up."""
+        row = self._db.execute("PRAGMA quick_check").fetchone()
+        if not row or row[0] != "ok":
+            raise StoreError(f"the robots.txt store {self.path} is damaged: {row and row[0]}")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction: the write lock is taken first."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            with suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def _call(self, what: str, fn: Callable[[], _T]) -> _T:
+        try:
+            return fn()
+        except StoreError:
+            raise
+        except (sqlite3.Error, OSError, zlib.error, ValueError, TypeError, MemoryError) as exc:
+            raise StoreError(f"robots.txt store {self.path}: {what} failed: {exc}") from exc
+
+    def _body(self, sha: str | None) -> bytes | None:
+        if sha is None:
+            return None
+        row = self._db.execute("SELECT data FROM bodies WHERE sha256 = ?", (sha,)).fetchone()
+        if row is None:
+            return None
+        decompressor = zlib.decompressobj()
+        body = decompressor.decompress(bytes(row[0]), _MAX_BODY)
+        if decompressor.unconsumed_tail:
+            raise StoreError(f"robots.txt store {self.path}: body {sha[:12]} is too large")
+        return body
+
+    def current(self, site: str) -> tuple[FetchRecord, bytes | None] | None:
+        def run() -> tuple[FetchRecord, bytes | None] | None:
+            row = self._db.execute(
+                f"SELECT {_COLUMNS} FROM current c JOIN archive a ON a.id = c.archive_id "
+                "WHERE c.site = ?",
+                (site,),
+            ).fetchone()
+            if row is None:
+                return None
+            record = _record(row)
+            return record, self._body(record.sha256)
+
+        return self._call("reading the current record", run)
+
+    def save(self, record: FetchRecord, body: bytes | None) -> None:
+        def run() -> None:
+            sha = record.sha256
+            if body is not None and sha is None:
+                sha = hashlib.sha256(body).hexdigest()
+            with self._write() as db:
+                if body is not None and sha is not None:
+                    db.execute(
+                        "INSERT OR IGNORE INTO bodies (sha256, size, data) VALUES (?, ?, ?)",
+                        (sha, len(body), zlib.compress(body, 6)),
+                    )
+                cursor = db.execute(
+                    "INSERT INTO archive (site, fetched_at, chain, kind, detail, lifetime, "
+                    "expires_at, retry_after, size, sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        record.site,
+                        record.fetched_at,
+                        json.dumps([list(step) for step in record.chain]),
+                        record.kind,
+                        record.detail,
+                        record.lifetime,
+                        record.expires_at,
+                        int(record.retry_after),
+                        record.size,
+                        sha if body is not None else None,
+                    ),
+                )
+                db.execute(
+                    "INSERT INTO current (site, archive_id) VALUES (?, ?) "
+                    "ON CONFLICT(site) DO UPDATE SET archive_id = excluded.archive_id",
+                    (record.site, cursor.lastrowid),
+                )
+
+        self._call("saving a record", run)
+
+    def history(self, site: str, limit: int = 100) -> list[FetchRecord]:
+        def run() -> list[FetchRecord]:
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS} FROM archive a WHERE a.site = ? "
+                "ORDER BY a.fetched_at DESC, a.id DESC LIMIT ?",
+                (site, max(0, int(limit))),
+            ).fetchall()
+            return [_record(row) for row in rows]
+
+        return self._call("reading the history", run)
+
+    def at(self, site: str, when: float) -> tuple[FetchRecord, bytes | None] | None:
+        def run() -> tuple[FetchRecord, bytes | None] | None:
+            row = self._db.execute(
+                f"SELECT {_COLUMNS} FROM archive a WHERE a.site = ? AND a.fetched_at <= ? "
+                "ORDER BY a.fetched_at DESC, a.id DESC LIMIT 1",
+                (site, when),
+            ).fetchone()
+            if row is None:
+                return None
+            record = _record(row)
+            return record, self._body(record.sha256)
+
+        return self._call("reading the archive", run)
+
+    def acquire(self, site: str, holder: str, seconds: float) -> bool:
+        def run() -> bool:
+            now = self._clock()
+            with self._write() as db:
+                row = db.execute(
+                    "SELECT holder, until FROM leases WHERE site = ?", (site,)
+                ).fetchone()
+                if row is not None and row[0] != holder and float(row[1]) > now:
+                    return False
+                db.execute(
+                    "INSERT INTO leases (site, holder, until) VALUES (?, ?, ?) "
+                    "ON CONFLICT(site) DO UPDATE SET holder = excluded.holder, "
+                    "until = excluded.until",
+                    (site, holder, now + seconds),
+                )
+                return True
+
+        return self._call("taking a lease", run)
+
+    def release(self, site: str, holder: str) -> None:
+        def run() -> None:
+            with self._write() as db:
+                db.execute("DELETE FROM leases WHERE site = ? AND holder = ?", (site, holder))
+
+        self._call("releasing a lease", run)
+
+    def close(self) -> None:
+        try:
+            self._db.close()
+        except sqlite3.Error as exc:
+            raise StoreError(f"robots.txt store {self.path}: closing failed: {exc}") from exc
+
+    def __repr__(self) -> str:
+        return f"<SQLiteStore {self.path}>"

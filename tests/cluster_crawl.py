@@ -1,0 +1,80 @@
+"""One crawler process of a cluster, for the Redis store's tests.
+
+``python -m tests.cluster_crawl CONFIG.json`` runs a real Scrapy crawl
+(``CrawlerProcess``) of ``config["urls"]`` with ``config["settings"]`` and
+writes what it saw to ``config["output"]`` (JSON: fetched URLs, dropped URLs,
+final stats). With ``config["ready"]`` it writes that file once its spider
+starts, then, with ``config["barrier"]`` (a directory and a count), waits
+until that many processes are ready before sending its requests, so that
+the processes of a test really run at the same time.
+
+``config["lease_margin"]`` and ``config["retry_seconds"]`` shorten the
+store's lease margin (past ``DOWNLOAD_TIMEOUT``) and its retry delay after a
+failure, so that the tests take seconds instead of minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def main(config_path: str) -> None:
+    config = json.loads(Path(config_path).read_text())
+    from scrapy import Request, Spider
+    from scrapy.crawler import CrawlerProcess
+
+    from scrapy_rfc9309.components import _settings, _store_bridge
+
+    if "lease_margin" in config:
+        _settings.STORE_LEASE_MARGIN = float(config["lease_margin"])
+    if "retry_seconds" in config:
+        _store_bridge.RETRY_SECONDS = float(config["retry_seconds"])
+    result: dict[str, Any] = {"fetched": [], "dropped": {}}
+
+    async def sleep(seconds: float) -> None:
+        from scrapy.utils.defer import maybe_deferred_to_future
+        from twisted.internet import reactor, task
+
+        await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
+
+    class ClusterSpider(Spider):
+        name = "cluster"
+
+        async def start(self) -> Any:
+            if config.get("ready"):
+                Path(config["ready"]).write_text(str(time.time()))
+            barrier = config.get("barrier")
+            if barrier:
+                directory, count = Path(barrier[0]), int(barrier[1])
+                deadline = time.monotonic() + 60
+                while len(list(directory.glob("*.ready"))) < count:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("the other crawler processes did not start")
+                    await sleep(0.02)
+            for url in config["urls"]:
+                yield Request(url, self.parse, errback=self.failed, dont_filter=True)
+
+        def parse(self, response: Any) -> None:
+            result["fetched"].append(response.url)
+
+        def failed(self, failure: Any) -> None:
+            result["dropped"][failure.request.url] = str(failure.value)
+
+    process = CrawlerProcess(config["settings"], install_root_handler=True)
+    crawler = process.create_crawler(ClusterSpider)
+    process.crawl(crawler)
+    process.start()
+    assert crawler.stats is not None
+    result["stats"] = {
+        key: value if isinstance(value, (int, float, str)) else str(value)
+        for key, value in crawler.stats.get_stats().items()
+    }
+    Path(config["output"]).write_text(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

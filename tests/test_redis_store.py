@@ -1,0 +1,794 @@
+"""The Redis robots.txt store against a real ``redis-server``.
+
+RFC 9309 2.4 (a robots.txt is cached, and used while fresh) across the
+processes of a cluster: one store, one lease per site's fetch, an archive of
+every fetch. The server is started by the tests on a free port of 127.0.0.1
+in a temporary directory; without ``redis-server`` the tests are skipped,
+except under CI (``CI`` set), where they fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
+
+from scrapy_rfc9309.components._settings import SettingError
+from scrapy_rfc9309.sites._redis_store import (
+    DEFAULT_PREFIX,
+    RedisStore,
+    open_redis_store,
+    public_uri,
+)
+from scrapy_rfc9309.sites._store import FetchRecord, StoreError, open_store
+
+from .conftest import BASE_SETTINGS, crawl
+from .redis_server import RedisServer, in_ci, redis_server_binary
+from .server import delayed, hang, sequence, text
+
+SITE = "http://127.0.0.1:8001"
+BODY = b"User-agent: *\nDisallow: /private\n" + b"# a comment line\n" * 200
+
+
+def require_redis_server() -> str:
+    binary = redis_server_binary()
+    if binary is None:
+        message = "redis-server is not installed (apt-get install redis-server)"
+        if in_ci():
+            pytest.fail(f"{message}; CI must run the Redis store tests")
+        pytest.skip(message)
+    return binary
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One real redis-server for the module's tests (each test uses its own prefix)."""
+    binary = require_redis_server()
+    with RedisServer(tmp_path_factory.mktemp("redis"), binary) as server:
+        yield server
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server of the test alone (to be stopped and started by it)."""
+    binary = require_redis_server()
+    with RedisServer(tmp_path / "redis", binary) as server:
+        yield server
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"test-{uuid.uuid4().hex[:8]}:"
+
+
+@pytest.fixture
+def store(redis_server: RedisServer, prefix: str) -> Iterator[RedisStore]:
+    opened = RedisStore(redis_server.url, prefix=prefix)
+    yield opened
+    opened.close()
+
+
+def record(
+    fetched_at: float = 1_000.0,
+    body: bytes | None = BODY,
+    site: str = SITE,
+    kind: str = "parsed",
+    **fields: object,
+) -> FetchRecord:
+    values: dict[str, object] = {
+        "site": site,
+        "fetched_at": fetched_at,
+        "chain": ((f"{site}/robots.txt", 200),),
+        "kind": kind,
+        "detail": "HTTP 200",
+        "lifetime": "RFC 9309 2.4: 24 hours",
+        "expires_at": fetched_at + 86_400,
+        "retry_after": False,
+        "size": 0 if body is None else len(body),
+        "sha256": None if body is None else hashlib.sha256(body).hexdigest(),
+    }
+    values.update(fields)
+    return FetchRecord(**values)  # type: ignore[arg-type]
+
+
+def raw_client(server: RedisServer) -> redis.Redis:
+    return redis.Redis.from_url(server.url)
+
+
+# -- records, bodies, archive (RFC 9309 2.4) ---------------------------------------------
+
+
+def test_2_4_saved_record_is_current_with_its_body(store: RedisStore) -> None:
+    assert store.current(SITE) is None
+    saved = record()
+    store.save(saved, BODY)
+    assert store.current(SITE) == (saved, BODY)
+
+
+def test_2_4_record_without_body(store: RedisStore) -> None:
+    saved = record(body=None, kind="unavailable", detail="HTTP 404")
+    store.save(saved, None)
+    assert store.current(SITE) == (saved, None)
+
+
+def test_2_4_current_is_the_last_saved_even_with_an_earlier_clock(store: RedisStore) -> None:
+    """Clocks of a cluster's machines differ: the last save wins, not the largest time."""
+    store.save(record(fetched_at=2_000.0), BODY)
+    later = record(fetched_at=1_999.0, body=b"User-agent: *\nAllow: /\n")
+    store.save(later, b"User-agent: *\nAllow: /\n")
+    assert store.current(SITE) == (later, b"User-agent: *\nAllow: /\n")
+
+
+def test_2_4_bodies_kept_once_per_sha256_compressed(
+    store: RedisStore, redis_server: RedisServer, prefix: str
+) -> None:
+    for number in range(3):
+        store.save(record(fetched_at=1_000.0 + number, site=f"http://s{number}.test:80"), BODY)
+    client = raw_client(redis_server)
+    bodies = list(client.scan_iter(f"{prefix}body:*"))
+    sha = hashlib.sha256(BODY).hexdigest()
+    assert bodies == [f"{prefix}body:{sha}".encode()]
+    kept = client.get(bodies[0])
+    assert isinstance(kept, bytes)
+    assert len(kept) < len(BODY) / 5
+    assert zlib.decompress(kept) == BODY
+
+
+def test_2_4_history_newest_first_with_limit(store: RedisStore) -> None:
+    saved = [record(fetched_at=1_000.0 + n, detail=f"HTTP 200 #{n}") for n in range(5)]
+    for item in (saved[2], saved[0], saved[4], saved[1], saved[3]):
+        store.save(item, BODY)
+    assert store.history(SITE) == saved[::-1]
+    assert store.history(SITE, limit=2) == [saved[4], saved[3]]
+    assert store.history(SITE, limit=0) == []
+    assert store.history("http://other.test:80") == []
+
+
+def test_2_4_at_gives_the_record_in_force(store: RedisStore) -> None:
+    first = record(fetched_at=1_000.0)
+    second_body = b"User-agent: *\nDisallow: /\n"
+    second = record(fetched_at=2_000.0, body=second_body)
+    store.save(first, BODY)
+    store.save(second, second_body)
+    assert store.at(SITE, 999.0) is None
+    assert store.at(SITE, 1_000.0) == (first, BODY)
+    assert store.at(SITE, 1_999.5) == (first, BODY)
+    assert store.at(SITE, 2_000.0) == (second, second_body)
+    assert store.at(SITE, 1e12) == (second, second_body)
+
+
+def test_2_4_save_records_the_body_it_kept(store: RedisStore) -> None:
+    """The digest and size saved are those of the body given, whatever the record said."""
+    store.save(record(sha256="0" * 64, size=3), BODY)
+    found = store.current(SITE)
+    assert found is not None
+    assert found[0].sha256 == hashlib.sha256(BODY).hexdigest()
+    assert found[0].size == len(BODY)
+    assert found[1] == BODY
+
+
+# -- the key prefix ----------------------------------------------------------------------
+
+
+def test_prefix_keeps_projects_apart(redis_server: RedisServer, prefix: str) -> None:
+    one = RedisStore(redis_server.url, prefix=f"{prefix}one:")
+    two = RedisStore(redis_server.url, prefix=f"{prefix}two:")
+    try:
+        one.save(record(), BODY)
+        assert two.current(SITE) is None
+        assert two.history(SITE) == []
+        assert one.acquire(SITE, "a", 30)
+        assert two.acquire(SITE, "b", 30)
+        keys = {key.decode() for key in raw_client(redis_server).scan_iter(f"{prefix}*")}
+        assert keys and all(
+            key.startswith(f"{prefix}one:") for key in keys - {f"{prefix}two:lease:{SITE}"}
+        )
+        assert f"{prefix}one:current:{SITE}" in keys
+        assert f"{prefix}one:archive:{SITE}" in keys
+    finally:
+        one.close()
+        two.close()
+
+
+def test_default_prefix(redis_server: RedisServer) -> None:
+    store = open_redis_store(redis_server.url)
+    try:
+        assert store.prefix == DEFAULT_PREFIX == "robotstxt:"
+        site = f"http://{uuid.uuid4().hex}.test:80"
+        store.save(record(site=site), BODY)
+        assert raw_client(redis_server).exists(f"robotstxt:current:{site}")
+    finally:
+        store.close()
+
+
+# -- the lease ---------------------------------------------------------------------------
+
+
+def test_lease_one_holder_at_a_time(store: RedisStore) -> None:
+    assert store.acquire(SITE, "a", 30)
+    assert not store.acquire(SITE, "b", 30)
+    assert store.acquire(SITE, "a", 30)  # its own: renewed
+    store.release(SITE, "b")  # not b's: no effect
+    assert not store.acquire(SITE, "b", 30)
+    store.release(SITE, "a")
+    assert store.acquire(SITE, "b", 30)
+    assert not store.acquire(SITE, "a", 30)
+
+
+def test_lease_taken_over_when_expired(store: RedisStore) -> None:
+    """A holder that died (never released) loses the lease when it expires."""
+    assert store.acquire(SITE, "dead", 0.3)
+    assert not store.acquire(SITE, "b", 30)
+    time.sleep(0.4)
+    assert store.acquire(SITE, "b", 30)
+    store.release(SITE, "dead")  # the late holder cannot free b's lease
+    assert not store.acquire(SITE, "c", 30)
+
+
+def test_lease_renewal_extends_it(store: RedisStore, redis_server: RedisServer) -> None:
+    assert store.acquire(SITE, "a", 0.5)
+    assert store.acquire(SITE, "a", 60)
+    ttl = raw_client(redis_server).pttl(f"{store.prefix}lease:{SITE}")
+    assert 50_000 < ttl <= 60_000
+
+
+def test_lease_is_atomic_across_clients(redis_server: RedisServer, prefix: str) -> None:
+    """Twelve clients (own connections) race for one site: exactly one wins."""
+    stores = [RedisStore(redis_server.url, prefix=prefix) for _ in range(12)]
+    start = threading.Barrier(len(stores))
+    won: list[str] = []
+
+    def race(number: int) -> None:
+        start.wait()
+        if stores[number].acquire(SITE, f"holder-{number}", 30):
+            won.append(f"holder-{number}")
+
+    threads = [threading.Thread(target=race, args=(n,)) for n in range(len(stores))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for opened in stores:
+        opened.close()
+    assert len(won) == 1
+
+
+# -- hostile store contents --------------------------------------------------------------
+
+
+def test_hostile_record_is_ignored(
+    store: RedisStore, redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = raw_client(redis_server)
+    for garbage in (b"\xff\xfe not json", b"[1, 2]", b'{"site": 1}', b"9" * 10_000):
+        client.set(f"{store.prefix}current:{SITE}", garbage)
+        with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.store"):
+            assert store.current(SITE) is None
+    assert "does not decode" in caplog.text
+    # a record of another site under this site's key is not this site's
+    other = record(site="http://other.test:80")
+    store.save(other, BODY)
+    client.set(f"{store.prefix}current:{SITE}", client.get(f"{store.prefix}current:{other.site}"))
+    assert store.current(SITE) is None
+
+
+def test_hostile_body_is_ignored(
+    store: RedisStore, redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = raw_client(redis_server)
+    store.save(record(), BODY)
+    key = f"{store.prefix}body:{hashlib.sha256(BODY).hexdigest()}"
+    bomb = zlib.compress(b"x" * 50_000_000, 9)  # 50 MB behind a 50 KB value
+    cases = [b"not zlib", zlib.compress(b"User-agent: *\nDisallow:\n"), bomb]
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.store"):
+        for damaged in cases:
+            client.set(key, damaged)
+            assert store.current(SITE) is None
+            assert store.at(SITE, 1e12) is None
+        client.delete(key)
+        assert store.current(SITE) is None
+    assert "does not decompress" in caplog.text
+    assert "does not match its size and digest" in caplog.text
+    assert "is missing" in caplog.text
+
+
+def test_hostile_archive_entries_are_skipped(store: RedisStore, redis_server: RedisServer) -> None:
+    good = record(fetched_at=1_000.0)
+    store.save(good, BODY)
+    raw_client(redis_server).zadd(
+        f"{store.prefix}archive:{SITE}", {b"garbage": 1_500.0, b'{"x": 1}': 1_600.0}
+    )
+    assert store.history(SITE) == [good]
+    assert store.at(SITE, 2_000.0) == (good, BODY)
+
+
+# -- faults: StoreError, reconnection, start-up --------------------------------------------
+
+
+def test_redis_lost_raises_store_error_then_reconnects(own_redis: RedisServer) -> None:
+    store = RedisStore(own_redis.url, prefix="t:")
+    try:
+        store.save(record(), BODY)
+        own_redis.stop(kill=True)
+        calls = [
+            lambda: store.current(SITE),
+            lambda: store.save(record(fetched_at=2_000.0), BODY),
+            lambda: store.history(SITE),
+            lambda: store.at(SITE, 1e12),
+            lambda: store.acquire(SITE, "a", 30),
+            lambda: store.release(SITE, "a"),
+        ]
+        for call in calls:
+            started = time.monotonic()
+            with pytest.raises(StoreError, match=r"Redis at redis://127\.0\.0\.1:\d+/0: "):
+                call()
+            assert time.monotonic() - started < 3
+        own_redis.start()  # same port, empty (no persistence)
+        assert store.current(SITE) is None
+        store.save(record(), BODY)
+        assert store.current(SITE) == (record(), BODY)
+        assert store.acquire(SITE, "a", 30)
+    finally:
+        store.close()
+
+
+def test_redis_that_never_answers_times_out() -> None:
+    """A Redis that accepts connections but hangs fails the call within the timeout."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    try:
+        started = time.monotonic()
+        with pytest.raises(StoreError, match="cannot reach Redis"):
+            RedisStore(f"redis://127.0.0.1:{port}/0", timeout=0.5)
+        assert time.monotonic() - started < 5
+    finally:
+        listener.close()
+
+
+def test_unreachable_at_start_up_is_a_store_error(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(StoreError, match=rf"cannot reach Redis at redis://127\.0\.0\.1:{port}/3"):
+        open_store(f"redis://127.0.0.1:{port}/3", data_dir=str(tmp_path))
+
+
+def test_open_store_dispatches_redis_uris(redis_server: RedisServer, tmp_path: Path) -> None:
+    for uri, url in ((redis_server.url, None), ("redis", redis_server.url)):
+        opened = open_store(uri, data_dir=str(tmp_path), redis_url=url)
+        try:
+            assert isinstance(opened, RedisStore)
+            assert opened.uri == redis_server.url
+        finally:
+            opened.close()
+
+
+def test_uri_for_logs_has_no_credentials() -> None:
+    assert public_uri("redis://user:secret@h.example:6380/2?password=x") == (
+        "redis://h.example:6380/2"
+    )
+    assert public_uri("rediss://:secret@[::1]:6379/0") == "rediss://[::1]:6379/0"
+    assert "secret" not in public_uri("redis://:secret@h:notaport/0")
+
+
+def test_bad_address_is_a_store_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError) as caught:
+        RedisStore("redis://:secret@127.0.0.1:notaport/0")
+    assert "secret" not in str(caught.value)
+
+
+# -- a cluster: crawler processes sharing one Redis ----------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+ROBOTS = b"User-agent: *\nDisallow: /private\n"
+PAGES = [f"/page/{number}" for number in range(4)]
+
+
+async def _sleep(seconds: float) -> None:
+    from twisted.internet import reactor, task
+
+    await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
+
+
+async def _until(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    """Wait (the reactor running: the test sites answer meanwhile) until ``condition``."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await _sleep(0.05)
+
+
+class CrawlerProc:
+    """A crawler process (``tests/cluster_crawl.py``) and what it reported."""
+
+    def __init__(self, directory: Path, name: str, urls: list[str], settings: dict[str, Any],
+                 **config: Any) -> None:  # fmt: skip
+        directory.mkdir(parents=True, exist_ok=True)
+        self.name = name
+        self.log = directory / f"{name}.log"
+        self.output = directory / f"{name}.json"
+        self.ready = directory / f"{name}.ready"
+        config_path = directory / f"{name}.config.json"
+        config_path.write_text(
+            json.dumps(
+                {
+                    "urls": urls,
+                    "settings": {**settings, "LOG_FILE": str(self.log)},
+                    "output": str(self.output),
+                    "ready": str(self.ready),
+                    **config,
+                }
+            )
+        )
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.cluster_crawl", str(config_path)],
+            cwd=directory,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=open(directory / f"{name}.stderr", "wb"),  # noqa: SIM115
+        )
+
+    async def finished(self, timeout: float = 90) -> dict[str, Any]:
+        try:
+            await _until(lambda: self.process.poll() is not None, timeout, f"{self.name} to end")
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+        assert self.process.returncode == 0, self.log_text()[-3000:]
+        result: dict[str, Any] = json.loads(self.output.read_text())
+        return result
+
+    def kill(self) -> None:
+        self.process.kill()  # SIGKILL: no clean-up, the lease is left in Redis
+        self.process.wait()
+
+    def log_text(self) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        stderr = self.log.with_suffix(".stderr")
+        return text + (stderr.read_text(errors="replace") if stderr.exists() else "")
+
+
+def cluster_settings(server: RedisServer, prefix: str, **more: Any) -> dict[str, Any]:
+    return {
+        **BASE_SETTINGS,
+        "USER_AGENT": "ClusterBot/1.0 (+https://example.com/bot)",
+        "ROBOTSTXT_STORE_URI": server.url,
+        "ROBOTSTXT_STORE_PREFIX": prefix,
+        **more,
+    }
+
+
+@deferred_f_from_coro_f
+async def test_2_4_three_processes_download_each_robots_txt_once(
+    sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
+) -> None:
+    """Three crawler processes over the same three sites, at the same time: each
+    site's robots.txt is downloaded once for all of them (the site's server log),
+    the other two take it from Redis, and all three obey it."""
+    mocks = [
+        sites(routes={"/robots.txt": delayed(1.5, text(ROBOTS))}, default=text("page"))
+        for _ in range(3)
+    ]
+    urls = [mock.url(path) for mock in mocks for path in [*PAGES, "/private"]]
+    settings = cluster_settings(redis_server, prefix)
+    procs = [
+        CrawlerProc(tmp_path, f"crawler{n}", urls, settings, barrier=[str(tmp_path), 3])
+        for n in range(3)
+    ]
+    results = [await proc.finished() for proc in procs]
+    for mock in mocks:
+        assert mock.count("/robots.txt") == 1
+        assert mock.count("/private") == 0
+        for path in PAGES:
+            assert mock.count(path) == 3
+    for result in results:
+        assert sorted(result["fetched"]) == sorted(u for u in urls if not u.endswith("/private"))
+        assert len(result["dropped"]) == 3
+        assert result["stats"].get("log_count/ERROR", 0) == 0
+    stats = [result["stats"] for result in results]
+    assert sum(s.get("robotstxt/request_count", 0) for s in stats) == 3
+    assert sum(s.get("robotstxt/store/loaded", 0) for s in stats) == 6
+    assert sum(s.get("robotstxt/store/saved", 0) for s in stats) == 3
+    # at the same time: some waited for the download of another
+    assert sum(s.get("robotstxt/store/waited", 0) for s in stats) >= 2
+
+
+@deferred_f_from_coro_f
+async def test_2_4_killed_fetcher_lease_taken_over_when_it_expires(
+    sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
+) -> None:
+    """The process fetching a site's robots.txt is killed (SIGKILL) mid-download:
+    the other waits for its record, and takes the fetch over when the dead
+    process's lease expires (DOWNLOAD_TIMEOUT + the margin, shortened here)."""
+    mock = sites(routes={"/robots.txt": sequence(hang(), text(ROBOTS))}, default=text("page"))
+    urls = [mock.url(path) for path in [*PAGES, "/private"]]
+    settings = cluster_settings(redis_server, prefix, DOWNLOAD_TIMEOUT=4)
+    # Both processes start at once, then wait at their gate (a slow start-up
+    # must not eat the lease's 4 s): the first is let go, then, once its
+    # robots.txt download has begun, the second.
+    gates = {name: tmp_path / f"gate-{name}" for name in ("first", "second")}
+    procs = {
+        name: CrawlerProc(tmp_path, name, urls, settings, lease_margin=0, barrier=[str(gate), 1])
+        for name, gate in gates.items()
+    }
+    first, second = procs["first"], procs["second"]
+    await _until(lambda: first.ready.exists() and second.ready.exists(), 60, "the crawlers")
+    for gate in gates.values():
+        gate.mkdir()
+    (gates["first"] / "go.ready").touch()
+    await _until(lambda: mock.count("/robots.txt") == 1, 60, "the first robots.txt request")
+    (gates["second"] / "go.ready").touch()
+    await _sleep(1.0)
+    assert mock.count("/robots.txt") == 1  # the second waits: the first holds the lease
+    first.kill()
+    result = await second.finished()
+    assert mock.count("/robots.txt") == 2
+    # the second download, when the lease of the first (4 s) had expired
+    first_at = mock.hit_times[_nth(mock.hits, "/robots.txt", 1)]
+    assert mock.hit_times[_nth(mock.hits, "/robots.txt", 2)] - first_at >= 3.5
+    assert sorted(result["fetched"]) == sorted(u for u in urls if not u.endswith("/private"))
+    assert list(result["dropped"]) == [mock.url("/private")]
+    assert result["stats"]["robotstxt/store/waited"] == 1
+    assert result["stats"]["robotstxt/request_count"] == 1
+
+
+def _nth(items: list[str], value: str, n: int) -> int:
+    """The index of the ``n``-th ``value`` in ``items`` (1-based)."""
+    return [index for index, item in enumerate(items) if item == value][n - 1]
+
+
+@deferred_f_from_coro_f
+async def test_2_4_redis_lost_mid_crawl_falls_back_then_reconnects(
+    sites: Any,
+    own_redis: RedisServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Redis stops mid-crawl: one ERROR line and the stat, the sites met meanwhile are
+    fetched locally (no request lost); Redis back, the store is used again."""
+    from scrapy_rfc9309.components import _store_bridge
+
+    monkeypatch.setattr(_store_bridge, "RETRY_SECONDS", 1.0)
+
+    def stop_redis(request: Any) -> bytes:
+        own_redis.stop(kill=True)
+        return b"redis stopped"
+
+    def start_redis(request: Any) -> bytes:
+        own_redis.start()  # the same port, empty
+        return b"redis started"
+
+    control = sites(
+        routes={
+            "/robots.txt": text(ROBOTS),
+            "/stop": stop_redis,
+            "/start": delayed(1.5, start_redis),  # past the store's retry delay
+        },
+        default=text("page"),
+    )
+    during = [sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page")) for _ in range(2)]
+    after = sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page"))
+    during_urls = [mock.url(path) for mock in during for path in [*PAGES, "/private"]]
+    after_urls = [after.url(path) for path in [*PAGES, "/private"]]
+    followups = {
+        control.url("/page/0"): [control.url("/stop")],
+        control.url("/stop"): [*during_urls, control.url("/start")],
+        control.url("/start"): after_urls,
+    }
+    prefix = "lost:"
+    settings = {
+        "ROBOTSTXT_STORE_URI": own_redis.url,
+        "ROBOTSTXT_STORE_PREFIX": prefix,
+        # one request at a time, in the order sent: the phases do not overlap
+        "CONCURRENT_REQUESTS": 1,
+        "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue",
+        "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+    }
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.store"):
+        spider, stats = await crawl(
+            [control.url("/page/0")], settings, allow_errors=True, followups=followups
+        )
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1
+    assert errors[0].name == "scrapy_rfc9309.store"
+    assert own_redis.url in errors[0].getMessage()
+    assert f"robots.txt store {own_redis.url} works again" in caplog.text
+    expected = [control.url("/page/0"), control.url("/stop"), control.url("/start")]
+    expected += [url for url in during_urls + after_urls if not url.endswith("/private")]
+    assert sorted(spider.fetched) == sorted(expected)
+    assert sorted(spider.dropped) == sorted(u for u in during_urls + after_urls if "private" in u)
+    for mock in [*during, after]:
+        assert mock.count("/robots.txt") == 1
+    assert stats["log_count/ERROR"] == 1
+    assert stats["robotstxt/store/errors"] >= 1
+    # saved before Redis stopped (lost with it: no persistence), and after it came back
+    client = redis.Redis.from_url(own_redis.url)
+    assert client.exists(f"{prefix}current:{after.origin}")
+    for mock in during:
+        assert not client.exists(f"{prefix}current:{mock.origin}")
+    assert stats["robotstxt/store/saved"] == 2
+
+
+@deferred_f_from_coro_f
+async def test_redis_unreachable_at_start_up_stops_the_crawl(sites: Any) -> None:
+    """No Redis at the address: the crawl does not start, and says why, naming the setting."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    mock = sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page"))
+    with pytest.raises(SettingError) as caught:
+        await crawl(
+            [mock.url("/page/0")], {"ROBOTSTXT_STORE_URI": f"redis://:pw@127.0.0.1:{port}/0"}
+        )
+    message = str(caught.value)
+    assert "ROBOTSTXT_STORE_URI" in message
+    assert f"cannot reach Redis at redis://127.0.0.1:{port}/0" in message
+    assert "pw" not in message
+    assert mock.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_2_4_record_saved_between_look_up_and_lease_is_used(
+    sites: Any, redis_server: RedisServer, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process saves the site's robots.txt and gives its lease up just after
+    this one found no record, just before it takes the lease: the record is used,
+    not downloaded a second time."""
+    from scrapy_rfc9309.sites import _redis_store
+
+    mock = sites(routes={"/robots.txt": text("User-agent: *\nAllow: /\n")}, default=text("page"))
+    site = mock.origin
+    other = RedisStore(redis_server.url, prefix=prefix)
+
+    class Racing(RedisStore):
+        def acquire(self, site_: str, holder: str, seconds: float) -> bool:
+            if site_ == site and not other.history(site):  # the other process, just in time
+                assert other.acquire(site, "other", 30)
+                now = time.time()
+                other.save(
+                    record(fetched_at=now, site=site, expires_at=now + 3600, body=ROBOTS), ROBOTS
+                )
+                other.release(site, "other")
+            return super().acquire(site_, holder, seconds)
+
+    monkeypatch.setattr(
+        _redis_store, "open_redis_store", lambda url, prefix: Racing(url, prefix=prefix)
+    )
+    settings = {"ROBOTSTXT_STORE_URI": redis_server.url, "ROBOTSTXT_STORE_PREFIX": prefix}
+    try:
+        spider, stats = await crawl([mock.url("/page/0"), mock.url("/private")], settings)
+    finally:
+        other.close()
+    assert mock.count("/robots.txt") == 0
+    assert spider.fetched == [mock.url("/page/0")]  # the other process's robots.txt obeyed
+    assert list(spider.dropped) == [mock.url("/private")]
+    assert stats["robotstxt/store/loaded"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_4_archive_in_redis_read_by_the_command(
+    sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
+) -> None:
+    """``scrapy robotstxt history`` and ``--at`` read what a crawl stored in Redis,
+    under the project's ROBOTSTXT_STORE_PREFIX, without downloading anything."""
+    from .test_command import scrapy
+
+    mock = sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page"))
+    settings = {"ROBOTSTXT_STORE_URI": redis_server.url, "ROBOTSTXT_STORE_PREFIX": prefix}
+    await crawl([mock.url("/page/0")], settings)
+    options = ["-s", f"ROBOTSTXT_STORE_URI={redis_server.url}"]
+    options += ["-s", f"ROBOTSTXT_STORE_PREFIX={prefix}"]
+    output, code = await scrapy("history", mock.url("/"), "--json", *options, cwd=tmp_path)
+    assert code == 0, output
+    entries = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert [entry["sha256"] for entry in entries] == [hashlib.sha256(ROBOTS).hexdigest()]
+    output, code = await scrapy(
+        mock.url("/private"), "--at", str(time.time()), *options, cwd=tmp_path
+    )
+    assert code == 1, output
+    assert 'DISALLOWED by line 2: "Disallow: /private"' in output
+    # another project's prefix: nothing stored there
+    output, code = await scrapy(
+        "history", mock.url("/"), "-s", f"ROBOTSTXT_STORE_URI={redis_server.url}", cwd=tmp_path
+    )
+    assert hashlib.sha256(ROBOTS).hexdigest()[:12] not in output
+    assert mock.count("/robots.txt") == 1
+
+
+# -- settings and the test fixture itself ---------------------------------------------------
+
+
+def test_store_prefix_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309.components._settings import StoreSettings
+
+    monkeypatch.chdir(tmp_path)
+    uri = {"ROBOTSTXT_STORE_URI": "redis://127.0.0.1:1/0"}
+    assert StoreSettings.from_settings(Settings(uri)).redis_prefix == "robotstxt:"
+    chosen = Settings({**uri, "ROBOTSTXT_STORE_PREFIX": "shop:robots:"})
+    assert StoreSettings.from_settings(chosen).redis_prefix == "shop:robots:"
+    with pytest.raises(SettingError, match="ROBOTSTXT_STORE_PREFIX must be a string"):
+        StoreSettings.from_settings(Settings({**uri, "ROBOTSTXT_STORE_PREFIX": 5}))
+
+
+def test_missing_redis_server_skips_locally_and_fails_under_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from . import redis_server as module
+
+    monkeypatch.setattr(module.shutil, "which", lambda name: None)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="redis-server is not installed"):
+        require_redis_server()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must run the Redis store tests"):
+        require_redis_server()
+
+
+@deferred_f_from_coro_f
+async def test_2_4_redis_that_hangs_mid_crawl_times_out_and_falls_back(
+    sites: Any, own_redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis stops answering (SIGSTOP) mid-crawl: the store call fails after the
+    timeout set in the URI (``?socket_timeout=``), and the site is fetched locally."""
+    import signal
+
+    def freeze(request: Any) -> bytes:
+        assert own_redis.process is not None
+        own_redis.process.send_signal(signal.SIGSTOP)
+        return b"redis frozen"
+
+    control = sites(routes={"/robots.txt": text(ROBOTS), "/freeze": freeze}, default=text("page"))
+    other = sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page"))
+    followups = {
+        control.url("/page/0"): [control.url("/freeze")],
+        control.url("/freeze"): [other.url("/page/0"), other.url("/private")],
+    }
+    uri = f"{own_redis.url}?socket_timeout=0.5&socket_connect_timeout=0.5"
+    try:
+        started = time.monotonic()
+        with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.store"):
+            spider, stats = await crawl(
+                [control.url("/page/0")],
+                {"ROBOTSTXT_STORE_URI": uri, "CONCURRENT_REQUESTS": 1},
+                allow_errors=True,
+                followups=followups,
+            )
+        elapsed = time.monotonic() - started
+    finally:
+        assert own_redis.process is not None
+        own_redis.process.send_signal(signal.SIGCONT)
+    assert sorted(spider.fetched) == sorted(
+        [control.url("/page/0"), control.url("/freeze"), other.url("/page/0")]
+    )
+    assert list(spider.dropped) == [other.url("/private")]
+    assert other.count("/robots.txt") == 1
+    assert stats["log_count/ERROR"] == 1
+    assert stats["robotstxt/store/errors"] >= 1
+    assert "Timeout" in caplog.text or "timed out" in caplog.text
+    assert elapsed < 4  # not the default 5 s timeout

@@ -1,0 +1,629 @@
+"""The robots.txt store: robots.txt across runs and processes, and the archive
+(RFC 9309 2.4: a crawler may use a cached robots.txt, for up to 24 hours
+unless unreachable; HTTP: The Definitive Guide ch. 9: robots should not
+refetch it before every access, and should honour its cache directives).
+
+Units of the SQLite store against a real file in ``tmp_path``, then real
+crawls on 127.0.0.1 against the same file, asserting on the test server's
+request log.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import stat
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_rfc9309.components._settings import SettingError
+from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
+from scrapy_rfc9309.sites._store import FetchRecord, RobotsStore, StoreError, open_store
+
+from .conftest import crawl
+from .server import sequence, text, with_headers
+
+SITE = "http://example.com:80"
+T0 = 1_800_000_000.0
+ROBOTS_V1 = b"User-agent: *\nDisallow: /private\n"
+ROBOTS_V2 = b"User-agent: *\nAllow: /\n\nUser-agent: *\nDisallow: /secret\n"
+
+
+def record(
+    fetched_at: float = T0,
+    *,
+    site: str = SITE,
+    kind: str = "parsed",
+    expires_in: float = 3600.0,
+    body: bytes | None = ROBOTS_V1,
+) -> FetchRecord:
+    import hashlib
+
+    return FetchRecord(
+        site=site,
+        fetched_at=fetched_at,
+        chain=(("http://example.com/robots.txt", 200),),
+        kind=kind,
+        detail="HTTP 200",
+        lifetime="Cache-Control: max-age=3600",
+        expires_at=fetched_at + expires_in,
+        retry_after=False,
+        size=0 if body is None else len(body),
+        sha256=None if body is None else hashlib.sha256(body).hexdigest(),
+    )
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Any:
+    store = SQLiteStore(str(tmp_path / "robots.db"))
+    yield store
+    store.close()
+
+
+# -- the SQLite store, as a unit --------------------------------------------------
+
+
+def test_2_4_store_is_a_robots_store(db: SQLiteStore) -> None:
+    assert isinstance(db, RobotsStore)
+    assert db.uri.startswith("sqlite:///") and db.uri.endswith("robots.db")
+
+
+def test_2_4_save_then_current_gives_the_latest_record_and_its_body(db: SQLiteStore) -> None:
+    assert db.current(SITE) is None
+    db.save(record(T0), ROBOTS_V1)
+    db.save(record(T0 + 100, body=ROBOTS_V2), ROBOTS_V2)
+    found = db.current(SITE)
+    assert found is not None
+    assert found[0] == record(T0 + 100, body=ROBOTS_V2)
+    assert found[1] == ROBOTS_V2
+    assert db.current("http://other.example:80") is None
+
+
+def test_2_4_history_is_newest_first_and_limited(db: SQLiteStore) -> None:
+    for step in range(5):
+        db.save(record(T0 + step), ROBOTS_V1)
+    history = db.history(SITE)
+    assert [entry.fetched_at for entry in history] == [T0 + 4, T0 + 3, T0 + 2, T0 + 1, T0]
+    assert [entry.fetched_at for entry in db.history(SITE, limit=2)] == [T0 + 4, T0 + 3]
+    assert db.history("http://other.example:80") == []
+
+
+def test_2_4_at_gives_the_record_in_force_then(db: SQLiteStore) -> None:
+    db.save(record(T0), ROBOTS_V1)
+    db.save(record(T0 + 100, body=ROBOTS_V2), ROBOTS_V2)
+    assert db.at(SITE, T0 - 1) is None
+    assert db.at(SITE, T0) == (record(T0), ROBOTS_V1)
+    assert db.at(SITE, T0 + 50) == (record(T0), ROBOTS_V1)
+    assert db.at(SITE, T0 + 100) == (record(T0 + 100, body=ROBOTS_V2), ROBOTS_V2)
+
+
+def test_2_4_a_record_without_body_keeps_none(db: SQLiteStore) -> None:
+    missing = record(T0, kind="unavailable", body=None)
+    db.save(missing, None)
+    assert db.current(SITE) == (missing, None)
+
+
+def test_2_4_identical_bodies_are_kept_once_compressed(db: SQLiteStore, tmp_path: Path) -> None:
+    big = b"User-agent: *\n" + b"Disallow: /a-long-repeated-path\n" * 2000
+    db.save(record(T0, body=big), big)
+    db.save(record(T0 + 10, body=big), big)
+    db.save(record(T0 + 20, site="http://b.example:80", body=big), big)
+    raw = sqlite3.connect(str(tmp_path / "robots.db"))
+    try:
+        ((bodies, stored),) = raw.execute("SELECT count(*), sum(length(data)) FROM bodies")
+        (archived,) = raw.execute("SELECT count(*) FROM archive").fetchone()
+    finally:
+        raw.close()
+    assert bodies == 1 and archived == 3
+    assert stored < len(big) // 10  # zlib-compressed
+    assert db.at(SITE, T0 + 15) == (record(T0 + 10, body=big), big)
+
+
+def test_2_4_leases_acquire_expire_release(tmp_path: Path) -> None:
+    clock = [T0]
+    store = SQLiteStore(str(tmp_path / "robots.db"), clock=lambda: clock[0])
+    try:
+        assert store.acquire(SITE, "a", 10)
+        assert store.acquire(SITE, "a", 10)  # already its own
+        assert not store.acquire(SITE, "b", 10)
+        assert store.acquire("http://other.example:80", "b", 10)  # per site
+        store.release(SITE, "b")  # not its holder: no effect
+        assert not store.acquire(SITE, "b", 10)
+        clock[0] += 11  # expired
+        assert store.acquire(SITE, "b", 10)
+        assert not store.acquire(SITE, "a", 10)
+        store.release(SITE, "b")
+        assert store.acquire(SITE, "a", 10)
+    finally:
+        store.close()
+
+
+def test_2_4_two_connections_share_records_and_leases(tmp_path: Path) -> None:
+    """Two processes sharing the file: two connections, each its own BEGIN IMMEDIATE."""
+    one = SQLiteStore(str(tmp_path / "robots.db"))
+    two = SQLiteStore(str(tmp_path / "robots.db"))
+    try:
+        assert one.acquire(SITE, "process-1", 60)
+        assert not two.acquire(SITE, "process-2", 60)
+        one.save(record(T0), ROBOTS_V1)
+        assert two.current(SITE) == (record(T0), ROBOTS_V1)
+        one.release(SITE, "process-1")
+        assert two.acquire(SITE, "process-2", 60)
+        assert not one.acquire(SITE, "process-1", 60)
+    finally:
+        one.close()
+        two.close()
+
+
+def test_2_4_a_lease_is_taken_by_one_of_many_processes(tmp_path: Path) -> None:
+    """Real processes racing for one lease: exactly one wins."""
+    import subprocess
+
+    path = str(tmp_path / "robots.db")
+    SQLiteStore(path).close()
+    code = (
+        "import sys\n"
+        "from scrapy_rfc9309.sites._sqlite_store import SQLiteStore\n"
+        "s = SQLiteStore(sys.argv[1])\n"
+        "print(s.acquire('http://example.com:80', sys.argv[2], 60))\n"
+    )
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, path, f"p{index}"], stdout=subprocess.PIPE, text=True
+        )
+        for index in range(4)
+    ]
+    answers = [run.communicate(timeout=60)[0].strip() for run in runs]
+    assert sorted(answers) == ["False", "False", "False", "True"]
+
+
+def test_2_4_a_corrupt_file_raises_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "robots.db"
+    path.write_bytes(b"this is not a SQLite database\n" * 200)
+    with pytest.raises(StoreError, match=r"robots\.db"):
+        SQLiteStore(str(path))
+
+
+def test_2_4_a_database_locked_beyond_the_busy_timeout_raises_store_error(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "robots.db")
+    SQLiteStore(path).close()
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        store = SQLiteStore.__new__(SQLiteStore)
+        with pytest.raises(StoreError, match="locked"):
+            store.__init__(path, busy_timeout=0.2)  # type: ignore[misc]
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_2_4_an_unwritable_directory_raises_store_error(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        with pytest.raises(StoreError):
+            SQLiteStore(str(locked / "robots.db"))
+    finally:
+        locked.chmod(stat.S_IRWXU)
+
+
+def test_2_4_a_directory_that_cannot_be_made_raises_store_error(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a directory")
+    with pytest.raises(StoreError, match="cannot open"):
+        SQLiteStore(str(tmp_path / "a-file" / "robots.db"))
+
+
+def test_2_4_open_store_paths_and_bad_uris(tmp_path: Path) -> None:
+    relative = open_store("sqlite:///sub/robots.db", data_dir=str(tmp_path))
+    relative.close()
+    assert (tmp_path / "sub" / "robots.db").exists()
+    absolute = open_store(f"sqlite:///{tmp_path}/abs.db", data_dir="/nonexistent")
+    absolute.close()
+    assert (tmp_path / "abs.db").exists()
+    for bad in ("", "robots.db", "sqlite://", "sqlite:///", "mysql://host/db", "redis"):
+        with pytest.raises(ValueError, match="ROBOTSTXT_STORE_URI"):
+            open_store(bad, data_dir=str(tmp_path))
+
+
+# -- real crawls against a SQLite file -------------------------------------------------
+
+
+def store_settings(path: Path, **extra: Any) -> dict[str, Any]:
+    return {"ROBOTSTXT_STORE_URI": f"sqlite:///{path}", **extra}
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_restarted_crawl_uses_the_stored_robots_txt(sites, tmp_path, caplog) -> None:
+    """RFC 9309 2.4 / HTTP: The Definitive Guide ch. 9: not downloaded again on restart."""
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    settings = store_settings(tmp_path / "robots.db")
+    urls = [site.url("/a"), site.url("/private/b")]
+    spider, stats = await crawl(urls, settings)
+    assert site.count("/robots.txt") == 1
+    assert spider.fetched == [site.url("/a")]
+    assert stats["robotstxt/store/saved"] == 1
+    assert "robotstxt/store/loaded" not in stats
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.store"):
+        spider, stats = await crawl(urls, settings)
+    assert site.count("/robots.txt") == 1  # no second download
+    assert site.count("/private/b") == 0
+    assert spider.fetched == [site.url("/a")]
+    assert "line 2" in spider.dropped[site.url("/private/b")]
+    assert stats["robotstxt/store/loaded"] == 1
+    assert "robotstxt/request_count" not in stats
+    assert any(
+        "from the store, fetched at" in message and site.origin.split("//")[1] in message
+        for message in caplog.messages
+    )
+
+
+@deferred_f_from_coro_f
+async def test_2_4_short_cache_control_lifetimes_hold_across_restarts(sites, tmp_path) -> None:
+    """RFC 9111 / RFC 9309 2.4: a max-age of 2 s is used 2 s, by the next run too."""
+    site = sites(
+        routes={
+            "/robots.txt": with_headers(
+                sequence(text(ROBOTS_V1), text(ROBOTS_V2)), Cache_Control="max-age=3"
+            )
+        },
+        default=text("page"),
+    )
+    settings = store_settings(tmp_path / "robots.db", ROBOTSTXT_CACHE_MIN_TTL=0)
+    started = time.time()
+    await crawl([site.url("/a")], settings)
+    spider, stats = await crawl([site.url("/private/b")], settings)
+    assert time.time() - started < 3, "too slow a machine for this test"
+    assert site.count("/robots.txt") == 1
+    assert stats["robotstxt/store/loaded"] == 1
+    assert site.url("/private/b") in spider.dropped
+    time.sleep(max(0.0, started + 3.2 - time.time()))
+    spider, stats = await crawl([site.url("/private/b")], settings)
+    assert site.count("/robots.txt") == 2  # expired: fetched again
+    assert spider.fetched == [site.url("/private/b")]  # by the new rules
+    assert "robotstxt/store/loaded" not in stats
+    assert stats["robotstxt/store/saved"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_4_an_expired_record_is_refetched(sites, tmp_path) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    origin = site.origin.replace("http://", "http://") + ""
+    from scrapy_rfc9309.sites._site import site_of
+
+    key = site_of(origin + "/")
+    assert key is not None
+    old = record(time.time() - 7200, site=key, expires_in=3600, body=b"User-agent: *\nAllow: /\n")
+    store.save(old, b"User-agent: *\nAllow: /\n")
+    store.close()
+    spider, stats = await crawl([site.url("/private/x")], store_settings(path))
+    assert site.count("/robots.txt") == 1
+    assert site.url("/private/x") in spider.dropped  # the new copy's rules, not the old
+    assert "robotstxt/store/loaded" not in stats
+    reopened = SQLiteStore(str(path))
+    try:
+        assert len(reopened.history(key)) == 2
+    finally:
+        reopened.close()
+
+
+async def run_command(*args: str, cwd: Path) -> tuple[str, int]:
+    from .test_command import scrapy
+
+    return await scrapy(*args, cwd=cwd)
+
+
+@deferred_f_from_coro_f
+async def test_2_4_archive_history_and_at_after_the_robots_txt_changed(sites, tmp_path) -> None:
+    """The archive keeps both versions; --at between them explains by the old line."""
+    site = sites(
+        routes={
+            "/robots.txt": with_headers(
+                sequence(text(ROBOTS_V1), text(ROBOTS_V2)), Cache_Control="max-age=1"
+            )
+        },
+        default=text("page"),
+    )
+    path = tmp_path / "robots.db"
+    settings = store_settings(path, ROBOTSTXT_CACHE_MIN_TTL=0)
+    await crawl([site.url("/private/x")], settings)
+    time.sleep(1.2)
+    between = time.time()
+    time.sleep(0.1)
+    await crawl([site.url("/private/x")], settings)
+    assert site.count("/robots.txt") == 2
+    uri = f"sqlite:///{path}"
+
+    output, code = await run_command("history", site.url("/any"), "--store", uri, cwd=tmp_path)
+    assert code == 0, output
+    lines = output.strip().splitlines()
+    assert len(lines) == 2, output
+    import hashlib
+
+    assert hashlib.sha256(ROBOTS_V2).hexdigest()[:12] in lines[0]  # newest first
+    assert hashlib.sha256(ROBOTS_V1).hexdigest()[:12] in lines[1]
+    assert "parsed" in lines[1] and f"{len(ROBOTS_V1)} bytes" in lines[1]
+    assert "Cache-Control: max-age=1" in lines[1]
+    assert f"{site.url('/robots.txt')} (200)" in lines[1]
+
+    output, code = await run_command(
+        "history", site.url("/"), "--store", uri, "--json", cwd=tmp_path
+    )
+    entries = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert [entry["sha256"] for entry in entries] == [
+        hashlib.sha256(ROBOTS_V2).hexdigest(),
+        hashlib.sha256(ROBOTS_V1).hexdigest(),
+    ]
+    assert entries[1]["fetched_at"].endswith("Z") and entries[1]["size"] == len(ROBOTS_V1)
+    assert entries[1]["robots_txt"] == [{"url": site.url("/robots.txt"), "status": 200}]
+
+    output, code = await run_command(
+        site.url("/private/x"), "--at", str(between), "--store", uri, cwd=tmp_path
+    )
+    assert code == 1, output  # disallowed, as the command's exit codes say
+    assert 'DISALLOWED by line 2: "Disallow: /private"' in output
+    assert "stored:      fetched at" in output
+    assert site.count("/robots.txt") == 2  # no download
+
+    iso_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 1))
+    output, code = await run_command(
+        site.url("/private/x"), site.url("/secret/y"), "--at", iso_now, "--store", uri,
+        "--json", cwd=tmp_path,
+    )  # fmt: skip
+    answers = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert [(a["verdict"], a["line"]) for a in answers] == [("allowed", 2), ("disallowed", 5)]
+    assert code == 1, output
+
+    output, code = await run_command(
+        site.url("/private/x"), "--at", "2001-01-01T00:00:00Z", "--store", uri, cwd=tmp_path
+    )
+    assert code == 2, output
+    assert "the store has no copy of" in output
+    output, code = await run_command(site.url("/x"), "--at", "yesterday", cwd=tmp_path)
+    assert code == 2 and "--at" in output, output
+    output, code = await run_command(site.url("/x"), "--at", str(between), cwd=tmp_path)
+    assert code == 2 and "ROBOTSTXT_STORE_URI" in output, output
+    assert site.count("/robots.txt") == 2
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_corrupt_store_stops_the_crawl_at_start_up(sites, tmp_path) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    path.write_bytes(b"\x00garbage, not SQLite\n" * 500)
+    with pytest.raises(SettingError, match=r"ROBOTSTXT_STORE_URI.*cannot be opened"):
+        await crawl([site.url("/a")], store_settings(path))
+    assert site.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_locked_store_stops_the_crawl_at_start_up(sites, tmp_path, monkeypatch) -> None:
+    from scrapy_rfc9309.sites import _sqlite_store
+
+    monkeypatch.setattr(_sqlite_store, "BUSY_TIMEOUT", 0.2)
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    SQLiteStore(str(path)).close()
+    other = sqlite3.connect(str(path), isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(SettingError, match=r"ROBOTSTXT_STORE_URI.*locked"):
+            await crawl([site.url("/a")], store_settings(path))
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert site.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_bad_store_uri_stops_the_crawl_at_start_up(sites, tmp_path) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    for bad in ("mysql://db/robots", "robots.db", 42):
+        with pytest.raises(SettingError, match="ROBOTSTXT_STORE_URI"):
+            await crawl([site.url("/a")], {"ROBOTSTXT_STORE_URI": bad})
+    assert site.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_store_failing_mid_crawl_the_crawl_goes_on_from_memory(
+    sites, tmp_path, monkeypatch, caplog
+) -> None:
+    """One ERROR, the stat, and every request downloaded or dropped as without a store."""
+    from scrapy_rfc9309.sites import _sqlite_store
+
+    monkeypatch.setattr(_sqlite_store, "BUSY_TIMEOUT", 0.2)
+    path = tmp_path / "robots.db"
+    SQLiteStore(str(path)).close()
+    locker = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+
+    def robots_then_lock(request: Any) -> bytes:
+        locker.execute("BEGIN EXCLUSIVE")  # the store fails from now on
+        return ROBOTS_V1
+
+    one = sites(routes={"/robots.txt": robots_then_lock}, default=text("page"))
+    two = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    followups = {one.url("/a"): [two.url("/c"), two.url("/private/d")]}
+    try:
+        with caplog.at_level(logging.DEBUG):
+            spider, stats = await crawl(
+                [one.url("/a"), one.url("/private/b")],
+                store_settings(path),
+                allow_errors=True,
+                followups=followups,
+            )
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    assert sorted(spider.fetched) == sorted([one.url("/a"), two.url("/c")])
+    assert sorted(spider.dropped) == sorted([one.url("/private/b"), two.url("/private/d")])
+    assert one.count("/robots.txt") == 1 and two.count("/robots.txt") == 1
+    assert stats["log_count/ERROR"] == 1
+    assert stats["robotstxt/store/errors"] >= 1
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "robots.txt store" in errors[0].getMessage()
+    assert "robotstxt/store/saved" not in stats
+
+
+@deferred_f_from_coro_f
+async def test_2_4_two_crawls_sharing_a_store_download_robots_txt_once(sites, tmp_path) -> None:
+    """Two crawlers (two lease holders) at once: one fetches, the other waits for its record."""
+    from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+    from twisted.internet.defer import DeferredList
+
+    from .server import delayed
+
+    site = sites(routes={"/robots.txt": delayed(2.0, text(ROBOTS_V1))}, default=text("page"))
+    settings = store_settings(tmp_path / "robots.db")
+    results = await maybe_deferred_to_future(
+        DeferredList(
+            [
+                deferred_from_coro(crawl([site.url("/a"), site.url("/private/b")], settings)),
+                deferred_from_coro(crawl([site.url("/c"), site.url("/private/d")], settings)),
+            ],
+            fireOnOneErrback=True,
+        )
+    )
+    stats = [result[1][1] for result in results]
+    assert site.count("/robots.txt") == 1, (site.hits, stats)
+    assert sorted(s.get("robotstxt/store/waited", 0) for s in stats) == [0, 1], stats
+    assert sorted(s.get("robotstxt/store/loaded", 0) for s in stats) == [0, 1]
+    assert site.count("/private/b") == site.count("/private/d") == 0
+    assert site.count("/a") == site.count("/c") == 1
+
+
+def _site_key(origin: str) -> str:
+    from scrapy_rfc9309.sites._site import site_of
+
+    key = site_of(origin + "/")
+    assert key is not None
+    return key
+
+
+@deferred_f_from_coro_f
+async def test_2_4_hostile_store_contents_are_not_used(sites, tmp_path, caplog) -> None:
+    """A stored record of an unknown kind, or parsed without a body: fetched instead."""
+    bogus = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    bodiless = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    now = time.time()
+    store.save(record(now, site=_site_key(bogus.origin), kind="allow-everything"), ROBOTS_V1)
+    store.save(record(now, site=_site_key(bodiless.origin), body=None), None)
+    store.close()
+    urls = [bogus.url("/private/a"), bodiless.url("/private/b"), bogus.url("/c")]
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.store"):
+        spider, stats = await crawl(urls, store_settings(path))
+    assert bogus.count("/robots.txt") == 1 and bodiless.count("/robots.txt") == 1
+    assert spider.fetched == [bogus.url("/c")]
+    assert sorted(spider.dropped) == sorted(urls[:2])
+    assert "robotstxt/store/loaded" not in stats
+    assert sum("cannot be used" in message for message in caplog.messages) == 2
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_damaged_body_in_the_store_is_a_store_error_not_a_crash(
+    sites, tmp_path
+) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    store.save(record(time.time(), site=_site_key(site.origin)), ROBOTS_V1)
+    store.close()
+    raw = sqlite3.connect(str(path))
+    raw.execute("UPDATE bodies SET data = ?", (b"not zlib at all",))
+    raw.commit()
+    raw.close()
+    spider, stats = await crawl(
+        [site.url("/a"), site.url("/private/b")], store_settings(path), allow_errors=True
+    )
+    assert site.count("/robots.txt") == 1  # fetched as without a store
+    assert spider.fetched == [site.url("/a")]
+    assert list(spider.dropped) == [site.url("/private/b")]
+    assert stats["robotstxt/store/errors"] == 1 and stats["log_count/ERROR"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_4_pending_store_writes_are_finished_at_close(sites, tmp_path, monkeypatch) -> None:
+    """A slow save is waited for when the spider closes (bounded), then the store closed."""
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    saving = SQLiteStore.save
+    closed: list[str] = []
+
+    def slow_save(self: SQLiteStore, *args: Any) -> None:
+        time.sleep(1.0)
+        saving(self, *args)
+
+    def close(self: SQLiteStore) -> None:
+        closed.append(self.path)
+        self._db.close()
+
+    monkeypatch.setattr(SQLiteStore, "save", slow_save)
+    monkeypatch.setattr(SQLiteStore, "close", close)
+    spider, stats = await crawl([site.url("/a")], store_settings(path))
+    assert spider.fetched == [site.url("/a")]
+    assert stats["robotstxt/store/saved"] == 1
+    assert closed == [str(path)]
+    monkeypatch.undo()
+    store = SQLiteStore(str(path))
+    try:
+        found = store.current(_site_key(site.origin))
+    finally:
+        store.close()
+    assert found is not None and found[1] == ROBOTS_V1
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_a_stored_unreachable_answer_holds_until_it_expires(sites, tmp_path) -> None:
+    """Another run found the robots.txt unreachable (503) a moment ago: every URL stays
+    disallowed (RFC 9309 2.3.1.4) until that answer expires, without asking again."""
+    from .server import status
+
+    site = sites(routes={"/robots.txt": status(503)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    settings = store_settings(path, ROBOTSTXT_UNREACHABLE_TTL=600)
+    spider, stats = await crawl([site.url("/a")], settings)
+    assert site.count("/robots.txt") == 1 and site.count("/a") == 0
+    site.routes["/robots.txt"] = text(ROBOTS_V1)
+    spider, stats = await crawl([site.url("/a"), site.url("/b")], settings)
+    assert site.count("/robots.txt") == 1  # not asked again
+    assert site.count("/a") == site.count("/b") == 0
+    assert "unreachable" in spider.dropped[site.url("/a")]
+    assert stats["robotstxt/store/loaded"] == 1
+    store = SQLiteStore(str(path))
+    try:
+        (latest,) = store.history(_site_key(site.origin))
+    finally:
+        store.close()
+    assert latest.kind == "unreachable" and latest.detail == "HTTP 503"
+    assert latest.sha256 is None and latest.size == 0
+    assert 590 < latest.expires_at - latest.fetched_at <= 600
+
+
+@deferred_f_from_coro_f
+async def test_command_store_errors_do_not_show_the_password(tmp_path) -> None:
+    output, code = await run_command(
+        "history",
+        "http://127.0.0.1/",
+        "--store",
+        "redis://:hunter2@127.0.0.1:9/0?socket_timeout=0.5",
+        cwd=tmp_path,
+    )
+    assert code == 2, output
+    assert "cannot be opened" in output
+    assert "hunter2" not in output
+    assert "redis://:***@127.0.0.1:9/0" in output
