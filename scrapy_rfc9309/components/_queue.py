@@ -191,7 +191,8 @@ class RobotsTxtPriorityQueue:
                 stats.inc_value("robotstxt/forbidden", len(held))
                 stats.inc_value("robotstxt/forbidden/closing", len(held))
             logger.info(
-                "Spider closed: dropping %d scheduled requests that waited on robots.txt",
+                "Spider closed: dropping %d scheduled requests that waited for their site's "
+                "robots.txt (or its tdmrep.json, with declared purposes)",
                 len(held),
             )
 
