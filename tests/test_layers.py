@@ -1,8 +1,9 @@
 """The package's layers: data flows one way, parser -> sites -> components.
 
 ``scrapy_rfc9309.parser`` imports only the standard library,
-``scrapy_rfc9309.sites`` only the standard library and the parser, and neither
-imports Scrapy or Twisted, so both can be used (and tested) without them.
+``scrapy_rfc9309.sites`` the parser (and the ``redis`` client, for the Redis
+store only), and neither imports Scrapy or Twisted, so both can be used (and
+tested) without them.
 """
 
 from __future__ import annotations
