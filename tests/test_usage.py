@@ -804,7 +804,7 @@ async def test_close_summary_names_the_purposes_even_when_nothing_was_refused(
     summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
     assert summary.splitlines()[1:] == [
         "Declared purposes (search; ROBOTSTXT_PURPOSES): 0 requests dropped before download "
-        "by a usage preference (robots.txt, tdmrep.json); 0 pages refused a purpose in its "
+        "by a usage preference (robots.txt, tdmrep.json); 0 pages refused a purpose in their "
         "headers or meta (0 items dropped)"
     ]
     caplog.clear()
@@ -1150,3 +1150,64 @@ def test_2_2_4_usage_lines_past_the_limits_are_warned_and_linted() -> None:
     assert "more than 1,000 usage lines" in warnings[3 + MAX_RECORDS]
     assert (3 + MAX_RECORDS, warnings[3 + MAX_RECORDS]) in lint(robots)
     assert len(robots.warnings) == 2
+
+
+@deferred_f_from_coro_f
+async def test_meta_only_purposes_say_so_at_start_and_the_summary_claims_no_robots_txt(
+    sites, caplog
+) -> None:
+    """ROBOTSTXT_OBEY off, ROBOTS_META_OBEY on: headers and meta only; robots.txt and
+    tdmrep.json are neither fetched nor claimed as checked."""
+    routes = {
+        "/robots.txt": ROBOTS,
+        "/.well-known/tdmrep.json": RESERVE_ALL,
+        "/a": page_with_headers(html_page(), [(b"Content-Usage", b"train-ai=n")]),
+        "/b": page_with_headers(html_page(), [(b"Content-Usage", b"train-ai=n")]),
+    }
+    site = sites(routes=routes, default=PAGE)
+    settings = {
+        "ROBOTSTXT_PURPOSES": ["train-ai"],
+        "ROBOTSTXT_OBEY": False,
+        "ROBOTS_META_OBEY": True,
+        "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0},
+    }
+    with caplog.at_level("INFO"):
+        _, items, _ = await usage_crawl([site.url("/a"), site.url("/b"), site.url("/c")], settings)
+    assert items == [site.url("/c")]
+    assert site.count("/robots.txt") == 0 and site.count("/.well-known/tdmrep.json") == 0
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(
+        "ROBOTSTXT_OBEY is off: only response headers and meta" in m and r.levelname == "INFO"
+        for m, r in zip(messages, caplog.records, strict=True)
+    )
+    (summary,) = [m for m in messages if "Declared purposes (train-ai" in m]
+    assert "dropped before download" not in summary
+    assert "robots.txt and tdmrep.json not read (ROBOTSTXT_OBEY is off)" in summary
+    assert "2 pages refused a purpose in their headers or meta (2 items dropped)" in summary
+
+
+@deferred_f_from_coro_f
+async def test_command_empty_purpose_is_a_usage_error_and_only_refused_purposes_are_named(
+    sites, tmp_path
+) -> None:
+    from scrapy_rfc9309.components._command import EXIT_ERROR, EXIT_USAGE_REFUSED
+
+    from .test_command import json_lines, scrapy
+
+    routes = {"/robots.txt": COMMAND_ROBOTS, "/.well-known/tdmrep.json": COMMAND_TDMREP}
+    site = sites(routes=routes)
+    output, code = await scrapy(
+        site.url("/no-ai/x"), "--purpose", "", "-s", "ROBOTSTXT_PURPOSES=train-ai", cwd=tmp_path
+    )
+    assert code == EXIT_ERROR and "--purpose: no purpose named" in output, output
+    output, code = await scrapy(site.url("/no-ai/x"), "--purpose", "train-ai,search", cwd=tmp_path)
+    assert code == EXIT_USAGE_REFUSED, output
+    assert (
+        'purposes:    train-ai: REFUSED, train-ai=n by robots.txt line 3: "Content-Usage: '
+        '/no-ai/ train-ai=n", search: not refused' in output
+    )
+    output, code = await scrapy(
+        site.url("/no-ai/x"), "--purpose", "search", "--purpose", "ai-input", "--json", cwd=tmp_path
+    )
+    (answer,) = json_lines(output)
+    assert code == 0 and answer["refused"] is None and "refusals" not in answer

@@ -497,12 +497,23 @@ def warn_if_purposes_ignored(crawler: Crawler, settings: RobotsTxtSettings) -> N
     """Warn once per crawl when ``ROBOTSTXT_PURPOSES`` is set and nothing reads it.
 
     Called by both middlewares as they turn themselves off (either may be the
-    one enabled), so the warning shows whichever is listed.
+    one enabled), so the warning shows whichever is listed. With only
+    ``ROBOTS_META_OBEY`` on, an INFO line says that only response headers and
+    meta are read.
     """
     message = purposes_warning(settings)
     if message is not None and crawler not in _WARNED:
         _WARNED.add(crawler)
         logger.warning(message)
+    elif settings.purposes and not settings.obey and crawler not in _WARNED:
+        # ROBOTS_META_OBEY alone: robots.txt and tdmrep.json are never fetched
+        _WARNED.add(crawler)
+        logger.info(
+            "Declared purposes: %s (ROBOTSTXT_PURPOSES), but ROBOTSTXT_OBEY is off: only "
+            "response headers and meta (Content-Usage, tdm-reservation) are read, after "
+            "download; robots.txt and tdmrep.json preferences are not",
+            ", ".join(settings.purposes),
+        )
 
 
 def _size_cancelled(exc: BaseException) -> bool:
