@@ -804,7 +804,7 @@ async def test_close_summary_names_the_purposes_even_when_nothing_was_refused(
     summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
     assert summary.splitlines()[1:] == [
         "Declared purposes (search; ROBOTSTXT_PURPOSES): 0 requests dropped before download "
-        "by a usage preference (robots.txt, tdmrep.json); 0 pages refused a purpose in its "
+        "by a usage preference (robots.txt, tdmrep.json); 0 pages refused a purpose in their "
         "headers or meta (0 items dropped)"
     ]
     caplog.clear()
@@ -940,3 +940,274 @@ async def test_tdmrep_json_downloads_in_flight_are_bounded(sites) -> None:
     )
     # at most 2 at a time: the 3rd starts only after the 1st answered (0.3 s)
     assert starts[2] - starts[0] >= 0.25
+
+
+# -- tdmrep.json read as robots.txt is: redirects, retries, limits, values ---------------
+
+RESERVE_ALL = text('[{"location": "/*", "tdm-reservation": 1}]', content_type=b"application/json")
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_2_a_redirected_tdmrep_json_is_followed_and_obeyed(sites, caplog) -> None:
+    """RFC 9309 2.3.1.2 (as for robots.txt): a 301 to the file is followed."""
+    from .server import redirect
+
+    routes = {
+        "/robots.txt": ALLOW_ALL,
+        "/.well-known/tdmrep.json": redirect("/tdm/rules.json"),
+        "/tdm/rules.json": RESERVE_ALL,
+    }
+    site = sites(routes=routes, default=PAGE)
+    urls = [site.url(f"/p/{n}") for n in range(3)]
+    spider, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-ai"]})
+    assert items == [] and not any(hit.startswith("/p/") for hit in site.hits)
+    assert site.count("/.well-known/tdmrep.json") == 1 and site.count("/tdm/rules.json") == 1
+    assert stats["robotstxt/forbidden/usage"] == 3
+    assert "tdmrep.json" in spider.dropped[urls[0]]
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_2_tdmrep_json_redirects_at_most_five_hops_and_only_http(sites, caplog) -> None:
+    from .server import redirect
+
+    hops = {f"/r{n}": redirect(f"/r{n + 1}") for n in range(6)}
+    routes = {
+        "/robots.txt": ALLOW_ALL,
+        "/.well-known/tdmrep.json": redirect("/r0"),
+        **hops,
+        "/r6": RESERVE_ALL,
+    }
+    site = sites(routes=routes, default=PAGE)
+    other = sites(
+        routes={
+            "/robots.txt": ALLOW_ALL,
+            "/.well-known/tdmrep.json": redirect("file:///etc/passwd"),
+        },
+        default=PAGE,
+    )
+    urls = [site.url("/p"), other.url("/p")]
+    caplog.set_level("INFO", logger="scrapy_rfc9309")
+    _, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-ai"]})
+    assert sorted(items) == sorted(urls)  # nothing stated by either
+    assert site.count("/r4") == 1 and site.count("/r5") == 0 and site.count("/r6") == 0
+    assert stats["robotstxt/tdmrep/redirect_refused"] == 1
+    assert "tdmrep.json redirect to file:///etc/passwd refused (a file: URL)" in caplog.text
+
+
+@deferred_f_from_coro_f
+async def test_command_follows_a_redirected_tdmrep_json(sites, tmp_path) -> None:
+    from scrapy_rfc9309.components._command import EXIT_USAGE_REFUSED
+
+    from .server import redirect
+    from .test_command import scrapy
+
+    routes = {
+        "/robots.txt": ALLOW_ALL,
+        "/.well-known/tdmrep.json": redirect("/tdm/rules.json"),
+        "/tdm/rules.json": RESERVE_ALL,
+    }
+    site = sites(routes=routes)
+    output, code = await scrapy(site.url("/a"), "--purpose", "train-ai", cwd=tmp_path)
+    assert code == EXIT_USAGE_REFUSED, output
+    assert f"(HTTP 200, 1 rule (redirected to {site.url('/tdm/rules.json')}))" in output
+    assert "HTTP 301" not in output
+
+
+@pytest.mark.parametrize(
+    ("value", "reserved"),
+    [
+        ("1", True),
+        ("true", True),
+        ("1.0", True),
+        ('"1"', True),
+        ("0", False),
+        ("false", None),
+        ("2", None),
+        ('"yes"', None),
+        ("null", None),
+    ],
+)
+def test_tdm_reservation_true_and_1_0_reserve_and_nothing_ambiguous_permits(
+    value: str, reserved: bool | None
+) -> None:
+    """TDMRep: ``tdm-reservation`` 1 reserves; ``true`` / ``1.0`` are read as 1, and
+    an unknown value states nothing (never a permission)."""
+    rules = parse_tdmrep(f'[{{"location": "/*", "tdm-reservation": {value}}}]'.encode())
+    preference = rules.usage("https://e.com/a").get("train-ai")
+    assert (None if preference is None else not preference.allowed) is reserved
+    assert rules.ignored == (reserved is None)
+    header = response_usage([("tdm-reservation header", value.strip('"'))]).get("train-ai")
+    meta = response_usage([('<meta name="tdm-reservation">', value.strip('"'))]).get("ai-input")
+    for stated in (header, meta):
+        if value in ("false", "null", '"yes"', "2"):
+            assert stated is None
+        else:
+            assert stated is not None and stated.allowed is (not reserved)
+
+
+@deferred_f_from_coro_f
+async def test_tdmrep_json_true_reserves_in_a_real_crawl(sites) -> None:
+    routes = {
+        "/robots.txt": ALLOW_ALL,
+        "/.well-known/tdmrep.json": text('[{"location": "/*", "tdm-reservation": true}]'),
+    }
+    site = sites(routes=routes, default=PAGE)
+    _, items, stats = await usage_crawl([site.url("/p")], {"ROBOTSTXT_PURPOSES": ["train-ai"]})
+    assert items == [] and site.count("/p") == 0
+    assert stats["robotstxt/forbidden/usage"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_unreadable_and_oversized_tdmrep_json_are_logged_with_why(sites, caplog) -> None:
+    from scrapy_rfc9309.parser._tdmrep import MAX_RULES
+
+    broken = sites(
+        routes={"/robots.txt": ALLOW_ALL, "/.well-known/tdmrep.json": text('[{"location": "/')},
+        default=PAGE,
+    )
+    big = sites(
+        routes={
+            "/robots.txt": ALLOW_ALL,
+            "/.well-known/tdmrep.json": text(
+                b"[" + b'{"location": "/x", "tdm-reservation": 0},' * 2000 + b"{}]"
+            ),
+        },
+        default=PAGE,
+    )
+    many = sites(
+        routes={
+            "/robots.txt": ALLOW_ALL,
+            "/.well-known/tdmrep.json": text(
+                "[" + ",".join(['{"location": "/x", "tdm-reservation": 0}'] * (MAX_RULES + 5)) + "]"
+            ),
+        },
+        default=PAGE,
+    )
+    urls = [s.url(f"/p/{n}") for s in (broken, big, many) for n in range(2)]
+    caplog.set_level("INFO", logger="scrapy_rfc9309")
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "ROBOTSTXT_MAX_SIZE": 50_000}
+    _, items, _ = await usage_crawl(urls, settings)
+    assert sorted(items) == sorted(urls)
+    messages = [r.getMessage() for r in caplog.records if r.name == "scrapy_rfc9309.usage"]
+    unreadable = [m for m in messages if "could not be read (not valid JSON" in m]
+    assert len(unreadable) == 1 and broken.url("/.well-known/tdmrep.json") in unreadable[0]
+    assert any(
+        "tdmrep.json larger than ROBOTSTXT_MAX_SIZE (50000 bytes), not read" in m for m in messages
+    )
+    assert any(f"5 rules past the first {MAX_RULES}, not read" in m for m in messages)
+
+
+@deferred_f_from_coro_f
+async def test_command_says_why_a_tdmrep_json_could_not_be_read(sites, tmp_path) -> None:
+    from .test_command import scrapy
+
+    routes = {"/robots.txt": ALLOW_ALL, "/.well-known/tdmrep.json": text("{not json")}
+    site = sites(routes=routes)
+    output, code = await scrapy(site.url("/a"), "--purpose", "train-ai", cwd=tmp_path)
+    assert code == 0, output
+    assert "(HTTP 200: could not be read (not valid JSON: " in output
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_tdmrep_json_503_is_not_retried_by_scrapy_and_is_logged(
+    sites, caplog
+) -> None:
+    """RFC 9309 2.3.1.4 as for robots.txt: one request, the package's own log line
+    and stat, no RetryMiddleware "Gave up retrying" ERROR."""
+    from .server import hang, status
+
+    down = sites(
+        routes={"/robots.txt": ALLOW_ALL, "/.well-known/tdmrep.json": status(503)}, default=PAGE
+    )
+    slow = sites(
+        routes={"/robots.txt": ALLOW_ALL, "/.well-known/tdmrep.json": hang()}, default=PAGE
+    )
+    caplog.set_level("INFO", logger="scrapy_rfc9309")
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "DOWNLOAD_TIMEOUT": 1, "RETRY_ENABLED": True}
+    _, items, stats = await usage_crawl([down.url("/p"), slow.url("/p")], settings)
+    assert sorted(items) == sorted([down.url("/p"), slow.url("/p")])
+    assert down.count("/.well-known/tdmrep.json") == 1
+    assert slow.count("/.well-known/tdmrep.json") == 1
+    assert stats["robotstxt/tdmrep/response_status_count/503"] == 1
+    assert "retry/count" not in stats
+    assert any(
+        r.name == "scrapy_rfc9309.usage" and "tdmrep.json unreachable (HTTP 503)" in r.getMessage()
+        for r in caplog.records
+    )
+
+
+def test_2_2_4_usage_lines_past_the_limits_are_warned_and_linted() -> None:
+    from scrapy_rfc9309.parser._usage import MAX_MEMBERS
+
+    many = b"Content-Usage: train-ai=n\n" * (MAX_RECORDS + 1)
+    wide = b"Content-Usage: " + b", ".join([b"search=y"] * (MAX_MEMBERS + 1)) + b"\n"
+    robots = RobotsTxt.parse(b"User-agent: *\nAllow: /\n" + wide + many)
+    warnings = dict(robots.warnings)
+    assert (
+        warnings[3]
+        == f"Content-Usage: more than {MAX_MEMBERS} members; only the first {MAX_MEMBERS} are read"
+    )
+    assert "more than 1,000 usage lines" in warnings[3 + MAX_RECORDS]
+    assert (3 + MAX_RECORDS, warnings[3 + MAX_RECORDS]) in lint(robots)
+    assert len(robots.warnings) == 2
+
+
+@deferred_f_from_coro_f
+async def test_meta_only_purposes_say_so_at_start_and_the_summary_claims_no_robots_txt(
+    sites, caplog
+) -> None:
+    """ROBOTSTXT_OBEY off, ROBOTS_META_OBEY on: headers and meta only; robots.txt and
+    tdmrep.json are neither fetched nor claimed as checked."""
+    routes = {
+        "/robots.txt": ROBOTS,
+        "/.well-known/tdmrep.json": RESERVE_ALL,
+        "/a": page_with_headers(html_page(), [(b"Content-Usage", b"train-ai=n")]),
+        "/b": page_with_headers(html_page(), [(b"Content-Usage", b"train-ai=n")]),
+    }
+    site = sites(routes=routes, default=PAGE)
+    settings = {
+        "ROBOTSTXT_PURPOSES": ["train-ai"],
+        "ROBOTSTXT_OBEY": False,
+        "ROBOTS_META_OBEY": True,
+        "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0},
+    }
+    with caplog.at_level("INFO"):
+        _, items, _ = await usage_crawl([site.url("/a"), site.url("/b"), site.url("/c")], settings)
+    assert items == [site.url("/c")]
+    assert site.count("/robots.txt") == 0 and site.count("/.well-known/tdmrep.json") == 0
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(
+        "ROBOTSTXT_OBEY is off: only response headers and meta" in m and r.levelname == "INFO"
+        for m, r in zip(messages, caplog.records, strict=True)
+    )
+    (summary,) = [m for m in messages if "Declared purposes (train-ai" in m]
+    assert "dropped before download" not in summary
+    assert "robots.txt and tdmrep.json not read (ROBOTSTXT_OBEY is off)" in summary
+    assert "2 pages refused a purpose in their headers or meta (2 items dropped)" in summary
+
+
+@deferred_f_from_coro_f
+async def test_command_empty_purpose_is_a_usage_error_and_only_refused_purposes_are_named(
+    sites, tmp_path
+) -> None:
+    from scrapy_rfc9309.components._command import EXIT_ERROR, EXIT_USAGE_REFUSED
+
+    from .test_command import json_lines, scrapy
+
+    routes = {"/robots.txt": COMMAND_ROBOTS, "/.well-known/tdmrep.json": COMMAND_TDMREP}
+    site = sites(routes=routes)
+    output, code = await scrapy(
+        site.url("/no-ai/x"), "--purpose", "", "-s", "ROBOTSTXT_PURPOSES=train-ai", cwd=tmp_path
+    )
+    assert code == EXIT_ERROR and "--purpose: no purpose named" in output, output
+    output, code = await scrapy(site.url("/no-ai/x"), "--purpose", "train-ai,search", cwd=tmp_path)
+    assert code == EXIT_USAGE_REFUSED, output
+    assert (
+        'purposes:    train-ai: REFUSED, train-ai=n by robots.txt line 3: "Content-Usage: '
+        '/no-ai/ train-ai=n", search: not refused' in output
+    )
+    output, code = await scrapy(
+        site.url("/no-ai/x"), "--purpose", "search", "--purpose", "ai-input", "--json", cwd=tmp_path
+    )
+    (answer,) = json_lines(output)
+    assert code == 0 and answer["refused"] is None and "refusals" not in answer

@@ -37,7 +37,7 @@ from ..parser._lint import lint
 from ..parser._page_directives import PageDirectives
 from ..parser._robotstxt import RobotsTxt
 from ..parser._tdmrep import TDMREP_PATH, TdmRep
-from ..parser._usage import CATEGORIES, NO_PREFERENCES, Usage, needs_tdmrep
+from ..parser._usage import CATEGORIES, NO_PREFERENCES, Preference, Usage, needs_tdmrep
 from ..sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
 from ..sites._site import robots_url, site_of
 from ._fetcher import is_download_failure
@@ -196,13 +196,23 @@ def _check_purposes(
     answer["usage"] = usage.as_dict()
     refusal = usage.refusal(purposes)
     if refusal is not None:
-        answer["refused"] = {
-            "category": refusal.category,
-            "value": refusal.value,
-            "source": refusal.source,
-            "line": refusal.line,
-            "rule": refusal.rule,
+        answer["refused"] = _refusal_dict(refusal)
+        # each refused purpose, with the preference that refuses it
+        answer["refusals"] = {
+            purpose: _refusal_dict(refused)
+            for purpose in purposes
+            if (refused := usage.refusal((purpose,))) is not None
         }
+
+
+def _refusal_dict(refusal: Preference) -> dict[str, Any]:
+    return {
+        "category": refusal.category,
+        "value": refusal.value,
+        "source": refusal.source,
+        "line": refusal.line,
+        "rule": refusal.rule,
+    }
 
 
 #: Outcomes that decide for the whole site, whatever the URL (exit status 3).
@@ -718,13 +728,19 @@ class RobotsTxtCommand(ScrapyCommand):
         if refused is None:
             print(f"purposes:    {purposes}: not refused")
             return
-        if refused["line"] is not None:
-            where = f'robots.txt line {refused["line"]}: "{refused["rule"]}"'
-        else:
-            where = f"{refused['source'].removeprefix('/.well-known/')}: {refused['rule']}"
-        print(
-            f"purposes:    {purposes}: REFUSED, {refused['category']}={refused['value']} by {where}"
-        )
+        refusals = answer.get("refusals") or {answer["purposes"][0]: refused}
+        parts = []
+        for purpose in answer["purposes"]:
+            refused = refusals.get(purpose)
+            if refused is None:
+                parts.append(f"{purpose}: not refused")
+                continue
+            if refused["line"] is not None:
+                where = f'robots.txt line {refused["line"]}: "{refused["rule"]}"'
+            else:
+                where = f"{refused['source'].removeprefix('/.well-known/')}: {refused['rule']}"
+            parts.append(f"{purpose}: REFUSED, {refused['category']}={refused['value']} by {where}")
+        print(f"purposes:    {', '.join(parts)}")
 
     # -- the store: history and --at ------------------------------------------------
 
@@ -893,6 +909,9 @@ def _purposes(values: list[str]) -> tuple[str, ...]:
                 raise UsageError(f"--purpose: unknown purpose {name!r}; known: {known}")
             if name not in purposes:
                 purposes.append(name)
+    if not purposes:
+        known = ", ".join(sorted(CATEGORIES))
+        raise UsageError(f"--purpose: no purpose named; known: {known}")
     return tuple(purposes)
 
 

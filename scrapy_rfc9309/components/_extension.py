@@ -147,7 +147,7 @@ class RobotsTxtExtension:
         pages = _page_level_summary(get, noarchive_honoured=self._noarchive_honoured)
         if pages:
             lines.append(pages)
-        usage = _usage_summary(get, self.settings.purposes)
+        usage = _usage_summary(get, self.settings.purposes, robots_read=self.settings.obey)
         if usage:
             lines.append(usage)
             lines.extend(
@@ -226,7 +226,7 @@ def _page_level_summary(get: Any, *, noarchive_honoured: bool = False) -> str:
     return "Page-level directives: " + ", ".join(parts)
 
 
-def _usage_summary(get: Any, purposes: tuple[str, ...]) -> str:
+def _usage_summary(get: Any, purposes: tuple[str, ...], robots_read: bool = True) -> str:
     """The declared-purposes line of the close summary; ``""`` without purposes.
 
     Counts are per request (dropped before download), per page (downloaded,
@@ -239,12 +239,16 @@ def _usage_summary(get: Any, purposes: tuple[str, ...]) -> str:
     pages = get("robotsmeta/pages/usage", 0)
     items = get("robotsmeta/usage", 0)
     tdmrep = get("robotstxt/tdmrep/request_count", 0)
-    line = (
-        f"Declared purposes ({', '.join(purposes)}; ROBOTSTXT_PURPOSES): "
+    checked = (
         f"{_plural(requests, 'request')} dropped before download by a usage preference "
         "(robots.txt, tdmrep.json); "
-        f"{_plural(pages, 'page')} refused a purpose in its headers or meta "
-        f"({_plural(items, 'item')} dropped)"
+        if robots_read
+        else "robots.txt and tdmrep.json not read (ROBOTSTXT_OBEY is off); "
+    )
+    line = (
+        f"Declared purposes ({', '.join(purposes)}; ROBOTSTXT_PURPOSES): {checked}"
+        f"{_plural(pages, 'page')} refused a purpose in {'its' if pages == 1 else 'their'} "
+        f"headers or meta ({_plural(items, 'item')} dropped)"
     )
     if tdmrep:
         line += f"; {_plural(tdmrep, 'tdmrep.json download')}"

@@ -189,6 +189,11 @@ def unfollowable(url: str) -> str | None:
     return None
 
 
+def shown_target(url: str) -> str:
+    """A redirect target as logged: cut at a length (a ``data:`` URL carries its content)."""
+    return _shown(url)
+
+
 def _shown(url: str) -> str:
     return url if len(url) <= _TARGET_SHOWN else url[:_TARGET_SHOWN] + "..."
 

@@ -155,7 +155,8 @@ class RobotsMetaMiddleware:
         logger.log(
             logging.INFO if first else logging.DEBUG,
             "Read the robots directives of %(page)s only in part: %(limits)s reached; a "
-            "robots META tag or X-Robots-Tag value past it is not obeyed%(once)s",
+            "robots META tag or X-Robots-Tag value (with ROBOTSTXT_PURPOSES, a tdm-reservation "
+            "meta too) past it is not obeyed%(once)s",
             {
                 "page": response.url,
                 "limits": limits,

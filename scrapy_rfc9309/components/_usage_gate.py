@@ -23,21 +23,33 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
 from weakref import WeakSet
 
 from scrapy.exceptions import IgnoreRequest
-from scrapy.http import Request
+from scrapy.http import Request, Response
 from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import CancelledError, Deferred
+from w3lib.url import safe_url_string
 
-from ..parser._tdmrep import EMPTY_TDMREP, TDMREP_PATH, TdmRep, parse_tdmrep
+from ..parser._tdmrep import EMPTY_TDMREP, MAX_RULES, TDMREP_PATH, TdmRep, parse_tdmrep
 from ..parser._usage import NO_PREFERENCES, Usage, needs_tdmrep
 from ..sites._lifetime import headers_lifetime
 from ..sites._sitetable import SiteState
 from . import _compat
 from ._engine import robots_download
-from ._fetcher import DOWNLOAD_PRIORITY, dotted_name, is_download_failure
+from ._fetcher import (
+    DOWNLOAD_PRIORITY,
+    MAX_REDIRECTS,
+    RETRY_AFTER_MIN,
+    RETRY_AFTER_STATUSES,
+    dotted_name,
+    is_download_failure,
+    retry_after_seconds,
+    shown_target,
+    unfollowable,
+)
 from ._settings import purposes_warning
 
 if TYPE_CHECKING:
@@ -218,9 +230,76 @@ class TdmRepSites:
             download.cancel()
 
     async def _fetch(self, site: str) -> tuple[float, TdmRep]:
+        """Download and read the site's tdmrep.json, as a robots.txt is fetched.
+
+        Redirects are followed here, up to 5 hops and only to well-formed http(s)
+        URLs (RFC 9309 2.3.1.2, as for robots.txt); Scrapy neither redirects nor
+        retries the request: a 429 / 5xx or a network error is unreachable (no
+        preference) until ``ROBOTSTXT_UNREACHABLE_TTL`` (or the ``Retry-After`` of
+        a 429 / 503, bounded by ``ROBOTSTXT_RETRY_AFTER_MAX``) has passed.
+        """
         url = site + TDMREP_PATH
+        first = url
         self.stats.inc_value("robotstxt/tdmrep/request_count")
-        request = Request(
+        for hop in range(MAX_REDIRECTS + 1):
+            unreachable = time.monotonic() + self.settings.unreachable_ttl
+            try:
+                response = await _compat.download(self.crawler, self._request(url))
+            except IgnoreRequest as exc:
+                logger.debug("tdmrep.json request dropped: %s (%s)", url, exc)
+                self._detail(site, f"not fetched: {exc}; nothing stated")
+                return unreachable, EMPTY_TDMREP
+            except Exception as exc:
+                if self._closing or (not is_download_failure(exc) and not _size_cancelled(exc)):
+                    raise
+                self.stats.inc_value(f"robotstxt/tdmrep/exception_count/{dotted_name(exc)}")
+                if _size_cancelled(exc):
+                    # Scrapy cancels a download over download_maxsize (ROBOTSTXT_MAX_SIZE):
+                    # the file is too large to read, which states nothing either.
+                    why = f"larger than ROBOTSTXT_MAX_SIZE ({self.settings.max_size} bytes)"
+                    logger.info(
+                        "tdmrep.json %s, not read: %s; nothing stated for its site until "
+                        "ROBOTSTXT_UNREACHABLE_TTL has passed",
+                        why,
+                        url,
+                    )
+                    self._detail(site, f"{why}: not read, nothing stated")
+                    return unreachable, EMPTY_TDMREP
+                logger.info(
+                    "tdmrep.json unreachable (%s): %s; nothing stated for its site until "
+                    "ROBOTSTXT_UNREACHABLE_TTL has passed",
+                    dotted_name(exc),
+                    url,
+                )
+                self._detail(site, f"unreachable ({dotted_name(exc)}); nothing stated")
+                return unreachable, EMPTY_TDMREP
+            status = response.status
+            self.stats.inc_value(f"robotstxt/tdmrep/response_status_count/{status}")
+            if 300 <= status < 400 and status != 304:
+                location = response.headers.get(b"Location")
+                if not location:
+                    return self._nothing_stated(site, f"HTTP {status} without Location", response)
+                if hop == MAX_REDIRECTS:
+                    break
+                raw_target = location.decode("latin-1")
+                try:
+                    url = urljoin(response.url, safe_url_string(raw_target))
+                except ValueError:  # a malformed target: the site's answer, not a bug
+                    url = raw_target
+                refused = unfollowable(url)
+                if refused is not None:
+                    return self._refuse_redirect(site, url, refused, status, response)
+                logger.debug("tdmrep.json redirected (%d) to %s", status, url)
+                continue
+            if status == 429 or status >= 500:
+                return self._unreachable_status(site, response)
+            if not 200 <= status < 300:
+                return self._nothing_stated(site, f"HTTP {status}", response)
+            return self._read(site, first, response)
+        return self._nothing_stated(site, f"more than {MAX_REDIRECTS} redirects", response)
+
+    def _request(self, url: str) -> Request:
+        return Request(
             url,
             priority=DOWNLOAD_PRIORITY,
             callback=NO_CALLBACK,
@@ -231,44 +310,96 @@ class TdmRepSites:
                 "allow_offsite": True,
                 "download_maxsize": self.settings.max_size,
                 "handle_httpstatus_all": True,
+                "dont_redirect": True,  # followed here, up to 5 hops, http(s) only
+                "dont_retry": True,  # unreachable until ROBOTSTXT_UNREACHABLE_TTL
             },
         )
-        unreachable = time.monotonic() + self.settings.unreachable_ttl
-        try:
-            response = await _compat.download(self.crawler, request)
-        except IgnoreRequest as exc:
-            logger.debug("tdmrep.json request dropped: %s (%s)", url, exc)
-            self._detail(site, f"not fetched: {exc}; nothing stated")
-            return unreachable, EMPTY_TDMREP
-        except Exception as exc:
-            # Scrapy cancels a download over download_maxsize (ROBOTSTXT_MAX_SIZE):
-            # the file is too large to read, which states nothing either.
-            if self._closing or (not is_download_failure(exc) and not _size_cancelled(exc)):
-                raise
-            self.stats.inc_value(f"robotstxt/tdmrep/exception_count/{dotted_name(exc)}")
-            logger.info("tdmrep.json unreachable (%s): %s", dotted_name(exc), url)
-            self._detail(site, f"unreachable ({dotted_name(exc)}); nothing stated")
-            return unreachable, EMPTY_TDMREP
-        self.stats.inc_value(f"robotstxt/tdmrep/response_status_count/{response.status}")
-        if response.status == 429 or response.status >= 500:
-            self._detail(site, f"HTTP {response.status}: unreachable, nothing stated")
-            return unreachable, EMPTY_TDMREP
-        rules = parse_tdmrep(response.body) if 200 <= response.status < 300 else EMPTY_TDMREP
-        count = len(rules.rules)
-        self._detail(
-            site,
-            f"HTTP {response.status}, {count} rule{'' if count == 1 else 's'}"
-            if 200 <= response.status < 300
-            else f"HTTP {response.status}: nothing stated",
-        )
+
+    def _lifetime(self, response: Response) -> float:
         lifetime = headers_lifetime(
             response.headers.getlist,
             now=time.time(),
             max_ttl=self.settings.cache_ttl,
             min_ttl=self.settings.cache_min_ttl,
         )
-        logger.debug("tdmrep.json (HTTP %d): %s, %d rules", response.status, url, len(rules.rules))
-        return time.monotonic() + lifetime.seconds, rules
+        return time.monotonic() + lifetime.seconds
+
+    def _nothing_stated(self, site: str, detail: str, response: Response) -> tuple[float, TdmRep]:
+        """An answer without rules (a 4xx, a redirect not followed): kept as long as
+        its cache directives say, like a robots.txt answer."""
+        self._detail(site, f"{detail}: nothing stated")
+        logger.debug("tdmrep.json (%s): %s, nothing stated", detail, response.url)
+        return self._lifetime(response), EMPTY_TDMREP
+
+    def _refuse_redirect(
+        self, site: str, target: str, why: str, status: int, response: Response
+    ) -> tuple[float, TdmRep]:
+        """A redirect to anything but a well-formed http(s) URL: not followed, as for
+        robots.txt (RFC 9309 2.3.1.2); counted in ``robotstxt/tdmrep/redirect_refused``."""
+        self.stats.inc_value("robotstxt/tdmrep/redirect_refused")
+        logger.warning(
+            "tdmrep.json redirect to %s refused (%s): only well-formed http and https "
+            "redirects are followed; nothing stated for %s",
+            shown_target(target),
+            why,
+            site,
+        )
+        self._detail(site, f"HTTP {status} to {why}, refused: nothing stated")
+        return time.monotonic() + self.settings.cache_ttl, EMPTY_TDMREP
+
+    def _unreachable_status(self, site: str, response: Response) -> tuple[float, TdmRep]:
+        """A 429 / 5xx: no preference until ``ROBOTSTXT_UNREACHABLE_TTL``, or the
+        ``Retry-After`` of a 429 / 503 (bounded), as for robots.txt (RFC 9309 2.3.1.4)."""
+        wait = None
+        if response.status in RETRY_AFTER_STATUSES:
+            wait = retry_after_seconds(response.headers.get(b"Retry-After"))
+        if wait is None:
+            wait, until = self.settings.unreachable_ttl, "ROBOTSTXT_UNREACHABLE_TTL"
+        else:
+            wait = max(RETRY_AFTER_MIN, min(wait, self.settings.retry_after_max))
+            until = f"its Retry-After ({round(wait):d} s)"
+        logger.info(
+            "tdmrep.json unreachable (HTTP %d): %s; nothing stated for its site until %s "
+            "has passed",
+            response.status,
+            response.url,
+            until,
+        )
+        self._detail(site, f"HTTP {response.status}: unreachable, nothing stated")
+        return time.monotonic() + wait, EMPTY_TDMREP
+
+    def _read(self, site: str, first: str, response: Response) -> tuple[float, TdmRep]:
+        rules = parse_tdmrep(response.body)
+        count = len(rules.rules)
+        detail = f"HTTP {response.status}, {count} rule{'' if count == 1 else 's'}"
+        if response.url != first:
+            detail += f" (redirected to {response.url})"
+        if rules.error:
+            detail = f"HTTP {response.status}: could not be read ({rules.error}), nothing stated"
+            logger.info(
+                "tdmrep.json could not be read (%s): %s; nothing stated for its site",
+                rules.error,
+                response.url,
+            )
+        if rules.past_limit:
+            detail += f"; {rules.past_limit} past the first {MAX_RULES:,} not read"
+            logger.info(
+                "tdmrep.json has %d rules past the first %d, not read: %s",
+                rules.past_limit,
+                MAX_RULES,
+                response.url,
+            )
+        if rules.ignored:
+            detail += f"; {rules.ignored} not rules, ignored"
+            logger.info(
+                "tdmrep.json has %d entries that are not rules (no string location, or a "
+                "tdm-reservation neither 0 nor 1), ignored: %s",
+                rules.ignored,
+                response.url,
+            )
+        self._detail(site, detail)
+        logger.debug("tdmrep.json (HTTP %d): %s, %d rules", response.status, response.url, count)
+        return self._lifetime(response), rules
 
     def _detail(self, site: str, text: str) -> None:
         if self.details is not None:
@@ -366,12 +497,23 @@ def warn_if_purposes_ignored(crawler: Crawler, settings: RobotsTxtSettings) -> N
     """Warn once per crawl when ``ROBOTSTXT_PURPOSES`` is set and nothing reads it.
 
     Called by both middlewares as they turn themselves off (either may be the
-    one enabled), so the warning shows whichever is listed.
+    one enabled), so the warning shows whichever is listed. With only
+    ``ROBOTS_META_OBEY`` on, an INFO line says that only response headers and
+    meta are read.
     """
     message = purposes_warning(settings)
     if message is not None and crawler not in _WARNED:
         _WARNED.add(crawler)
         logger.warning(message)
+    elif settings.purposes and not settings.obey and crawler not in _WARNED:
+        # ROBOTS_META_OBEY alone: robots.txt and tdmrep.json are never fetched
+        _WARNED.add(crawler)
+        logger.info(
+            "Declared purposes: %s (ROBOTSTXT_PURPOSES), but ROBOTSTXT_OBEY is off: only "
+            "response headers and meta (Content-Usage, tdm-reservation) are read, after "
+            "download; robots.txt and tdmrep.json preferences are not",
+            ", ".join(settings.purposes),
+        )
 
 
 def _size_cancelled(exc: BaseException) -> bool:

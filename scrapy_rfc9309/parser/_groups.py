@@ -30,6 +30,7 @@ from ._agent import is_valid_token, product_token
 from ._lines import EXACT_KEYS, Warnings, printable, read_line, scan, split_line
 from ._matcher import Rule, is_url, rule_pattern
 from ._steps import Steps
+from ._usage import MAX_MEMBERS, MAX_RECORDS
 
 __all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_all", "group_steps"]
 
@@ -274,9 +275,26 @@ class _Fold:
                     else:
                         current.usage_lines.append(number)
                     usage_count += 1
+                    _warn_usage_limits(key, number, value, usage_count, warnings)
         self.current, self.rules_started = current, rules_started
         self.pattern_count, self.number = pattern_count, number
         self.usage_count = usage_count
+
+
+def _warn_usage_limits(key: str, number: int, value: bytes, count: int, warnings: Warnings) -> None:
+    """What the usage reader leaves out, said at the line: the lines past
+    :data:`~._usage.MAX_RECORDS` and the members past :data:`~._usage.MAX_MEMBERS`."""
+    name = "Content-Usage" if key == "content-usage" else "Content-Signal"
+    if count == MAX_RECORDS + 1:
+        warnings.add(
+            number,
+            f"{name}: more than {MAX_RECORDS:,} usage lines; this one and the rest are ignored",
+        )
+    if value.count(b",") >= MAX_MEMBERS:
+        warnings.add(
+            number,
+            f"{name}: more than {MAX_MEMBERS} members; only the first {MAX_MEMBERS} are read",
+        )
 
 
 def _warn_rule(number: int, value: bytes, warnings: Warnings) -> None:

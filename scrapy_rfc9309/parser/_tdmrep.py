@@ -20,7 +20,14 @@ from ._matcher import AgentMatcher
 from ._rulekey import key_line
 from ._usage import NO_PREFERENCES, TDM_CATEGORIES, Preference, Usage
 
-__all__ = ["MAX_RULES", "TDMREP_PATH", "TdmRep", "parse_tdmrep", "tdm_usage"]
+__all__ = [
+    "MAX_RULES",
+    "TDMREP_PATH",
+    "TdmRep",
+    "parse_tdmrep",
+    "reservation_value",
+    "tdm_usage",
+]
 
 TDMREP_PATH = "/.well-known/tdmrep.json"
 MAX_RULES = 1000
@@ -38,6 +45,12 @@ class TdmRep(NamedTuple):
     #: the locations compiled by the Allow / Disallow compiler (RFC 9309 2.2.2):
     #: a reservation is an "allow", so it wins a tie; rule ``n`` is line ``n + 1``
     matcher: AgentMatcher | None = None
+    #: why the file could not be read at all (``""``: it could), e.g. ``not valid JSON``
+    error: str = ""
+    #: entries left unread: past :data:`MAX_RULES`, and those not a rule (no string
+    #: ``location``, or a ``tdm-reservation`` that is neither 0 nor 1)
+    past_limit: int = 0
+    ignored: int = 0
 
     def usage(self, url: str) -> Usage:
         """The TDM preference for ``url``: reserved (``n``) or not (``y``), or none."""
@@ -60,29 +73,61 @@ def tdm_usage(allowed: bool, source: str, rule: str) -> Usage:
     )
 
 
+def reservation_value(value: object) -> bool | None:
+    """A ``tdm-reservation`` value: reserved (``True``), not (``False``), or unknown.
+
+    TDMRep writes ``1`` / ``0``; ``true``, ``1.0`` and ``"1"`` read as ``1``
+    too. Anything else (``false``, ``2``, ``"yes"``) is unknown, never a
+    permission: the rule (or header) states nothing.
+    """
+    if value is True:
+        return True
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return True if value == 1 else False if value == 0 else None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("1", "1.0", "true"):
+            return True
+        if text in ("0", "0.0"):
+            return False
+    return None
+
+
 def parse_tdmrep(body: bytes) -> TdmRep:
-    """The rules of a tdmrep.json body; an empty :class:`TdmRep` for anything unreadable."""
+    """The rules of a tdmrep.json body; an empty :class:`TdmRep` for anything
+    unreadable, with its :attr:`~TdmRep.error` saying why."""
     try:
         data = json.loads(body.decode("utf-8-sig", "replace"))
-    except (ValueError, RecursionError):
-        return EMPTY_TDMREP
+    except RecursionError:
+        return TdmRep(error="not valid JSON: nested too deeply")
+    except ValueError as exc:
+        return TdmRep(error=f"not valid JSON: {str(exc)[:120]}")
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
-        return EMPTY_TDMREP
+        return TdmRep(error=f"not a JSON array of rules (a JSON {type(data).__name__})")
     rules: list[_Rule] = []
     patterns: list[tuple[bool, bytes, int]] = []
+    ignored = 0
     for entry in data[:MAX_RULES]:
         if not isinstance(entry, dict):
+            ignored += 1
             continue
         location = entry.get("location")
-        reservation = entry.get("tdm-reservation")
-        if not isinstance(location, str) or reservation not in (0, 1, "0", "1"):
+        reserved = reservation_value(entry.get("tdm-reservation"))
+        if not isinstance(location, str) or reserved is None:
+            ignored += 1
             continue
-        reserved = str(reservation) == "1"
         location = location or "/"  # an empty location: the whole site
         rules.append(
             _Rule(reserved, f'location "{location[:200]}", tdm-reservation {int(reserved)}')
         )
         patterns.append((reserved, location.encode("utf-8", "surrogateescape"), len(rules)))
-    return TdmRep(tuple(rules), AgentMatcher(patterns) if rules else None)
+    return TdmRep(
+        tuple(rules),
+        AgentMatcher(patterns) if rules else None,
+        past_limit=max(0, len(data) - MAX_RULES),
+        ignored=ignored,
+    )

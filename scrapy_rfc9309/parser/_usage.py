@@ -87,7 +87,9 @@ VALUES: dict[str, dict[str, bool]] = {
 #: TDMRep: ``tdm-reservation: 1`` refuses text and data mining, read as these categories.
 TDM_CATEGORIES = ("train-ai", "ai-input")
 
-_MAX_MEMBERS = 64
+#: Members read per preference list (a robots.txt line, a header); the rest are
+#: ignored, and a robots.txt line with more gets a warning.
+MAX_MEMBERS = _MAX_MEMBERS = 64
 _MEMBER = re.compile(r"\s*([a-z*][a-z0-9_.*-]*)\s*(?:=\s*([^,;\s]*))?\s*(?:;[^,]*)?\Z")
 
 
@@ -381,10 +383,11 @@ def response_usage(signals: Iterable[tuple[str, str]]) -> Usage:
         text = value.strip()
         if source.startswith("Content-Usage"):
             stated = parse_content_usage(text)
-        elif text in ("1", "0"):
-            stated = [(category, text == "0") for category in TDM_CATEGORIES]
         else:
-            continue
+            reserved = _header_reservation(text)
+            if reserved is None:
+                continue
+            stated = [(category, not reserved) for category in TDM_CATEGORIES]
         rule = f"{source.replace(' header', '')}: {text[:200]}"
         if source.startswith("<meta"):
             rule = f'{source[:-1]} content="{text[:200]}">'
@@ -394,3 +397,15 @@ def response_usage(signals: Iterable[tuple[str, str]]) -> Usage:
             )
         )
     return usage
+
+
+def _header_reservation(text: str) -> bool | None:
+    """A ``tdm-reservation`` header or meta value: ``1`` (also ``1.0``, ``true``)
+    reserves, ``0`` (``0.0``) does not; anything else states nothing, never
+    a permission (as :func:`~._tdmrep.reservation_value` reads tdmrep.json)."""
+    text = text.strip().strip('"').lower()
+    if text in ("1", "1.0", "true"):
+        return True
+    if text in ("0", "0.0"):
+        return False
+    return None
