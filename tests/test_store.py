@@ -284,12 +284,13 @@ async def test_2_4_short_cache_control_lifetimes_hold_across_restarts(sites, tmp
     settings = store_settings(tmp_path / "robots.db", ROBOTSTXT_CACHE_MIN_TTL=0)
     started = time.time()
     await crawl([site.url("/a")], settings)
+    stored = time.time()  # the copy was fetched before this
     spider, stats = await crawl([site.url("/private/b")], settings)
     assert time.time() - started < 3, "too slow a machine for this test"
     assert site.count("/robots.txt") == 1
     assert stats["robotstxt/store/loaded"] == 1
     assert site.url("/private/b") in spider.dropped
-    time.sleep(max(0.0, started + 3.2 - time.time()))
+    time.sleep(max(0.0, stored + 3.2 - time.time()))
     spider, stats = await crawl([site.url("/private/b")], settings)
     assert site.count("/robots.txt") == 2  # expired: fetched again
     assert spider.fetched == [site.url("/private/b")]  # by the new rules
@@ -627,3 +628,33 @@ async def test_command_store_errors_do_not_show_the_password(tmp_path) -> None:
     assert "cannot be opened" in output
     assert "hunter2" not in output
     assert "redis://:***@127.0.0.1:9/0" in output
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_stored_copy_is_capped_by_the_current_ttl_from_its_fetch(sites, tmp_path) -> None:
+    """RFC 9309 2.4: a copy stored with max-age=3600 is not used past the current
+    ROBOTSTXT_CACHE_TTL counted from when it was fetched, whatever it says and
+    however often the crawl is restarted."""
+    site = sites(
+        routes={
+            "/robots.txt": with_headers(
+                sequence(text(ROBOTS_V1), text(ROBOTS_V2)), Cache_Control="max-age=3600"
+            )
+        },
+        default=text("page"),
+    )
+    path = tmp_path / "robots.db"
+    started = time.time()
+    await crawl([site.url("/a")], store_settings(path))
+    assert site.count("/robots.txt") == 1
+    stored = time.time()  # the copy was fetched before this
+    short = store_settings(path, ROBOTSTXT_CACHE_TTL=3, ROBOTSTXT_CACHE_MIN_TTL=0)
+    spider, stats = await crawl([site.url("/private/b")], short)
+    assert time.time() - started < 3, "too slow a machine for this test"
+    assert site.count("/robots.txt") == 1  # still within 3 s of its fetch
+    assert stats["robotstxt/store/loaded"] == 1
+    time.sleep(max(0.0, stored + 3.2 - time.time()))
+    spider, stats = await crawl([site.url("/private/b")], short)
+    assert site.count("/robots.txt") == 2  # older than ROBOTSTXT_CACHE_TTL: downloaded again
+    assert spider.fetched == [site.url("/private/b")]  # by the new rules
+    assert "robotstxt/store/loaded" not in stats

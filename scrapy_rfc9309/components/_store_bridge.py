@@ -92,6 +92,39 @@ def record_of(site: str, outcome: SiteOutcome, body: bytes | None, now: float) -
     )
 
 
+def usable_until(record: FetchRecord, settings: RobotsTxtSettings) -> float:
+    """The Unix time until which a stored record may be used: its own ``expires_at``,
+    never later than ``fetched_at`` plus the current settings' limit for its kind.
+
+    RFC 9309 2.4: a cached robots.txt is not used for more than 24 hours (or the
+    configured TTL), counted from when it was fetched, not from when a later run
+    read it. The limits are the fetcher's: ``ROBOTSTXT_CACHE_TTL`` for parsed,
+    unavailable and restricted answers, ``ROBOTSTXT_UNREACHABLE_TTL`` for an
+    unreachable one, ``ROBOTSTXT_RETRY_AFTER_MAX`` for one with ``Retry-After``.
+    A record of an unknown kind gets the shortest of them.
+    """
+    from ._fetcher import RETRY_AFTER_MIN
+
+    try:
+        kind: Kind | None = Kind(record.kind)
+    except ValueError:
+        kind = None
+    if kind is Kind.UNREACHABLE:
+        limit = (
+            max(RETRY_AFTER_MIN, settings.retry_after_max)
+            if record.retry_after
+            else settings.unreachable_ttl
+        )
+    elif kind in (Kind.PARSED, Kind.UNAVAILABLE, Kind.RESTRICTED):
+        limit = settings.cache_ttl
+    else:
+        limit = min(settings.cache_ttl, settings.unreachable_ttl, settings.retry_after_max)
+    try:
+        return float(min(record.expires_at, record.fetched_at + limit))
+    except TypeError:
+        return float("-inf")
+
+
 def open_bridge(
     crawler: Crawler, settings: RobotsTxtSettings, fetcher: RobotsTxtFetcher
 ) -> StoreBridge | None:
@@ -157,10 +190,6 @@ class StoreBridge:
         self._down_until = 0.0
         self._outage = False
         self._closed = False
-        #: the longest outcome a stored record may give, whatever it says
-        self._max_lifetime = max(
-            settings.cache_ttl, settings.unreachable_ttl, settings.retry_after_max
-        )
         crawler.signals.connect(self.close, signal=signals.spider_closed)
 
     # -- calls on the worker thread ----------------------------------------------
@@ -198,13 +227,13 @@ class StoreBridge:
     def _look(self, site: str) -> tuple[str, tuple[FetchRecord, bytes | None] | None]:
         """On the worker: the site's fresh record, else its lease (one trip)."""
         found = self.store.current(site)
-        if found is not None and found[0].expires_at > time.time():
+        if found is not None and usable_until(found[0], self.settings) > time.time():
             return "fresh", found
         if self.store.acquire(site, self.holder, self.lease_seconds):
             # Another process may have saved the site and given its lease up
             # between the two calls: looked at again, under the lease.
             again = self.store.current(site)
-            if again is not None and again[0].expires_at > time.time():
+            if again is not None and usable_until(again[0], self.settings) > time.time():
                 self.store.release(site, self.holder)
                 return "fresh", again
             return "lease", again or found
@@ -284,7 +313,7 @@ class StoreBridge:
             )
             return None
         now = time.time()
-        remaining = min(record.expires_at - now, self._max_lifetime)
+        remaining = usable_until(record, self.settings) - now
         robots = None
         if kind is Kind.PARSED and body is not None:
             robots = await self._fetcher._parse(body)
