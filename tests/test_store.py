@@ -658,3 +658,115 @@ async def test_2_4_a_stored_copy_is_capped_by_the_current_ttl_from_its_fetch(sit
     assert site.count("/robots.txt") == 2  # older than ROBOTSTXT_CACHE_TTL: downloaded again
     assert spider.fetched == [site.url("/private/b")]  # by the new rules
     assert "robotstxt/store/loaded" not in stats
+
+
+async def run_scrapy(*args: str, cwd: Path) -> tuple[str, int]:
+    """``scrapy ARGS`` (a crawl) in a thread, so the reactor keeps serving the sites."""
+    import subprocess
+
+    from scrapy.utils.defer import maybe_deferred_to_future
+    from twisted.internet import threads
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env.pop("SCRAPY_SETTINGS_MODULE", None)
+    done = await maybe_deferred_to_future(
+        threads.deferToThread(
+            subprocess.run,
+            [sys.executable, "-m", "scrapy", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(cwd),
+            timeout=120,
+            check=False,
+        )
+    )
+    return done.stdout + done.stderr, done.returncode
+
+
+SPIDER = """
+import scrapy
+
+
+class StoreSpider(scrapy.Spider):
+    name = "store"
+    start_urls = [{url!r}]
+    custom_settings = {{
+        "ADDONS": {{"scrapy_rfc9309.Addon": 100}},
+        "ROBOTSTXT_OBEY": True,
+        "TELNETCONSOLE_ENABLED": False,
+        "ROBOTSTXT_STORE_URI": "sqlite:///robots.db",
+    }}
+
+    def parse(self, response):
+        pass
+"""
+
+
+@pytest.mark.parametrize("in_project", [False, True], ids=["outside", "inside"])
+@deferred_f_from_coro_f
+async def test_2_4_the_command_finds_a_relative_store_where_the_crawl_wrote_it(
+    sites, tmp_path, in_project
+) -> None:
+    """``sqlite:///robots.db`` is the same file for ``scrapy runspider`` and for
+    ``scrapy robotstxt history``, inside a project (its data directory) and
+    outside one (``./.scrapy``)."""
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    if in_project:
+        (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = proj.settings\n")
+        (tmp_path / "proj").mkdir()
+        (tmp_path / "proj" / "__init__.py").write_text("")
+        (tmp_path / "proj" / "settings.py").write_text("")
+    (tmp_path / "sp.py").write_text(SPIDER.format(url=site.url("/a")))
+    output, code = await run_scrapy("runspider", "sp.py", cwd=tmp_path)
+    assert code == 0, output
+    assert site.count("/robots.txt") == 1 and site.count("/a") == 1
+    assert (tmp_path / ".scrapy" / "robots.db").is_file()
+    assert not (tmp_path / "robots.db").exists()
+    output, code = await run_command(
+        "history", site.url("/"), "--store", "sqlite:///robots.db", cwd=tmp_path
+    )
+    assert code == 0, output
+    assert "parsed" in output and f"{len(ROBOTS_V1)} bytes" in output
+
+
+@deferred_f_from_coro_f
+async def test_2_4_reports_never_make_a_store(tmp_path) -> None:
+    """``history`` and ``--at`` open the store read-only: a mistyped name is
+    reported ("no store at PATH", exit 2) and no file is left behind."""
+    for args in (
+        ("history", "http://127.0.0.1/"),
+        ("http://127.0.0.1/x", "--at", "2026-01-01T00:00:00Z"),
+    ):
+        output, code = await run_command(*args, "--store", "sqlite:///nope.db", cwd=tmp_path)
+        assert code == 2, output
+        assert f"no store at {tmp_path / '.scrapy' / 'nope.db'}" in output
+        assert not (tmp_path / ".scrapy" / "nope.db").exists()
+        assert not list(tmp_path.rglob("nope.db*"))
+
+
+def test_2_4_a_query_string_in_a_sqlite_uri_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="takes no query string"):
+        open_store("sqlite:///robots.db?mode=ro", data_dir=str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_sqlite_file_of_another_program_is_refused_at_start_up(
+    sites, tmp_path
+) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "app.db"
+    other = sqlite3.connect(path)
+    other.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+    other.commit()
+    other.close()
+    with pytest.raises(SettingError, match="another program.*users"):
+        await crawl([site.url("/a")], store_settings(path))
+    assert site.count("/robots.txt") == 0
+    check = sqlite3.connect(path)
+    try:
+        tables = {row[0] for row in check.execute("SELECT name FROM sqlite_master")}
+    finally:
+        check.close()
+    assert tables == {"users"}  # nothing added to it

@@ -752,10 +752,13 @@ class RobotsTxtCommand(ScrapyCommand):
                 data_dir=configured.data_dir,
                 redis_url=configured.redis_url,
                 redis_prefix=configured.redis_prefix,
+                read_only=True,  # a report never makes or changes a store
             )
         except ValueError as error:
             raise UsageError(str(error).replace("ROBOTSTXT_STORE_URI", name)) from None
         except StoreError as error:
+            if str(error).startswith("no store at "):
+                raise UsageError(str(error)) from None
             shown = without_password(uri)
             raise UsageError(f"{name} = {shown!r}: the store cannot be opened: {error}") from None
 

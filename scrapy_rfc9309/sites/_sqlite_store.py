@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pathlib
 import sqlite3
 import time
 import zlib
@@ -67,6 +68,9 @@ CREATE TABLE IF NOT EXISTS leases (
 );
 """
 
+#: this store's tables; a file with others is refused
+_TABLES = frozenset({"bodies", "archive", "current", "leases"})
+
 _COLUMNS = (
     "a.site, a.fetched_at, a.chain, a.kind, a.detail, a.lifetime, "
     "a.expires_at, a.retry_after, a.size, a.sha256"
@@ -109,7 +113,11 @@ class SQLiteStore:
         *,
         busy_timeout: float | None = None,
         clock: Callable[[], float] = time.time,
+        read_only: bool = False,
     ) -> None:
+        """``read_only``: for reports (``scrapy robotstxt history``, ``--at``): the
+        file is opened ``mode=ro`` and never made; a missing one is a
+        ``StoreError`` saying there is no store at its path."""
         if busy_timeout is None:
             busy_timeout = BUSY_TIMEOUT
         self.path = os.path.abspath(path)
@@ -117,14 +125,29 @@ class SQLiteStore:
         self._clock = clock
         directory = os.path.dirname(self.path)
         try:
-            os.makedirs(directory, exist_ok=True)
-            self._db = sqlite3.connect(
-                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
+            if read_only:
+                if not os.path.isfile(self.path):
+                    raise StoreError(f"no store at {self.path}")
+                self._db = sqlite3.connect(
+                    f"{pathlib.Path(self.path).as_uri()}?mode=ro",
+                    uri=True,
+                    timeout=busy_timeout,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+            else:
+                os.makedirs(directory, exist_ok=True)
+                self._db = sqlite3.connect(
+                    self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+                )
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the robots.txt store {self.path}: {exc}") from exc
         try:
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            self._refuse_foreign()
+            if read_only:
+                self._check()
+                return
             mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()
             if not mode or str(mode[0]).lower() != "wal":
                 raise StoreError(f"the robots.txt store {self.path} cannot use write-ahead logging")
@@ -140,6 +163,23 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             self._db.close()
             raise StoreError(f"cannot open the robots.txt store {self.path}: {exc}") from exc
+
+    def _refuse_foreign(self) -> None:
+        """A SQLite file of another program (tables that are not this store's) is
+        not written to: ``StoreError`` at start-up."""
+        names = {
+            str(row[0])
+            for row in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        }
+        foreign = sorted(names - _TABLES)
+        if foreign:
+            shown = ", ".join(foreign[:5])
+            raise StoreError(
+                f"{self.path} is a SQLite database of another program (tables {shown}); "
+                "name a file of its own for the robots.txt store"
+            )
 
     def _check(self) -> None:
         """A quick look at the file's structure, so that a damaged file fails at start-up."""

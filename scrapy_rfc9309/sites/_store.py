@@ -92,7 +92,12 @@ class RobotsStore(Protocol):
 
 
 def open_store(
-    uri: str, *, data_dir: str, redis_url: str | None = None, redis_prefix: str | None = None
+    uri: str,
+    *,
+    data_dir: str,
+    redis_url: str | None = None,
+    redis_prefix: str | None = None,
+    read_only: bool = False,
 ) -> RobotsStore:
     """The store ``ROBOTSTXT_STORE_URI`` names.
 
@@ -106,6 +111,9 @@ def open_store(
     path, four slashes for an absolute one. A Redis backend module provides
     ``open_redis_store(url) -> RobotsStore`` (or a ``RedisStore(url)`` class);
     ``redis_prefix`` (``ROBOTSTXT_STORE_PREFIX``) is passed to it as ``prefix=``.
+    A SQLite URI takes no query string (``?mode=ro`` would be part of the file
+    name): ``ValueError``. ``read_only`` (reports): a SQLite file is opened
+    read-only and never made.
     """
     text = uri.strip() if isinstance(uri, str) else uri
     if not isinstance(text, str) or not text:
@@ -120,11 +128,16 @@ def open_store(
                 "(under the project data directory) or sqlite:////absolute/path"
             )
         path = rest[1:]
+        if "?" in path:
+            raise ValueError(
+                f"{SETTING}: {uri!r}: a SQLite URI takes no query string (options such "
+                "as ?mode=ro are not supported); write sqlite:///path only"
+            )
         if not os.path.isabs(path):
             path = os.path.join(data_dir, path)
         from ._sqlite_store import SQLiteStore
 
-        return SQLiteStore(path)
+        return SQLiteStore(path, read_only=read_only)
     if text == "redis" or text.startswith(("redis://", "rediss://")):
         if text == "redis":
             if not redis_url:
