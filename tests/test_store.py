@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
 
 from scrapy_rfc9309.components._settings import SettingError
 from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
@@ -631,7 +631,9 @@ async def test_command_store_errors_do_not_show_the_password(tmp_path) -> None:
 
 
 @deferred_f_from_coro_f
-async def test_2_4_a_stored_copy_is_capped_by_the_current_ttl_from_its_fetch(sites, tmp_path) -> None:
+async def test_2_4_a_stored_copy_is_capped_by_the_current_ttl_from_its_fetch(
+    sites, tmp_path
+) -> None:
     """RFC 9309 2.4: a copy stored with max-age=3600 is not used past the current
     ROBOTSTXT_CACHE_TTL counted from when it was fetched, whatever it says and
     however often the crawl is restarted."""
@@ -664,7 +666,6 @@ async def run_scrapy(*args: str, cwd: Path) -> tuple[str, int]:
     """``scrapy ARGS`` (a crawl) in a thread, so the reactor keeps serving the sites."""
     import subprocess
 
-    from scrapy.utils.defer import maybe_deferred_to_future
     from twisted.internet import threads
 
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
@@ -695,7 +696,8 @@ class StoreSpider(scrapy.Spider):
         "ADDONS": {{"scrapy_rfc9309.Addon": 100}},
         "ROBOTSTXT_OBEY": True,
         "TELNETCONSOLE_ENABLED": False,
-        "ROBOTSTXT_STORE_URI": "sqlite:///robots.db",
+        "ROBOTSTXT_STORE_URI": {store!r},
+        "DOWNLOAD_TIMEOUT": 120,
     }}
 
     def parse(self, response):
@@ -717,7 +719,7 @@ async def test_2_4_the_command_finds_a_relative_store_where_the_crawl_wrote_it(
         (tmp_path / "proj").mkdir()
         (tmp_path / "proj" / "__init__.py").write_text("")
         (tmp_path / "proj" / "settings.py").write_text("")
-    (tmp_path / "sp.py").write_text(SPIDER.format(url=site.url("/a")))
+    (tmp_path / "sp.py").write_text(SPIDER.format(url=site.url("/a"), store="sqlite:///robots.db"))
     output, code = await run_scrapy("runspider", "sp.py", cwd=tmp_path)
     assert code == 0, output
     assert site.count("/robots.txt") == 1 and site.count("/a") == 1
@@ -752,9 +754,7 @@ def test_2_4_a_query_string_in_a_sqlite_uri_is_refused(tmp_path: Path) -> None:
 
 
 @deferred_f_from_coro_f
-async def test_2_4_a_sqlite_file_of_another_program_is_refused_at_start_up(
-    sites, tmp_path
-) -> None:
+async def test_2_4_a_sqlite_file_of_another_program_is_refused_at_start_up(sites, tmp_path) -> None:
     site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
     path = tmp_path / "app.db"
     other = sqlite3.connect(path)
@@ -770,3 +770,89 @@ async def test_2_4_a_sqlite_file_of_another_program_is_refused_at_start_up(
     finally:
         check.close()
     assert tables == {"users"}  # nothing added to it
+
+
+@deferred_f_from_coro_f
+async def test_2_4_the_lease_of_a_killed_crawl_is_taken_over_at_once(sites, tmp_path) -> None:
+    """A crawl killed (SIGKILL) while downloading a robots.txt leaves its lease in
+    the store; the next crawl on the same host sees that the holder's process is
+    gone and fetches the robots.txt at once instead of waiting out the lease
+    (DOWNLOAD_TIMEOUT + 30 s)."""
+    import signal
+    import subprocess
+
+    from twisted.internet import reactor
+    from twisted.internet.task import deferLater
+
+    from .server import hang
+
+    site = sites(routes={"/robots.txt": sequence(hang(), text(ROBOTS_V1))}, default=text("page"))
+    path = tmp_path / "robots.db"
+    (tmp_path / "sp.py").write_text(SPIDER.format(url=site.url("/a"), store=f"sqlite:///{path}"))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env.pop("SCRAPY_SETTINGS_MODULE", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "runspider", "sp.py"],
+        cwd=str(tmp_path),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while site.count("/robots.txt") < 1:  # the download is under way
+            assert time.monotonic() < deadline, "the first crawl never asked for robots.txt"
+            await maybe_deferred_to_future(deferLater(reactor, 0.1, lambda: None))
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    store = SQLiteStore(str(path))
+    try:
+        lease = store.lease_of(_site_key(site.origin))
+    finally:
+        store.close()
+    assert lease is not None and f":{process.pid}:" in lease[0] and lease[1] > 100
+    started = time.monotonic()
+    spider, stats = await crawl([site.url("/private/b"), site.url("/a")], store_settings(path))
+    assert time.monotonic() - started < 10  # not the 150 s lease
+    assert site.count("/robots.txt") == 2  # fetched again by this crawl
+    assert spider.fetched == [site.url("/a")]
+    assert stats["robotstxt/store/saved"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_long_wait_on_another_process_is_told_at_info(sites, tmp_path, caplog) -> None:
+    """A lease held by a process of another host is waited out; after 5 s of
+    waiting, one INFO line names the holder and when its lease expires."""
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    try:
+        assert store.acquire(_site_key(site.origin), "elsewhere.example:4242:cafe", 7.0)
+    finally:
+        store.close()
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.store"):
+        spider, stats = await crawl([site.url("/a"), site.url("/b")], store_settings(path))
+    assert site.count("/robots.txt") == 1  # after the lease expired
+    assert sorted(spider.fetched) == [site.url("/a"), site.url("/b")]
+    told = [m for m in caplog.messages if m.startswith("waiting for another process")]
+    assert len(told) == 1, caplog.messages
+    assert "(elsewhere.example:4242:cafe)" in told[0] and _site_key(site.origin) in told[0]
+    assert "lease expires in 2 s" in told[0] or "lease expires in 1 s" in told[0]
+
+
+def test_2_4_only_a_gone_process_of_this_host_loses_its_lease_early() -> None:
+    import socket
+    import subprocess
+
+    from scrapy_rfc9309.sites._store import holder_is_gone
+
+    here = socket.gethostname()
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    assert holder_is_gone(f"{here}:{ended.pid}:abcd1234")
+    assert not holder_is_gone(f"{here}:{os.getpid()}:abcd1234")  # this process
+    assert not holder_is_gone(f"{here}:1:abcd1234")  # alive (init), maybe not ours
+    assert not holder_is_gone(f"elsewhere.example:{ended.pid}:abcd1234")  # another host
+    for garbage in ("", "x", f"{here}::x", f"{here}:-5:x", f"{here}:99999999999:x", "a:b:c"):
+        assert not holder_is_gone(garbage)

@@ -59,6 +59,8 @@ _T = TypeVar("_T")
 
 #: While another process holds a site's lease, its record is looked for this often.
 POLL_SECONDS = 0.5
+#: After this long waiting on another process's lease, one INFO line says who holds it.
+WAIT_NOTICE_SECONDS = 5.0
 #: After a store failure, the store is left alone this long.
 RETRY_SECONDS = 30.0
 #: At close, pending store writes are waited for at most this long.
@@ -249,6 +251,8 @@ class StoreBridge:
         lease expires.
         """
         waited = False
+        told = False
+        started = time.monotonic()
         while self.available():
             try:
                 state, found = await maybe_deferred_to_future(self._call(self._look, site))
@@ -273,8 +277,30 @@ class StoreBridge:
                 logger.debug(
                     "robots.txt of %s is being fetched by another process; waiting for it", site
                 )
+            if not told and time.monotonic() - started >= WAIT_NOTICE_SECONDS:
+                told = True
+                await self._tell_waiting(site)
             await _sleep(POLL_SECONDS)
         return None
+
+    async def _tell_waiting(self, site: str) -> None:
+        """One INFO line per site after a while: who holds its lease, until when."""
+        lease_of = getattr(self.store, "lease_of", None)
+        lease = None
+        if callable(lease_of):
+            try:
+                lease = await maybe_deferred_to_future(self._call(lease_of, site))
+            except Exception as exc:
+                logger.debug(
+                    "robots.txt store %s: reading the lease of %s: %s", self.store.uri, site, exc
+                )
+        holder, left = lease if lease else ("unknown", self.lease_seconds)
+        logger.info(
+            "waiting for another process (%s) fetching robots.txt of %s; lease expires in %d s",
+            holder,
+            site,
+            max(0, round(left)),
+        )
 
     async def _take_lease(self, site: str) -> bool:
         try:

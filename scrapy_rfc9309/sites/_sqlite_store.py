@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
-from ._store import FetchRecord, StoreError
+from ._store import FetchRecord, StoreError, holder_is_gone
 
 __all__ = ["SQLiteStore"]
 
@@ -301,7 +301,12 @@ class SQLiteStore:
                 row = db.execute(
                     "SELECT holder, until FROM leases WHERE site = ?", (site,)
                 ).fetchone()
-                if row is not None and row[0] != holder and float(row[1]) > now:
+                if (
+                    row is not None
+                    and row[0] != holder
+                    and float(row[1]) > now
+                    and not holder_is_gone(str(row[0]))  # a killed process of this host
+                ):
                     return False
                 db.execute(
                     "INSERT INTO leases (site, holder, until) VALUES (?, ?, ?) "
@@ -312,6 +317,19 @@ class SQLiteStore:
                 return True
 
         return self._call("taking a lease", run)
+
+    def lease_of(self, site: str) -> tuple[str, float] | None:
+        """Who holds the site's lease and for how many more seconds; ``None``: nobody."""
+
+        def run() -> tuple[str, float] | None:
+            row = self._db.execute(
+                "SELECT holder, until FROM leases WHERE site = ?", (site,)
+            ).fetchone()
+            if row is None or float(row[1]) <= self._clock():
+                return None
+            return str(row[0]), float(row[1]) - self._clock()
+
+        return self._call("reading a lease", run)
 
     def release(self, site: str, holder: str) -> None:
         def run() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import socket
 from typing import NamedTuple, Protocol, runtime_checkable
 
 __all__ = ["FetchRecord", "RobotsStore", "StoreError", "open_store"]
@@ -89,6 +90,28 @@ class RobotsStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def holder_is_gone(holder: str) -> bool:
+    """Whether a lease holder (``host:pid:tag``) is a process of this host that no
+    longer exists, so its lease can be taken over at once instead of waiting for
+    it to expire. A holder of another host, or one that cannot be read, is not."""
+    host, sep, _tag = holder.rpartition(":")
+    host, sep2, pid_text = host.rpartition(":")
+    if not (sep and sep2) or host != socket.gethostname():
+        return False
+    if not (pid_text.isascii() and pid_text.isdigit()) or len(pid_text) > 9:
+        return False
+    pid = int(pid_text)
+    if pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists, owned by another user; or not ours to ask
+        return False
+    return False
 
 
 def open_store(
