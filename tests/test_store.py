@@ -761,7 +761,7 @@ async def test_2_4_a_sqlite_file_of_another_program_is_refused_at_start_up(sites
     other.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
     other.commit()
     other.close()
-    with pytest.raises(SettingError, match="another program.*users"):
+    with pytest.raises(SettingError, match=r"another program.*users"):
         await crawl([site.url("/a")], store_settings(path))
     assert site.count("/robots.txt") == 0
     check = sqlite3.connect(path)
@@ -832,7 +832,7 @@ async def test_2_4_a_long_wait_on_another_process_is_told_at_info(sites, tmp_pat
     finally:
         store.close()
     with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.store"):
-        spider, stats = await crawl([site.url("/a"), site.url("/b")], store_settings(path))
+        spider, _stats = await crawl([site.url("/a"), site.url("/b")], store_settings(path))
     assert site.count("/robots.txt") == 1  # after the lease expired
     assert sorted(spider.fetched) == [site.url("/a"), site.url("/b")]
     told = [m for m in caplog.messages if m.startswith("waiting for another process")]
