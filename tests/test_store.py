@@ -856,3 +856,30 @@ def test_2_4_only_a_gone_process_of_this_host_loses_its_lease_early() -> None:
     assert not holder_is_gone(f"elsewhere.example:{ended.pid}:abcd1234")  # another host
     for garbage in ("", "x", f"{here}::x", f"{here}:-5:x", f"{here}:99999999999:x", "a:b:c"):
         assert not holder_is_gone(garbage)
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_write_on_a_locked_store_waits_5_s_at_most(sites, tmp_path, caplog) -> None:
+    """Another process holds the SQLite write lock when the robots.txt is saved:
+    the save waits the store's 5 s once, then one ERROR; the crawl goes on."""
+    path = tmp_path / "robots.db"
+    SQLiteStore(str(path)).close()
+    locker = sqlite3.connect(path, isolation_level=None)
+    body = text(ROBOTS_V1)
+
+    def robots_then_lock(request: Any) -> Any:
+        locker.execute("BEGIN IMMEDIATE")  # held until the test ends
+        return body(request)
+
+    site = sites(routes={"/robots.txt": robots_then_lock}, default=text("page"))
+    started = time.monotonic()
+    try:
+        spider, stats = await crawl([site.url("/a")], store_settings(path), allow_errors=True)
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    elapsed = time.monotonic() - started
+    assert site.count("/robots.txt") == 1 and spider.fetched == [site.url("/a")]
+    assert stats["robotstxt/store/errors"] == 1
+    assert any("robots.txt store failed while" in m for m in caplog.messages)
+    assert elapsed < 8.5, elapsed  # 5 s, not 5 s for the save and 5 s more to release

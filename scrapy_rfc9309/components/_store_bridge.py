@@ -400,6 +400,12 @@ class StoreBridge:
                 if body is not None:
                     record = record._replace(sha256=hashlib.sha256(body).hexdigest())
                 self.store.save(record, body)
+        except StoreError:
+            # The store failed (locked beyond its wait, say): giving the lease up
+            # would wait as long again, so a write waits the store's bound once.
+            # The lease expires, or is taken over at once by a crawl of this
+            # host once this process has ended.
+            raise
         except Exception:
             if held:  # the lease is still given up; the save's error is the one reported
                 with contextlib.suppress(Exception):
