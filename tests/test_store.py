@@ -378,6 +378,10 @@ async def test_2_4_archive_history_and_at_after_the_robots_txt_changed(sites, tm
     assert code == 1, output  # disallowed, as the command's exit codes say
     assert 'DISALLOWED by line 2: "Disallow: /private"' in output
     assert "stored:      fetched at" in output
+    # the old copy (max-age=1) had expired by `between`: said so, not "in force"
+    import re
+
+    assert re.search(r"; expired \d+ s before that time \(\d{4}-", output), output
     assert site.count("/robots.txt") == 2  # no download
 
     iso_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 1))
@@ -387,6 +391,8 @@ async def test_2_4_archive_history_and_at_after_the_robots_txt_changed(sites, tm
     )  # fmt: skip
     answers = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     assert [(a["verdict"], a["line"]) for a in answers] == [("allowed", 2), ("disallowed", 5)]
+    assert [a["within_lifetime"] for a in answers] == [False, False]  # max-age=1, >1 s later
+    assert all(a["expires_at"].endswith("Z") for a in answers)
     assert code == 1, output
 
     output, code = await run_command(
@@ -883,3 +889,13 @@ async def test_2_4_a_write_on_a_locked_store_waits_5_s_at_most(sites, tmp_path, 
     assert stats["robotstxt/store/errors"] == 1
     assert any("robots.txt store failed while" in m for m in caplog.messages)
     assert elapsed < 8.5, elapsed  # 5 s, not 5 s for the save and 5 s more to release
+
+
+@deferred_f_from_coro_f
+async def test_command_at_refuses_times_beyond_year_9999(tmp_path) -> None:
+    for when in ("99999999999999", "inf", "nan", "1e300"):
+        output, code = await run_command(
+            "http://127.0.0.1/x", "--at", when, "--store", "sqlite:///nope.db", cwd=tmp_path
+        )
+        assert code == 2, output
+        assert "not a time between the years 1 and 9999" in output, output
