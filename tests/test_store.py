@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
 
 from scrapy_rfc9309.components._settings import SettingError
 from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
@@ -284,12 +284,13 @@ async def test_2_4_short_cache_control_lifetimes_hold_across_restarts(sites, tmp
     settings = store_settings(tmp_path / "robots.db", ROBOTSTXT_CACHE_MIN_TTL=0)
     started = time.time()
     await crawl([site.url("/a")], settings)
+    stored = time.time()  # the copy was fetched before this
     spider, stats = await crawl([site.url("/private/b")], settings)
     assert time.time() - started < 3, "too slow a machine for this test"
     assert site.count("/robots.txt") == 1
     assert stats["robotstxt/store/loaded"] == 1
     assert site.url("/private/b") in spider.dropped
-    time.sleep(max(0.0, started + 3.2 - time.time()))
+    time.sleep(max(0.0, stored + 3.2 - time.time()))
     spider, stats = await crawl([site.url("/private/b")], settings)
     assert site.count("/robots.txt") == 2  # expired: fetched again
     assert spider.fetched == [site.url("/private/b")]  # by the new rules
@@ -377,6 +378,10 @@ async def test_2_4_archive_history_and_at_after_the_robots_txt_changed(sites, tm
     assert code == 1, output  # disallowed, as the command's exit codes say
     assert 'DISALLOWED by line 2: "Disallow: /private"' in output
     assert "stored:      fetched at" in output
+    # the old copy (max-age=1) had expired by `between`: said so, not "in force"
+    import re
+
+    assert re.search(r"; expired \d+ s before that time \(\d{4}-", output), output
     assert site.count("/robots.txt") == 2  # no download
 
     iso_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 1))
@@ -386,6 +391,8 @@ async def test_2_4_archive_history_and_at_after_the_robots_txt_changed(sites, tm
     )  # fmt: skip
     answers = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     assert [(a["verdict"], a["line"]) for a in answers] == [("allowed", 2), ("disallowed", 5)]
+    assert [a["within_lifetime"] for a in answers] == [False, False]  # max-age=1, >1 s later
+    assert all(a["expires_at"].endswith("Z") for a in answers)
     assert code == 1, output
 
     output, code = await run_command(
@@ -627,3 +634,268 @@ async def test_command_store_errors_do_not_show_the_password(tmp_path) -> None:
     assert "cannot be opened" in output
     assert "hunter2" not in output
     assert "redis://:***@127.0.0.1:9/0" in output
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_stored_copy_is_capped_by_the_current_ttl_from_its_fetch(
+    sites, tmp_path
+) -> None:
+    """RFC 9309 2.4: a copy stored with max-age=3600 is not used past the current
+    ROBOTSTXT_CACHE_TTL counted from when it was fetched, whatever it says and
+    however often the crawl is restarted."""
+    site = sites(
+        routes={
+            "/robots.txt": with_headers(
+                sequence(text(ROBOTS_V1), text(ROBOTS_V2)), Cache_Control="max-age=3600"
+            )
+        },
+        default=text("page"),
+    )
+    path = tmp_path / "robots.db"
+    started = time.time()
+    await crawl([site.url("/a")], store_settings(path))
+    assert site.count("/robots.txt") == 1
+    stored = time.time()  # the copy was fetched before this
+    short = store_settings(path, ROBOTSTXT_CACHE_TTL=3, ROBOTSTXT_CACHE_MIN_TTL=0)
+    spider, stats = await crawl([site.url("/private/b")], short)
+    assert time.time() - started < 3, "too slow a machine for this test"
+    assert site.count("/robots.txt") == 1  # still within 3 s of its fetch
+    assert stats["robotstxt/store/loaded"] == 1
+    time.sleep(max(0.0, stored + 3.2 - time.time()))
+    spider, stats = await crawl([site.url("/private/b")], short)
+    assert site.count("/robots.txt") == 2  # older than ROBOTSTXT_CACHE_TTL: downloaded again
+    assert spider.fetched == [site.url("/private/b")]  # by the new rules
+    assert "robotstxt/store/loaded" not in stats
+
+
+async def run_scrapy(*args: str, cwd: Path) -> tuple[str, int]:
+    """``scrapy ARGS`` (a crawl) in a thread, so the reactor keeps serving the sites."""
+    import subprocess
+
+    from twisted.internet import threads
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env.pop("SCRAPY_SETTINGS_MODULE", None)
+    done = await maybe_deferred_to_future(
+        threads.deferToThread(
+            subprocess.run,
+            [sys.executable, "-m", "scrapy", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(cwd),
+            timeout=120,
+            check=False,
+        )
+    )
+    return done.stdout + done.stderr, done.returncode
+
+
+SPIDER = """
+import scrapy
+
+
+class StoreSpider(scrapy.Spider):
+    name = "store"
+    start_urls = [{url!r}]
+    custom_settings = {{
+        "ADDONS": {{"scrapy_rfc9309.Addon": 100}},
+        "ROBOTSTXT_OBEY": True,
+        "TELNETCONSOLE_ENABLED": False,
+        "ROBOTSTXT_STORE_URI": {store!r},
+        "DOWNLOAD_TIMEOUT": 120,
+    }}
+
+    def parse(self, response):
+        pass
+"""
+
+
+@pytest.mark.parametrize("in_project", [False, True], ids=["outside", "inside"])
+@deferred_f_from_coro_f
+async def test_2_4_the_command_finds_a_relative_store_where_the_crawl_wrote_it(
+    sites, tmp_path, in_project
+) -> None:
+    """``sqlite:///robots.db`` is the same file for ``scrapy runspider`` and for
+    ``scrapy robotstxt history``, inside a project (its data directory) and
+    outside one (``./.scrapy``)."""
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    if in_project:
+        (tmp_path / "scrapy.cfg").write_text("[settings]\ndefault = proj.settings\n")
+        (tmp_path / "proj").mkdir()
+        (tmp_path / "proj" / "__init__.py").write_text("")
+        (tmp_path / "proj" / "settings.py").write_text("")
+    (tmp_path / "sp.py").write_text(SPIDER.format(url=site.url("/a"), store="sqlite:///robots.db"))
+    output, code = await run_scrapy("runspider", "sp.py", cwd=tmp_path)
+    assert code == 0, output
+    assert site.count("/robots.txt") == 1 and site.count("/a") == 1
+    assert (tmp_path / ".scrapy" / "robots.db").is_file()
+    assert not (tmp_path / "robots.db").exists()
+    output, code = await run_command(
+        "history", site.url("/"), "--store", "sqlite:///robots.db", cwd=tmp_path
+    )
+    assert code == 0, output
+    assert "parsed" in output and f"{len(ROBOTS_V1)} bytes" in output
+
+
+@deferred_f_from_coro_f
+async def test_2_4_reports_never_make_a_store(tmp_path) -> None:
+    """``history`` and ``--at`` open the store read-only: a mistyped name is
+    reported ("no store at PATH", exit 2) and no file is left behind."""
+    for args in (
+        ("history", "http://127.0.0.1/"),
+        ("http://127.0.0.1/x", "--at", "2026-01-01T00:00:00Z"),
+    ):
+        output, code = await run_command(*args, "--store", "sqlite:///nope.db", cwd=tmp_path)
+        assert code == 2, output
+        assert f"no store at {tmp_path / '.scrapy' / 'nope.db'}" in output
+        assert not (tmp_path / ".scrapy" / "nope.db").exists()
+        assert not list(tmp_path.rglob("nope.db*"))
+
+
+def test_2_4_a_query_string_in_a_sqlite_uri_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="takes no query string"):
+        open_store("sqlite:///robots.db?mode=ro", data_dir=str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_sqlite_file_of_another_program_is_refused_at_start_up(sites, tmp_path) -> None:
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "app.db"
+    other = sqlite3.connect(path)
+    other.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+    other.commit()
+    other.close()
+    with pytest.raises(SettingError, match=r"another program.*users"):
+        await crawl([site.url("/a")], store_settings(path))
+    assert site.count("/robots.txt") == 0
+    check = sqlite3.connect(path)
+    try:
+        tables = {row[0] for row in check.execute("SELECT name FROM sqlite_master")}
+    finally:
+        check.close()
+    assert tables == {"users"}  # nothing added to it
+
+
+@deferred_f_from_coro_f
+async def test_2_4_the_lease_of_a_killed_crawl_is_taken_over_at_once(sites, tmp_path) -> None:
+    """A crawl killed (SIGKILL) while downloading a robots.txt leaves its lease in
+    the store; the next crawl on the same host sees that the holder's process is
+    gone and fetches the robots.txt at once instead of waiting out the lease
+    (DOWNLOAD_TIMEOUT + 30 s)."""
+    import signal
+    import subprocess
+
+    from twisted.internet import reactor
+    from twisted.internet.task import deferLater
+
+    from .server import hang
+
+    site = sites(routes={"/robots.txt": sequence(hang(), text(ROBOTS_V1))}, default=text("page"))
+    path = tmp_path / "robots.db"
+    (tmp_path / "sp.py").write_text(SPIDER.format(url=site.url("/a"), store=f"sqlite:///{path}"))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env.pop("SCRAPY_SETTINGS_MODULE", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "scrapy", "runspider", "sp.py"],
+        cwd=str(tmp_path),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while site.count("/robots.txt") < 1:  # the download is under way
+            assert time.monotonic() < deadline, "the first crawl never asked for robots.txt"
+            await maybe_deferred_to_future(deferLater(reactor, 0.1, lambda: None))
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    store = SQLiteStore(str(path))
+    try:
+        lease = store.lease_of(_site_key(site.origin))
+    finally:
+        store.close()
+    assert lease is not None and f":{process.pid}:" in lease[0] and lease[1] > 100
+    started = time.monotonic()
+    spider, stats = await crawl([site.url("/private/b"), site.url("/a")], store_settings(path))
+    assert time.monotonic() - started < 10  # not the 150 s lease
+    assert site.count("/robots.txt") == 2  # fetched again by this crawl
+    assert spider.fetched == [site.url("/a")]
+    assert stats["robotstxt/store/saved"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_long_wait_on_another_process_is_told_at_info(sites, tmp_path, caplog) -> None:
+    """A lease held by a process of another host is waited out; after 5 s of
+    waiting, one INFO line names the holder and when its lease expires."""
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    try:
+        assert store.acquire(_site_key(site.origin), "elsewhere.example:4242:cafe", 7.0)
+    finally:
+        store.close()
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.store"):
+        spider, _stats = await crawl([site.url("/a"), site.url("/b")], store_settings(path))
+    assert site.count("/robots.txt") == 1  # after the lease expired
+    assert sorted(spider.fetched) == [site.url("/a"), site.url("/b")]
+    told = [m for m in caplog.messages if m.startswith("waiting for another process")]
+    assert len(told) == 1, caplog.messages
+    assert "(elsewhere.example:4242:cafe)" in told[0] and _site_key(site.origin) in told[0]
+    assert "lease expires in 2 s" in told[0] or "lease expires in 1 s" in told[0]
+
+
+def test_2_4_only_a_gone_process_of_this_host_loses_its_lease_early() -> None:
+    import socket
+    import subprocess
+
+    from scrapy_rfc9309.sites._store import holder_is_gone
+
+    here = socket.gethostname()
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    assert holder_is_gone(f"{here}:{ended.pid}:abcd1234")
+    assert not holder_is_gone(f"{here}:{os.getpid()}:abcd1234")  # this process
+    assert not holder_is_gone(f"{here}:1:abcd1234")  # alive (init), maybe not ours
+    assert not holder_is_gone(f"elsewhere.example:{ended.pid}:abcd1234")  # another host
+    for garbage in ("", "x", f"{here}::x", f"{here}:-5:x", f"{here}:99999999999:x", "a:b:c"):
+        assert not holder_is_gone(garbage)
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_write_on_a_locked_store_waits_5_s_at_most(sites, tmp_path, caplog) -> None:
+    """Another process holds the SQLite write lock when the robots.txt is saved:
+    the save waits the store's 5 s once, then one ERROR; the crawl goes on."""
+    path = tmp_path / "robots.db"
+    SQLiteStore(str(path)).close()
+    locker = sqlite3.connect(path, isolation_level=None)
+    body = text(ROBOTS_V1)
+
+    def robots_then_lock(request: Any) -> Any:
+        locker.execute("BEGIN IMMEDIATE")  # held until the test ends
+        return body(request)
+
+    site = sites(routes={"/robots.txt": robots_then_lock}, default=text("page"))
+    started = time.monotonic()
+    try:
+        spider, stats = await crawl([site.url("/a")], store_settings(path), allow_errors=True)
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    elapsed = time.monotonic() - started
+    assert site.count("/robots.txt") == 1 and spider.fetched == [site.url("/a")]
+    assert stats["robotstxt/store/errors"] == 1
+    assert any("robots.txt store failed while" in m for m in caplog.messages)
+    assert elapsed < 8.5, elapsed  # 5 s, not 5 s for the save and 5 s more to release
+
+
+@deferred_f_from_coro_f
+async def test_command_at_refuses_times_beyond_year_9999(tmp_path) -> None:
+    for when in ("99999999999999", "inf", "nan", "1e300"):
+        output, code = await run_command(
+            "http://127.0.0.1/x", "--at", when, "--store", "sqlite:///nope.db", cwd=tmp_path
+        )
+        assert code == 2, output
+        assert "not a time between the years 1 and 9999" in output, output

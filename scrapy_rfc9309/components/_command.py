@@ -15,7 +15,7 @@ sorted by line, and the checks site owners expect (see ``_lint``).
 With a robots.txt store (``ROBOTSTXT_STORE_URI`` or ``--store URI``),
 ``scrapy robotstxt history URL`` lists the versions of the URL's site's
 robots.txt the store has seen, and ``scrapy robotstxt URL --at TIME`` gives
-the verdict of the copy in force at TIME, without a download.
+the verdict of the newest copy fetched at or before TIME, without a download.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ robots.txt's findings, sorted by line.
 
 With a robots.txt store (ROBOTSTXT_STORE_URI, or --store URI): 'history URL'
 lists the versions of the site's robots.txt the store has seen, and
-'URL --at TIME' explains the verdict of the copy in force at TIME (ISO 8601,
+'URL --at TIME' explains the verdict of the newest copy at TIME (ISO 8601,
 UTC unless it says otherwise, or Unix seconds), without a download.
 """
 
@@ -476,7 +476,7 @@ class RobotsTxtCommand(ScrapyCommand):
         parser.add_argument(
             "--at",
             metavar="TIME",
-            help="the verdict of the robots.txt copy in force at TIME (ISO 8601, UTC unless "
+            help="the verdict of the newest robots.txt copy at TIME (ISO 8601, UTC unless "
             "it says otherwise, or Unix seconds), read from the store; no download",
         )
         parser.add_argument(
@@ -768,10 +768,13 @@ class RobotsTxtCommand(ScrapyCommand):
                 data_dir=configured.data_dir,
                 redis_url=configured.redis_url,
                 redis_prefix=configured.redis_prefix,
+                read_only=True,  # a report never makes or changes a store
             )
         except ValueError as error:
             raise UsageError(str(error).replace("ROBOTSTXT_STORE_URI", name)) from None
         except StoreError as error:
+            if str(error).startswith("no store at "):
+                raise UsageError(str(error)) from None
             shown = without_password(uri)
             raise UsageError(f"{name} = {shown!r}: the store cannot be opened: {error}") from None
 
@@ -804,7 +807,8 @@ class RobotsTxtCommand(ScrapyCommand):
         return EXIT_ALLOWED
 
     def _at(self, urls: list[str], opts: Namespace, settings: RobotsTxtSettings, token: str) -> int:
-        """``URL --at TIME``: each URL's verdict from the copy in force at TIME."""
+        """``URL --at TIME``: each URL's verdict from the newest copy fetched at or
+        before TIME, and whether that copy was still within its lifetime then."""
         from ..sites._store import StoreError
 
         if not urls:
@@ -835,14 +839,18 @@ class RobotsTxtCommand(ScrapyCommand):
                 answers.append(explain_url(outcome, url, token, why))
                 answers[-1]["fetched_at"] = None if record is None else _iso(record.fetched_at)
                 answers[-1]["at"] = _iso(when)
+                if record is not None:
+                    answers[-1]["expires_at"] = _iso(record.expires_at)
+                    answers[-1]["within_lifetime"] = bool(record.expires_at > when)
                 if opts.json:
                     print(json.dumps(answers[-1], ensure_ascii=False), flush=True)
                 else:
                     self._print_text(answers[-1], outcome, token, first=len(answers) == 1)
                     if record is not None:
                         print(
-                            f"stored:      fetched at {_iso(record.fetched_at)}, in force at "
-                            f"{_iso(when)} ({store.uri})"
+                            f"stored:      fetched at {_iso(record.fetched_at)}, the newest "
+                            f"copy at {_iso(when)} ({store.uri}); "
+                            f"{lifetime_at(record, when)}"
                         )
         finally:
             _close_quietly(store)
@@ -958,15 +966,43 @@ def _iso(unix: float) -> str:
     return utc_iso(unix)
 
 
+#: ``--at``'s range in Unix seconds: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z
+_FIRST_TIME = -62135596800.0
+_LAST_TIME = 253402300799.0
+
+
+def _span(seconds: float) -> str:
+    """``3 h``, ``12 min``, ``40 s``, ``2 d``: a duration for a person."""
+    seconds = abs(seconds)
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if seconds >= size:
+            return f"{round(seconds / size):d} {unit}"
+    return f"{round(seconds):d} s"
+
+
+def lifetime_at(record: Any, when: float) -> str:
+    """Whether a stored copy was within its own lifetime at ``when``, for ``--at``."""
+    if record.expires_at > when:
+        return f"within its lifetime at that time (expires {_iso(record.expires_at)})"
+    return f"expired {_span(when - record.expires_at)} before that time ({_iso(record.expires_at)})"
+
+
 def parse_time(text: str) -> float:
     """``--at``'s TIME as a Unix time: Unix seconds, or ISO 8601 (UTC unless it says)."""
     import datetime
 
     value = text.strip()
     try:
-        return float(value)
+        unix = float(value)
     except ValueError:
         pass
+    else:
+        if not (_FIRST_TIME <= unix <= _LAST_TIME):  # also NaN and infinities
+            raise UsageError(
+                f"--at {text!r}: not a time between the years 1 and 9999; give ISO 8601 "
+                "(2026-11-22T04:00:00Z) or Unix seconds"
+            )
+        return unix
     try:
         # Python 3.10 reads no "Z" suffix: it is +00:00
         if value[-1:] in ("Z", "z"):

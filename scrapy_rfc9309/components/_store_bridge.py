@@ -59,6 +59,8 @@ _T = TypeVar("_T")
 
 #: While another process holds a site's lease, its record is looked for this often.
 POLL_SECONDS = 0.5
+#: After this long waiting on another process's lease, one INFO line says who holds it.
+WAIT_NOTICE_SECONDS = 5.0
 #: After a store failure, the store is left alone this long.
 RETRY_SECONDS = 30.0
 #: At close, pending store writes are waited for at most this long.
@@ -90,6 +92,39 @@ def record_of(site: str, outcome: SiteOutcome, body: bytes | None, now: float) -
         size=0 if body is None else len(body),
         sha256=None if body is None else hashlib.sha256(body).hexdigest(),
     )
+
+
+def usable_until(record: FetchRecord, settings: RobotsTxtSettings) -> float:
+    """The Unix time until which a stored record may be used: its own ``expires_at``,
+    never later than ``fetched_at`` plus the current settings' limit for its kind.
+
+    RFC 9309 2.4: a cached robots.txt is not used for more than 24 hours (or the
+    configured TTL), counted from when it was fetched, not from when a later run
+    read it. The limits are the fetcher's: ``ROBOTSTXT_CACHE_TTL`` for parsed,
+    unavailable and restricted answers, ``ROBOTSTXT_UNREACHABLE_TTL`` for an
+    unreachable one, ``ROBOTSTXT_RETRY_AFTER_MAX`` for one with ``Retry-After``.
+    A record of an unknown kind gets the shortest of them.
+    """
+    from ._fetcher import RETRY_AFTER_MIN
+
+    try:
+        kind: Kind | None = Kind(record.kind)
+    except ValueError:
+        kind = None
+    if kind is Kind.UNREACHABLE:
+        limit = (
+            max(RETRY_AFTER_MIN, settings.retry_after_max)
+            if record.retry_after
+            else settings.unreachable_ttl
+        )
+    elif kind in (Kind.PARSED, Kind.UNAVAILABLE, Kind.RESTRICTED):
+        limit = settings.cache_ttl
+    else:
+        limit = min(settings.cache_ttl, settings.unreachable_ttl, settings.retry_after_max)
+    try:
+        return float(min(record.expires_at, record.fetched_at + limit))
+    except TypeError:
+        return float("-inf")
 
 
 def open_bridge(
@@ -157,10 +192,6 @@ class StoreBridge:
         self._down_until = 0.0
         self._outage = False
         self._closed = False
-        #: the longest outcome a stored record may give, whatever it says
-        self._max_lifetime = max(
-            settings.cache_ttl, settings.unreachable_ttl, settings.retry_after_max
-        )
         crawler.signals.connect(self.close, signal=signals.spider_closed)
 
     # -- calls on the worker thread ----------------------------------------------
@@ -198,13 +229,13 @@ class StoreBridge:
     def _look(self, site: str) -> tuple[str, tuple[FetchRecord, bytes | None] | None]:
         """On the worker: the site's fresh record, else its lease (one trip)."""
         found = self.store.current(site)
-        if found is not None and found[0].expires_at > time.time():
+        if found is not None and usable_until(found[0], self.settings) > time.time():
             return "fresh", found
         if self.store.acquire(site, self.holder, self.lease_seconds):
             # Another process may have saved the site and given its lease up
             # between the two calls: looked at again, under the lease.
             again = self.store.current(site)
-            if again is not None and again[0].expires_at > time.time():
+            if again is not None and usable_until(again[0], self.settings) > time.time():
                 self.store.release(site, self.holder)
                 return "fresh", again
             return "lease", again or found
@@ -220,6 +251,8 @@ class StoreBridge:
         lease expires.
         """
         waited = False
+        told = False
+        started = time.monotonic()
         while self.available():
             try:
                 state, found = await maybe_deferred_to_future(self._call(self._look, site))
@@ -244,8 +277,30 @@ class StoreBridge:
                 logger.debug(
                     "robots.txt of %s is being fetched by another process; waiting for it", site
                 )
+            if not told and time.monotonic() - started >= WAIT_NOTICE_SECONDS:
+                told = True
+                await self._tell_waiting(site)
             await _sleep(POLL_SECONDS)
         return None
+
+    async def _tell_waiting(self, site: str) -> None:
+        """One INFO line per site after a while: who holds its lease, until when."""
+        lease_of = getattr(self.store, "lease_of", None)
+        lease = None
+        if callable(lease_of):
+            try:
+                lease = await maybe_deferred_to_future(self._call(lease_of, site))
+            except Exception as exc:
+                logger.debug(
+                    "robots.txt store %s: reading the lease of %s: %s", self.store.uri, site, exc
+                )
+        holder, left = lease if lease else ("unknown", self.lease_seconds)
+        logger.info(
+            "waiting for another process (%s) fetching robots.txt of %s; lease expires in %d s",
+            holder,
+            site,
+            max(0, round(left)),
+        )
 
     async def _take_lease(self, site: str) -> bool:
         try:
@@ -284,7 +339,7 @@ class StoreBridge:
             )
             return None
         now = time.time()
-        remaining = min(record.expires_at - now, self._max_lifetime)
+        remaining = usable_until(record, self.settings) - now
         robots = None
         if kind is Kind.PARSED and body is not None:
             robots = await self._fetcher._parse(body)
@@ -345,6 +400,12 @@ class StoreBridge:
                 if body is not None:
                     record = record._replace(sha256=hashlib.sha256(body).hexdigest())
                 self.store.save(record, body)
+        except StoreError:
+            # The store failed (locked beyond its wait, say): giving the lease up
+            # would wait as long again, so a write waits the store's bound once.
+            # The lease expires, or is taken over at once by a crawl of this
+            # host once this process has ended.
+            raise
         except Exception:
             if held:  # the lease is still given up; the save's error is the one reported
                 with contextlib.suppress(Exception):

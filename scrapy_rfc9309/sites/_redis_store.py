@@ -40,7 +40,7 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from ._store import FetchRecord, StoreError
+from ._store import FetchRecord, StoreError, holder_is_gone
 
 __all__ = ["DEFAULT_PREFIX", "RedisStore", "open_redis_store", "public_uri"]
 
@@ -68,6 +68,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
     return 1
 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    return 1
+end
+return 0
+"""
+#: Take a lease over from a holder known to be gone (compare-and-swap on the holder).
+_TAKE_OVER = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
     return 1
 end
 return 0
@@ -194,6 +202,7 @@ class RedisStore:
             raise StoreError(f"cannot read the Redis address {self.uri}: {exc}") from exc
         self._renew = self._redis.register_script(_RENEW)
         self._release = self._redis.register_script(_RELEASE)
+        self._take_over = self._redis.register_script(_TAKE_OVER)
         try:
             self._redis.ping()
         except (redis.RedisError, OSError) as exc:
@@ -319,9 +328,31 @@ class RedisStore:
             ms = max(1, math.ceil(seconds * 1000))
             if self._redis.set(key, holder, nx=True, px=ms):
                 return True
-            return bool(self._renew(keys=[key], args=[holder, ms]))
+            if self._renew(keys=[key], args=[holder, ms]):
+                return True
+            other = self._redis.get(key)
+            if other is None:
+                return False
+            old = other.decode("utf-8", "replace") if isinstance(other, bytes) else str(other)
+            if holder_is_gone(old):  # a killed process of this host
+                return bool(self._take_over(keys=[key], args=[other, holder, ms]))
+            return False
 
         return self._call("taking a lease", run)
+
+    def lease_of(self, site: str) -> tuple[str, float] | None:
+        """Who holds the site's lease and for how many more seconds; ``None``: nobody."""
+
+        def run() -> tuple[str, float] | None:
+            key = self._lease_key(site)
+            other = self._redis.get(key)
+            left = self._redis.pttl(key)
+            if other is None or not isinstance(left, int) or left <= 0:
+                return None
+            text = other.decode("utf-8", "replace") if isinstance(other, bytes) else str(other)
+            return text, left / 1000
+
+        return self._call("reading a lease", run)
 
     def release(self, site: str, holder: str) -> None:
         self._call(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pathlib
 import sqlite3
 import time
 import zlib
@@ -25,7 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
-from ._store import FetchRecord, StoreError
+from ._store import FetchRecord, StoreError, holder_is_gone
 
 __all__ = ["SQLiteStore"]
 
@@ -66,6 +67,9 @@ CREATE TABLE IF NOT EXISTS leases (
     until REAL NOT NULL
 );
 """
+
+#: this store's tables; a file with others is refused
+_TABLES = frozenset({"bodies", "archive", "current", "leases"})
 
 _COLUMNS = (
     "a.site, a.fetched_at, a.chain, a.kind, a.detail, a.lifetime, "
@@ -109,7 +113,11 @@ class SQLiteStore:
         *,
         busy_timeout: float | None = None,
         clock: Callable[[], float] = time.time,
+        read_only: bool = False,
     ) -> None:
+        """``read_only``: for reports (``scrapy robotstxt history``, ``--at``): the
+        file is opened ``mode=ro`` and never made; a missing one is a
+        ``StoreError`` saying there is no store at its path."""
         if busy_timeout is None:
             busy_timeout = BUSY_TIMEOUT
         self.path = os.path.abspath(path)
@@ -117,14 +125,29 @@ class SQLiteStore:
         self._clock = clock
         directory = os.path.dirname(self.path)
         try:
-            os.makedirs(directory, exist_ok=True)
-            self._db = sqlite3.connect(
-                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
+            if read_only:
+                if not os.path.isfile(self.path):
+                    raise StoreError(f"no store at {self.path}")
+                self._db = sqlite3.connect(
+                    f"{pathlib.Path(self.path).as_uri()}?mode=ro",
+                    uri=True,
+                    timeout=busy_timeout,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+            else:
+                os.makedirs(directory, exist_ok=True)
+                self._db = sqlite3.connect(
+                    self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+                )
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the robots.txt store {self.path}: {exc}") from exc
         try:
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            self._refuse_foreign()
+            if read_only:
+                self._check()
+                return
             mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()
             if not mode or str(mode[0]).lower() != "wal":
                 raise StoreError(f"the robots.txt store {self.path} cannot use write-ahead logging")
@@ -140,6 +163,23 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             self._db.close()
             raise StoreError(f"cannot open the robots.txt store {self.path}: {exc}") from exc
+
+    def _refuse_foreign(self) -> None:
+        """A SQLite file of another program (tables that are not this store's) is
+        not written to: ``StoreError`` at start-up."""
+        names = {
+            str(row[0])
+            for row in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        }
+        foreign = sorted(names - _TABLES)
+        if foreign:
+            shown = ", ".join(foreign[:5])
+            raise StoreError(
+                f"{self.path} is a SQLite database of another program (tables {shown}); "
+                "name a file of its own for the robots.txt store"
+            )
 
     def _check(self) -> None:
         """A quick look at the file's structure, so that a damaged file fails at start-up."""
@@ -261,7 +301,12 @@ class SQLiteStore:
                 row = db.execute(
                     "SELECT holder, until FROM leases WHERE site = ?", (site,)
                 ).fetchone()
-                if row is not None and row[0] != holder and float(row[1]) > now:
+                if (
+                    row is not None
+                    and row[0] != holder
+                    and float(row[1]) > now
+                    and not holder_is_gone(str(row[0]))  # a killed process of this host
+                ):
                     return False
                 db.execute(
                     "INSERT INTO leases (site, holder, until) VALUES (?, ?, ?) "
@@ -272,6 +317,19 @@ class SQLiteStore:
                 return True
 
         return self._call("taking a lease", run)
+
+    def lease_of(self, site: str) -> tuple[str, float] | None:
+        """Who holds the site's lease and for how many more seconds; ``None``: nobody."""
+
+        def run() -> tuple[str, float] | None:
+            row = self._db.execute(
+                "SELECT holder, until FROM leases WHERE site = ?", (site,)
+            ).fetchone()
+            if row is None or float(row[1]) <= self._clock():
+                return None
+            return str(row[0]), float(row[1]) - self._clock()
+
+        return self._call("reading a lease", run)
 
     def release(self, site: str, holder: str) -> None:
         def run() -> None:

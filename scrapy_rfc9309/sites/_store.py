@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import socket
 from typing import NamedTuple, Protocol, runtime_checkable
 
 __all__ = ["FetchRecord", "RobotsStore", "StoreError", "open_store"]
@@ -91,8 +92,35 @@ class RobotsStore(Protocol):
     def close(self) -> None: ...
 
 
+def holder_is_gone(holder: str) -> bool:
+    """Whether a lease holder (``host:pid:tag``) is a process of this host that no
+    longer exists, so its lease can be taken over at once instead of waiting for
+    it to expire. A holder of another host, or one that cannot be read, is not."""
+    host, sep, _tag = holder.rpartition(":")
+    host, sep2, pid_text = host.rpartition(":")
+    if not (sep and sep2) or host != socket.gethostname():
+        return False
+    if not (pid_text.isascii() and pid_text.isdigit()) or len(pid_text) > 9:
+        return False
+    pid = int(pid_text)
+    if pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists, owned by another user; or not ours to ask
+        return False
+    return False
+
+
 def open_store(
-    uri: str, *, data_dir: str, redis_url: str | None = None, redis_prefix: str | None = None
+    uri: str,
+    *,
+    data_dir: str,
+    redis_url: str | None = None,
+    redis_prefix: str | None = None,
+    read_only: bool = False,
 ) -> RobotsStore:
     """The store ``ROBOTSTXT_STORE_URI`` names.
 
@@ -106,6 +134,9 @@ def open_store(
     path, four slashes for an absolute one. A Redis backend module provides
     ``open_redis_store(url) -> RobotsStore`` (or a ``RedisStore(url)`` class);
     ``redis_prefix`` (``ROBOTSTXT_STORE_PREFIX``) is passed to it as ``prefix=``.
+    A SQLite URI takes no query string (``?mode=ro`` would be part of the file
+    name): ``ValueError``. ``read_only`` (reports): a SQLite file is opened
+    read-only and never made.
     """
     text = uri.strip() if isinstance(uri, str) else uri
     if not isinstance(text, str) or not text:
@@ -120,11 +151,16 @@ def open_store(
                 "(under the project data directory) or sqlite:////absolute/path"
             )
         path = rest[1:]
+        if "?" in path:
+            raise ValueError(
+                f"{SETTING}: {uri!r}: a SQLite URI takes no query string (options such "
+                "as ?mode=ro are not supported); write sqlite:///path only"
+            )
         if not os.path.isabs(path):
             path = os.path.join(data_dir, path)
         from ._sqlite_store import SQLiteStore
 
-        return SQLiteStore(path)
+        return SQLiteStore(path, read_only=read_only)
     if text == "redis" or text.startswith(("redis://", "rediss://")):
         if text == "redis":
             if not redis_url:
