@@ -232,7 +232,9 @@ class RedisStore:
         except StoreError:
             raise
         except (redis.RedisError, OSError, MemoryError) as exc:
-            raise StoreError(f"Redis at {self.uri}: {what} failed: {exc}") from exc
+            # a timeout's message may be empty: its type is said instead
+            detail = str(exc) or type(exc).__name__
+            raise StoreError(f"Redis at {self.uri}: {what} failed: {detail}") from exc
 
     def _decoded(self, raw: Any, site: str) -> FetchRecord | None:
         if raw is None:
