@@ -36,6 +36,12 @@ class ClusterSpider(RedisSpider):
         "ROBOTSTXT_STORE_PREFIX": "cluster-demo:robotstxt:",
         # a slow, polite crawl, so that every process gets a share of the work
         "DOWNLOAD_DELAY": 0.5,
+        # every process takes 2 requests at a time from the shared queue, in the
+        # order they were queued (first in, first out), so that each process gets
+        # pages of every site, not all the pages of one: the sites' robots.txt are
+        # then shared (one process downloads each, the others load it from Redis)
+        "CONCURRENT_REQUESTS": 2,
+        "SCHEDULER_QUEUE_CLASS": "scrapy_redis.queue.FifoQueue",
         # each process ends after 10 s without work (the demo ends by itself)
         "MAX_IDLE_TIME_BEFORE_CLOSE": 10,
         "USER_AGENT": "ClusterDemoBot/1.0 (+https://example.com/bot)",

@@ -10,7 +10,8 @@ the processes of a test really run at the same time.
 
 ``config["lease_margin"]`` and ``config["retry_seconds"]`` shorten the
 store's lease margin (past ``DOWNLOAD_TIMEOUT``) and its retry delay after a
-failure, so that the tests take seconds instead of minutes.
+failure, so that the tests take seconds instead of minutes;
+``config["close_wait_seconds"]`` the store's wait for its writes at close.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ def main(config_path: str) -> None:
         _settings.STORE_LEASE_MARGIN = float(config["lease_margin"])
     if "retry_seconds" in config:
         _store_bridge.RETRY_SECONDS = float(config["retry_seconds"])
+    if "close_wait_seconds" in config:
+        _store_bridge.CLOSE_WAIT_SECONDS = float(config["close_wait_seconds"])
     result: dict[str, Any] = {"fetched": [], "dropped": {}}
 
     async def sleep(seconds: float) -> None:

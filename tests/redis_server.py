@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -31,7 +32,7 @@ def _answers(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
             sock.sendall(b"PING\r\n")
-            return sock.recv(64).startswith(b"+PONG")
+            return sock.recv(64).startswith((b"+PONG", b"-NOAUTH"))  # up (a password set)
     except OSError:
         return False
 
@@ -39,8 +40,12 @@ def _answers(port: int) -> bool:
 class RedisServer:
     """``redis-server`` in ``directory``; ``url`` is where it answers."""
 
-    def __init__(self, directory: Path, binary: str | None = None) -> None:
+    def __init__(
+        self, directory: Path, binary: str | None = None, extra_args: tuple[str, ...] = ()
+    ) -> None:
         self.binary = binary or redis_server_binary() or "redis-server"
+        #: more ``redis-server`` options (e.g. ``("--requirepass", "secret")``)
+        self.extra_args = extra_args
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.port = 0
@@ -68,6 +73,7 @@ class RedisServer:
                     "--dir", str(self.directory),
                     "--logfile", str(self.log),
                     "--daemonize", "no",
+                    *self.extra_args,
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -106,6 +112,16 @@ class RedisServer:
             self.process.kill()
             self.process.wait()
         self.process = None
+
+    def freeze(self) -> None:
+        """Stop the server from answering (SIGSTOP): connections open, no replies."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """Let a frozen server answer again (SIGCONT)."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGCONT)
 
     def __enter__(self) -> RedisServer:
         return self.start()

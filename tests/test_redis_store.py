@@ -585,7 +585,8 @@ async def test_2_4_redis_lost_mid_crawl_falls_back_then_reconnects(
     control = sites(
         routes={
             "/robots.txt": text(ROBOTS),
-            "/stop": stop_redis,
+            # once the first site's record is saved (its write runs on the worker)
+            "/stop": delayed(0.5, stop_redis),
             "/start": delayed(1.5, start_redis),  # past the store's retry delay
         },
         default=text("page"),
@@ -792,3 +793,113 @@ async def test_2_4_redis_that_hangs_mid_crawl_times_out_and_falls_back(
     assert stats["robotstxt/store/errors"] >= 1
     assert "Timeout" in caplog.text or "timed out" in caplog.text
     assert elapsed < 4  # not the default 5 s timeout
+
+
+@deferred_f_from_coro_f
+async def test_2_4_redis_frozen_sites_met_meanwhile_fetched_within_one_timeout(
+    sites: Any, own_redis: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis frozen (SIGSTOP): the first store call pays the timeout and declares the
+    outage; the look-ups queued behind it fail at once instead of each paying the
+    timeout in turn, so all the sites met meanwhile are fetched within about one
+    timeout (RFC 9309 2.4: the crawl goes on from its own downloads)."""
+    frozen_at: list[float] = []
+
+    def freeze(request: Any) -> bytes:
+        own_redis.freeze()
+        frozen_at.append(time.monotonic())
+        return b"redis frozen"
+
+    control = sites(routes={"/robots.txt": text(ROBOTS), "/freeze": freeze}, default=text("page"))
+    during = [sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page")) for _ in range(5)]
+    followups = {
+        control.url("/page/0"): [control.url("/freeze")],
+        control.url("/freeze"): [mock.url("/page/0") for mock in during],
+    }
+    timeout = 1.0
+    uri = f"{own_redis.url}?socket_timeout={timeout}&socket_connect_timeout={timeout}"
+    try:
+        with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.store"):
+            spider, stats = await crawl(
+                [control.url("/page/0")],
+                {"ROBOTSTXT_STORE_URI": uri},
+                allow_errors=True,
+                followups=followups,
+            )
+        ended = time.monotonic()
+    finally:
+        own_redis.thaw()
+    assert sorted(spider.fetched) == sorted(
+        [control.url("/page/0"), control.url("/freeze")] + [m.url("/page/0") for m in during]
+    )
+    for mock in during:
+        assert mock.count("/robots.txt") == 1
+    assert stats["log_count/ERROR"] == 1
+    # five sites, each paying the timeout in turn, would take 5 s
+    assert ended - frozen_at[0] < 2.5 * timeout
+    # the outage's follow-up lines say what failed
+    assert "still failing (saving a record): \n" not in caplog.text
+
+
+@deferred_f_from_coro_f
+async def test_2_4_redis_frozen_at_close_the_wait_is_bounded_in_total(
+    sites: Any, own_redis: RedisServer, tmp_path: Path
+) -> None:
+    """Redis frozen (SIGSTOP) while records are being saved, with a store timeout far
+    longer than the close wait: the process exits once the close wait is over (not
+    after each write's timeout), with one ERROR saying how many records were not
+    saved."""
+
+    def freeze(request: Any) -> bytes:
+        own_redis.freeze()
+        return b"redis frozen"
+
+    # looked up and leased before the freeze; their robots.txt arrive after it, and
+    # their records are then saved into a frozen Redis
+    control = sites(
+        # once the control site's own record is saved
+        routes={"/robots.txt": text(ROBOTS), "/freeze": delayed(0.5, freeze)},
+        default=text("page"),
+    )
+    mocks = [
+        sites(routes={"/robots.txt": delayed(1.0, text(ROBOTS))}, default=text("page"))
+        for _ in range(3)
+    ]
+    urls = [control.url("/freeze")] + [mock.url("/page/0") for mock in mocks]
+    uri = f"{own_redis.url}?socket_timeout=30&socket_connect_timeout=30"
+    settings = {
+        **BASE_SETTINGS,
+        "ROBOTSTXT_STORE_URI": uri,
+        "ROBOTSTXT_STORE_PREFIX": "frozen:",
+    }
+    close_wait = 2.0
+    try:
+        started = time.monotonic()
+        proc = CrawlerProc(tmp_path, "frozen", urls, settings, close_wait_seconds=close_wait)
+        result = await proc.finished(timeout=60)
+        elapsed = time.monotonic() - started
+    finally:
+        own_redis.thaw()
+    log = proc.log_text()
+    assert sorted(result["fetched"]) == sorted(urls), log[-3000:]
+    assert "records not saved" in log, log[-3000:]
+    errors = [line for line in log.splitlines() if "] ERROR: " in line]
+    assert len(errors) == 1, errors
+    assert "did not answer within 2 s at close: 3 records not saved" in errors[0]
+    # one store call hangs 30 s; the close gives up after 2 s and the process ends
+    assert elapsed < 20, log[-3000:]
+
+
+def test_wrong_or_missing_password_is_not_called_unreachable(tmp_path: Path) -> None:
+    """Redis answers but refuses the credentials: said so, not "cannot reach"."""
+    require_redis_server()
+    server = RedisServer(tmp_path / "auth", extra_args=("--requirepass", "s3cret"))
+    with server:
+        for url in [server.url, server.url.replace("redis://", "redis://:wrong@")]:
+            with pytest.raises(StoreError) as caught:
+                RedisStore(url, prefix="auth:")
+            message = str(caught.value)
+            assert "refused the credentials" in message, message
+            assert "cannot reach" not in message
+            assert "wrong" not in message  # the password is never shown
+        RedisStore(server.url.replace("redis://", "redis://:s3cret@"), prefix="auth:").close()

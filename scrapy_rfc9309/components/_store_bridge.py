@@ -27,6 +27,7 @@ import hashlib
 import logging
 import os
 import socket
+import threading
 import time
 import uuid
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -35,6 +36,7 @@ from scrapy import signals
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred, DeferredList
 from twisted.internet.threads import deferToThreadPool
+from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
 from ..parser._robotstxt import RobotsTxt
@@ -63,8 +65,32 @@ POLL_SECONDS = 0.5
 WAIT_NOTICE_SECONDS = 5.0
 #: After a store failure, the store is left alone this long.
 RETRY_SECONDS = 30.0
-#: At close, pending store writes are waited for at most this long.
+#: At close, pending store writes are waited for at most this long in all.
 CLOSE_WAIT_SECONDS = 10.0
+
+
+#: A look-up is given up this long past the store's own timeout.
+_WAIT_MARGIN = 0.25
+
+
+class _Skipped(StoreError):
+    """A store call not made: the store is left alone after a failure, the caller
+    stopped waiting for it, or the store was given up at close."""
+
+
+def _daemon_thread(*args: Any, **kwargs: Any) -> threading.Thread:
+    thread = threading.Thread(*args, **kwargs)
+    thread.daemon = True  # a worker stuck in a hung call never holds the process's exit
+    return thread
+
+
+class _StorePool(ThreadPool):
+    threadFactory = staticmethod(_daemon_thread)  # type: ignore[assignment]
+
+
+def _describe(exc: BaseException) -> str:
+    """An error for a log line, never empty."""
+    return str(exc) or type(exc).__name__
 
 
 def utc_iso(unix: float) -> str:
@@ -179,7 +205,14 @@ class StoreBridge:
         self.lease_seconds = lease_seconds
         #: who holds a lease, across processes and hosts
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._pool = ThreadPool(minthreads=1, maxthreads=1, name="robotstxt-store")
+        #: a store call is given up (the site fetched locally) when not answered
+        #: within the store's own timeout (``None``: waited for)
+        self._wait_limit: float | None = getattr(store, "timeout", None)
+        #: set at close when the worker did not finish in time: nothing more runs on it
+        self._abandoned = False
+        #: store writes saving a record, not finished yet
+        self._saving: set[Deferred[Any]] = set()
+        self._pool = _StorePool(minthreads=1, maxthreads=1, name="robotstxt-store")
         self._pool.start()
         self._shutdown_trigger: Any = reactor.addSystemEventTrigger(
             "during", "shutdown", self._stop_at_shutdown
@@ -196,8 +229,73 @@ class StoreBridge:
 
     # -- calls on the worker thread ----------------------------------------------
 
-    def _call(self, fn: Callable[..., _T], *args: Any) -> Deferred[_T]:
-        return deferToThreadPool(self._reactor, self._pool, fn, *args)
+    def _call(
+        self,
+        fn: Callable[..., _T],
+        *args: Any,
+        skip: bool = True,
+        given_up: list[bool] | None = None,
+    ) -> Deferred[_T]:
+        return deferToThreadPool(
+            self._reactor, self._pool, self._guarded, skip, given_up, fn, *args
+        )
+
+    def _guarded(
+        self, skip: bool, given_up: list[bool] | None, fn: Callable[..., _T], *args: Any
+    ) -> _T:
+        """On the worker: ``fn`` unless the store is to be left alone (``_Skipped``).
+
+        A failure marks the store down here, on the worker, so that the calls
+        queued behind it fail at once instead of each paying the timeout.
+        """
+        if self._abandoned:
+            raise _Skipped("the store was given up at close")
+        if given_up is not None and given_up[0]:
+            raise _Skipped("no longer waited for")
+        if skip and time.monotonic() < self._down_until:
+            raise _Skipped("the store is left alone after a failure")
+        try:
+            return fn(*args)
+        except Exception:
+            self._down_until = max(self._down_until, time.monotonic() + RETRY_SECONDS)
+            raise
+
+    async def _within_limit(self, site: str) -> tuple[str, tuple[FetchRecord, bytes | None] | None]:
+        """The site's look-up, given up (``_Skipped``) when the worker does not answer
+        within the store's timeout: a call in flight delays the ones behind it at
+        most that long. A lease the given-up call still takes is given back."""
+        given_up = [False]
+        call = self._call(self._look, site, given_up=given_up)
+        if self._wait_limit is None:
+            return await maybe_deferred_to_future(call)
+        result: Deferred[tuple[str, tuple[FetchRecord, bytes | None] | None]] = Deferred()
+
+        limit = self._wait_limit
+
+        def give_up() -> None:
+            given_up[0] = True
+            exc = _Skipped(f"Redis at {self.store.uri} did not answer within {limit:g} s")
+            if self.available():  # no failure came back yet: this is one
+                self._failed("looking up a site", exc)
+            result.errback(exc)
+
+        # a little past the store's own timeout: the call in flight fails first
+        timer = self._reactor.callLater(limit + _WAIT_MARGIN, give_up)
+
+        def done(value: Any) -> None:
+            if not result.called:
+                timer.cancel()
+                if isinstance(value, Failure):
+                    result.errback(value)
+                else:
+                    result.callback(value)
+            elif isinstance(value, tuple) and value[0] == "lease":
+                self._write("releasing a lease", self._save_and_release, site, None, None, True)
+            elif isinstance(value, Failure) and not isinstance(value.value, _Skipped):
+                self._failed("looking up a site", value.value)
+
+        call.addBoth(done)
+        return await maybe_deferred_to_future(result)
 
     def available(self) -> bool:
         return not self._closed and time.monotonic() >= self._down_until
@@ -212,12 +310,14 @@ class StoreBridge:
                 "robots.txt store failed while %s: %s; going on without it (robots.txt "
                 "kept in memory, fetched as without a store), tried again in %g s",
                 what,
-                exc,
+                _describe(exc),
                 RETRY_SECONDS,
                 extra={"spider": self.crawler.spider},
             )
         else:
-            logger.debug("robots.txt store %s still failing (%s): %s", self.store.uri, what, exc)
+            logger.debug(
+                "robots.txt store %s still failing (%s): %s", self.store.uri, what, _describe(exc)
+            )
 
     def _worked(self) -> None:
         if self._outage:
@@ -255,7 +355,10 @@ class StoreBridge:
         started = time.monotonic()
         while self.available():
             try:
-                state, found = await maybe_deferred_to_future(self._call(self._look, site))
+                state, found = await self._within_limit(site)
+            except _Skipped as exc:  # the store left alone: fetched locally at once
+                logger.debug("robots.txt store not asked about %s: %s", site, exc)
+                return None
             except StoreError as exc:
                 self._failed("looking up a site", exc)
                 return None
@@ -307,6 +410,8 @@ class StoreBridge:
             taken = await maybe_deferred_to_future(
                 self._call(self.store.acquire, site, self.holder, self.lease_seconds)
             )
+        except _Skipped:
+            return True  # fetched without the store
         except Exception as exc:
             self._failed("taking a lease", exc)
             return True  # fetched without the store
@@ -418,16 +523,23 @@ class StoreBridge:
         saving = args[1] is not None
         done = self._call(fn, *args)
         self._writes.add(done)
+        if saving:
+            self._saving.add(done)
 
         def ok(_: Any) -> None:
             self._writes.discard(done)
+            self._saving.discard(done)
             self._worked()
             if saving:
                 self.stats.inc_value("robotstxt/store/saved")
 
         def failed(failure: Any) -> None:
             self._writes.discard(done)
-            self._failed(what, failure.value)
+            self._saving.discard(done)
+            if isinstance(failure.value, _Skipped):
+                logger.debug("robots.txt store %s: not %s: %s", self.store.uri, what, failure.value)
+            else:
+                self._failed(what, failure.value)
 
         done.addCallbacks(ok, failed)
 
@@ -440,33 +552,53 @@ class StoreBridge:
         self._closed = True
         for site in list(self._held):
             self.abandoned(site)
-        closing = self._call(self.store.close)
+        closing = self._call(self.store.close, skip=False)
         pending = [*self._writes, closing]
-        waited: Deferred[Any] = DeferredList(pending, consumeErrors=True)
-        waited.addTimeout(CLOSE_WAIT_SECONDS, self._reactor)
-        try:
-            await maybe_deferred_to_future(waited)
-        except Exception:
-            logger.warning(
-                "robots.txt store %s: %d writes not finished after %g s at close",
-                self.store.uri,
-                len(self._writes),
-                CLOSE_WAIT_SECONDS,
-            )
-            return
-        if closing.called:
-            self._stop_pool()
+        # One bound for all pending writes together (not one per write): the
+        # list is not cancelled at the bound, so no write reports a cancellation.
+        finished: Deferred[Any] = DeferredList(pending, consumeErrors=True)
+        bounded: Deferred[bool] = Deferred()
 
-    def _stop_pool(self) -> None:
+        def at_bound() -> None:
+            if not bounded.called:
+                bounded.callback(False)
+
+        timer = self._reactor.callLater(CLOSE_WAIT_SECONDS, at_bound)
+
+        def all_done(_: Any) -> None:
+            if not bounded.called:
+                timer.cancel()
+                bounded.callback(True)
+
+        finished.addBoth(all_done)
+        if await maybe_deferred_to_future(bounded):
+            self._stop_pool()
+            return
+        # The worker is stuck in a call (Redis not answering): it is given up,
+        # not joined; whatever is queued on it is not run.
+        self._abandoned = True
+        self.stats.inc_value("robotstxt/store/errors")
+        logger.error(
+            "robots.txt store %s did not answer within %g s at close: %d records not "
+            "saved (%d store writes given up); closing without it",
+            self.store.uri,
+            CLOSE_WAIT_SECONDS,
+            len(self._saving),
+            len(self._writes),
+            extra={"spider": self.crawler.spider},
+        )
+        self._stop_pool(join=False)
+
+    def _stop_pool(self, *, join: bool = True) -> None:
         trigger, self._shutdown_trigger = self._shutdown_trigger, None
         if trigger is not None:
             self._reactor.removeSystemEventTrigger(trigger)
-        if self._pool.started:
+        if self._pool.started and join:
             self._pool.stop()
 
     def _stop_at_shutdown(self) -> None:
         self._shutdown_trigger = None
-        if self._pool.started:
+        if self._pool.started and not self._abandoned:
             self._pool.stop()
 
 

@@ -205,6 +205,16 @@ class RedisStore:
         self._take_over = self._redis.register_script(_TAKE_OVER)
         try:
             self._redis.ping()
+        except (redis.AuthenticationError, redis.exceptions.NoPermissionError) as exc:
+            # Redis answered: a missing or wrong password (or user without the
+            # right) is not an unreachable Redis.
+            self._redis.close()
+            raise StoreError(f"Redis at {self.uri} refused the credentials: {exc}") from exc
+        except redis.ResponseError as exc:
+            self._redis.close()
+            if str(exc).startswith(("NOAUTH", "WRONGPASS", "NOPERM")):
+                raise StoreError(f"Redis at {self.uri} refused the credentials: {exc}") from exc
+            raise StoreError(f"Redis at {self.uri} answered with an error: {exc}") from exc
         except (redis.RedisError, OSError) as exc:
             self._redis.close()
             raise StoreError(f"cannot reach Redis at {self.uri}: {exc}") from exc
@@ -231,7 +241,9 @@ class RedisStore:
         except StoreError:
             raise
         except (redis.RedisError, OSError, MemoryError) as exc:
-            raise StoreError(f"Redis at {self.uri}: {what} failed: {exc}") from exc
+            # a timeout's message may be empty: its type is said instead
+            detail = str(exc) or type(exc).__name__
+            raise StoreError(f"Redis at {self.uri}: {what} failed: {detail}") from exc
 
     def _decoded(self, raw: Any, site: str) -> FetchRecord | None:
         if raw is None:
@@ -359,6 +371,12 @@ class RedisStore:
             "releasing a lease",
             lambda: self._release(keys=[self._lease_key(site)], args=[holder]),
         )
+
+    @property
+    def timeout(self) -> float | None:
+        """How long one Redis call may wait for an answer (seconds; ``None``: no limit)."""
+        value = self._redis.connection_pool.connection_kwargs.get("socket_timeout")
+        return None if value is None else float(value)
 
     def close(self) -> None:
         self._call("closing", self._redis.close)
