@@ -141,9 +141,12 @@ class TdmRepSites:
         if rules is not None:
             return rules
         waiter: Deferred[TdmRep | None] = Deferred()
-        if site not in self._pending:
-            self._start(site)
+        starts = site not in self._pending
+        # waiting before the fetch starts: a fetch that fails at once (an error raised
+        # by a downloader middleware, on older Scrapy) settles before _start returns
         self._pending.setdefault(site, []).append(waiter)
+        if starts:
+            self._start(site)
         return await maybe_deferred_to_future(waiter)
 
     def _start(self, site: str) -> None:
