@@ -216,6 +216,82 @@ async def test_2_3_every_request_set_aside_the_spider_waits_for_its_robots_txt(s
 
 
 @deferred_f_from_coro_f
+async def test_tdmrep_json_pending_sets_aside_beyond_the_share_too(sites) -> None:
+    """A declared purpose that needs the site's tdmrep.json, answering after
+    1 s: requests waiting for it count as held too, the others are set aside
+    and decided once it is fetched (the reserved ones dropped, with their
+    errback, the others fetched; none before the tdmrep.json answered)."""
+    tdmrep = text(
+        '[{"location": "/reserved/*", "tdm-reservation": 1}]', content_type=b"application/json"
+    )
+    site = sites(
+        routes={
+            "/robots.txt": text("User-agent: *\nAllow: /\n"),
+            "/.well-known/tdmrep.json": delayed(1.0, tdmrep),
+        },
+        default=PAGE,
+    )
+    urls = [site.url(f"/reserved/{n}") for n in range(20)]
+    urls += [site.url(f"/free/{n}") for n in range(20)]
+    settings = {"CONCURRENT_REQUESTS": 4, "ROBOTSTXT_PURPOSES": ["train-ai"], **PLAIN}
+    spider, stats = await run(urls, settings)
+    hits = list(zip(site.hits, site.hit_times, strict=True))
+    answered = next(t for p, t in hits if "tdmrep" in p) + 1
+    assert sorted(spider.fetched) == sorted(urls[20:])
+    assert min(t for p, t in hits if p.startswith("/free/")) >= answered - 0.05
+    assert not any(p.startswith("/reserved/") for p in site.hits)
+    assert site.count("/.well-known/tdmrep.json") == 1
+    assert sorted(url for url, _ in spider.errbacks) == sorted(urls[:20])
+    assert all("tdmrep.json" in str(error) for _, error in spider.errbacks)
+    assert stats["robotstxt/forbidden/usage"] == 20
+    assert stats["robotstxt/held/max"] <= 2
+    assert stats["robotstxt/set_aside"] >= 30
+    assert_none_lost(spider, stats, len(urls))
+
+
+class DownloadingSpider(Spider):
+    """Downloads a page of another site from its callback, as media pipelines do
+    (``engine.download_async``, ``callback=NO_CALLBACK``): never scheduled."""
+
+    name = "downloading"
+
+    def __init__(self, page: str = "", other: str = "", **kwargs: Any):
+        super().__init__(**kwargs)
+        self.page, self.other = page, other
+        self.statuses: list[int] = []
+
+    async def start(self) -> Any:
+        yield Request(self.page, self.parse)
+
+    async def parse(self, response: Any) -> Any:
+        from scrapy.http.request import NO_CALLBACK
+
+        other = await _compat.download(self.crawler, Request(self.other, callback=NO_CALLBACK))
+        self.statuses.append(other.status)
+        return
+        yield
+
+
+@deferred_f_from_coro_f
+async def test_2_3_a_download_that_was_not_scheduled_waits_and_is_never_set_aside(sites) -> None:
+    """CONCURRENT_REQUESTS = 1 (no request may wait in the middleware): a page
+    downloaded with ``engine.download_async`` waits for its robots.txt (0.5 s)
+    all the same, and its sender gets the response; set aside, it would never
+    reach its sender."""
+    first = sites(routes={"/robots.txt": status(404)}, default=PAGE)
+    other = sites(routes={"/robots.txt": delayed(0.5, status(404))}, default=PAGE)
+    crawler = get_crawler(DownloadingSpider, {**BASE_SETTINGS, "CONCURRENT_REQUESTS": 1, **PLAIN})
+    await _compat.crawl(crawler, page=first.url("/a"), other=other.url("/b"))
+    assert crawler.stats is not None and isinstance(crawler.spider, DownloadingSpider)
+    stats = crawler.stats.get_stats()
+    assert stats.get("log_count/ERROR", 0) == 0
+    assert crawler.spider.statuses == [200]
+    assert page_times(other)[0] >= robots_times(other)[0] + 0.5 - 0.05
+    assert stats["robotstxt/set_aside"] == 1  # the scheduled page only
+    assert stats["robotstxt/held/max"] == 1
+
+
+@deferred_f_from_coro_f
 async def test_closing_drops_set_aside_requests_counts_them_in_summary_and_report(
     sites, caplog, tmp_path
 ) -> None:
