@@ -37,7 +37,9 @@ e. page-level directives: pages per second and crawler CPU per page with
 f. stall: 64 pages of a site whose robots.txt never answers, scheduled
    first, then 10 healthy sites (``CONCURRENT_REQUESTS = 16``,
    ``DOWNLOAD_TIMEOUT = 30``): the time until the healthy sites' pages are
-   all fetched, against the same crawl without the hung site;
+   all fetched, against the same crawl without the hung site; also with the
+   add-on and Scrapy's ``ScrapyPriorityQueue`` (requests wait in the
+   middleware, bounded by ``ROBOTSTXT_HELD_SHARE``) against no robots.txt;
 g. round trip: 200 sites x 5 pages, every robots.txt answering after
    300 ms, pages at once: crawl time against ``ROBOTSTXT_OBEY = False``.
 
@@ -577,11 +579,17 @@ def stall(rounds: int) -> None:
     server = Server(pick_robots("throughput", healthy_sites))
     try:
         times: dict[str, list[float]] = {}
+        # "ours, plain queue": the add-on with Scrapy's ScrapyPriorityQueue (as with
+        # a scheduler of your own): requests wait in the middleware, at most
+        # ROBOTSTXT_HELD_SHARE of CONCURRENT_REQUESTS, the others set aside
+        plain = {"SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue"}
         for _ in range(rounds):
-            for label, mode, hung in (
-                ("ours, hung site", "ours", 64),
-                ("ours, no hung site", "ours", 0),
-                ("builtin, hung site", "builtin", 64),
+            for label, mode, hung, extra in (
+                ("ours, hung site", "ours", 64, {}),
+                ("ours, no hung site", "ours", 0, {}),
+                ("ours, plain queue, hung site", "ours", 64, plain),
+                ("off, hung site", "off", 64, {}),
+                ("builtin, hung site", "builtin", 64, {}),
             ):
                 result = run_crawl(
                     mode,
@@ -591,6 +599,7 @@ def stall(rounds: int) -> None:
                     concurrency=16,
                     hung_pages=hung,
                     stop_after=total,
+                    settings=extra,
                 )
                 done = result["elapsed_to_last_response"] if result.get("fetched") else None
                 if result.get("fetched", 0) < total:
@@ -598,9 +607,11 @@ def stall(rounds: int) -> None:
                 times.setdefault(label, []).append(done or float("inf"))
         med = {label: sorted(values)[len(values) // 2] for label, values in times.items()}
         for label, value in med.items():
-            print(f"    {label:<20} healthy pages done after {value:7.2f} s")
+            print(f"    {label:<28} healthy pages done after {value:7.2f} s")
         gap = med["ours, hung site"] - med["ours, no hung site"]
         print(f"    ours: hung site costs {gap:+.2f} s  (goal <= 3 s)")
+        gap = med["ours, plain queue, hung site"] - med["off, hung site"]
+        print(f"    ours with a plain queue: hung site costs {gap:+.2f} s against no robots.txt")
     finally:
         server.close()
 

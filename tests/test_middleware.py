@@ -197,8 +197,9 @@ async def test_closing_releases_waiting_requests_at_once(sites) -> None:
     site = sites(routes={"/robots.txt": hang()}, default=PAGE)
     urls = [site.url(f"/p{i}") for i in range(10)]
     started = time.monotonic()
-    # all 10 wait in the middleware (no scheduler queue of ours in these settings)
-    settings = {"DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 1}
+    # all 10 wait in the middleware (no scheduler queue of ours in these settings;
+    # ROBOTSTXT_HELD_SHARE 1: none is set aside)
+    settings = {"DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 1, "ROBOTSTXT_HELD_SHARE": 1}
     spider, stats = await crawl(urls, settings)
     assert time.monotonic() - started < 10  # not the 120 s download timeout
     assert spider.fetched == []

@@ -13,12 +13,14 @@ import asyncio
 import logging
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from weakref import WeakKeyDictionary
 
 from scrapy import signals
-from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
 from scrapy.http import Request
+from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import CancelledError, Deferred
@@ -41,13 +43,17 @@ __all__ = ["RobotsTxtMiddleware", "SiteListener", "middleware_for"]
 
 logger = logging.getLogger("scrapy_rfc9309.middleware")
 
+_T = TypeVar("_T")
+
 BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 #: How often, while a robots.txt is being fetched, to look for a closing engine.
 CLOSE_POLL_SECONDS = 0.1
 
 _TOKEN_CACHE_SIZE = 256
-#: Meta key of a request sent back to a scheduler queue that is not ours: its
-#: original priority (it is re-queued one lower, so other requests go first).
+#: Meta key of a request set aside and given back to a scheduler queue that is
+#: not ours: its own ``dont_filter`` (the copy is scheduled with ``dont_filter``
+#: set, so that no duplicate filter drops it), restored when it comes back.
+_META_SET_ASIDE = "_robotstxt_set_aside"
 _KIND_BITS = {kind: index for index, kind in enumerate(Kind)}
 
 
@@ -89,6 +95,15 @@ def _kept_for(outcome: SiteOutcome) -> str:
     """``600 s (Cache-Control: max-age=600)``: how long an outcome is used, and why."""
     seconds = max(0.0, outcome.expires_at - time.monotonic())
     return f"{round(seconds):d} s ({outcome.lifetime})" if outcome.lifetime else f"{seconds:.0f} s"
+
+
+class RequestSetAside(IgnoreRequest):
+    """Raised for a request set aside while its site's robots.txt (or tdmrep.json)
+    is pending, beyond ``ROBOTSTXT_HELD_SHARE``: it leaves the downloader, and a
+    copy is scheduled again once the site is settled.
+
+    The request raised for has no errback any more (its copy keeps it), so Scrapy
+    passes this on silently: no log line, no errback, no drop."""
 
 
 class SiteListener(Protocol):
@@ -139,7 +154,12 @@ class RobotsTxtMiddleware:
         self._queues: list[SiteListener] = []
         #: site -> the timer of its next attempt while deferred
         self._timers: dict[str, Any] = {}
-        #: requests waiting here on a robots.txt (only with other scheduler queues)
+        #: requests waiting here on a robots.txt or tdmrep.json
+        self._held = 0
+        #: site -> copies of its requests set aside beyond ROBOTSTXT_HELD_SHARE
+        #: (only with other scheduler queues), scheduled again once it is settled
+        self._aside: dict[str, list[Request]] = {}
+        self._told_set_aside = False
         self._tokens: dict[bytes, str] = {}
         #: site -> the outcome kinds already counted for it (a bit per kind), so
         #: per-site stats count each site once per crawl, whatever its refetches
@@ -161,6 +181,7 @@ class RobotsTxtMiddleware:
             else None
         )
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(self._on_spider_idle, signal=signals.spider_idle)
         _MIDDLEWARES[crawler] = self
         if self.settings.max_size < RFC_MIN_SIZE:
             logger.warning(
@@ -187,19 +208,37 @@ class RobotsTxtMiddleware:
     async def process_request(
         self, request: Request, spider: Spider | None = None
     ) -> Request | None:
-        """Let ``request`` through, or raise ``IgnoreRequest`` saying which line forbids it."""
+        """Let ``request`` through, or raise ``IgnoreRequest`` saying which line forbids it.
+
+        With a scheduler queue that is not ours, a request of a site whose
+        robots.txt is pending, beyond ``ROBOTSTXT_HELD_SHARE`` of
+        ``CONCURRENT_REQUESTS`` already waiting here, is set aside instead
+        (:meth:`_set_aside`) and decided when it comes back.
+        """
         site = self.site_for(request)
         if site is None:
             return None
+        if _META_SET_ASIDE in request.meta:  # a copy given back: its own dont_filter again
+            request.dont_filter = bool(request.meta.pop(_META_SET_ASIDE))
         outcome = self._table.fresh(site, time.monotonic())
         if outcome is None:
-            outcome = await self._wait_for(site, request)
+            if self._must_set_aside(request):
+                self._set_aside(site, request)
+            outcome = await self._held_while(self._wait_for(site, request))
         if outcome is None:
             self._drop_at_close(site, request)
         else:
             decision = outcome.decide(request.url, self._token(request), site)
             if self._usage is not None and decision.allowed:  # ROBOTSTXT_PURPOSES declared
-                await self._usage.check(outcome, site, request, self._token(request))
+                tdmrep = self._tdmrep_sites()
+                if tdmrep is None or tdmrep.fresh(site) is not None:
+                    await self._usage.check(outcome, site, request, self._token(request))
+                else:  # it waits for the site's tdmrep.json
+                    if self._must_set_aside(request):
+                        self._set_aside(site, request, tdmrep=tdmrep)
+                    await self._held_while(
+                        self._usage.check(outcome, site, request, self._token(request))
+                    )
             self._apply(decision, site, request)
             if request.meta.get("robotstxt_explain"):  # opt-in: the deciding line when allowed
                 request.meta["robotstxt_verdict"] = allowed_verdict(
@@ -214,6 +253,134 @@ class RobotsTxtMiddleware:
         if request.url.startswith(("data:", "file:")):
             return None
         return site_of(urlparse_cached(request))
+
+    # -- bounded holding with other scheduler queues ---------------------------------
+
+    async def _held_while(self, waiting: Coroutine[Any, Any, _T]) -> _T:
+        """Await ``waiting``, counted as a request held here (``robotstxt/held/max``)."""
+        self._held += 1
+        self.stats.max_value("robotstxt/held/max", self._held)
+        try:
+            return await waiting
+        finally:
+            self._held -= 1
+
+    def _must_set_aside(self, request: Request) -> bool:
+        """Whether a request about to wait here is set aside instead.
+
+        Only with a scheduler queue that is not ours (ours holds requests of
+        pending sites itself), once ``held_max`` requests wait here. Requests
+        that did not come from the scheduler (``callback=NO_CALLBACK``: media
+        pipelines send them with ``engine.download_async``) always wait: their
+        sender awaits their response.
+        """
+        limit = self.settings.held_max
+        return (
+            limit is not None
+            and self._held >= limit
+            and not self._queues
+            and request.callback is not NO_CALLBACK
+            and not _engine_is_closing(self.crawler)
+        )
+
+    def _set_aside(self, site: str, request: Request, tdmrep: TdmRepSites | None = None) -> None:
+        """Free the request's place in the crawl's concurrency until its site is settled.
+
+        A downloader middleware cannot hand a request back to the scheduler
+        for later: a request returned is scheduled again at once, and when
+        every scheduled request waits on a pending robots.txt the engine and
+        the middleware pass the same requests back and forth. So a copy is
+        kept here (with ``dont_filter`` set, so that no duplicate filter drops
+        it when it is scheduled again; its own value travels in its meta) and
+        the request is ended with :class:`RequestSetAside`; its errback is
+        removed first (the copy keeps it), so Scrapy ends it silently. The
+        copy is scheduled again (``engine.crawl``, its priority kept) once the
+        site's robots.txt (or tdmrep.json) is settled, and decided then, as
+        any request; it is dropped, counted, if the spider closes first.
+        """
+        copy = request.replace(dont_filter=True)
+        copy.meta[_META_SET_ASIDE] = request.dont_filter
+        # kept before the fetch starts: a fetch that fails at once settles the
+        # site (and gives back its copies) before _launch returns
+        self._aside.setdefault(site, []).append(copy)
+        request.errback = None
+        self.stats.inc_value("robotstxt/set_aside")
+        if not self._told_set_aside:
+            self._told_set_aside = True
+            logger.info(
+                "%d requests wait for robots.txt files (ROBOTSTXT_HELD_SHARE of "
+                "CONCURRENT_REQUESTS); further requests of sites whose robots.txt is "
+                "pending are set aside and scheduled again once it is fetched",
+                self._held,
+                extra={"spider": self.crawler.spider},
+            )
+        if tdmrep is not None:
+            tdmrep.prefetch(site)
+        elif self._table.start(site):
+            self._launch(site, request)
+        raise RequestSetAside(f"Set aside until the robots.txt of {site} is fetched")
+
+    def _site_pending(self, site: str) -> bool:
+        """Whether the site's robots.txt or tdmrep.json is still to be settled."""
+        tdmrep = self._tdmrep_sites()
+        return self._table.is_pending(site) or (
+            tdmrep is not None and tdmrep.state(site) is SiteState.PENDING
+        )
+
+    def _give_back(self, site: str) -> None:
+        """Schedule the copies set aside for ``site`` again; its outcome is known."""
+        copies = self._aside.pop(site, None)
+        if not copies:
+            return
+        engine = self.crawler.engine
+        if engine is None or _engine_is_closing(self.crawler):
+            self._drop_set_aside({site: copies})
+            return
+        for index, copy in enumerate(copies):
+            try:
+                engine.crawl(copy)
+            except RuntimeError:  # no spider open any more: the crawl is closing
+                self._drop_set_aside({site: copies[index:]})
+                return
+
+    def _on_spider_idle(self) -> None:
+        """Keep the spider open while requests are set aside for a pending site.
+
+        Between the end of a robots.txt download and its site's settling (the
+        parse runs in slices) the downloader and the scheduler can both be
+        empty; the copies are scheduled once it is settled.
+        """
+        for site in list(self._aside):
+            if not self._site_pending(site):  # settled without a give-back: never wait for it
+                self._give_back(site)
+        if self._aside:
+            raise DontCloseSpider
+
+    def _drop_set_aside(self, aside: dict[str, list[Request]] | None = None) -> None:
+        """Drop copies set aside (all of them by default): the spider closes."""
+        if aside is None:
+            aside, self._aside = self._aside, {}
+        dropped = sum(len(copies) for copies in aside.values())
+        if not dropped:
+            return
+        logger.info(
+            "Spider closing: dropping %d requests set aside while their site's robots.txt "
+            "(or tdmrep.json) was pending (%d sites)",
+            dropped,
+            len(aside),
+            extra={"spider": self.crawler.spider},
+        )
+        for site, copies in aside.items():
+            for copy in copies:
+                self.stats.inc_value("robotstxt/forbidden")
+                self.stats.inc_value("robotstxt/forbidden/closing")
+                self._report.dropped_at_close(site)
+                logger.debug(
+                    "Dropped: the spider closed before %s was fetched: %s",
+                    robots_url(site),
+                    copy,
+                    extra={"spider": self.crawler.spider},
+                )
 
     # -- for the scheduler queue ------------------------------------------------
 
@@ -248,6 +415,7 @@ class RobotsTxtMiddleware:
             self._queues.remove(queue)
 
     def _release_to_queues(self, site: str) -> None:
+        self._give_back(site)
         for queue in self._queues:
             queue.site_released(site)
         if self._queues:
@@ -340,6 +508,8 @@ class RobotsTxtMiddleware:
             logger.info("robots.txt download cancelled at close: %s", url)
             self._download_done(site)
             self._hand_back(self._table.abandon(site), None)
+            if site in self._aside:
+                self._drop_set_aside({site: self._aside.pop(site)})
             return
         except Exception as exc:  # not an answer of the site: never pass it off as one
             outcome = self._internal_error(exc, url)
@@ -571,6 +741,7 @@ class RobotsTxtMiddleware:
         tdmrep = self._tdmrep_sites()
         if tdmrep is not None:  # its downloads cancelled, its waiting requests dropped
             tdmrep.abandon_all()
+        self._drop_set_aside()
         self._stop_watchdog()
 
     def drop_held_at_close(self) -> None:
@@ -581,6 +752,7 @@ class RobotsTxtMiddleware:
         second call finds nothing left."""
         for queue in list(self._queues):
             queue.spider_closed()
+        self._drop_set_aside()
 
     def _on_spider_closed(self) -> None:
         self.drop_held_at_close()

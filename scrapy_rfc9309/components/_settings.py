@@ -44,6 +44,7 @@ DEFAULT_RETRY_AFTER_MAX = 3600.0
 DEFAULT_UNREACHABLE_DEFER = 300.0
 #: Share of ``CONCURRENT_REQUESTS`` that requests held in the middleware may
 #: take (with a scheduler queue that is not ours).
+DEFAULT_HELD_SHARE = 0.5
 #: robots.txt downloads in flight at most (they do not take the pages'
 #: ``CONCURRENT_REQUESTS``).
 DEFAULT_CONCURRENT_DOWNLOADS = 64
@@ -211,6 +212,11 @@ class RobotsTxtSettings:
     concurrent_downloads: int = DEFAULT_CONCURRENT_DOWNLOADS
     #: ``ROBOTSTXT_PURPOSES``: declared uses (usage categories); empty: none declared.
     purposes: tuple[str, ...] = ()
+    #: With a scheduler queue that is not ours: requests held in the middleware
+    #: at most (``ROBOTSTXT_HELD_SHARE`` of ``CONCURRENT_REQUESTS``, rounded
+    #: down); the others are set aside until their site is settled. ``None``:
+    #: no bound (``CONCURRENT_REQUESTS`` is 0, no limit).
+    held_max: int | None = None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsTxtSettings:
@@ -255,6 +261,7 @@ class RobotsTxtSettings:
             ),
             **_concurrency(settings),
             purposes=_purposes(settings),
+            held_max=_held_max(settings),
         )
 
     def token_for(self, user_agent: str | None) -> str:
@@ -355,6 +362,22 @@ def _concurrency(settings: BaseSettings) -> dict[str, int]:
     if downloads < 1:
         raise SettingError(f"ROBOTSTXT_CONCURRENT_DOWNLOADS must be at least 1, got {downloads}")
     return {"concurrent_downloads": downloads}
+
+
+def _held_max(settings: BaseSettings) -> int | None:
+    """``held_max`` from ``ROBOTSTXT_HELD_SHARE`` (above 0, at most 1) and
+    ``CONCURRENT_REQUESTS``: 0.5 of 16 is 8; ``None`` when ``CONCURRENT_REQUESTS``
+    sets no limit."""
+    share = _number(settings, "ROBOTSTXT_HELD_SHARE", DEFAULT_HELD_SHARE, integer=False)
+    if not 0 < share <= 1:
+        raise SettingError(f"ROBOTSTXT_HELD_SHARE must be above 0 and at most 1, got {share!r}")
+    try:
+        concurrent = settings.getint("CONCURRENT_REQUESTS", 16)
+    except (TypeError, ValueError):
+        return None  # Scrapy's own setting: Scrapy reports it
+    if concurrent <= 0:
+        return None
+    return int(share * concurrent + 1e-9)
 
 
 def purposes_warning(settings: RobotsTxtSettings) -> str | None:
