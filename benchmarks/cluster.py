@@ -39,6 +39,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from server_process import ServerProcess
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 PROCESSES = (1, 2, 4)
@@ -161,19 +163,10 @@ def crawl(config: dict[str, Any]) -> None:
 # -- the driver ----------------------------------------------------------------------
 
 
-class SiteServer:
+class SiteServer(ServerProcess):
     def __init__(self) -> None:
-        self.tmp = tempfile.TemporaryDirectory()
-        port_file = Path(self.tmp.name) / "port"
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, "serve", str(port_file)], cwd=HERE
-        )
-        deadline = time.monotonic() + 30
-        while not (port_file.exists() and port_file.read_text()):
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                raise SystemExit("the benchmark server did not start")
-            time.sleep(0.05)
-        self.port = int(port_file.read_text())
+        super().__init__()
+        self.start(__file__, str(self.port_file))
 
     def get(self, path: str) -> bytes:
         from urllib.request import urlopen
@@ -181,11 +174,6 @@ class SiteServer:
         with urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=10) as response:
             data: bytes = response.read()
             return data
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
-        self.tmp.cleanup()
 
 
 def run_cluster(

@@ -67,6 +67,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from server_process import ServerProcess
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CORPUS = Path(os.environ.get("ROBOTSTXT_CORPUS", ROOT.parent / "shared" / "corpus"))
@@ -341,37 +343,14 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
 # -- the driver ---------------------------------------------------------------------------
 
 
-class Server:
+class Server(ServerProcess):
     def __init__(
         self, robots: list[str], page_kind: str = "small", robots_delay: float = 0.0
     ) -> None:
-        self.tmp = tempfile.TemporaryDirectory()
-        listing = Path(self.tmp.name) / "robots.lst"
+        super().__init__()
+        listing = self.folder / "robots.lst"
         listing.write_text("\n".join(robots))
-        port_file = Path(self.tmp.name) / "port"
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                __file__,
-                "serve",
-                str(listing),
-                str(port_file),
-                page_kind,
-                str(robots_delay),
-            ],
-            cwd=HERE,
-        )
-        deadline = time.monotonic() + 30
-        while not (port_file.exists() and port_file.read_text()):
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                raise SystemExit("the benchmark server did not start")
-            time.sleep(0.05)
-        self.port = int(port_file.read_text())
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
-        self.tmp.cleanup()
+        self.start(__file__, str(listing), str(self.port_file), page_kind, str(robots_delay))
 
 
 def run_crawl(mode: str, port: int, sites: int, pages: int, **options: Any) -> dict[str, Any]:

@@ -507,6 +507,70 @@ async def test_2_3_a_slow_tdmrep_json_stalls_no_other_site_requests_wait_in_the_
 
 @pytest.mark.parametrize("queue", [QUEUE, {}], ids=["scheduler_queue", "other_queue"])
 @deferred_f_from_coro_f
+async def test_2_3_a_hung_tdmrep_json_takes_no_page_slot_with_one_request_per_domain(
+    sites, queue: dict[str, str]
+) -> None:
+    """RFC 9309 2.3 (as for robots.txt), CONCURRENT_REQUESTS_PER_DOMAIN = 1: site A's
+    tdmrep.json never answers; site B is the same host (127.0.0.1, another port), so
+    Scrapy would give A's tdmrep.json and B's pages one download slot. The tdmrep.json
+    downloads in a slot of its own: B's 12 pages are all served while it hangs."""
+    from .server import hang
+
+    hung = sites(
+        routes={"/robots.txt": ALLOW_ALL, "/.well-known/tdmrep.json": hang()}, default=PAGE
+    )
+    healthy = sites(routes={"/robots.txt": ALLOW_ALL}, default=PAGE)
+    urls = [hung.url(f"/a{n}") for n in range(4)] + [healthy.url(f"/b{n}") for n in range(12)]
+    settings = {
+        "ROBOTSTXT_PURPOSES": ["train-ai"],
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        "DOWNLOAD_TIMEOUT": 4,
+        **queue,
+    }
+    _, items, stats = await usage_crawl(urls, settings)
+    assert sorted(items) == sorted(urls)  # no answer: nothing stated, every page fetched
+    (tdm_asked,) = _times(hung, lambda path: path == "/.well-known/tdmrep.json")
+    healthy_pages = _times(healthy, _is_page)
+    assert len(healthy_pages) == 12
+    assert max(healthy_pages) < tdm_asked + 2, "site B's pages waited for A's tdmrep.json"
+    # A's pages after the time-out (4 s from the request's start, sent a little before)
+    assert min(_times(hung, _is_page)) >= tdm_asked + 3
+    assert stats["robotstxt/tdmrep/request_count"] == 2
+
+
+@deferred_f_from_coro_f
+async def test_2_3_robots_txt_and_tdmrep_json_slots_are_forgotten_once_downloaded(sites) -> None:
+    """Each site's robots.txt and tdmrep.json download in slots of their own
+    (``robots.txt <site>``, ``tdmrep.json <site>``), which the downloader forgets
+    once the download ends: slots never outnumber the downloads in flight."""
+    tdmrep = text('[{"location": "/", "tdm-reservation": 0}]', content_type=b"application/json")
+    served = [
+        sites(routes={"/robots.txt": ALLOW_ALL, "/.well-known/tdmrep.json": tdmrep}, default=PAGE)
+        for _ in range(3)
+    ]
+    crawler = get_crawler(ItemSpider, {**BASE_SETTINGS, "ROBOTSTXT_PURPOSES": ["train-ai"]})
+    used: set[str] = set()
+    left: list[str] = []
+
+    def sent(request: Any, spider: Any) -> None:
+        used.add(request.meta.get("download_slot") or "")
+
+    def closed(spider: Any) -> None:
+        assert crawler.engine is not None
+        left.extend(key for key in crawler.engine.downloader.slots if " " in key)
+
+    crawler.signals.connect(sent, signal=signals.request_reached_downloader)
+    crawler.signals.connect(closed, signal=signals.spider_closed)
+    await _compat.crawl(crawler, urls=[site.url(f"/p/{n}") for site in served for n in range(3)])
+    assert crawler.stats is not None and crawler.stats.get_value("item_scraped_count") == 9
+    for site in served:
+        assert {f"robots.txt {site.origin}", f"tdmrep.json {site.origin}"} <= used
+        assert site.count("/.well-known/tdmrep.json") == 1
+    assert left == []
+
+
+@pytest.mark.parametrize("queue", [QUEUE, {}], ids=["scheduler_queue", "other_queue"])
+@deferred_f_from_coro_f
 async def test_closing_cancels_tdmrep_json_downloads_and_drops_their_requests(
     sites, caplog, queue: dict[str, str]
 ) -> None:

@@ -7,7 +7,7 @@ changes them loses the optimisation, never the crawl:
 * :func:`wake_engine`: ``engine._slot.nextcall`` (private);
 * :func:`robots_download`: ``engine.downloader.total_concurrency`` (public
   attribute, not documented);
-* :func:`release_robots_slot`: ``engine.downloader.slots`` (public attribute)
+* :func:`release_file_slot`: ``engine.downloader.slots`` (public attribute)
   and ``Slot.close()``.
 """
 
@@ -15,50 +15,68 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal, get_args
 
 __all__ = [
-    "ROBOTS_SLOT_PREFIX",
+    "FILES",
+    "FileName",
+    "file_slot",
+    "file_slot_key",
     "page_slot_key",
-    "release_robots_slot",
+    "release_file_slot",
     "robots_download",
-    "robots_slot_key",
     "wake_engine",
 ]
 
-#: The download slot of a robots.txt request starts with this: each site's
-#: robots.txt has a slot of its own, so it never takes (or waits for) a
-#: transfer of the pages' slot of the same host.
-ROBOTS_SLOT_PREFIX = "robots.txt "
+#: The files fetched per site apart from its pages. The download slot of
+#: each one's request is the file's name, a space, and the site: each site's
+#: robots.txt and tdmrep.json have slots of their own, so they never take (or
+#: wait for) a transfer of the pages' slot of the same host.
+FileName = Literal["robots.txt", "tdmrep.json"]
+FILES: tuple[FileName, ...] = get_args(FileName)
+_SLOT_PREFIXES = tuple(name + " " for name in FILES)
 
 
-def robots_slot_key(site: str) -> str:
-    """The download slot (``meta["download_slot"]``) of ``site``'s robots.txt.
+def file_slot_key(name: FileName, site: str) -> str:
+    """The download slot (``meta["download_slot"]``) of ``site``'s file ``name``
+    (one of :data:`FILES`), e.g. ``robots.txt https://example.com``.
 
     Scrapy's downloader gives a host's requests one slot, and
     ``CONCURRENT_REQUESTS_PER_DOMAIN`` transfers in it: with ``1``, a
-    robots.txt that hangs would hold every page of that host (other ports,
-    other schemes: other sites) for ``DOWNLOAD_TIMEOUT``. One robots.txt
-    download per site is in flight at most (and at most
-    ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` in all), so a slot of its own adds at
-    most one request to the host at a time.
+    robots.txt or tdmrep.json that hangs would hold every page of that host
+    (other ports, other schemes: other sites) for ``DOWNLOAD_TIMEOUT``. One
+    download of each file per site is in flight at most (and at most
+    ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` of each in all), so slots of their own
+    add at most one request per file to the host at a time.
     """
-    return ROBOTS_SLOT_PREFIX + site
+    return f"{name} {site}"
 
 
 def page_slot_key(downloader: Any, request: Any) -> str:
-    """The pages' download slot of ``request``'s host, also for a robots.txt request."""
+    """The pages' download slot of ``request``'s host, also for a robots.txt or
+    tdmrep.json request."""
     slot = request.meta.get("download_slot")
-    if isinstance(slot, str) and slot.startswith(ROBOTS_SLOT_PREFIX):
+    if isinstance(slot, str) and slot.startswith(_SLOT_PREFIXES):
         request = request.replace(
             meta={key: value for key, value in request.meta.items() if key != "download_slot"}
         )
     return str(downloader.get_slot_key(request))
 
 
-def release_robots_slot(crawler: Any, key: str) -> None:
-    """Forget a robots.txt download slot once idle (Scrapy would keep it for
-    about a minute): slots never outnumber the robots.txt downloads in flight."""
+@contextmanager
+def file_slot(crawler: Any, name: FileName, site: str) -> Iterator[str]:
+    """The download slot key of ``site``'s file ``name`` (:func:`file_slot_key`),
+    released (:func:`release_file_slot`) when the block ends."""
+    key = file_slot_key(name, site)
+    try:
+        yield key
+    finally:
+        release_file_slot(crawler, key)
+
+
+def release_file_slot(crawler: Any, key: str) -> None:
+    """Forget a robots.txt or tdmrep.json download slot once idle (Scrapy would
+    keep it for about a minute): slots never outnumber the downloads in flight."""
     downloader: Any = getattr(getattr(crawler, "engine", None), "downloader", None)
     slots = getattr(downloader, "slots", None)
     if not isinstance(slots, dict):

@@ -38,7 +38,6 @@ from urllib.parse import urljoin, urlsplit
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import Request, Response
-from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredLock
 from w3lib.url import safe_url_string
@@ -49,8 +48,9 @@ from ..sites._outcome import Kind, SiteOutcome, kind_of_status
 from ..sites._site import site_of
 from . import _compat
 from ._decode import accept_encoding, decode_body, split_encodings
-from ._engine import release_robots_slot, robots_slot_key
+from ._engine import file_slot
 from ._robotparser import RFC9309RobotParser
+from ._site_files import file_request
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -68,7 +68,6 @@ MAX_REDIRECTS = 5
 #: long. (Worker threads would: CPU-bound threads make the reactor queue for
 #: the GIL at every system call.)
 PARSE_SLICE_SECONDS = 0.005
-DOWNLOAD_PRIORITY = 1000
 
 #: The robots.txt URLs requested for one fetch, each with its HTTP status.
 Chain = Sequence[tuple[str, "int | None"]]
@@ -233,11 +232,8 @@ class RobotsTxtFetcher:
         propagates, and so does cancellation (at close).
         """
         assert self.crawler.engine is not None
-        slot = robots_slot_key(site_of(url) or url)
-        try:
+        with file_slot(self.crawler, "robots.txt", site_of(url) or url) as slot:
             return await self._fetch(url, request, slot)
-        finally:
-            release_robots_slot(self.crawler, slot)
 
     async def _fetch(self, url: str, request: Request | None, slot: str) -> SiteOutcome:
         chain: list[tuple[str, int | None]] = []
@@ -315,22 +311,12 @@ class RobotsTxtFetcher:
         return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain), retry_after=True)
 
     def _request(self, url: str, slot: str) -> Request:
-        return Request(
+        return file_request(
             url,
-            priority=DOWNLOAD_PRIORITY,
-            callback=NO_CALLBACK,
-            dont_filter=True,
-            meta={
-                "dont_obey_robotstxt": True,
-                "dont_redirect": True,  # followed here, up to 5 hops; also no meta refresh
-                "dont_cache": True,  # never served from HTTPCACHE past ROBOTSTXT_CACHE_TTL
-                "allow_offsite": True,  # a redirect to another host is still followed
-                "download_maxsize": 0,  # stopped at ROBOTSTXT_MAX_SIZE, the part kept
-                "download_warnsize": 0,
-                # a slot of its own: never the pages' transfers of the host
-                "download_slot": slot,
-                _META_SIZE_LIMIT: self.settings.max_size,
-            },
+            slot,
+            max_size=0,  # stopped at ROBOTSTXT_MAX_SIZE, the part kept (_on_bytes_received)
+            retry=True,  # RetryMiddleware as configured, but not past a Retry-After
+            meta={_META_SIZE_LIMIT: self.settings.max_size},
             # only what _parsed can decode within ROBOTSTXT_MAX_SIZE; a header set
             # here is kept by Scrapy's compression middleware
             headers={b"Accept-Encoding": _ACCEPT_ENCODING},

@@ -32,6 +32,7 @@ from ._engine import robots_download, wake_engine
 from ._fetcher import RobotsTxtFetcher, dotted_name
 from ._report import allowed_verdict, report_for
 from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError, identity_warning
+from ._site_files import drop_at_close
 from ._store_bridge import open_bridge
 from ._usage_gate import TdmRepSites, UsageGate, warn_if_purposes_ignored
 
@@ -446,12 +447,7 @@ class RobotsTxtMiddleware:
         raise IgnoreRequest(decision.reason)
 
     def _drop_at_close(self, site: str, request: Request) -> None:
-        self.stats.inc_value("robotstxt/forbidden")
-        self.stats.inc_value("robotstxt/forbidden/closing")
-        self._report.dropped_at_close(site)
-        reason = f"Dropped: the spider closed before {robots_url(site)} was fetched"
-        logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
-        raise IgnoreRequest(reason)
+        drop_at_close(self.crawler, self._report, logger, site, robots_url(site), request)
 
     # -- one fetch per site ------------------------------------------------------
 

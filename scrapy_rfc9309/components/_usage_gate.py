@@ -28,7 +28,6 @@ from weakref import WeakSet
 
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
-from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import CancelledError, Deferred
 from w3lib.url import safe_url_string
@@ -38,9 +37,8 @@ from ..parser._usage import NO_PREFERENCES, Usage, needs_tdmrep
 from ..sites._lifetime import headers_lifetime
 from ..sites._sitetable import SiteState
 from . import _compat
-from ._engine import robots_download
+from ._engine import file_slot, robots_download
 from ._fetcher import (
-    DOWNLOAD_PRIORITY,
     MAX_REDIRECTS,
     RETRY_AFTER_MIN,
     RETRY_AFTER_STATUSES,
@@ -51,6 +49,7 @@ from ._fetcher import (
     unfollowable,
 )
 from ._settings import purposes_warning
+from ._site_files import drop_at_close, file_request
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -171,8 +170,11 @@ class TdmRepSites:
 
     async def _run(self, site: str) -> None:
         try:
-            with robots_download(self.crawler):
-                expires, rules = await self._fetch(site)
+            with (
+                robots_download(self.crawler),
+                file_slot(self.crawler, "tdmrep.json", site) as slot,
+            ):
+                expires, rules = await self._fetch(site, slot)
         except (CancelledError, asyncio.CancelledError):
             logger.info("tdmrep.json download cancelled at close: %s", site + TDMREP_PATH)
             self._download_done(site)
@@ -232,7 +234,7 @@ class TdmRepSites:
         for download in downloads.values():
             download.cancel()
 
-    async def _fetch(self, site: str) -> tuple[float, TdmRep]:
+    async def _fetch(self, site: str, slot: str) -> tuple[float, TdmRep]:
         """Download and read the site's tdmrep.json, as a robots.txt is fetched.
 
         Redirects are followed here, up to 5 hops and only to well-formed http(s)
@@ -247,7 +249,7 @@ class TdmRepSites:
         for hop in range(MAX_REDIRECTS + 1):
             unreachable = time.monotonic() + self.settings.unreachable_ttl
             try:
-                response = await _compat.download(self.crawler, self._request(url))
+                response = await _compat.download(self.crawler, self._request(url, slot))
             except IgnoreRequest as exc:
                 logger.debug("tdmrep.json request dropped: %s (%s)", url, exc)
                 self._detail(site, f"not fetched: {exc}; nothing stated")
@@ -301,21 +303,12 @@ class TdmRepSites:
             return self._read(site, first, response)
         return self._nothing_stated(site, f"more than {MAX_REDIRECTS} redirects", response)
 
-    def _request(self, url: str) -> Request:
-        return Request(
+    def _request(self, url: str, slot: str) -> Request:
+        return file_request(
             url,
-            priority=DOWNLOAD_PRIORITY,
-            callback=NO_CALLBACK,
-            dont_filter=True,
-            meta={
-                "dont_obey_robotstxt": True,
-                "dont_cache": True,
-                "allow_offsite": True,
-                "download_maxsize": self.settings.max_size,
-                "handle_httpstatus_all": True,
-                "dont_redirect": True,  # followed here, up to 5 hops, http(s) only
-                "dont_retry": True,  # unreachable until ROBOTSTXT_UNREACHABLE_TTL
-            },
+            slot,
+            max_size=self.settings.max_size,  # a larger file is not read: nothing stated
+            retry=False,  # unreachable until ROBOTSTXT_UNREACHABLE_TTL
         )
 
     def _lifetime(self, response: Response) -> float:
@@ -444,7 +437,8 @@ class UsageGate:
         if self.tdmrep is not None:
             rules = await self.tdmrep.get(site)
             if rules is None:
-                self._drop_at_close(site, request)
+                url = site + TDMREP_PATH
+                drop_at_close(self.crawler, self._report, logger, site, url, request)
             elif rules is FAILED_TDMREP:
                 self._drop_internal_error(site, request)
             else:
@@ -481,14 +475,6 @@ class UsageGate:
             f"Dropped: internal error while fetching {site}{TDMREP_PATH} ({error}); "
             "this is not the site's answer"
         )
-        logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
-        raise IgnoreRequest(reason)
-
-    def _drop_at_close(self, site: str, request: Request) -> None:
-        self.stats.inc_value("robotstxt/forbidden")
-        self.stats.inc_value("robotstxt/forbidden/closing")
-        self._report.dropped_at_close(site)
-        reason = f"Dropped: the spider closed before {site}{TDMREP_PATH} was fetched"
         logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
         raise IgnoreRequest(reason)
 
