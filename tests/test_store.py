@@ -568,7 +568,7 @@ async def test_2_4_pending_store_writes_are_finished_at_close(sites, tmp_path, m
     """A slow save is waited for when the spider closes (bounded), then the store closed."""
     site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
     path = tmp_path / "robots.db"
-    saving = SQLiteStore.save
+    saving = SQLiteStore.save_many
     closed: list[str] = []
 
     def slow_save(self: SQLiteStore, *args: Any) -> None:
@@ -579,7 +579,7 @@ async def test_2_4_pending_store_writes_are_finished_at_close(sites, tmp_path, m
         closed.append(self.path)
         self._db.close()
 
-    monkeypatch.setattr(SQLiteStore, "save", slow_save)
+    monkeypatch.setattr(SQLiteStore, "save_many", slow_save)
     monkeypatch.setattr(SQLiteStore, "close", close)
     spider, stats = await crawl([site.url("/a")], store_settings(path))
     assert spider.fetched == [site.url("/a")]
