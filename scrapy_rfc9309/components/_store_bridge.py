@@ -227,6 +227,7 @@ class StoreBridge:
         #: fetches waiting for the next batch save: (site, record, body, lease held)
         self._to_save: list[tuple[str, FetchRecord | None, bytes | None, bool]] = []
         self._save_due: Any = None
+        self._save_busy = False
         #: records in batch saves not finished yet
         self._saving_records = 0
         #: the store's fresh records, read once at open (a small store): the sites
@@ -406,10 +407,11 @@ class StoreBridge:
         if waiting is not None:  # asked twice in one batch: the second asks again after
             later: Deferred[tuple[str, tuple[FetchRecord, bytes | None] | None]] = Deferred()
 
-            def again(_: Any) -> None:
-                self._look_batched(site).chainDeferred(later)
+            def again(result: Any) -> Any:
+                self._reactor.callLater(0, lambda: self._look_batched(site).chainDeferred(later))
+                return result
 
-            waiting.addBoth(lambda result: (self._reactor.callLater(0, again, None), result)[1])
+            waiting.addBoth(again)
             return later
         answer: Deferred[tuple[str, tuple[FetchRecord, bytes | None] | None]] = Deferred()
         self._lookups[site] = answer
@@ -636,7 +638,7 @@ class StoreBridge:
             self._write(what, self._save_and_release, site, record, body, held)
             return
         self._to_save.append((site, record, body, held))
-        if self._save_due is None:
+        if not self._save_busy and self._save_due is None:
             self._save_due = self._reactor.callLater(0, self._send_saves)
 
     def _send_saves(self) -> None:
@@ -649,10 +651,14 @@ class StoreBridge:
         done = self._call(self._save_batch, batch)
         self._writes.add(done)
         self._saving_records += records
+        self._save_busy = True
 
         def finished(result: Any) -> None:
             self._writes.discard(done)
             self._saving_records -= records
+            self._save_busy = False
+            if self._to_save and self._save_due is None and not self._closed:
+                self._save_due = self._reactor.callLater(0, self._send_saves)
             if not isinstance(result, Failure):
                 self._worked()
                 if records:
@@ -735,8 +741,10 @@ class StoreBridge:
         self._closed = True
         for site in list(self._held):
             self.abandoned(site)
-        if self._save_due is not None:  # the pending saves go before the store closes
+        if self._save_due is not None:
             self._save_due.cancel()
+            self._save_due = None
+        if self._to_save:  # the pending saves go before the store closes
             self._send_saves()
         closing = self._call(self.store.close, skip=False)
         pending = [*self._writes, closing]
