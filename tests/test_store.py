@@ -568,7 +568,7 @@ async def test_2_4_pending_store_writes_are_finished_at_close(sites, tmp_path, m
     """A slow save is waited for when the spider closes (bounded), then the store closed."""
     site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
     path = tmp_path / "robots.db"
-    saving = SQLiteStore.save
+    saving = SQLiteStore.save_many
     closed: list[str] = []
 
     def slow_save(self: SQLiteStore, *args: Any) -> None:
@@ -579,7 +579,7 @@ async def test_2_4_pending_store_writes_are_finished_at_close(sites, tmp_path, m
         closed.append(self.path)
         self._db.close()
 
-    monkeypatch.setattr(SQLiteStore, "save", slow_save)
+    monkeypatch.setattr(SQLiteStore, "save_many", slow_save)
     monkeypatch.setattr(SQLiteStore, "close", close)
     spider, stats = await crawl([site.url("/a")], store_settings(path))
     assert spider.fetched == [site.url("/a")]
@@ -899,3 +899,132 @@ async def test_command_at_refuses_times_beyond_year_9999(tmp_path) -> None:
         )
         assert code == 2, output
         assert "not a time between the years 1 and 9999" in output, output
+
+
+# -- batches: the store's cost on the crawl -------------------------------------------
+
+
+def test_2_4_look_many_answers_fresh_leased_and_held_sites_in_one_call(
+    db: SQLiteStore, tmp_path: Path
+) -> None:
+    """One call for many sites: a fresh record with its body, a lease taken for a site
+    without one (or with an expired one), ``held`` for a live lease of another holder."""
+    now = time.time()
+    fresh_site, stale_site, new_site, busy_site = (f"http://s{n}.test:80" for n in range(4))
+    db.save(record(now, site=fresh_site), ROBOTS_V1)
+    db.save(record(now - 7200, site=stale_site, expires_in=60), ROBOTS_V2)
+    other = SQLiteStore(str(tmp_path / "robots.db"))
+    try:
+        assert other.acquire(busy_site, "otherhost:1:other", 60)
+    finally:
+        other.close()
+    answers = db.look_many(
+        [fresh_site, stale_site, new_site, busy_site],
+        "thishost:2:this",
+        30,
+        lambda found: found.expires_at > time.time(),
+    )
+    assert answers[fresh_site][0] == "fresh"
+    found = answers[fresh_site][1]
+    assert found is not None and found[0].site == fresh_site and found[1] == ROBOTS_V1
+    assert answers[stale_site] == ("lease", None) and answers[new_site] == ("lease", None)
+    assert answers[busy_site] == ("held", None)
+    assert db.lease_of(new_site) is not None and db.lease_of(new_site)[0] == "thishost:2:this"  # type: ignore[index]
+    assert not db.acquire(stale_site, "otherhost:1:other", 30)  # taken by the batch
+
+
+def test_2_4_save_many_saves_records_and_gives_leases_up_in_one_transaction(
+    db: SQLiteStore,
+) -> None:
+    sites = [f"http://s{n}.test:80" for n in range(3)]
+    for site in sites:
+        assert db.acquire(site, "me", 60)
+    db.save_many(
+        [(record(T0, site=sites[0]), ROBOTS_V1), (record(T0, site=sites[1], body=None), None)],
+        sites,
+        "me",
+    )
+    first, second = db.current(sites[0]), db.current(sites[1])
+    assert first is not None and first[1] == ROBOTS_V1
+    assert second is not None and second[1] is None
+    assert db.current(sites[2]) is None
+    assert all(db.lease_of(site) is None for site in sites)
+
+
+def test_2_4_fresh_records_reads_a_small_store_at_once(db: SQLiteStore) -> None:
+    now = time.time()
+    db.save(record(now, site="http://a.test:80"), ROBOTS_V1)
+    db.save(record(now - 7200, site="http://b.test:80", expires_in=60), ROBOTS_V2)
+    db.save(record(now, site="http://c.test:80", body=None, kind="unavailable"), None)
+
+    def fresh(found: FetchRecord) -> bool:
+        return found.expires_at > time.time()
+
+    found = db.fresh_records(10, fresh)
+    assert sorted(found) == ["http://a.test:80", "http://c.test:80"]
+    assert found["http://a.test:80"][1] == ROBOTS_V1 and found["http://c.test:80"][1] is None
+    assert db.fresh_records(2, fresh) == {}  # more sites than the limit: none read
+
+
+def _count_calls(monkeypatch: Any, name: str, first_takes: float = 0.0) -> list[int]:
+    """How many sites (or records) each call of ``SQLiteStore.<name>`` was given; the
+    first call takes ``first_takes`` seconds longer (a busy worker)."""
+    sizes: list[int] = []
+    original = getattr(SQLiteStore, name)
+
+    def counted(self: SQLiteStore, items: Any, *args: Any) -> Any:
+        sizes.append(len(items))
+        if len(sizes) == 1:
+            time.sleep(first_takes)
+        return original(self, items, *args)
+
+    monkeypatch.setattr(SQLiteStore, name, counted)
+    return sizes
+
+
+@deferred_f_from_coro_f
+async def test_2_4_the_sites_met_at_crawl_start_are_looked_up_and_saved_in_batches(
+    sites, tmp_path, monkeypatch
+) -> None:
+    """RFC 9309 2.4 store, cost: the sites met while the store's worker is busy are
+    looked up (and their leases taken) in one store call, and the fetches finished
+    meanwhile saved in one, not one worker round trip and one transaction per site."""
+    many = [sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page")) for _ in range(12)]
+    looked = _count_calls(monkeypatch, "look_many", first_takes=0.5)
+    saved = _count_calls(monkeypatch, "save_many", first_takes=0.5)
+    urls = [site.url(path) for path in ("/a", "/private/b") for site in many]
+    spider, stats = await crawl(urls, store_settings(tmp_path / "robots.db"))
+    assert all(site.count("/robots.txt") == 1 for site in many)
+    assert sorted(spider.fetched) == sorted(site.url("/a") for site in many)
+    assert sum(looked) == 12 and len(looked) <= 6, looked
+    assert sum(saved) == 12 and len(saved) <= 6, saved
+    assert stats["robotstxt/store/saved"] == 12
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_restarted_crawl_reads_a_small_store_once_at_open(
+    sites, tmp_path, monkeypatch
+) -> None:
+    """RFC 9309 2.4: the stored copies are used on restart, read in one call at open:
+    no per-site look-up, no download."""
+    many = [sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page")) for _ in range(5)]
+    settings = store_settings(tmp_path / "robots.db")
+    urls = [site.url(path) for path in ("/a", "/private/b") for site in many]
+    await crawl(urls, settings)
+    looked = _count_calls(monkeypatch, "look_many")
+    read: list[int] = []
+    monkeypatch.setattr(SQLiteStore, "fresh_records", _sized(SQLiteStore.fresh_records, read))
+    _spider, stats = await crawl(urls, settings)
+    assert all(site.count("/robots.txt") == 1 for site in many)  # not downloaded again
+    assert all(site.count("/private/b") == 0 for site in many)
+    assert stats["robotstxt/store/loaded"] == 5
+    assert looked == [] and read == [5]
+
+
+def _sized(original: Any, calls: list[int]) -> Any:
+    def counted(self: SQLiteStore, limit: int, fresh: Any) -> Any:
+        found = original(self, limit, fresh)
+        calls.append(len(found))
+        return found
+
+    return counted

@@ -67,6 +67,8 @@ WAIT_NOTICE_SECONDS = 5.0
 RETRY_SECONDS = 30.0
 #: At close, pending store writes are waited for at most this long in all.
 CLOSE_WAIT_SECONDS = 10.0
+#: A store of at most this many sites has its fresh records read once at open.
+PRELOAD_MAX_SITES = 5_000
 
 
 #: A look-up is given up this long past the store's own timeout.
@@ -212,6 +214,27 @@ class StoreBridge:
         self._abandoned = False
         #: store writes saving a record, not finished yet
         self._saving: set[Deferred[Any]] = set()
+        #: a store with batch calls (``look_many``, ``save_many``): the sites met
+        #: in one reactor turn are looked up, and the fetches finished in one turn
+        #: saved, in one worker call (one transaction) each, not one call per site
+        self._batched = callable(getattr(store, "look_many", None)) and callable(
+            getattr(store, "save_many", None)
+        )
+        #: sites waiting for the next batch look-up, and what each is answered on
+        self._lookups: dict[str, Deferred[tuple[str, tuple[FetchRecord, bytes | None] | None]]] = {}
+        self._look_busy = False
+        self._look_due: Any = None
+        #: fetches waiting for the next batch save: (site, record, body, lease held)
+        self._to_save: list[tuple[str, FetchRecord | None, bytes | None, bool]] = []
+        self._save_due: Any = None
+        self._save_busy = False
+        #: records in batch saves not finished yet
+        self._saving_records = 0
+        #: the store's fresh records, read once at open (a small store): the sites
+        #: met at crawl start are answered without a worker round trip each
+        self._snapshot: dict[str, tuple[FetchRecord, bytes | None]] = {}
+        self._preloading = False
+        self._preload_waiters: list[Deferred[None]] = []
         self._pool = _StorePool(minthreads=1, maxthreads=1, name="robotstxt-store")
         self._pool.start()
         self._shutdown_trigger: Any = reactor.addSystemEventTrigger(
@@ -226,6 +249,9 @@ class StoreBridge:
         self._outage = False
         self._closed = False
         crawler.signals.connect(self.close, signal=signals.spider_closed)
+        if self._batched and callable(getattr(store, "fresh_records", None)):
+            self._preloading = True
+            self._call(self._read_fresh).addBoth(self._preloaded)
 
     # -- calls on the worker thread ----------------------------------------------
 
@@ -341,6 +367,99 @@ class StoreBridge:
             return "lease", again or found
         return "held", found
 
+    def _read_fresh(self) -> dict[str, tuple[FetchRecord, bytes | None]]:
+        """On the worker, first of all: the store's fresh records (a small store)."""
+        found: dict[str, tuple[FetchRecord, bytes | None]] = self.store.fresh_records(  # type: ignore[attr-defined]
+            PRELOAD_MAX_SITES, lambda record: usable_until(record, self.settings) > time.time()
+        )
+        return found
+
+    def _preloaded(self, result: Any) -> None:
+        self._preloading = False
+        if isinstance(result, Failure):
+            if not isinstance(result.value, _Skipped):
+                self._failed("reading its records at open", result.value)
+        elif isinstance(result, dict):
+            self._snapshot = result
+        waiters, self._preload_waiters = self._preload_waiters, []
+        for waiter in waiters:
+            waiter.callback(None)
+
+    async def _from_snapshot(self, site: str) -> tuple[FetchRecord, bytes | None] | None:
+        """The site's record read at open, if still fresh."""
+        if self._preloading:
+            waiter: Deferred[None] = Deferred()
+            self._preload_waiters.append(waiter)
+            await maybe_deferred_to_future(waiter)
+        found = self._snapshot.pop(site, None)
+        if found is None or usable_until(found[0], self.settings) <= time.time():
+            return None
+        return found
+
+    def _look_batched(
+        self, site: str
+    ) -> Deferred[tuple[str, tuple[FetchRecord, bytes | None] | None]]:
+        """The site's look-up (as :meth:`_look`), made with the others met in the
+        same reactor turn, or while the previous batch was on the worker, in one
+        worker call: the sites met at crawl start do not queue behind each other
+        one round trip (and one transaction) each."""
+        waiting = self._lookups.get(site)
+        if waiting is not None:  # asked twice in one batch: the second asks again after
+            later: Deferred[tuple[str, tuple[FetchRecord, bytes | None] | None]] = Deferred()
+
+            def again(result: Any) -> Any:
+                self._reactor.callLater(0, lambda: self._look_batched(site).chainDeferred(later))
+                return result
+
+            waiting.addBoth(again)
+            return later
+        answer: Deferred[tuple[str, tuple[FetchRecord, bytes | None] | None]] = Deferred()
+        self._lookups[site] = answer
+        if not self._look_busy and self._look_due is None:
+            self._look_due = self._reactor.callLater(0, self._send_lookups)
+        return answer
+
+    def _send_lookups(self) -> None:
+        self._look_due = None
+        batch, self._lookups = self._lookups, {}
+        if not batch:
+            return
+        if self._closed:  # the store closes (or closed) meanwhile: fetched without it
+            for answer in batch.values():
+                answer.errback(_Skipped("the store is closed"))
+            return
+        self._look_busy = True
+        call = self._call(self._look_many, list(batch))
+
+        def done(result: Any) -> None:
+            self._look_busy = False
+            for site, answer in batch.items():
+                if isinstance(result, Failure):
+                    answer.errback(result)
+                else:
+                    answer.callback(result[site])
+            if self._lookups and self._look_due is None:
+                self._look_due = self._reactor.callLater(0, self._send_lookups)
+
+        call.addBoth(done)
+
+    def _look_many(
+        self, sites: list[str]
+    ) -> dict[str, tuple[str, tuple[FetchRecord, bytes | None] | None]]:
+        """On the worker: :meth:`_look` for many sites in one store call."""
+        result: dict[str, tuple[str, tuple[FetchRecord, bytes | None] | None]] = (
+            self.store.look_many(  # type: ignore[attr-defined]
+                sites,
+                self.holder,
+                self.lease_seconds,
+                lambda record: usable_until(record, self.settings) > time.time(),
+            )
+        )
+        missing = [site for site in sites if site not in result]
+        if missing:  # a store breaking its contract: same as a failure
+            raise StoreError(f"no answer for {len(missing)} sites, such as {missing[0]}")
+        return result
+
     async def obtain(self, site: str, request: Request | None) -> SiteOutcome | None:
         """The site's outcome from the store, without a download; ``None``: fetch it now.
 
@@ -353,9 +472,21 @@ class StoreBridge:
         waited = False
         told = False
         started = time.monotonic()
+        if self._batched and self.available():
+            found = await self._from_snapshot(site)
+            if found is not None:
+                outcome = await self._outcome_of(site, *found, request)
+                if outcome is not None:
+                    return outcome
+                if await self._take_lease(site):  # a record that cannot be used: fetched
+                    self._held.add(site)
+                    return None
         while self.available():
             try:
-                state, found = await self._within_limit(site)
+                if self._batched:
+                    state, found = await maybe_deferred_to_future(self._look_batched(site))
+                else:
+                    state, found = await self._within_limit(site)
             except _Skipped as exc:  # the store left alone: fetched locally at once
                 logger.debug("robots.txt store not asked about %s: %s", site, exc)
                 return None
@@ -488,13 +619,71 @@ class StoreBridge:
         record = record_of(site, outcome, None, now) if save else None
         if record is not None and body is not None:
             record = record._replace(size=len(body))
-        self._write("saving a record", self._save_and_release, site, record, body, held)
+        self._save_later(site, record, body, held)
 
     def abandoned(self, site: str) -> None:
         """The fetch of ``site`` was cancelled (the spider closes): its lease is given up."""
         if site in self._held:
             self._held.discard(site)
-            self._write("releasing a lease", self._save_and_release, site, None, None, True)
+            self._save_later(site, None, None, True)
+
+    def _save_later(
+        self, site: str, record: FetchRecord | None, body: bytes | None, held: bool
+    ) -> None:
+        """Save (and give the lease up) off the reactor: with a batching store, the
+        fetches finished in one reactor turn, or while the previous batch was on the
+        worker, in one worker call and one transaction."""
+        if not self._batched:
+            what = "saving a record" if record is not None else "releasing a lease"
+            self._write(what, self._save_and_release, site, record, body, held)
+            return
+        self._to_save.append((site, record, body, held))
+        if not self._save_busy and self._save_due is None:
+            self._save_due = self._reactor.callLater(0, self._send_saves)
+
+    def _send_saves(self) -> None:
+        self._save_due = None
+        batch, self._to_save = self._to_save, []
+        if not batch:
+            return
+        records = sum(1 for item in batch if item[1] is not None)
+        what = "saving a record" if records else "releasing a lease"
+        done = self._call(self._save_batch, batch)
+        self._writes.add(done)
+        self._saving_records += records
+        self._save_busy = True
+
+        def finished(result: Any) -> None:
+            self._writes.discard(done)
+            self._saving_records -= records
+            self._save_busy = False
+            if self._to_save and self._save_due is None and not self._closed:
+                self._save_due = self._reactor.callLater(0, self._send_saves)
+            if not isinstance(result, Failure):
+                self._worked()
+                if records:
+                    self.stats.inc_value("robotstxt/store/saved", records)
+            elif isinstance(result.value, _Skipped):
+                logger.debug("robots.txt store %s: not %s: %s", self.store.uri, what, result.value)
+            else:
+                self._failed(what, result.value)
+
+        done.addBoth(finished)
+
+    def _save_batch(self, batch: list[tuple[str, FetchRecord | None, bytes | None, bool]]) -> None:
+        """On the worker: hash the bodies (not on the reactor), then one store call."""
+        records = [
+            (
+                record
+                if body is None
+                else record._replace(sha256=hashlib.sha256(body).hexdigest()),
+                body,
+            )
+            for _site, record, body, _held in batch
+            if record is not None
+        ]
+        release = [site for site, _record, _body, held in batch if held]
+        self.store.save_many(records, release, self.holder)  # type: ignore[attr-defined]
 
     def _save_and_release(
         self, site: str, record: FetchRecord | None, body: bytes | None, held: bool
@@ -552,6 +741,11 @@ class StoreBridge:
         self._closed = True
         for site in list(self._held):
             self.abandoned(site)
+        if self._save_due is not None:
+            self._save_due.cancel()
+            self._save_due = None
+        if self._to_save:  # the pending saves go before the store closes
+            self._send_saves()
         closing = self._call(self.store.close, skip=False)
         pending = [*self._writes, closing]
         # One bound for all pending writes together (not one per write): the
@@ -583,7 +777,7 @@ class StoreBridge:
             "saved (%d store writes given up); closing without it",
             self.store.uri,
             CLOSE_WAIT_SECONDS,
-            len(self._saving),
+            len(self._saving) + self._saving_records,
             len(self._writes),
             extra={"spider": self.crawler.spider},
         )

@@ -22,7 +22,7 @@ import pathlib
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
@@ -34,6 +34,8 @@ _T = TypeVar("_T")
 
 #: seconds a call waits for another process's write lock before ``StoreError``
 BUSY_TIMEOUT = 5.0
+#: sites per ``IN (...)`` query (well under SQLite's limit on parameters)
+_CHUNK = 500
 #: the largest body decompressed from the file (hostile or damaged contents)
 _MAX_BODY = 64 * 1024 * 1024
 
@@ -214,10 +216,13 @@ class SQLiteStore:
         row = self._db.execute("SELECT data FROM bodies WHERE sha256 = ?", (sha,)).fetchone()
         if row is None:
             return None
+        return self._decompress(bytes(row[0]), sha)
+
+    def _decompress(self, data: bytes, sha: str | None) -> bytes:
         decompressor = zlib.decompressobj()
-        body = decompressor.decompress(bytes(row[0]), _MAX_BODY)
+        body = decompressor.decompress(data, _MAX_BODY)
         if decompressor.unconsumed_tail:
-            raise StoreError(f"robots.txt store {self.path}: body {sha[:12]} is too large")
+            raise StoreError(f"robots.txt store {self.path}: body {(sha or '')[:12]} is too large")
         return body
 
     def current(self, site: str) -> tuple[FetchRecord, bytes | None] | None:
@@ -234,40 +239,171 @@ class SQLiteStore:
 
         return self._call("reading the current record", run)
 
+    def fresh_records(
+        self, limit: int, fresh: Callable[[FetchRecord], bool]
+    ) -> dict[str, tuple[FetchRecord, bytes | None]]:
+        """Every site's current record that is ``fresh``, with its body, in one read;
+        nothing (``{}``) when the store keeps more than ``limit`` sites. A record
+        whose body cannot be read is left out (its site's look-up reports it)."""
+
+        def run() -> dict[str, tuple[FetchRecord, bytes | None]]:
+            row = self._db.execute("SELECT COUNT(*) FROM current").fetchone()
+            if row is None or int(row[0]) > limit:
+                return {}
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS}, b.data FROM current c JOIN archive a ON a.id = c.archive_id "
+                "LEFT JOIN bodies b ON b.sha256 = a.sha256"
+            ).fetchall()
+            found: dict[str, tuple[FetchRecord, bytes | None]] = {}
+            for *columns, data in rows[: limit + 1]:
+                record = _record(tuple(columns))
+                if not fresh(record) or (record.sha256 is not None and data is None):
+                    continue
+                try:
+                    body = None if data is None else self._decompress(bytes(data), record.sha256)
+                except (zlib.error, StoreError):
+                    continue
+                found[record.site] = (record, body)
+            return found
+
+        return self._call("reading the current records", run)
+
     def save(self, record: FetchRecord, body: bytes | None) -> None:
+        self.save_many([(record, body)], (), "")
+
+    def save_many(
+        self,
+        records: Sequence[tuple[FetchRecord, bytes | None]],
+        release: Iterable[str],
+        holder: str,
+    ) -> None:
+        """Save ``records`` (as :meth:`save` does each) and give up ``holder``'s leases
+        on the ``release`` sites, in one transaction: one commit for a batch of
+        fetches. Bodies are hashed and compressed before the write lock is taken."""
+
         def run() -> None:
-            sha = record.sha256
-            if body is not None and sha is None:
-                sha = hashlib.sha256(body).hexdigest()
+            rows = []
+            for record, body in records:
+                sha = record.sha256
+                if body is not None and sha is None:
+                    sha = hashlib.sha256(body).hexdigest()
+                data = None if body is None else zlib.compress(body, 6)
+                rows.append((record, body, sha, data))
             with self._write() as db:
-                if body is not None and sha is not None:
-                    db.execute(
-                        "INSERT OR IGNORE INTO bodies (sha256, size, data) VALUES (?, ?, ?)",
-                        (sha, len(body), zlib.compress(body, 6)),
+                for record, body, sha, data in rows:
+                    if body is not None and sha is not None:
+                        db.execute(
+                            "INSERT OR IGNORE INTO bodies (sha256, size, data) VALUES (?, ?, ?)",
+                            (sha, len(body), data),
+                        )
+                    cursor = db.execute(
+                        "INSERT INTO archive (site, fetched_at, chain, kind, detail, lifetime, "
+                        "expires_at, retry_after, size, sha256) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            record.site,
+                            record.fetched_at,
+                            json.dumps([list(step) for step in record.chain]),
+                            record.kind,
+                            record.detail,
+                            record.lifetime,
+                            record.expires_at,
+                            int(record.retry_after),
+                            record.size,
+                            sha if body is not None else None,
+                        ),
                     )
-                cursor = db.execute(
-                    "INSERT INTO archive (site, fetched_at, chain, kind, detail, lifetime, "
-                    "expires_at, retry_after, size, sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        record.site,
-                        record.fetched_at,
-                        json.dumps([list(step) for step in record.chain]),
-                        record.kind,
-                        record.detail,
-                        record.lifetime,
-                        record.expires_at,
-                        int(record.retry_after),
-                        record.size,
-                        sha if body is not None else None,
-                    ),
-                )
-                db.execute(
-                    "INSERT INTO current (site, archive_id) VALUES (?, ?) "
-                    "ON CONFLICT(site) DO UPDATE SET archive_id = excluded.archive_id",
-                    (record.site, cursor.lastrowid),
-                )
+                    db.execute(
+                        "INSERT INTO current (site, archive_id) VALUES (?, ?) "
+                        "ON CONFLICT(site) DO UPDATE SET archive_id = excluded.archive_id",
+                        (record.site, cursor.lastrowid),
+                    )
+                for site in release:
+                    db.execute("DELETE FROM leases WHERE site = ? AND holder = ?", (site, holder))
 
         self._call("saving a record", run)
+
+    def _current_of(self, sites: Sequence[str]) -> dict[str, FetchRecord]:
+        """The current records of ``sites`` (those that have one), in few queries."""
+        found: dict[str, FetchRecord] = {}
+        for start in range(0, len(sites), _CHUNK):
+            chunk = list(sites[start : start + _CHUNK])
+            marks = ", ".join("?" * len(chunk))
+            for row in self._db.execute(
+                f"SELECT c.site, {_COLUMNS} FROM current c JOIN archive a ON a.id = c.archive_id "
+                f"WHERE c.site IN ({marks})",
+                chunk,
+            ):
+                found[str(row[0])] = _record(row[1:])
+        return found
+
+    def _leases_of(self, sites: Sequence[str]) -> dict[str, tuple[str, float]]:
+        leases: dict[str, tuple[str, float]] = {}
+        for start in range(0, len(sites), _CHUNK):
+            chunk = list(sites[start : start + _CHUNK])
+            marks = ", ".join("?" * len(chunk))
+            for site, holder, until in self._db.execute(
+                f"SELECT site, holder, until FROM leases WHERE site IN ({marks})", chunk
+            ):
+                leases[str(site)] = (str(holder), float(until))
+        return leases
+
+    def look_many(
+        self,
+        sites: Sequence[str],
+        holder: str,
+        seconds: float,
+        fresh: Callable[[FetchRecord], bool],
+    ) -> dict[str, tuple[str, tuple[FetchRecord, bytes | None] | None]]:
+        """For each site: ``("fresh", (record, body))`` when its current record is
+        ``fresh``; else ``("lease", None)`` with ``holder``'s lease on its fetch taken
+        for ``seconds``; else ``("held", None)``: another live holder has it.
+
+        One read for all the sites, then one transaction for the leases of those
+        without a fresh record (their records read again under the write lock, so
+        a record another process saved meanwhile is used, not fetched again).
+        """
+
+        def run() -> dict[str, tuple[str, tuple[FetchRecord, bytes | None] | None]]:
+            result: dict[str, tuple[str, tuple[FetchRecord, bytes | None] | None]] = {}
+            records = self._current_of(sites)
+            rest = []
+            for site in dict.fromkeys(sites):
+                record = records.get(site)
+                if record is not None and fresh(record):
+                    result[site] = ("fresh", (record, self._body(record.sha256)))
+                else:
+                    rest.append(site)
+            if not rest:
+                return result
+            now = self._clock()
+            with self._write() as db:
+                records = self._current_of(rest)
+                leases = self._leases_of(rest)
+                for site in rest:
+                    record = records.get(site)
+                    if record is not None and fresh(record):
+                        result[site] = ("fresh", (record, self._body(record.sha256)))
+                        continue
+                    lease = leases.get(site)
+                    if (
+                        lease is not None
+                        and lease[0] != holder
+                        and lease[1] > now
+                        and not holder_is_gone(lease[0])  # a killed process of this host
+                    ):
+                        result[site] = ("held", None)
+                        continue
+                    db.execute(
+                        "INSERT INTO leases (site, holder, until) VALUES (?, ?, ?) "
+                        "ON CONFLICT(site) DO UPDATE SET holder = excluded.holder, "
+                        "until = excluded.until",
+                        (site, holder, now + seconds),
+                    )
+                    result[site] = ("lease", None)
+            return result
+
+        return self._call("looking up sites", run)
 
     def history(self, site: str, limit: int = 100) -> list[FetchRecord]:
         def run() -> list[FetchRecord]:
