@@ -265,7 +265,7 @@ class _StubRobots:
         self.prefetched: list[str] = []
         self.queues: list[Any] = []
 
-    def site_for(self, request: Request) -> str:
+    def site_for(self, request: Request, *, cached: bool = True) -> str:
         return request.url.split("/", 3)[2]
 
     def site_state(self, site: str) -> Any:
@@ -315,6 +315,57 @@ def test_queue_costs_two_lookups_per_request_with_many_sites_and_keeps_prioritie
     priorities = [request.priority for request in popped if request is not None]
     assert priorities == sorted(priorities, reverse=True)  # users' priorities kept
     assert robots.looked_up == 2 * count
+
+
+def _held_bytes_per_site(queue_path: str, count: int) -> float:
+    """tracemalloc growth per site while ``count`` requests, one per new site,
+    are pushed into the queue at ``queue_path`` (the requests built before),
+    with the real middleware and site table, every robots.txt download slot
+    busy (each site pending, waiting in the download backlog)."""
+    import gc
+    import tracemalloc
+
+    from scrapy.squeues import FifoMemoryQueue
+    from scrapy.utils.misc import load_object
+    from twisted.internet.defer import Deferred
+
+    from scrapy_rfc9309.components._middleware import RobotsTxtMiddleware
+
+    crawler = get_crawler(Spider, {**BASE_SETTINGS, "ADDONS": {"scrapy_rfc9309.Addon": 100}})
+    middleware = RobotsTxtMiddleware(crawler)
+    limit = middleware.settings.concurrent_downloads
+    middleware._downloads = {f"busy{n}": Deferred() for n in range(limit)}
+    middleware._start_watchdog = lambda: None  # type: ignore[method-assign]
+    queue = load_object(queue_path).from_crawler(crawler, FifoMemoryQueue, "")
+    requests = [Request(f"http://s{n}.test:8080/page.html") for n in range(count)]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        for request in requests:
+            queue.push(request)
+        gc.collect()
+        end, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(queue) == count
+    assert middleware._table.has_pending() is (queue_path == OURS)  # each site pending
+    return (end - start) / count
+
+
+def test_queue_keeps_little_per_pending_site() -> None:
+    """A broad crawl schedules one request on each of many new sites: every
+    site is pending at once. What the queue, the site table and the download
+    backlog keep per such site, beyond what Scrapy's own queue keeps for the
+    request, stays under 160 bytes (the site's name, an entry in the queue's
+    and in the site table's dict, its place in the download backlog): no list
+    for a lone request (180 bytes with one) or for a fetch nobody waits on
+    yet (220 with one), no parsed URL kept with the waiting request (about
+    700 bytes with all three)."""
+    count = 20_000
+    plain = _held_bytes_per_site(PLAIN, count)
+    ours = _held_bytes_per_site(OURS, count)
+    assert ours - plain < 160, (ours, plain)
 
 
 @deferred_f_from_coro_f

@@ -247,13 +247,18 @@ class RobotsTxtMiddleware:
                 )
         return None
 
-    def site_for(self, request: Request) -> str | None:
-        """The site whose robots.txt governs ``request``; ``None``: not checked."""
+    def site_for(self, request: Request, *, cached: bool = True) -> str | None:
+        """The site whose robots.txt governs ``request``; ``None``: not checked.
+
+        ``cached=False`` (the scheduler queue) does not keep the parsed URL
+        with the request, as Scrapy's ``urlparse_cached`` does for as long as
+        the request lives: a request waiting in the queue would carry it.
+        """
         if request.meta.get("dont_obey_robotstxt"):
             return None
         if request.url.startswith(("data:", "file:")):
             return None
-        return site_of(urlparse_cached(request))
+        return site_of(urlparse_cached(request) if cached else request.url)
 
     # -- bounded holding with other scheduler queues ---------------------------------
 

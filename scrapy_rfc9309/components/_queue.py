@@ -103,8 +103,10 @@ class RobotsTxtPriorityQueue:
         self._ready = ScrapyPriorityQueue(
             crawler, downstream_queue_cls, key, list(startprios), **extra
         )
-        #: site -> requests waiting for its robots.txt, in arrival order
-        self._held: dict[str, list[Request]] = {}
+        #: site -> requests waiting for its robots.txt, in arrival order: a lone
+        #: request as itself, a list from the second on (a broad crawl holds
+        #: one request on each of many sites, and a list costs ~90 bytes)
+        self._held: dict[str, Request | list[Request]] = {}
         self._held_count = 0
         #: sites settled since, whose held requests go back to ``_ready``
         self._released: deque[str] = deque()
@@ -119,7 +121,9 @@ class RobotsTxtPriorityQueue:
 
     def push(self, request: Request) -> None:
         robots = self._robots
-        site = None if robots is None else robots.site_for(request)
+        # the parsed URL is not kept with the request while it waits (it
+        # would cost ~400 bytes per queued request)
+        site = None if robots is None else robots.site_for(request, cached=False)
         if robots is None or site is None:
             self._ready.push(request)
             return
@@ -144,7 +148,7 @@ class RobotsTxtPriorityQueue:
             request = self._ready.pop()
             if request is None:
                 return None
-            site = robots.site_for(request)
+            site = robots.site_for(request, cached=False)
             if site is None:
                 return request
             state = robots.site_state(site)
@@ -173,11 +177,11 @@ class RobotsTxtPriorityQueue:
         self._write_back_or_drop_held()
 
     def _write_back_or_drop_held(self) -> None:
-        held = [request for requests in self._held.values() for request in requests]
+        held = [request for requests in self._held.values() for request in _listed(requests)]
         if held and not self._persistent:
             report = report_for(self.crawler)  # the JSON report's per-site drops
             for site, requests in self._held.items():
-                for _ in requests:
+                for _ in _listed(requests):
                     report.dropped_at_close(site)
         self._held.clear()
         self._held_count = 0
@@ -204,8 +208,11 @@ class RobotsTxtPriorityQueue:
     def _hold(self, site: str, request: Request) -> None:
         held = self._held.get(site)
         if held is None:
-            held = self._held[site] = []
-        held.append(request)
+            self._held[site] = request
+        elif isinstance(held, list):
+            held.append(request)
+        else:
+            self._held[site] = [held, request]
         self._held_count += 1
 
     def site_released(self, site: str) -> None:
@@ -218,9 +225,15 @@ class RobotsTxtPriorityQueue:
         while self._released and moved < RELEASE_BUDGET:
             site = self._released.popleft()
             held = self._held.pop(site, None)
-            if not held:
+            if held is None:
                 continue
-            self._held_count -= len(held)
-            moved += len(held)
-            for request in held:
+            requests = _listed(held)
+            self._held_count -= len(requests)
+            moved += len(requests)
+            for request in requests:
                 self._ready.push(request)
+
+
+def _listed(held: Request | list[Request]) -> list[Request]:
+    """The requests a site holds, as a list."""
+    return held if isinstance(held, list) else [held]

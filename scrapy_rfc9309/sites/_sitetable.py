@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import enum
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from ._outcome import DISALLOW_ALL, Kind, SiteOutcome
@@ -79,14 +79,6 @@ class Deferral:
 W = TypeVar("W")
 
 
-@dataclass(slots=True)
-class _Pending(Generic[W]):
-    """A fetch in flight: the copy it may replace, and who waits for it."""
-
-    stale: SiteOutcome | None
-    waiters: list[W] = field(default_factory=list)
-
-
 @dataclass(frozen=True, slots=True)
 class Settled(Generic[W]):
     """What settling a fetch came to."""
@@ -125,7 +117,15 @@ def keep_stale_copy(stale: SiteOutcome | None, fetched: SiteOutcome) -> SiteOutc
 class SiteTable(Generic[W]):
     """site -> settled outcome (LRU-bounded) and site -> fetch in flight."""
 
-    __slots__ = ("_deferrals", "_exhausted", "_pending", "_settled", "evictions", "max_sites")
+    __slots__ = (
+        "_deferrals",
+        "_exhausted",
+        "_pending",
+        "_settled",
+        "_waiters",
+        "evictions",
+        "max_sites",
+    )
 
     def __init__(self, max_sites: int) -> None:
         if max_sites < 1:
@@ -133,7 +133,13 @@ class SiteTable(Generic[W]):
         self.max_sites = max_sites
         self.evictions = 0
         self._settled: OrderedDict[str, SiteOutcome] = OrderedDict()
-        self._pending: dict[str, _Pending[W]] = {}
+        #: site -> the copy its fetch in flight may replace (``None``: no earlier
+        #: copy). Nothing else per pending site: a broad crawl that schedules
+        #: its first requests at once has every site pending.
+        self._pending: dict[str, SiteOutcome | None] = {}
+        #: site -> who waits for its fetch in flight, in the order they joined;
+        #: an entry only once someone waits (a fetch ahead of need has none)
+        self._waiters: dict[str, list[W]] = {}
         self._deferrals: dict[str, Deferral] = {}
         #: Sites whose deferral ran out while unreachable: not deferred again
         #: until their robots.txt is retrieved, so the bound holds whatever the
@@ -177,7 +183,7 @@ class SiteTable(Generic[W]):
 
     def waiting(self) -> int:
         """How many waiters all fetches in flight have."""
-        return sum(len(pending.waiters) for pending in self._pending.values())
+        return sum(len(waiters) for waiters in self._waiters.values())
 
     # -- single flight ---------------------------------------------------------------
 
@@ -188,11 +194,14 @@ class SiteTable(Generic[W]):
         fetch gets ``True``; every waiter is handed back once, by
         :meth:`settle` or :meth:`abandon`.
         """
-        pending = self._pending.get(site)
-        started = pending is None
-        if pending is None:
-            pending = self._pending[site] = _Pending(self._settled.get(site))
-        pending.waiters.append(waiter)
+        started = site not in self._pending
+        if started:
+            self._pending[site] = self._settled.get(site)
+        waiters = self._waiters.get(site)
+        if waiters is None:
+            self._waiters[site] = [waiter]
+        else:
+            waiters.append(waiter)
         return started
 
     def start(self, site: str) -> bool:
@@ -200,7 +209,7 @@ class SiteTable(Generic[W]):
         need); ``False`` if one is already in flight."""
         if site in self._pending:
             return False
-        self._pending[site] = _Pending(self._settled.get(site))
+        self._pending[site] = self._settled.get(site)
         return True
 
     def settle(self, site: str, outcome: SiteOutcome) -> Settled[W]:
@@ -208,8 +217,9 @@ class SiteTable(Generic[W]):
 
         Raises ``KeyError`` if no fetch of ``site`` is in flight.
         """
-        pending = self._pending.pop(site)
-        kept = keep_stale_copy(pending.stale, outcome)
+        stale = self._pending.pop(site)
+        waiters = self._waiters.pop(site, [])
+        kept = keep_stale_copy(stale, outcome)
         in_force = outcome if kept is None else kept
         if in_force.kind is not Kind.UNREACHABLE:
             self._deferrals.pop(site, None)
@@ -219,17 +229,18 @@ class SiteTable(Generic[W]):
         while len(self._settled) > self.max_sites:
             self._settled.popitem(last=False)
             self.evictions += 1
-        return Settled(in_force, pending.waiters, kept is not None)
+        return Settled(in_force, waiters, kept is not None)
 
     def abandon(self, site: str) -> list[W]:
         """Give up the site's fetch (cancelled): its waiters, nothing stored."""
-        pending = self._pending.pop(site, None)
-        return [] if pending is None else pending.waiters
+        self._pending.pop(site, None)
+        return self._waiters.pop(site, [])
 
     def abandon_all(self) -> list[tuple[str, list[W]]]:
         """Give up every fetch in flight (the spider closes)."""
         pending, self._pending = self._pending, {}
-        return [(site, entry.waiters) for site, entry in pending.items()]
+        waiters, self._waiters = self._waiters, {}
+        return [(site, waiters.get(site, [])) for site in pending]
 
     # -- deferral of unreachable sites --------------------------------------------
 
