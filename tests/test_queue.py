@@ -157,6 +157,27 @@ async def test_2_3_1_4_deferral_is_bounded_then_requests_are_dropped(sites, defe
 
 
 @deferred_f_from_coro_f
+async def test_http_guide_ch9_deferral_replaces_scrapy_retry_one_download_per_attempt(
+    sites,
+) -> None:
+    """While unreachable sites are deferred, Scrapy's RetryMiddleware does not
+    retry robots.txt as well (HTTP: The Definitive Guide ch. 9: our back-off
+    tries it again): a 503 robots.txt is downloaded once per attempt, and no
+    "Gave up retrying" ERROR is logged."""
+    site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
+    urls = [site.url(f"/p{i}") for i in range(3)]
+    spider, stats = await crawl(
+        urls,
+        {**QUEUE, "RETRY_ENABLED": True, "RETRY_TIMES": 2, "ROBOTSTXT_UNREACHABLE_DEFER": 2},
+    )
+    assert spider.fetched == [] and page_times(site) == []
+    attempts = 1 + stats["robotstxt/deferred/retries"]
+    assert attempts >= 2
+    assert site.count("/robots.txt") == attempts  # not (1 + RETRY_TIMES) per attempt
+    assert "retry/count" not in stats and "log_count/ERROR" not in stats
+
+
+@deferred_f_from_coro_f
 async def test_jobdir_pause_and_resume_loses_no_request(sites, tmp_path) -> None:
     """Paused while a robots.txt hangs: its site's requests wait in the queue,
     are written to JOBDIR, and the resumed crawl fetches that robots.txt

@@ -471,10 +471,14 @@ class RobotsTxtMiddleware:
 
     def register(self, queue: SiteListener) -> None:
         self._queues.append(queue)
+        # deferral in use: its back-off replaces Scrapy's retry of robots.txt
+        self._fetcher.scrapy_retry = self.settings.unreachable_defer <= 0
 
     def unregister(self, queue: SiteListener) -> None:
         if queue in self._queues:
             self._queues.remove(queue)
+        if not self._queues:
+            self._fetcher.scrapy_retry = True
 
     def _release_to_queues(self, site: str) -> None:
         self._give_back(site)
