@@ -4,6 +4,7 @@ asserting on what the server was asked, and when."""
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -175,6 +176,26 @@ async def test_http_guide_ch9_deferral_replaces_scrapy_retry_one_download_per_at
     assert attempts >= 2
     assert site.count("/robots.txt") == attempts  # not (1 + RETRY_TIMES) per attempt
     assert "retry/count" not in stats and "log_count/ERROR" not in stats
+
+
+@deferred_f_from_coro_f
+async def test_http_guide_ch9_retry_after_past_the_deferral_drops_at_once(sites, caplog) -> None:
+    """A 503 asking for 30 s with ROBOTSTXT_UNREACHABLE_DEFER = 5: no attempt
+    fits within the deferral, so the requests are dropped at once (counted in
+    robotstxt/deferred/expired, with a WARNING saying why), not after 5 s."""
+    from .server import retry_after
+
+    site = sites(routes={"/robots.txt": retry_after(503, "30")}, default=PAGE)
+    urls = [site.url(f"/p{i}") for i in range(3)]
+    started = time.monotonic()
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        spider, stats = await crawl(urls, {**QUEUE, "ROBOTSTXT_UNREACHABLE_DEFER": 5})
+    assert time.monotonic() - started < 4
+    assert spider.fetched == [] and len(spider.dropped) == 3
+    assert site.count("/robots.txt") == 1 and page_times(site) == []
+    assert stats["robotstxt/deferred/expired"] == 1
+    assert stats["robotstxt/forbidden/unreachable"] == 3
+    assert any("asks to be tried again in 30 s" in r.getMessage() for r in caplog.records)
 
 
 @deferred_f_from_coro_f

@@ -621,7 +621,21 @@ class RobotsTxtMiddleware:
         """
         now = time.monotonic()
         asked = outcome.expires_at if outcome.retry_after else None
-        deferral = self._table.defer(site, now, self.settings.unreachable_defer, asked)
+        limit = self.settings.unreachable_defer
+        if asked is not None and self._table.refuse_deferral(site, now, limit, asked):
+            # no attempt can come before the deadline: the requests are dropped now
+            self.stats.inc_value("robotstxt/deferred/expired")
+            logger.warning(
+                "robots.txt unreachable (%s): %s asks to be tried again in %s s, after "
+                "ROBOTSTXT_UNREACHABLE_DEFER (%g s) would end; the requests that wait for "
+                "it are dropped now (RFC 9309 2.3.1.4)",
+                outcome.detail,
+                robots_url(site),
+                f"{round(max(0.0, asked - now), 1):g}",
+                limit,
+            )
+            return None
+        deferral = self._table.defer(site, now, limit, asked)
         if deferral is None:
             if was_deferred:
                 self._deferral_expired(site)
