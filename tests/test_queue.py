@@ -199,9 +199,10 @@ async def test_http_guide_ch9_retry_after_past_the_deferral_drops_at_once(sites,
 
 
 @deferred_f_from_coro_f
-async def test_jobdir_pause_and_resume_loses_no_request(sites, tmp_path) -> None:
+async def test_jobdir_pause_and_resume_loses_no_request(sites, tmp_path, caplog) -> None:
     """Paused while a robots.txt hangs: its site's requests wait in the queue,
-    are written to JOBDIR, and the resumed crawl fetches that robots.txt
+    are written to JOBDIR (an INFO line says how many are kept for the next
+    run, none says 0 are dropped), and the resumed crawl fetches that robots.txt
     again (nothing is cached across processes) and then every page."""
     site = sites(routes={"/robots.txt": hang()}, default=PAGE)
     urls = [site.url(f"/p{i}") for i in range(6)] + [site.url("/no")]
@@ -211,9 +212,13 @@ async def test_jobdir_pause_and_resume_loses_no_request(sites, tmp_path) -> None
         "DOWNLOAD_TIMEOUT": 60,
         "CLOSESPIDER_TIMEOUT": 1,
     }
-    spider, stats = await crawl(urls, settings, dont_filter=False)
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        spider, stats = await crawl(urls, settings, dont_filter=False)
     assert stats["finish_reason"] == "closespider_timeout"
     assert spider.fetched == [] and spider.dropped == {}
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("7 scheduled requests kept in JOBDIR for the next run" in m for m in messages)
+    assert not any("dropping 0 requests" in m for m in messages)
     assert page_times(site) == []
     assert "robotstxt/forbidden/closing" not in stats  # kept, not dropped
 

@@ -800,10 +800,11 @@ class RobotsTxtMiddleware:
         (or put them back in a scheduler that keeps its queue)."""
         requeued = self._requeue_at_close()
         abandoned = self._table.abandon_all()
-        if abandoned and not requeued:
+        waiting = sum(len(waiters) for _, waiters in abandoned)
+        if waiting and not requeued:  # none: robots.txt fetched ahead by our queue
             logger.info(
                 "Spider closing: dropping %d requests that waited on %d robots.txt downloads",
-                sum(len(waiters) for _, waiters in abandoned),
+                waiting,
                 len(abandoned),
             )
         for _, waiters in abandoned:
