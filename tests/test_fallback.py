@@ -126,9 +126,20 @@ class CountingSpider(Spider):
 
 
 async def run(
-    urls: list[str], settings: dict[str, Any], **kwargs: Any
+    urls: list[str], settings: dict[str, Any], stop_after: float | None = None, **kwargs: Any
 ) -> tuple[CountingSpider, dict[str, Any]]:
+    """A crawl; ``stop_after``: seconds after which it is stopped as Ctrl-C does."""
     crawler = get_crawler(CountingSpider, {**BASE_SETTINGS, **settings})
+    if stop_after is not None:
+        from scrapy.utils.defer import deferred_from_coro
+        from twisted.internet import reactor
+
+        def stop() -> Any:  # Crawler.stop_async since Scrapy 2.14, stop() before
+            if hasattr(crawler, "stop_async"):
+                return deferred_from_coro(crawler.stop_async())
+            return crawler.stop()
+
+        reactor.callLater(stop_after, stop)  # type: ignore[attr-defined]
     await _compat.crawl(crawler, urls=urls, **kwargs)
     assert crawler.stats is not None
     spider = crawler.spider
@@ -355,10 +366,14 @@ async def test_closing_drops_set_aside_requests_counts_them_in_summary_and_repor
     assert_none_lost(spider, stats, len(urls))
 
 
-@pytest.mark.parametrize("settings", [PLAIN, FIFO], ids=["ScrapyPriorityQueue", "fifo-scheduler"])
+@pytest.mark.parametrize(
+    ("settings", "stopped"),
+    [(PLAIN, False), (PLAIN, True), (FIFO, False)],
+    ids=["ScrapyPriorityQueue", "ScrapyPriorityQueue-stopped", "fifo-scheduler"],
+)
 @deferred_f_from_coro_f
 async def test_2_3_closed_with_jobdir_held_and_set_aside_requests_go_back_to_the_scheduler(
-    sites, caplog, tmp_path, settings: dict[str, Any]
+    sites, caplog, tmp_path, settings: dict[str, Any], stopped: bool
 ) -> None:
     """Closed while a robots.txt hangs, with a scheduler that keeps its queue
     (JOBDIR; SCHEDULER_PERSIST for scrapy-redis): the requests held here and
@@ -375,15 +390,17 @@ async def test_2_3_closed_with_jobdir_held_and_set_aside_requests_go_back_to_the
         "JOBDIR": str(tmp_path / "job"),
         "CONCURRENT_REQUESTS": 4,
         "DOWNLOAD_TIMEOUT": 60,
-        "CLOSESPIDER_TIMEOUT": 1.5,
+        "CLOSESPIDER_TIMEOUT": 0 if stopped else 1.5,  # stopped: as by Ctrl-C
     }
     if settings is FIFO:  # a scheduler of its own keeps its queue: scrapy-redis's setting
         job = {**job, "JOBDIR": None, "SCHEDULER_PERSIST": True}
         FifoScheduler.kept.clear()
         KeptFingerprints.seen.clear()
     with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
-        spider, stats = await run(fast_urls + slow_urls, job, dont_filter=False)
-    assert stats["finish_reason"] == "closespider_timeout"
+        spider, stats = await run(
+            fast_urls + slow_urls, job, stop_after=1.5 if stopped else None, dont_filter=False
+        )
+    assert stats["finish_reason"] == ("shutdown" if stopped else "closespider_timeout")
     assert page_times(slow) == [] and spider.errbacks == []
     assert "robotstxt/forbidden/closing" not in stats
     assert stats["robotstxt/requeued_at_close"] == 10
