@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from collections import deque
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from scrapy import Request, Spider
@@ -38,19 +38,42 @@ def robots_times(site: Any) -> list[float]:
     return [t for path, t in zip(site.hits, site.hit_times, strict=True) if path == "/robots.txt"]
 
 
+class KeptFingerprints:
+    """A duplicate filter whose fingerprints outlive the crawl (SCHEDULER_PERSIST)."""
+
+    seen: ClassVar[set[bytes]] = set()
+
+    def __init__(self, crawler: Any) -> None:
+        self.fingerprinter = crawler.request_fingerprinter
+
+    def request_seen(self, request: Request) -> bool:
+        fingerprint = self.fingerprinter.fingerprint(request)
+        if fingerprint in self.seen:
+            return True
+        self.seen.add(fingerprint)
+        return False
+
+
 class FifoScheduler:
     """A scheduler without priority queues (as scrapy-redis's): one FIFO in
     memory, Scrapy's duplicate filter in front of it."""
 
-    def __init__(self, dupefilter: Any) -> None:
+    #: the queue kept across runs with SCHEDULER_PERSIST (as scrapy-redis keeps it)
+    kept: ClassVar[deque[Request]] = deque()
+
+    def __init__(self, dupefilter: Any, persist: bool = False) -> None:
         self.df = dupefilter
-        self.queue: deque[Request] = deque()
+        self.persist = persist
+        self.queue: deque[Request] = FifoScheduler.kept if persist else deque()
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> FifoScheduler:
         from scrapy.dupefilters import RFPDupeFilter
 
-        return cls(RFPDupeFilter.from_crawler(crawler))
+        persist = crawler.settings.getbool("SCHEDULER_PERSIST")
+        if persist:  # fingerprints kept across runs too, as scrapy-redis keeps them
+            return cls(KeptFingerprints(crawler), persist)
+        return cls(RFPDupeFilter.from_crawler(crawler), persist)
 
     def open(self, spider: Any) -> None:
         return None
@@ -103,9 +126,20 @@ class CountingSpider(Spider):
 
 
 async def run(
-    urls: list[str], settings: dict[str, Any], **kwargs: Any
+    urls: list[str], settings: dict[str, Any], stop_after: float | None = None, **kwargs: Any
 ) -> tuple[CountingSpider, dict[str, Any]]:
+    """A crawl; ``stop_after``: seconds after which it is stopped as Ctrl-C does."""
     crawler = get_crawler(CountingSpider, {**BASE_SETTINGS, **settings})
+    if stop_after is not None:
+        from scrapy.utils.defer import deferred_from_coro
+        from twisted.internet import reactor
+
+        def stop() -> Any:  # Crawler.stop_async since Scrapy 2.14, stop() before
+            if hasattr(crawler, "stop_async"):
+                return deferred_from_coro(crawler.stop_async())
+            return crawler.stop()
+
+        reactor.callLater(stop_after, stop)  # type: ignore[attr-defined]
     await _compat.crawl(crawler, urls=urls, **kwargs)
     assert crawler.stats is not None
     spider = crawler.spider
@@ -201,17 +235,17 @@ async def test_2_3_set_aside_pages_go_after_their_robots_txt_decided_by_its_rule
 
 @deferred_f_from_coro_f
 async def test_2_3_every_request_set_aside_the_spider_waits_for_its_robots_txt(sites) -> None:
-    """CONCURRENT_REQUESTS = 1: no request may wait in the middleware (0.5 of
-    1 is 0), so every page is set aside, and nothing but the robots.txt
-    download (0.5 s, then a parse) keeps the crawl busy; the spider stays open
-    until the pages are scheduled again, and fetches them all."""
+    """CONCURRENT_REQUESTS = 1: one request waits in the middleware (0.5 of 1
+    rounds to 0, and at least one is held), every other page is set aside;
+    the spider stays open until the pages are scheduled again, and fetches
+    them all."""
     body = "User-agent: *\n" + "".join(f"Disallow: /x{i}\n" for i in range(20_000))
     site = sites(routes={"/robots.txt": delayed(0.5, text(body))}, default=PAGE)
     urls = [site.url(f"/p{i}") for i in range(5)]
     spider, stats = await run(urls, {"CONCURRENT_REQUESTS": 1, **PLAIN})
     assert sorted(spider.fetched) == sorted(urls)
-    assert stats["robotstxt/set_aside"] == 5
-    assert "robotstxt/held/max" not in stats
+    assert stats["robotstxt/set_aside"] >= 1
+    assert stats["robotstxt/held/max"] == 1
     assert_none_lost(spider, stats, len(urls))
 
 
@@ -255,13 +289,18 @@ class DownloadingSpider(Spider):
 
     name = "downloading"
 
-    def __init__(self, page: str = "", other: str = "", **kwargs: Any):
+    def __init__(self, page: str = "", other: str = "", held: str = "", **kwargs: Any):
         super().__init__(**kwargs)
-        self.page, self.other = page, other
+        self.page, self.other, self.held = page, other, held
         self.statuses: list[int] = []
 
     async def start(self) -> Any:
+        if self.held:
+            yield Request(self.held, self.parse_held, priority=1)
         yield Request(self.page, self.parse)
+
+    def parse_held(self, response: Any) -> None:
+        return None
 
     async def parse(self, response: Any) -> Any:
         from scrapy.http.request import NO_CALLBACK
@@ -274,21 +313,21 @@ class DownloadingSpider(Spider):
 
 @deferred_f_from_coro_f
 async def test_2_3_a_download_that_was_not_scheduled_waits_and_is_never_set_aside(sites) -> None:
-    """CONCURRENT_REQUESTS = 1 (no request may wait in the middleware): a page
-    downloaded with ``engine.download_async`` waits for its robots.txt (0.5 s)
-    all the same, and its sender gets the response; set aside, it would never
-    reach its sender."""
+    """CONCURRENT_REQUESTS = 2, one request may wait in the middleware, and one
+    does (``/c``): a page downloaded with ``engine.download_async`` waits for
+    its robots.txt (0.5 s) all the same, and its sender gets the response;
+    set aside, it would never reach its sender."""
     first = sites(routes={"/robots.txt": status(404)}, default=PAGE)
     other = sites(routes={"/robots.txt": delayed(0.5, status(404))}, default=PAGE)
-    crawler = get_crawler(DownloadingSpider, {**BASE_SETTINGS, "CONCURRENT_REQUESTS": 1, **PLAIN})
-    await _compat.crawl(crawler, page=first.url("/a"), other=other.url("/b"))
+    crawler = get_crawler(DownloadingSpider, {**BASE_SETTINGS, "CONCURRENT_REQUESTS": 2, **PLAIN})
+    await _compat.crawl(crawler, page=first.url("/a"), other=other.url("/b"), held=other.url("/c"))
     assert crawler.stats is not None and isinstance(crawler.spider, DownloadingSpider)
     stats = crawler.stats.get_stats()
     assert stats.get("log_count/ERROR", 0) == 0
     assert crawler.spider.statuses == [200]
     assert page_times(other)[0] >= robots_times(other)[0] + 0.5 - 0.05
-    assert stats["robotstxt/set_aside"] == 1  # the scheduled page only
-    assert stats["robotstxt/held/max"] == 1
+    assert stats["robotstxt/set_aside"] == 1  # the scheduled page /a only
+    assert stats["robotstxt/held/max"] == 2  # /c, and /b beyond the share
 
 
 @deferred_f_from_coro_f
@@ -327,6 +366,61 @@ async def test_closing_drops_set_aside_requests_counts_them_in_summary_and_repor
     assert_none_lost(spider, stats, len(urls))
 
 
+@pytest.mark.parametrize(
+    ("settings", "stopped"),
+    [(PLAIN, False), (PLAIN, True), (FIFO, False)],
+    ids=["ScrapyPriorityQueue", "ScrapyPriorityQueue-stopped", "fifo-scheduler"],
+)
+@deferred_f_from_coro_f
+async def test_2_3_closed_with_jobdir_held_and_set_aside_requests_go_back_to_the_scheduler(
+    sites, caplog, tmp_path, settings: dict[str, Any], stopped: bool
+) -> None:
+    """Closed while a robots.txt hangs, with a scheduler that keeps its queue
+    (JOBDIR; SCHEDULER_PERSIST for scrapy-redis): the requests held here and
+    the copies set aside are put back in the scheduler before it closes
+    (RFC 9309 2.3: none fetched before the robots.txt is known), none dropped;
+    the resumed crawl, whose duplicate filter remembers them, serves every
+    page exactly once."""
+    slow = sites(routes={"/robots.txt": hang()}, default=PAGE)
+    fast = sites(default=PAGE)
+    slow_urls = [slow.url(f"/p{i}") for i in range(10)]
+    fast_urls = [fast.url(f"/f{i}") for i in range(3)]
+    job = {
+        **settings,
+        "JOBDIR": str(tmp_path / "job"),
+        "CONCURRENT_REQUESTS": 4,
+        "DOWNLOAD_TIMEOUT": 60,
+        "CLOSESPIDER_TIMEOUT": 0 if stopped else 1.5,  # stopped: as by Ctrl-C
+    }
+    if settings is FIFO:  # a scheduler of its own keeps its queue: scrapy-redis's setting
+        job = {**job, "JOBDIR": None, "SCHEDULER_PERSIST": True}
+        FifoScheduler.kept.clear()
+        KeptFingerprints.seen.clear()
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        spider, stats = await run(
+            fast_urls + slow_urls, job, stop_after=1.5 if stopped else None, dont_filter=False
+        )
+    assert stats["finish_reason"] == ("shutdown" if stopped else "closespider_timeout")
+    assert page_times(slow) == [] and spider.errbacks == []
+    assert "robotstxt/forbidden/closing" not in stats
+    assert stats["robotstxt/requeued_at_close"] == 10
+    messages = [r.getMessage() for r in caplog.records]
+    assert "10 requests waiting for robots.txt put back in the scheduler for the next run" in (
+        messages
+    )
+
+    slow.routes["/robots.txt"] = text("User-agent: *\nDisallow: /p9\n")
+    spider, stats = await run(
+        fast_urls + slow_urls, {**job, "CLOSESPIDER_TIMEOUT": 0}, dont_filter=False
+    )
+    pages = sorted(path for path in slow.hits if path != "/robots.txt")
+    assert pages == sorted(f"/p{i}" for i in range(9))  # each once; /p9 disallowed
+    assert sorted(path for path in fast.hits if path != "/robots.txt") == sorted(
+        f"/f{i}" for i in range(3)
+    )
+    assert all(not dont_filter for dont_filter in spider.fetched_dont_filter)
+
+
 @deferred_f_from_coro_f
 async def test_2_3_our_queue_holds_and_sets_aside_nothing(sites) -> None:
     """With RobotsTxtPriorityQueue requests of pending sites wait in the queue:
@@ -362,7 +456,7 @@ def test_invalid_held_share_names_the_setting(value: Any) -> None:
 
 @pytest.mark.parametrize(
     ("share", "concurrent", "held"),
-    [(0.5, 16, 8), (1, 16, 16), (0.3, 10, 3), (0.5, 1, 0), (0.5, 0, None)],
+    [(0.5, 16, 8), (1, 16, 16), (0.3, 10, 3), (0.5, 1, 1), (0.01, 16, 1), (0.5, 0, None)],
 )
 def test_held_share_of_concurrent_requests(share: float, concurrent: int, held: int | None) -> None:
     from scrapy.settings import Settings

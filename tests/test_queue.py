@@ -4,6 +4,7 @@ asserting on what the server was asked, and when."""
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -157,9 +158,51 @@ async def test_2_3_1_4_deferral_is_bounded_then_requests_are_dropped(sites, defe
 
 
 @deferred_f_from_coro_f
-async def test_jobdir_pause_and_resume_loses_no_request(sites, tmp_path) -> None:
+async def test_http_guide_ch9_deferral_replaces_scrapy_retry_one_download_per_attempt(
+    sites,
+) -> None:
+    """While unreachable sites are deferred, Scrapy's RetryMiddleware does not
+    retry robots.txt as well (HTTP: The Definitive Guide ch. 9: our back-off
+    tries it again): a 503 robots.txt is downloaded once per attempt, and no
+    "Gave up retrying" ERROR is logged."""
+    site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
+    urls = [site.url(f"/p{i}") for i in range(3)]
+    spider, stats = await crawl(
+        urls,
+        {**QUEUE, "RETRY_ENABLED": True, "RETRY_TIMES": 2, "ROBOTSTXT_UNREACHABLE_DEFER": 2},
+    )
+    assert spider.fetched == [] and page_times(site) == []
+    attempts = 1 + stats["robotstxt/deferred/retries"]
+    assert attempts >= 2
+    assert site.count("/robots.txt") == attempts  # not (1 + RETRY_TIMES) per attempt
+    assert "retry/count" not in stats and "log_count/ERROR" not in stats
+
+
+@deferred_f_from_coro_f
+async def test_http_guide_ch9_retry_after_past_the_deferral_drops_at_once(sites, caplog) -> None:
+    """A 503 asking for 30 s with ROBOTSTXT_UNREACHABLE_DEFER = 5: no attempt
+    fits within the deferral, so the requests are dropped at once (counted in
+    robotstxt/deferred/expired, with a WARNING saying why), not after 5 s."""
+    from .server import retry_after
+
+    site = sites(routes={"/robots.txt": retry_after(503, "30")}, default=PAGE)
+    urls = [site.url(f"/p{i}") for i in range(3)]
+    started = time.monotonic()
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        spider, stats = await crawl(urls, {**QUEUE, "ROBOTSTXT_UNREACHABLE_DEFER": 5})
+    assert time.monotonic() - started < 4
+    assert spider.fetched == [] and len(spider.dropped) == 3
+    assert site.count("/robots.txt") == 1 and page_times(site) == []
+    assert stats["robotstxt/deferred/expired"] == 1
+    assert stats["robotstxt/forbidden/unreachable"] == 3
+    assert any("asks to be tried again in 30 s" in r.getMessage() for r in caplog.records)
+
+
+@deferred_f_from_coro_f
+async def test_jobdir_pause_and_resume_loses_no_request(sites, tmp_path, caplog) -> None:
     """Paused while a robots.txt hangs: its site's requests wait in the queue,
-    are written to JOBDIR, and the resumed crawl fetches that robots.txt
+    are written to JOBDIR (an INFO line says how many are kept for the next
+    run, none says 0 are dropped), and the resumed crawl fetches that robots.txt
     again (nothing is cached across processes) and then every page."""
     site = sites(routes={"/robots.txt": hang()}, default=PAGE)
     urls = [site.url(f"/p{i}") for i in range(6)] + [site.url("/no")]
@@ -169,9 +212,13 @@ async def test_jobdir_pause_and_resume_loses_no_request(sites, tmp_path) -> None
         "DOWNLOAD_TIMEOUT": 60,
         "CLOSESPIDER_TIMEOUT": 1,
     }
-    spider, stats = await crawl(urls, settings, dont_filter=False)
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        spider, stats = await crawl(urls, settings, dont_filter=False)
     assert stats["finish_reason"] == "closespider_timeout"
     assert spider.fetched == [] and spider.dropped == {}
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("7 scheduled requests kept in JOBDIR for the next run" in m for m in messages)
+    assert not any("dropping 0 requests" in m for m in messages)
     assert page_times(site) == []
     assert "robotstxt/forbidden/closing" not in stats  # kept, not dropped
 

@@ -182,6 +182,27 @@ def test_deferral_honours_retry_after_and_ends_when_retrieved() -> None:
     assert table.defer(B, now=0.0, limit=0.0) is None  # ROBOTSTXT_UNREACHABLE_DEFER = 0
 
 
+def test_http_guide_ch9_retry_after_past_the_deadline_ends_the_deferral_at_once() -> None:
+    """A Retry-After at or past the deadline: no attempt can come within it, so
+    the site is not deferred (its requests are dropped now, RFC 9309 2.3.1.4),
+    nor deferred again until its robots.txt is retrieved."""
+    table: SiteTable[str] = SiteTable(10)
+    table.start(A)
+    table.settle(A, outcome(Kind.UNREACHABLE, 400.0, "HTTP 503, Retry-After 400 s"))
+    assert table.refuse_deferral(A, now=0.0, limit=300.0, asked_until=400.0)
+    assert table.deferral(A) is None
+    assert table.defer(A, now=1.0, limit=300.0) is None  # not deferred again
+    # within the deadline: deferred as usual
+    table.start(B)
+    table.settle(B, outcome(Kind.UNREACHABLE, 30.0, "HTTP 503, Retry-After 30 s"))
+    assert not table.refuse_deferral(B, now=0.0, limit=300.0, asked_until=30.0)
+    assert table.defer(B, now=0.0, limit=300.0, asked_until=30.0) is not None
+    # a deferral under way: its own deadline (300) counts, not a new one
+    assert table.refuse_deferral(B, now=290.0, limit=300.0, asked_until=300.0)
+    assert table.deferral(B) is None
+    assert not table.refuse_deferral("http://c:80", now=0.0, limit=0.0, asked_until=9.0)
+
+
 def test_backoff_doubles_up_to_its_maximum() -> None:
     assert [backoff(n) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 8.0]
     assert backoff(50) == backoff(10_000) == BACKOFF_MAX

@@ -220,6 +220,9 @@ class RobotsTxtFetcher:
         self.settings = settings
         self.stats = crawler.stats
         self._parse_lock = DeferredLock()
+        #: whether Scrapy's RetryMiddleware may retry a robots.txt download; off
+        #: while unreachable sites are deferred (our back-off tries them again)
+        self.scrapy_retry = True
         crawler.signals.connect(self._on_headers_received, signal=signals.headers_received)
         crawler.signals.connect(self._on_bytes_received, signal=signals.bytes_received)
         crawler.signals.connect(self._on_response_downloaded, signal=signals.response_downloaded)
@@ -315,7 +318,9 @@ class RobotsTxtFetcher:
             url,
             slot,
             max_size=0,  # stopped at ROBOTSTXT_MAX_SIZE, the part kept (_on_bytes_received)
-            retry=True,  # RetryMiddleware as configured, but not past a Retry-After
+            # RetryMiddleware as configured, but not past a Retry-After; none while
+            # deferral tries again itself (HTTP: The Definitive Guide ch. 9)
+            retry=self.scrapy_retry,
             meta={_META_SIZE_LIMIT: self.settings.max_size},
             # only what _parsed can decode within ROBOTSTXT_MAX_SIZE; a header set
             # here is kept by Scrapy's compression middleware

@@ -161,6 +161,13 @@ class RobotsTxtMiddleware:
         #: (only with other scheduler queues), scheduled again once it is settled
         self._aside: dict[str, list[Request]] = {}
         self._told_set_aside = False
+        #: requests held here for their site's robots.txt (put back in a
+        #: scheduler that keeps its queue when the spider closes)
+        self._waiting: dict[Request, str] = {}
+        #: held requests whose copy was put back in the scheduler at close
+        self._requeued: set[Request] = set()
+        #: spider_closed was sent: the scheduler is closed
+        self._closed = False
         self._tokens: dict[bytes, str] = {}
         #: site -> the outcome kinds already counted for it (a bit per kind), so
         #: per-site stats count each site once per crawl, whatever its refetches
@@ -225,8 +232,15 @@ class RobotsTxtMiddleware:
         if outcome is None:
             if self._must_set_aside(request):
                 self._set_aside(site, request)
-            outcome = await self._held_while(self._wait_for(site, request))
+            self._waiting[request] = site
+            try:
+                outcome = await self._held_while(self._wait_for(site, request))
+            finally:
+                self._waiting.pop(request, None)
         if outcome is None:
+            if request in self._requeued:  # its copy is in the scheduler for the next run
+                self._requeued.discard(request)
+                raise RequestSetAside(f"Put back in the scheduler: {robots_url(site)} pending")
             self._drop_at_close(site, request)
         else:
             decision = outcome.decide(request.url, self._token(request), site)
@@ -362,10 +376,57 @@ class RobotsTxtMiddleware:
         if self._aside:
             raise DontCloseSpider
 
+    def _requeue_at_close(self, *, held: bool = True) -> bool:
+        """Put the requests held here and the copies set aside back in the
+        scheduler, for the next run of a crawl whose scheduler keeps its queue
+        (``JOBDIR``, ``SCHEDULER_PERSIST``); ``False``: it does not, or it is
+        closed already, and they are dropped.
+
+        Called while the engine closes, before Scrapy closes the scheduler
+        (the engine waits for the requests held here first). Each goes back
+        as a copy with ``dont_filter`` set, so that the duplicate filter of
+        the next run does not drop it (its own value travels in its meta, as
+        for a request set aside); the held request itself ends silently, as
+        a request set aside does. Counted in ``robotstxt/requeued_at_close``.
+        """
+        engine = self.crawler.engine
+        if not self.settings.keeps_queue or self._closed or engine is None:
+            return False
+        waiting = [
+            request
+            for request, site in self._waiting.items()
+            if held
+            and request.callback is not NO_CALLBACK  # its sender awaits it: dropped
+            and request not in self._requeued
+            and self._table.is_pending(site)  # abandoned next, so it ends with no outcome
+        ]
+        aside, self._aside = self._aside, {}
+        copies = [copy for site_copies in aside.values() for copy in site_copies]
+        for request in waiting:
+            copy = request.replace(dont_filter=True)
+            copy.meta[_META_SET_ASIDE] = request.dont_filter
+            request.errback = None
+            copies.append(copy)
+            self._requeued.add(request)
+        for copy in copies:
+            engine.crawl(copy)
+        if copies:
+            self.stats.inc_value("robotstxt/requeued_at_close", len(copies))
+            logger.info(
+                "%d requests waiting for robots.txt put back in the scheduler for the next run",
+                len(copies),
+                extra={"spider": self.crawler.spider},
+            )
+        return True
+
     def _drop_set_aside(self, aside: dict[str, list[Request]] | None = None) -> None:
         """Drop copies set aside (all of them by default): the spider closes."""
         if aside is None:
             aside, self._aside = self._aside, {}
+        if self.settings.keeps_queue and not self._closed and self.crawler.engine is not None:
+            self._aside.update(aside)
+            if self._requeue_at_close(held=False):
+                return
         dropped = sum(len(copies) for copies in aside.values())
         if not dropped:
             return
@@ -415,10 +476,14 @@ class RobotsTxtMiddleware:
 
     def register(self, queue: SiteListener) -> None:
         self._queues.append(queue)
+        # deferral in use: its back-off replaces Scrapy's retry of robots.txt
+        self._fetcher.scrapy_retry = self.settings.unreachable_defer <= 0
 
     def unregister(self, queue: SiteListener) -> None:
         if queue in self._queues:
             self._queues.remove(queue)
+        if not self._queues:
+            self._fetcher.scrapy_retry = True
 
     def _release_to_queues(self, site: str) -> None:
         self._give_back(site)
@@ -561,7 +626,21 @@ class RobotsTxtMiddleware:
         """
         now = time.monotonic()
         asked = outcome.expires_at if outcome.retry_after else None
-        deferral = self._table.defer(site, now, self.settings.unreachable_defer, asked)
+        limit = self.settings.unreachable_defer
+        if asked is not None and self._table.refuse_deferral(site, now, limit, asked):
+            # no attempt can come before the deadline: the requests are dropped now
+            self.stats.inc_value("robotstxt/deferred/expired")
+            logger.warning(
+                "robots.txt unreachable (%s): %s asks to be tried again in %s s, after "
+                "ROBOTSTXT_UNREACHABLE_DEFER (%g s) would end; the requests that wait for "
+                "it are dropped now (RFC 9309 2.3.1.4)",
+                outcome.detail,
+                robots_url(site),
+                f"{round(max(0.0, asked - now), 1):g}",
+                limit,
+            )
+            return None
+        deferral = self._table.defer(site, now, limit, asked)
         if deferral is None:
             if was_deferred:
                 self._deferral_expired(site)
@@ -722,12 +801,15 @@ class RobotsTxtMiddleware:
             self._release_all()
 
     def _release_all(self) -> None:
-        """Drop every waiting request and cancel every robots.txt download."""
+        """Drop every waiting request and cancel every robots.txt download
+        (or put them back in a scheduler that keeps its queue)."""
+        requeued = self._requeue_at_close()
         abandoned = self._table.abandon_all()
-        if abandoned:
+        waiting = sum(len(waiters) for _, waiters in abandoned)
+        if waiting and not requeued:  # none: robots.txt fetched ahead by our queue
             logger.info(
                 "Spider closing: dropping %d requests that waited on %d robots.txt downloads",
-                sum(len(waiters) for _, waiters in abandoned),
+                waiting,
                 len(abandoned),
             )
         for _, waiters in abandoned:
@@ -751,6 +833,7 @@ class RobotsTxtMiddleware:
         Called from ``spider_closed`` by the extension before its close
         summary, so the summary counts them, and by this middleware; the
         second call finds nothing left."""
+        self._closed = True
         for queue in list(self._queues):
             queue.spider_closed()
         self._drop_set_aside()

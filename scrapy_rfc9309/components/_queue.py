@@ -167,6 +167,12 @@ class RobotsTxtPriorityQueue:
     def close(self) -> list[int]:
         """Close the queue; with JOBDIR, held requests are written back first."""
         self._write_back_or_drop_held()
+        if self._persistent and len(self._ready):
+            logger.info(
+                "Spider closed: %d scheduled requests kept in JOBDIR for the next run "
+                "(those of sites whose robots.txt was pending included)",
+                len(self._ready),
+            )
         if self._robots is not None:
             self._robots.unregister(self)
         return self._ready.close()

@@ -214,9 +214,13 @@ class RobotsTxtSettings:
     purposes: tuple[str, ...] = ()
     #: With a scheduler queue that is not ours: requests held in the middleware
     #: at most (``ROBOTSTXT_HELD_SHARE`` of ``CONCURRENT_REQUESTS``, rounded
-    #: down); the others are set aside until their site is settled. ``None``:
+    #: down, at least 1); the others are set aside until their site is settled. ``None``:
     #: no bound (``CONCURRENT_REQUESTS`` is 0, no limit).
     held_max: int | None = None
+    #: The scheduler keeps its queue across runs (``JOBDIR`` set, or
+    #: scrapy-redis's ``SCHEDULER_PERSIST`` true): requests waiting for a
+    #: robots.txt when the spider closes are put back in the scheduler.
+    keeps_queue: bool = False
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsTxtSettings:
@@ -262,6 +266,7 @@ class RobotsTxtSettings:
             **_concurrency(settings),
             purposes=_purposes(settings),
             held_max=_held_max(settings),
+            keeps_queue=_keeps_queue(settings),
         )
 
     def token_for(self, user_agent: str | None) -> str:
@@ -377,7 +382,13 @@ def _held_max(settings: BaseSettings) -> int | None:
         return None  # Scrapy's own setting: Scrapy reports it
     if concurrent <= 0:
         return None
-    return int(share * concurrent + 1e-9)
+    return max(1, int(share * concurrent + 1e-9))  # "above 0": at least one is held
+
+
+def _keeps_queue(settings: BaseSettings) -> bool:
+    """Whether the scheduler keeps its queue for the next run: ``JOBDIR`` is
+    set (Scrapy's disk queues) or ``SCHEDULER_PERSIST`` is true (scrapy-redis)."""
+    return bool(settings.get("JOBDIR")) or _bool(settings, "SCHEDULER_PERSIST")
 
 
 def purposes_warning(settings: RobotsTxtSettings) -> str | None:

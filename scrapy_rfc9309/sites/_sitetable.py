@@ -271,6 +271,24 @@ class SiteTable(Generic[W]):
         deferral.retry_at = retry_at if retry_at < deferral.deadline else None
         return deferral
 
+    def refuse_deferral(self, site: str, now: float, limit: float, asked_until: float) -> bool:
+        """Whether ``site``'s ``Retry-After`` (``asked_until``) falls at or past the
+        deadline its deferral has (or would have, starting at ``now``): no attempt
+        can come within it, so waiting is pointless. The deferral is then ended
+        (the site is not deferred again until its robots.txt is retrieved), and
+        its requests are decided (dropped, RFC 9309 2.3.1.4) at once."""
+        deferral = self._deferrals.get(site)
+        if deferral is None:
+            if limit <= 0 or site in self._exhausted:
+                return False
+            deadline = now + limit
+        else:
+            deadline = deferral.deadline
+        if asked_until < deadline:
+            return False
+        self.end_deferral(site)
+        return True
+
     def deferral(self, site: str) -> Deferral | None:
         return self._deferrals.get(site)
 
