@@ -576,7 +576,8 @@ async def test_2_4_pending_store_writes_are_finished_at_close(sites, tmp_path, m
         saving(self, *args)
 
     def close(self: SQLiteStore) -> None:
-        closed.append(self.path)
+        if self.waits:  # the worker's connection (the non-waiting one closes first)
+            closed.append(self.path)
         self._db.close()
 
     monkeypatch.setattr(SQLiteStore, "save_many", slow_save)
@@ -966,6 +967,10 @@ def test_2_4_fresh_records_reads_a_small_store_at_once(db: SQLiteStore) -> None:
     assert db.fresh_records(2, fresh) == {}  # more sites than the limit: none read
 
 
+def _no_non_waiting(self: SQLiteStore) -> SQLiteStore:
+    raise StoreError("no non-waiting connection here")
+
+
 def _count_calls(monkeypatch: Any, name: str, first_takes: float = 0.0) -> list[int]:
     """How many sites (or records) each call of ``SQLiteStore.<name>`` was given; the
     first call takes ``first_takes`` seconds longer (a busy worker)."""
@@ -988,8 +993,10 @@ async def test_2_4_the_sites_met_at_crawl_start_are_looked_up_and_saved_in_batch
 ) -> None:
     """RFC 9309 2.4 store, cost: the sites met while the store's worker is busy are
     looked up (and their leases taken) in one store call, and the fetches finished
-    meanwhile saved in one, not one worker round trip and one transaction per site."""
+    meanwhile saved in one, not one worker round trip and one transaction per site
+    (the look-ups all made on the worker: no non-waiting connection)."""
     many = [sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page")) for _ in range(12)]
+    monkeypatch.setattr(SQLiteStore, "non_waiting", _no_non_waiting)
     looked = _count_calls(monkeypatch, "look_many", first_takes=0.5)
     saved = _count_calls(monkeypatch, "save_many", first_takes=0.5)
     urls = [site.url(path) for path in ("/a", "/private/b") for site in many]
@@ -1028,3 +1035,130 @@ def _sized(original: Any, calls: list[int]) -> Any:
         return found
 
     return counted
+
+
+def _slow_on_worker(monkeypatch: Any, seconds: float) -> list[tuple[bool, int, str]]:
+    """``SQLiteStore.look_many`` made ``seconds`` slower on a waiting connection (the
+    worker's: a worker held off the interpreter lock); each call logged as (waits,
+    sites, outcome)."""
+    calls: list[tuple[bool, int, str]] = []
+    original = SQLiteStore.look_many
+
+    def look_many(self: SQLiteStore, sites: Any, *args: Any) -> Any:
+        waits = getattr(self, "waits", True)
+        if waits:
+            time.sleep(seconds)
+        try:
+            found = original(self, sites, *args)
+        except StoreError as exc:
+            calls.append((waits, len(sites), type(exc).__name__))
+            raise
+        calls.append((waits, len(sites), "answered"))
+        return found
+
+    monkeypatch.setattr(SQLiteStore, "look_many", look_many)
+    return calls
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_new_store_does_not_delay_the_first_robots_txt_fetch(
+    sites, tmp_path, monkeypatch
+) -> None:
+    """RFC 9309 2.4 store, cost: a site not in the store is looked up and leased on
+    the reactor with a connection that never waits, so its robots.txt is fetched
+    at once even while the store's worker is slow (the server's log: within a
+    second of the crawl's start, not after the worker's 2 s)."""
+    many = [sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page")) for _ in range(4)]
+    calls = _slow_on_worker(monkeypatch, 2.0)
+    urls = [site.url(path) for path in ("/a", "/private/b") for site in many]
+    started = time.monotonic()
+    spider, stats = await crawl(urls, store_settings(tmp_path / "robots.db"))
+    assert all(site.count("/robots.txt") == 1 for site in many)
+    assert sorted(spider.fetched) == sorted(site.url("/a") for site in many)
+    assert all(site.count("/private/b") == 0 for site in many)
+    first = [site.hit_times[site.hits.index("/robots.txt")] - started for site in many]
+    assert max(first) < 1.0, (first, calls)
+    assert calls and all(not waits for waits, _n, _ in calls), calls  # none on the worker
+    assert stats["robotstxt/store/saved"] == 4
+    assert "robotstxt/store/errors" not in stats
+    store = SQLiteStore(str(tmp_path / "robots.db"))
+    try:
+        assert all(store.current(_site_key(site.origin)) is not None for site in many)
+        assert store._db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+    finally:
+        store.close()
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_locked_store_at_look_up_falls_back_to_the_worker(
+    sites, tmp_path, monkeypatch
+) -> None:
+    """RFC 9309 2.4 store: another process holds the write lock (``BEGIN IMMEDIATE``)
+    when a site is looked up: the reactor's non-waiting connection gives up at once
+    (nothing waits on the reactor), the look-up is made again on the worker, which
+    waits for the lock; the robots.txt is fetched once, saved, the lease given up."""
+    from twisted.internet import reactor
+
+    from scrapy_rfc9309.components._store_bridge import StoreBridge
+
+    path = tmp_path / "robots.db"
+    calls = _slow_on_worker(monkeypatch, 0.0)
+    locker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    unlocked: list[Any] = []
+    opened = StoreBridge.__init__
+
+    def locked_once_open(self: StoreBridge, *args: Any) -> None:
+        opened(self, *args)  # the store opened: another process takes the write lock
+        locker.execute("BEGIN IMMEDIATE")
+        unlocked.append(reactor.callLater(0.5, locker.execute, "ROLLBACK"))
+
+    monkeypatch.setattr(StoreBridge, "__init__", locked_once_open)
+    site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
+    try:
+        spider, stats = await crawl([site.url("/a"), site.url("/private/b")], store_settings(path))
+    finally:
+        if unlocked and unlocked[0].active():
+            unlocked[0].cancel()
+            locker.execute("ROLLBACK")
+        locker.close()
+    assert len(unlocked) == 1
+    assert calls[:2] == [(False, 1, "StoreBusy"), (True, 1, "answered")], calls
+    assert site.count("/robots.txt") == 1 and site.count("/private/b") == 0
+    assert spider.fetched == [site.url("/a")]
+    assert stats["robotstxt/store/saved"] == 1
+    assert "robotstxt/store/errors" not in stats
+    store = SQLiteStore(str(path))
+    try:
+        found = store.current(_site_key(site.origin))
+        assert found is not None and found[1] == ROBOTS_V1
+        assert store._db.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
+    finally:
+        store.close()
+
+
+def test_2_4_the_non_waiting_connection_never_waits_nor_checkpoints(db: SQLiteStore) -> None:
+    """RFC 9309 2.4 store, cost: the connection used on the reactor gives up at once
+    on a lock held elsewhere (``StoreBusy``, nothing changed), leaves checkpoints
+    to the waiting connection, and answers leases as ``look_many`` does, without
+    reading bodies."""
+    from scrapy_rfc9309.sites._sqlite_store import StoreBusy
+
+    db.save(record(time.time()), ROBOTS_V1)
+    quick = db.non_waiting()
+    try:
+        assert quick._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        assert quick._db.execute("PRAGMA busy_timeout").fetchone()[0] == 0
+        assert db._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] > 0
+        fresh = lambda found: found.expires_at > time.time()  # noqa: E731
+        db._db.execute("BEGIN IMMEDIATE")
+        started = time.monotonic()
+        with pytest.raises(StoreBusy):
+            quick.look_many(["http://other.example:80"], "me", 30.0, fresh, False)
+        assert time.monotonic() - started < 0.5
+        db._db.execute("ROLLBACK")
+        assert db.lease_of("http://other.example:80") is None
+        answers = quick.look_many([SITE, "http://other.example:80"], "me", 30.0, fresh, False)
+        assert answers == {SITE: ("fresh", None), "http://other.example:80": ("lease", None)}
+        assert db.lease_of("http://other.example:80") is not None
+    finally:
+        quick.close()

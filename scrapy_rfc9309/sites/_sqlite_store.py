@@ -10,7 +10,11 @@ a busy timeout; past it, as for a corrupt file or an unwritable directory,
 the call raises ``StoreError``.
 
 A connection is made on the thread that opens the store and used on it only
-(the Scrapy glue runs every call on one worker thread per store).
+(the Scrapy glue runs every call on one worker thread per store). A second
+connection (:meth:`SQLiteStore.non_waiting`) never waits for a lock (busy
+timeout 0: :class:`StoreBusy` at once), never checkpoints the write-ahead log
+and never syncs to disk on commit, so that its short look-ups can be made
+on the crawl's event loop, falling back to the waiting connection when busy.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any, TypeVar
 
 from ._store import FetchRecord, StoreError, holder_is_gone
 
-__all__ = ["SQLiteStore"]
+__all__ = ["SQLiteStore", "StoreBusy"]
 
 _T = TypeVar("_T")
 
@@ -38,6 +42,25 @@ BUSY_TIMEOUT = 5.0
 _CHUNK = 500
 #: the largest body decompressed from the file (hostile or damaged contents)
 _MAX_BODY = 64 * 1024 * 1024
+#: SQLite's primary result codes for "another connection holds the lock"
+_BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
+
+
+class StoreBusy(StoreError):
+    """A non-waiting connection met a lock (another process's or connection's
+    write, a checkpoint): nothing was changed; the call can be made again on a
+    connection that waits."""
+
+
+def _is_busy(exc: BaseException) -> bool:
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in _BUSY_CODES
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS bodies (
@@ -116,12 +139,18 @@ class SQLiteStore:
         busy_timeout: float | None = None,
         clock: Callable[[], float] = time.time,
         read_only: bool = False,
+        non_waiting: bool = False,
     ) -> None:
         """``read_only``: for reports (``scrapy robotstxt history``, ``--at``): the
         file is opened ``mode=ro`` and never made; a missing one is a
-        ``StoreError`` saying there is no store at its path."""
+        ``StoreError`` saying there is no store at its path. ``non_waiting``: see
+        :meth:`non_waiting` (the file is not made, its tables are not checked)."""
         if busy_timeout is None:
             busy_timeout = BUSY_TIMEOUT
+        if non_waiting:
+            busy_timeout = 0.0
+        #: a non-waiting connection: a lock met is :class:`StoreBusy`
+        self.waits = not non_waiting
         self.path = os.path.abspath(path)
         self.uri = f"sqlite:///{self.path}"
         self._clock = clock
@@ -137,6 +166,12 @@ class SQLiteStore:
                     isolation_level=None,
                     check_same_thread=False,
                 )
+            elif non_waiting:
+                if not os.path.isfile(self.path):
+                    raise StoreError(f"no store at {self.path}")
+                self._db = sqlite3.connect(
+                    self.path, timeout=0.0, isolation_level=None, check_same_thread=False
+                )
             else:
                 os.makedirs(directory, exist_ok=True)
                 self._db = sqlite3.connect(
@@ -149,6 +184,15 @@ class SQLiteStore:
             self._refuse_foreign()
             if read_only:
                 self._check()
+                return
+            if non_waiting:
+                mode = self._db.execute("PRAGMA journal_mode").fetchone()
+                if not mode or str(mode[0]).lower() != "wal":
+                    raise StoreError(f"the robots.txt store {self.path} is not in WAL mode")
+                # no fsync on commit (a lease lost in a power cut is only a lease)
+                self._db.execute("PRAGMA synchronous = NORMAL")
+                # the waiting connection checkpoints the log, never this one
+                self._db.execute("PRAGMA wal_autocheckpoint = 0")
                 return
             mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()
             if not mode or str(mode[0]).lower() != "wal":
@@ -196,19 +240,41 @@ class SQLiteStore:
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
+            db.execute("COMMIT")
         except BaseException:
-            with suppress(sqlite3.Error):
+            with suppress(sqlite3.Error):  # never left open (holding the write lock)
                 db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
 
     def _call(self, what: str, fn: Callable[[], _T]) -> _T:
         try:
             return fn()
         except StoreError:
             raise
+        except sqlite3.OperationalError as exc:
+            if not self.waits and _is_busy(exc):
+                raise StoreBusy(f"robots.txt store {self.path}: {what}: {exc}") from exc
+            raise StoreError(f"robots.txt store {self.path}: {what} failed: {exc}") from exc
         except (sqlite3.Error, OSError, zlib.error, ValueError, TypeError, MemoryError) as exc:
             raise StoreError(f"robots.txt store {self.path}: {what} failed: {exc}") from exc
+
+    def site_count(self) -> int:
+        """How many sites have a current record."""
+
+        def run() -> int:
+            row = self._db.execute("SELECT COUNT(*) FROM current").fetchone()
+            return 0 if row is None else int(row[0])
+
+        return self._call("counting the sites", run)
+
+    def non_waiting(self) -> SQLiteStore:
+        """A second connection to the same file that never waits: busy timeout 0 (a
+        lock held by another process, or by this store's own connection writing,
+        is :class:`StoreBusy` at once, nothing changed), no checkpoint of the
+        write-ahead log (``wal_autocheckpoint = 0``: this connection's commits
+        stay short; the waiting connection checkpoints), no sync on commit. For
+        :meth:`look_many` on a thread that must not wait."""
+        return SQLiteStore(self.path, clock=self._clock, non_waiting=True)
 
     def _body(self, sha: str | None) -> bytes | None:
         if sha is None:
@@ -354,10 +420,13 @@ class SQLiteStore:
         holder: str,
         seconds: float,
         fresh: Callable[[FetchRecord], bool],
+        bodies: bool = True,
     ) -> dict[str, tuple[str, tuple[FetchRecord, bytes | None] | None]]:
         """For each site: ``("fresh", (record, body))`` when its current record is
-        ``fresh``; else ``("lease", None)`` with ``holder``'s lease on its fetch taken
-        for ``seconds``; else ``("held", None)``: another live holder has it.
+        ``fresh`` (``("fresh", None)`` without ``bodies``: nothing decompressed,
+        the record to be read with a later call); else ``("lease", None)`` with
+        ``holder``'s lease on its fetch taken for ``seconds``; else
+        ``("held", None)``: another live holder has it.
 
         One read for all the sites, then one transaction for the leases of those
         without a fresh record (their records read again under the write lock, so
@@ -371,7 +440,8 @@ class SQLiteStore:
             for site in dict.fromkeys(sites):
                 record = records.get(site)
                 if record is not None and fresh(record):
-                    result[site] = ("fresh", (record, self._body(record.sha256)))
+                    body = (record, self._body(record.sha256)) if bodies else None
+                    result[site] = ("fresh", body)
                 else:
                     rest.append(site)
             if not rest:
@@ -383,7 +453,10 @@ class SQLiteStore:
                 for site in rest:
                     record = records.get(site)
                     if record is not None and fresh(record):
-                        result[site] = ("fresh", (record, self._body(record.sha256)))
+                        result[site] = (
+                            "fresh",
+                            (record, self._body(record.sha256)) if bodies else None,
+                        )
                         continue
                     lease = leases.get(site)
                     if (
