@@ -757,6 +757,8 @@ async def test_2_4_reports_never_make_a_store(tmp_path) -> None:
 def test_2_4_a_query_string_in_a_sqlite_uri_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="takes no query string"):
         open_store("sqlite:///robots.db?mode=ro", data_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="or fragment"):
+        open_store("sqlite:///robots.db#x", data_dir=str(tmp_path))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -1162,3 +1164,33 @@ def test_2_4_the_non_waiting_connection_never_waits_nor_checkpoints(db: SQLiteSt
         assert db.lease_of("http://other.example:80") is not None
     finally:
         quick.close()
+
+
+def test_2_4_reports_read_a_store_in_a_folder_they_cannot_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An archive on read-only media: SQLite cannot make the ``-shm`` file a
+    read-only open of a write-ahead-log store needs, so the store is read as it
+    is on disk (``immutable``) instead of being reported as unreadable."""
+    from scrapy_rfc9309.sites import _sqlite_store
+
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    store.save(record(), ROBOTS_V1)
+    store.close()
+    real_connect = sqlite3.connect
+
+    def read_only_folder(target: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        db = real_connect(target, *args, **kwargs)
+        if "mode=ro" in str(target) and "immutable=1" not in str(target):
+            db.close()  # what SQLite does when it cannot make the -shm file
+            return real_connect(f"file:{tmp_path}/missing/x.db?mode=ro", uri=True)
+        return db
+
+    monkeypatch.setattr(_sqlite_store.sqlite3, "connect", read_only_folder)
+    monkeypatch.setattr(_sqlite_store.os, "access", lambda *_: False)
+    reader = SQLiteStore(str(path), read_only=True)
+    try:
+        assert [kept.site for kept in reader.history(SITE)] == [SITE]
+    finally:
+        reader.close()

@@ -129,6 +129,37 @@ def _record(row: tuple[Any, ...]) -> FetchRecord:
     )
 
 
+def _open_read_only(path: str, timeout: float) -> sqlite3.Connection:
+    """Open the store at ``path`` for reading only (reports), never making it.
+
+    A store in write-ahead-log mode needs its ``-shm`` file, which SQLite makes
+    next to the store even to read it; in a directory this process cannot
+    write to (an archive on read-only media) that fails, and the file is then
+    opened ``immutable``: read as it is on disk, without the changes still in
+    a ``-wal`` file left beside it (a crawl that closed normally leaves none).
+    """
+    uri = pathlib.Path(path).as_uri()
+    db: sqlite3.Connection | None = None
+    try:
+        db = sqlite3.connect(
+            f"{uri}?mode=ro", uri=True, timeout=timeout, isolation_level=None, check_same_thread=False
+        )
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        if db is not None:
+            db.close()
+        if os.access(os.path.dirname(path), os.W_OK):
+            raise
+        db = sqlite3.connect(
+            f"{uri}?mode=ro&immutable=1",
+            uri=True,
+            timeout=timeout,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+    return db
+
+
 class SQLiteStore:
     """A robots.txt store in a SQLite file (see the module docstring)."""
 
@@ -159,13 +190,7 @@ class SQLiteStore:
             if read_only:
                 if not os.path.isfile(self.path):
                     raise StoreError(f"no store at {self.path}")
-                self._db = sqlite3.connect(
-                    f"{pathlib.Path(self.path).as_uri()}?mode=ro",
-                    uri=True,
-                    timeout=busy_timeout,
-                    isolation_level=None,
-                    check_same_thread=False,
-                )
+                self._db = _open_read_only(self.path, busy_timeout)
             elif non_waiting:
                 if not os.path.isfile(self.path):
                     raise StoreError(f"no store at {self.path}")

@@ -134,8 +134,8 @@ def open_store(
     path, four slashes for an absolute one. A Redis backend module provides
     ``open_redis_store(url) -> RobotsStore`` (or a ``RedisStore(url)`` class);
     ``redis_prefix`` (``ROBOTSTXT_STORE_PREFIX``) is passed to it as ``prefix=``.
-    A SQLite URI takes no query string (``?mode=ro`` would be part of the file
-    name): ``ValueError``. ``read_only`` (reports): a SQLite file is opened
+    A SQLite URI takes no query string or fragment (``?mode=ro`` would be part
+    of the file name): ``ValueError``. ``read_only`` (reports): a SQLite file is opened
     read-only and never made.
     """
     text = uri.strip() if isinstance(uri, str) else uri
@@ -151,10 +151,10 @@ def open_store(
                 "(under the project data directory) or sqlite:////absolute/path"
             )
         path = rest[1:]
-        if "?" in path:
+        if "?" in path or "#" in path:
             raise ValueError(
-                f"{SETTING}: {uri!r}: a SQLite URI takes no query string (options such "
-                "as ?mode=ro are not supported); write sqlite:///path only"
+                f"{SETTING}: {uri!r}: a SQLite URI takes no query string or fragment "
+                "(options such as ?mode=ro are not supported); write sqlite:///path only"
             )
         if not os.path.isabs(path):
             path = os.path.join(data_dir, path)
