@@ -142,7 +142,11 @@ def _open_read_only(path: str, timeout: float) -> sqlite3.Connection:
     db: sqlite3.Connection | None = None
     try:
         db = sqlite3.connect(
-            f"{uri}?mode=ro", uri=True, timeout=timeout, isolation_level=None, check_same_thread=False
+            f"{uri}?mode=ro",
+            uri=True,
+            timeout=timeout,
+            isolation_level=None,
+            check_same_thread=False,
         )
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.OperationalError:
