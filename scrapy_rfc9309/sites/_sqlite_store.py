@@ -139,28 +139,26 @@ def _open_read_only(path: str, timeout: float) -> sqlite3.Connection:
     a ``-wal`` file left beside it (a crawl that closed normally leaves none).
     """
     uri = pathlib.Path(path).as_uri()
-    db: sqlite3.Connection | None = None
-    try:
-        db = sqlite3.connect(
-            f"{uri}?mode=ro",
+
+    def connect(options: str) -> sqlite3.Connection:
+        return sqlite3.connect(
+            f"{uri}?{options}",
             uri=True,
             timeout=timeout,
             isolation_level=None,
             check_same_thread=False,
         )
+
+    db: sqlite3.Connection | None = None
+    try:
+        db = connect("mode=ro")
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.OperationalError:
         if db is not None:
             db.close()
         if os.access(os.path.dirname(path), os.W_OK):
             raise
-        db = sqlite3.connect(
-            f"{uri}?mode=ro&immutable=1",
-            uri=True,
-            timeout=timeout,
-            isolation_level=None,
-            check_same_thread=False,
-        )
+        db = connect("mode=ro&immutable=1")
     return db
 
 
