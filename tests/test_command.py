@@ -34,14 +34,14 @@ from .server import redirect, status, text
 ROBOTS = "User-agent: *\nDisallow: /private\nCrawl-delay: 2\nSitemap: https://e.com/s.xml\n"
 
 
-async def scrapy(*args: str, cwd: Path, stdin: str | None = None) -> tuple[str, int]:
-    """Run ``scrapy robotstxt ARGS`` in a thread, so the reactor keeps serving the sites."""
+async def run_scrapy(*args: str, cwd: Path, stdin: str | None = None) -> tuple[str, int]:
+    """Run ``scrapy ARGS`` in a thread, so the reactor keeps serving the sites."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     done = await maybe_deferred_to_future(
         threads.deferToThread(
             subprocess.run,
-            [sys.executable, "-m", "scrapy", "robotstxt", *args],
+            [sys.executable, "-m", "scrapy", *args],
             input=stdin if stdin is not None else "",
             capture_output=True,
             text=True,
@@ -52,6 +52,11 @@ async def scrapy(*args: str, cwd: Path, stdin: str | None = None) -> tuple[str, 
         )
     )
     return done.stdout + done.stderr, done.returncode
+
+
+async def scrapy(*args: str, cwd: Path, stdin: str | None = None) -> tuple[str, int]:
+    """Run ``scrapy robotstxt ARGS`` (see :func:`run_scrapy`)."""
+    return await run_scrapy("robotstxt", *args, cwd=cwd, stdin=stdin)
 
 
 def json_lines(output: str) -> list[dict]:

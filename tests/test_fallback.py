@@ -24,6 +24,7 @@ from scrapy_rfc9309.components._middleware import RequestSetAside
 
 from .conftest import BASE_SETTINGS
 from .server import delayed, hang, status, text
+from .test_queue import stall_sites
 
 PAGE = text("<html>page</html>", content_type=b"text/html")
 PLAIN = {"SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue"}
@@ -174,13 +175,7 @@ async def test_2_3_another_queue_a_hung_robots_txt_holds_a_bounded_share_and_sta
     times out (3 s); the hung site's pages are all dropped as unreachable
     (RFC 9309 2.3.1.4) when it does, each errback called once, with the
     robots.txt verdict, never with the exception that set it aside."""
-    hung = sites(routes={"/robots.txt": hang()}, default=PAGE)
-    healthy = [
-        sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /no\n")}, default=PAGE)
-        for _ in range(10)
-    ]
-    urls = [hung.url(f"/p{i}") for i in range(64)]
-    urls += [site.url(f"/p{i}") for i in range(3) for site in healthy]
+    hung, healthy, urls = stall_sites(sites)
     spider, stats = await run(urls, {"CONCURRENT_REQUESTS": 16, "DOWNLOAD_TIMEOUT": 3, **settings})
     assert sorted(spider.fetched) == sorted(urls[64:])
     hung_until = robots_times(hung)[0] + 3  # its download timed out then

@@ -32,9 +32,9 @@ def robots_times(site: Any) -> list[float]:
     return [t for path, t in zip(site.hits, site.hit_times, strict=True) if path == "/robots.txt"]
 
 
-async def stalled_crawl(sites: Any, settings: dict[str, Any]) -> tuple[Any, list[Any], dict]:
-    """64 pages of a site whose robots.txt never answers, scheduled first, then
-    10 healthy sites; the hung robots.txt times out after 3 s."""
+def stall_sites(sites: Any) -> tuple[Any, list[Any], list[str]]:
+    """A site whose robots.txt never answers and 10 healthy sites; the URLs: 64
+    pages of the hung site first, then 3 pages of each healthy site."""
     hung = sites(routes={"/robots.txt": hang()}, default=PAGE)
     healthy = [
         sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /no\n")}, default=PAGE)
@@ -42,6 +42,13 @@ async def stalled_crawl(sites: Any, settings: dict[str, Any]) -> tuple[Any, list
     ]
     urls = [hung.url(f"/p{i}") for i in range(64)]
     urls += [site.url(f"/p{i}") for i in range(3) for site in healthy]
+    return hung, healthy, urls
+
+
+async def stalled_crawl(sites: Any, settings: dict[str, Any]) -> tuple[Any, list[Any], dict]:
+    """64 pages of a site whose robots.txt never answers, scheduled first, then
+    10 healthy sites; the hung robots.txt times out after 3 s."""
+    hung, healthy, urls = stall_sites(sites)
     spider, stats = await crawl(
         urls,
         {

@@ -671,25 +671,9 @@ async def test_2_4_a_stored_copy_is_capped_by_the_current_ttl_from_its_fetch(
 
 async def run_scrapy(*args: str, cwd: Path) -> tuple[str, int]:
     """``scrapy ARGS`` (a crawl) in a thread, so the reactor keeps serving the sites."""
-    import subprocess
+    from .test_command import run_scrapy as run
 
-    from twisted.internet import threads
-
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
-    env.pop("SCRAPY_SETTINGS_MODULE", None)
-    done = await maybe_deferred_to_future(
-        threads.deferToThread(
-            subprocess.run,
-            [sys.executable, "-m", "scrapy", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=str(cwd),
-            timeout=120,
-            check=False,
-        )
-    )
-    return done.stdout + done.stderr, done.returncode
+    return await run(*args, cwd=cwd)
 
 
 SPIDER = """
