@@ -50,8 +50,14 @@ from twisted.python.threadpool import ThreadPool
 
 from ..parser._robotstxt import RobotsTxt
 from ..sites._outcome import Kind, SiteOutcome
-from ..sites._sqlite_store import StoreBusy
-from ..sites._store import SETTING, FetchRecord, RobotsStore, StoreError, open_store
+from ..sites._store import (
+    SETTING,
+    FetchRecord,
+    RobotsStore,
+    StoreBusy,
+    StoreError,
+    open_store,
+)
 from ._settings import SettingError, StoreSettings
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
-from ._store import FetchRecord, StoreError, holder_is_gone
+from ._store import FetchRecord, StoreBusy, StoreError, holder_is_gone
 
 __all__ = ["SQLiteStore", "StoreBusy"]
 
@@ -44,12 +44,6 @@ _CHUNK = 500
 _MAX_BODY = 64 * 1024 * 1024
 #: SQLite's primary result codes for "another connection holds the lock"
 _BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
-
-
-class StoreBusy(StoreError):
-    """A non-waiting connection met a lock (another process's or connection's
-    write, a checkpoint): nothing was changed; the call can be made again on a
-    connection that waits."""
 
 
 def _is_busy(exc: BaseException) -> bool:

@@ -18,13 +18,19 @@ import os
 import socket
 from typing import NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["FetchRecord", "RobotsStore", "StoreError", "open_store"]
+__all__ = ["FetchRecord", "RobotsStore", "StoreBusy", "StoreError", "open_store"]
 
 SETTING = "ROBOTSTXT_STORE_URI"
 
 
 class StoreError(Exception):
     """The store failed: disk, lock, corrupt file, connection. Nothing else escapes a store."""
+
+
+class StoreBusy(StoreError):
+    """A store connection that never waits met a lock (another process's or
+    connection's write, a checkpoint): nothing was changed; the call can be
+    made again on a connection that waits."""
 
 
 class FetchRecord(NamedTuple):
