@@ -32,7 +32,7 @@ from ._engine import robots_download, wake_engine
 from ._fetcher import RobotsTxtFetcher, dotted_name
 from ._report import allowed_verdict, report_for
 from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, SettingError, identity_warning
-from ._site_files import drop_at_close
+from ._site_files import count_dropped_at_close, drop_at_close
 from ._store_bridge import open_bridge
 from ._usage_gate import TdmRepSites, UsageGate, warn_if_purposes_ignored
 
@@ -439,14 +439,8 @@ class RobotsTxtMiddleware:
         )
         for site, copies in aside.items():
             for copy in copies:
-                self.stats.inc_value("robotstxt/forbidden")
-                self.stats.inc_value("robotstxt/forbidden/closing")
-                self._report.dropped_at_close(site)
-                logger.debug(
-                    "Dropped: the spider closed before %s was fetched: %s",
-                    robots_url(site),
-                    copy,
-                    extra={"spider": self.crawler.spider},
+                count_dropped_at_close(
+                    self.crawler, self._report, logger, site, robots_url(site), copy
                 )
 
     # -- for the scheduler queue ------------------------------------------------

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from ._report import CrawlReport
 
-__all__ = ["DOWNLOAD_PRIORITY", "drop_at_close", "file_request"]
+__all__ = ["DOWNLOAD_PRIORITY", "count_dropped_at_close", "drop_at_close", "file_request"]
 
 DOWNLOAD_PRIORITY = 1000
 
@@ -69,6 +69,26 @@ def file_request(
     )
 
 
+def count_dropped_at_close(
+    crawler: Crawler,
+    report: CrawlReport,
+    logger: logging.Logger,
+    site: str,
+    url: str,
+    request: Request,
+) -> str:
+    """Count ``request`` as dropped because the spider closed before its site's
+    file at ``url`` was fetched (``robotstxt/forbidden/closing``), log it at
+    DEBUG by ``logger``, and give the reason."""
+    assert crawler.stats is not None
+    crawler.stats.inc_value("robotstxt/forbidden")
+    crawler.stats.inc_value("robotstxt/forbidden/closing")
+    report.dropped_at_close(site)
+    reason = f"Dropped: the spider closed before {url} was fetched"
+    logger.debug("%s: %s", reason, request, extra={"spider": crawler.spider})
+    return reason
+
+
 def drop_at_close(
     crawler: Crawler,
     report: CrawlReport,
@@ -79,10 +99,4 @@ def drop_at_close(
 ) -> NoReturn:
     """Drop ``request``: the spider closed before its site's file at ``url`` was
     fetched. Counted in ``robotstxt/forbidden/closing``, logged at DEBUG by ``logger``."""
-    assert crawler.stats is not None
-    crawler.stats.inc_value("robotstxt/forbidden")
-    crawler.stats.inc_value("robotstxt/forbidden/closing")
-    report.dropped_at_close(site)
-    reason = f"Dropped: the spider closed before {url} was fetched"
-    logger.debug("%s: %s", reason, request, extra={"spider": crawler.spider})
-    raise IgnoreRequest(reason)
+    raise IgnoreRequest(count_dropped_at_close(crawler, report, logger, site, url, request))
