@@ -173,12 +173,20 @@ def serve(
     page_body = html_page_30k() if page_kind == "30k" else PAGE
     paths = robots_list.read_text().splitlines()
     cache: dict[int, bytes] = {}
+    opened = [0]  # TCP connections accepted, told at /connections
+
+    class CountingSite(server.Site):
+        def buildProtocol(self, addr: Any) -> Any:
+            opened[0] += 1
+            return super().buildProtocol(addr)
 
     class Sites(resource.Resource):
         isLeaf = True
 
         def render_GET(self, request: Any) -> bytes | int:
             host = (request.getHeader(b"host") or b"").decode().split(":")[0]
+            if request.path == b"/connections" and host == "127.0.0.1":
+                return str(opened[0]).encode()
             if request.path == b"/robots.txt" and host == "hung.test":
                 return server.NOT_DONE_YET
             if request.path == b"/robots.txt" and robots_delay:
@@ -203,7 +211,7 @@ def serve(
             request.setHeader(b"Content-Type", b"text/html")
             return page_body
 
-    port = reactor.listenTCP(0, server.Site(Sites()), interface="127.0.0.1", backlog=1024)
+    port = reactor.listenTCP(0, CountingSite(Sites()), interface="127.0.0.1", backlog=1024)
     port_file.write_text(str(port.getHost().port))
     reactor.run()
 
@@ -351,6 +359,13 @@ class Server(ServerProcess):
         listing = self.folder / "robots.lst"
         listing.write_text("\n".join(robots))
         self.start(__file__, str(listing), str(self.port_file), page_kind, str(robots_delay))
+
+    def connections(self) -> int:
+        """TCP connections the server has accepted so far (this question's excluded)."""
+        from urllib.request import urlopen
+
+        with urlopen(f"http://127.0.0.1:{self.port}/connections", timeout=10) as answer:
+            return int(answer.read()) - 1
 
 
 def run_crawl(mode: str, port: int, sites: int, pages: int, **options: Any) -> dict[str, Any]:

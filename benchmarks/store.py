@@ -15,7 +15,9 @@ paired ratios ``cold / memory`` and ``warm / memory`` (goal >= 0.95), and the
 longest reactor block of each (a 5 ms ``LoopingCall`` probe's worst
 lateness, as in ``crawl.py``'s measure c), with the median of the paired
 differences from the in-memory crawl: what the store adds (its calls run on
-a worker thread, so it should add nothing beyond noise).
+a worker thread, so it should add nothing beyond noise), and the TCP
+connections the server accepted during each crawl (median): a crawl that
+hands out one host's backlog in a run opens a connection per request.
 GC on. Nothing leaves 127.0.0.1.
 
 Usage::
@@ -40,14 +42,16 @@ from crawl import CORPUS, Server, pick_robots, run_crawl
 MODES = ("memory", "cold", "warm")
 
 
-def one_round(port: int, sites: int, pages: int, directory: Path) -> dict[str, dict[str, Any]]:
+def one_round(server: Server, sites: int, pages: int, directory: Path) -> dict[str, dict[str, Any]]:
     uri = f"sqlite:///{directory / 'robots.db'}"
     results = {}
     for mode in MODES:
         options: dict[str, Any] = {}
         if mode != "memory":
             options["settings"] = {"ROBOTSTXT_STORE_URI": uri}
-        result = run_crawl("ours", port, sites, pages, **options)
+        before = server.connections()
+        result = run_crawl("ours", server.port, sites, pages, **options)
+        result["connections"] = server.connections() - before
         assert result.get("fetched", 0) == sites * pages, (mode, result)
         result["rate"] = result["fetched"] / result["elapsed_to_last_response"]
         results[mode] = result
@@ -64,11 +68,15 @@ def store(sites: int, pages: int, rounds: int) -> None:
         runs = []
         for _ in range(rounds):
             with tempfile.TemporaryDirectory() as directory:
-                runs.append(one_round(server.port, sites, pages, Path(directory)))
+                runs.append(one_round(server, sites, pages, Path(directory)))
         for mode in MODES:
             rate = statistics.median(run[mode]["rate"] for run in runs)
             block = max(run[mode]["max_block_ms"] for run in runs)
-            print(f"    {mode:<7} {rate:>8.0f} pages/s   longest reactor block {block:>6.1f} ms")
+            opened = statistics.median(run[mode]["connections"] for run in runs)
+            print(
+                f"    {mode:<7} {rate:>8.0f} pages/s   longest reactor block {block:>6.1f} ms"
+                f"   {opened:>6.0f} connections"
+            )
         for mode in ("cold", "warm"):
             ratio = statistics.median(run[mode]["rate"] / run["memory"]["rate"] for run in runs)
             print(f"    {mode} / memory  {ratio:.3f}  (median of paired ratios; goal >= 0.95)")

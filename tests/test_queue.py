@@ -371,6 +371,40 @@ def test_queue_costs_two_lookups_per_request_with_many_sites_and_keeps_prioritie
     assert robots.looked_up == 2 * count
 
 
+@pytest.mark.parametrize("memory_queue", ["FifoMemoryQueue", "LifoMemoryQueue"])
+def test_sites_settled_together_are_handed_out_interleaved_as_scheduled(memory_queue: str) -> None:
+    """Requests of sites that settle in one go (a store read, a burst of robots.txt
+    answers) are handed out one site after another, as a broad crawl scheduled
+    them, not each site's backlog in one run (which fills the site's download
+    slot at once: a burst on one host, a new connection per request); a site's
+    own requests keep their order."""
+    from scrapy import squeues
+
+    from scrapy_rfc9309.components._middleware import _MIDDLEWARES
+    from scrapy_rfc9309.components._queue import RobotsTxtPriorityQueue
+
+    crawler = get_crawler(Spider)
+    robots = _StubRobots()
+    _MIDDLEWARES[crawler] = robots  # type: ignore[assignment]
+    queue = RobotsTxtPriorityQueue.from_crawler(crawler, getattr(squeues, memory_queue), "")
+    hosts = ["a.test", "b.test", "c.test"]
+    for page in range(4):
+        for host in hosts:
+            queue.push(Request(f"http://{host}/{page}"))
+    assert queue.pop() is None  # every site pending
+    for host in hosts:
+        robots.settle(host)
+    popped = [queue.pop() for _ in range(12)]
+    urls = [request.url for request in popped if request is not None]
+    assert len(urls) == 12 and queue.pop() is None
+    runs = [urls[i : i + 3] for i in range(0, 12, 3)]
+    assert all(len({url.split("/")[2] for url in run}) == 3 for run in runs)  # one of each site
+    for host in hosts:  # each site's requests in order (reversed by a LIFO queue)
+        pages = [url.rsplit("/", 1)[1] for url in urls if f"//{host}/" in url]
+        in_order = ["0", "1", "2", "3"]
+        assert pages == (in_order if memory_queue == "FifoMemoryQueue" else in_order[::-1])
+
+
 def _held_bytes_per_site(queue_path: str, count: int) -> float:
     """tracemalloc growth per site while ``count`` requests, one per new site,
     are pushed into the queue at ``queue_path`` (the requests built before),

@@ -720,6 +720,20 @@ async def test_2_4_archive_in_redis_read_by_the_command(
     assert mock.count("/robots.txt") == 1
 
 
+@deferred_f_from_coro_f
+async def test_2_4_a_restarted_crawl_keeps_the_copy_in_redis_while_unreachable(
+    sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path, caplog: Any
+) -> None:
+    """RFC 9309 2.4, as with SQLite: the copy Redis kept stays in force while the
+    robots.txt is unreachable, and the archive says so."""
+    from .test_store import check_stored_copy_kept_while_unreachable
+
+    settings = {"ROBOTSTXT_STORE_URI": redis_server.url, "ROBOTSTXT_STORE_PREFIX": prefix}
+    options = ["-s", f"ROBOTSTXT_STORE_URI={redis_server.url}"]
+    options += ["-s", f"ROBOTSTXT_STORE_PREFIX={prefix}"]
+    await check_stored_copy_kept_while_unreachable(sites, tmp_path, caplog, settings, options)
+
+
 # -- settings and the test fixture itself ---------------------------------------------------
 
 

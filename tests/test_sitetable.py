@@ -68,6 +68,28 @@ def test_2_4_unreachable_refetch_keeps_the_earlier_copy(earlier: Kind) -> None:
     assert table.fresh(A, now=600.0) is settled.outcome
 
 
+def test_2_4_a_copy_offered_from_a_store_is_kept_when_unreachable_the_tables_own_first() -> None:
+    """A restarted crawl: the table holds no copy, the store offers one while the
+    fetch is in flight; the table's own copy, when it has one, comes first."""
+    table: SiteTable[str] = SiteTable(10)
+    stored = outcome(Kind.PARSED, 1.0, "HTTP 200 (stored)")
+    table.offer_stale(A, stored)  # no fetch in flight: nothing to offer it to
+    assert table.start(A)
+    table.offer_stale(A, stored)
+    settled = table.settle(A, outcome(Kind.UNREACHABLE, 611.0, "HTTP 503"))
+    assert settled.kept_stale and settled.outcome.detail == "HTTP 200 (stored)"
+    assert settled.outcome.expires_at == 611.0
+    assert table.start(A)
+    table.offer_stale(A, outcome(Kind.UNAVAILABLE, 1.0, "HTTP 404 (stored)"))
+    kept = table.settle(A, outcome(Kind.UNREACHABLE, 900.0, "HTTP 503")).outcome
+    assert kept.detail == "HTTP 200 (stored)"  # the table's own copy
+    assert table.start(B)
+    table.offer_stale(B, stored)
+    assert table.settle(B, outcome(Kind.PARSED, 50.0, "HTTP 200 (new)")).outcome.detail == (
+        "HTTP 200 (new)"
+    )
+
+
 def test_2_3_1_4_unreachable_without_an_earlier_copy_is_in_force() -> None:
     table: SiteTable[str] = SiteTable(10)
     table.join(A, "w")

@@ -27,8 +27,8 @@ from scrapy_rfc9309.components._settings import SettingError
 from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
 from scrapy_rfc9309.sites._store import FetchRecord, RobotsStore, StoreError, open_store
 
-from .conftest import crawl
-from .server import sequence, text, with_headers
+from .conftest import RecordingSpider, crawl
+from .server import sequence, status, text, with_headers
 
 SITE = "http://example.com:80"
 T0 = 1_800_000_000.0
@@ -1178,3 +1178,114 @@ def test_2_4_reports_read_a_store_in_a_folder_they_cannot_write(
         assert [kept.site for kept in reader.history(SITE)] == [SITE]
     finally:
         reader.close()
+
+
+class _StartTimedSpider(RecordingSpider):
+    """Records when the crawl asked it for its first requests."""
+
+    name = "start-timed"
+    started_at = 0.0
+
+    async def start(self) -> Any:
+        type(self).started_at = time.time()
+        async for request in super().start():
+            yield request
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_restarted_crawl_starts_once_the_stores_records_are_read(
+    sites, tmp_path, monkeypatch, caplog
+) -> None:
+    """RFC 9309 2.4: the spider's first requests are asked for after the store's
+    records are read at open (a slow read here), so every site is known when
+    its requests are scheduled and they are served in the spider's order, as
+    without a store (scheduled before, they would wait for the read and go
+    back into the queue a few sites at a time)."""
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_rfc9309.components import _compat
+
+    from .conftest import BASE_SETTINGS
+
+    many = [sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page")) for _ in range(3)]
+    settings = store_settings(tmp_path / "robots.db", CONCURRENT_REQUESTS=1)
+    await crawl([site.url("/first") for site in many], settings)
+    original = SQLiteStore.fresh_records
+
+    def slow(self: SQLiteStore, *args: Any) -> Any:
+        time.sleep(0.5)
+        return original(self, *args)
+
+    monkeypatch.setattr(SQLiteStore, "fresh_records", slow)
+    urls = [site.url(f"/{page}") for page in range(4) for site in many]
+    caplog.set_level(logging.INFO, logger="scrapy_rfc9309")
+    crawler = get_crawler(_StartTimedSpider, {**BASE_SETTINGS, **settings})
+    await _compat.crawl(crawler, urls=urls)
+    read = [r for r in caplog.records if "3 sites with a fresh record read at open" in r.message]
+    assert len(read) == 1
+    assert _StartTimedSpider.started_at >= read[0].created
+    served = sorted(
+        (when, site.url(path))
+        for site in many
+        for path, when in zip(site.hits, site.hit_times, strict=True)
+        if path != "/first" and path != "/robots.txt"
+    )
+    assert [url for _, url in served] == urls  # the spider's order
+    assert all(site.count("/robots.txt") == 1 for site in many)
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_restarted_crawl_keeps_the_stored_copy_while_unreachable(
+    sites, tmp_path, caplog
+) -> None:
+    path = tmp_path / "robots.db"
+    await check_stored_copy_kept_while_unreachable(
+        sites, tmp_path, caplog, store_settings(path), ["--store", f"sqlite:///{path}"]
+    )
+
+
+async def check_stored_copy_kept_while_unreachable(
+    sites: Any, tmp_path: Path, caplog: Any, settings: dict[str, Any], options: list[str]
+) -> None:
+    """RFC 9309 2.4: a crawl restarted after the stored copy expired, its robots.txt
+    now unreachable (503), keeps using that copy (as a crawl keeps its copy in
+    memory): its rules decide, nothing is disallowed wholesale. The archive's
+    new record is the copy kept in force, with the 503 named, so ``--at``
+    gives the verdict the crawl applied; a later restart within that record's
+    lifetime uses it without a download."""
+    import hashlib
+
+    site = sites(
+        routes={
+            "/robots.txt": sequence(
+                with_headers(text(ROBOTS_V1), Cache_Control="max-age=1"), status(503)
+            )
+        },
+        default=text("page"),
+    )
+    settings = {**settings, "ROBOTSTXT_CACHE_MIN_TTL": 0, "ROBOTSTXT_UNREACHABLE_DEFER": 0}
+    await crawl([site.url("/a")], settings)
+    time.sleep(1.2)  # the stored copy expires
+    caplog.set_level(logging.WARNING, logger="scrapy_rfc9309")
+    urls = [site.url("/a"), site.url("/private/b")]
+    spider, stats = await crawl(urls, settings)
+    assert site.count("/robots.txt") == 2  # fetched again: 503
+    assert spider.fetched == [site.url("/a")]  # the kept copy allows it
+    assert "line 2" in spider.dropped[site.url("/private/b")]  # and disallows this
+    assert stats.get("robotstxt/sites/unreachable", 0) == 0
+    assert any("keeping the copy fetched earlier" in r.message for r in caplog.records)
+
+    output, code = await run_command("history", site.url("/"), *options, "--json", cwd=tmp_path)
+    entries = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert [entry["outcome"] for entry in entries] == ["parsed", "parsed"], output
+    assert entries[0]["sha256"] == hashlib.sha256(ROBOTS_V1).hexdigest()
+    assert entries[0]["robots_txt"] == [{"url": site.url("/robots.txt"), "status": 503}]
+    assert "kept in force (RFC 9309 2.4)" in entries[0]["detail"]
+    output, code = await run_command(
+        site.url("/private/b"), *options, "--at", str(time.time()), cwd=tmp_path
+    )
+    assert code == 1 and 'DISALLOWED by line 2: "Disallow: /private"' in output, output
+
+    spider, stats = await crawl(urls, settings)  # within the kept record's lifetime
+    assert site.count("/robots.txt") == 2 and stats["robotstxt/store/loaded"] == 1
+    assert spider.fetched == [site.url("/a")]

@@ -573,13 +573,26 @@ class RobotsTxtMiddleware:
             return
         except Exception as exc:  # not an answer of the site: never pass it off as one
             outcome = self._internal_error(exc, url)
-        if self._store is not None and not stored:
-            self._store.fetched(site, outcome)  # saved and the lease released, off the reactor
+        if (
+            self._store is not None
+            and outcome.kind is Kind.UNREACHABLE
+            and self._table.is_pending(site)
+            and self._table.stale(site) is None
+        ):
+            # RFC 9309 2.4: a copy the store kept (a restarted crawl) may stay in force
+            copy = await self._store.last_copy(site, request)
+            if copy is not None:
+                self._table.offer_stale(site, copy.compact())
         self._download_done(site)
         if not self._table.is_pending(site):  # abandoned: the spider closed meanwhile
+            if self._store is not None and not stored:
+                self._store.fetched(site, outcome)
             return
         was_deferred = self._table.deferral(site) is not None
         settled = self._table.settle(site, outcome.compact())
+        if self._store is not None and not stored:
+            # saved and the lease released, off the reactor
+            self._store.fetched(site, outcome, kept=settled.kept_stale)
         deferral = None
         if settled.outcome.kind is Kind.UNREACHABLE and self._queues:
             deferral = self._defer(site, settled.outcome, was_deferred)

@@ -50,6 +50,7 @@ from twisted.python.threadpool import ThreadPool
 
 from ..parser._robotstxt import RobotsTxt
 from ..sites._outcome import Kind, SiteOutcome
+from ..sites._sitetable import KEPT_LIFETIME
 from ..sites._store import (
     SETTING,
     FetchRecord,
@@ -85,6 +86,15 @@ RETRY_SECONDS = 30.0
 CLOSE_WAIT_SECONDS = 10.0
 #: A store of at most this many sites has its fresh records read once at open.
 PRELOAD_MAX_SITES = 5_000
+#: Records of a site looked through, newest first, for a copy to keep in force
+#: while its robots.txt is unreachable.
+COPY_SEARCH_LIMIT = 50
+#: Record kinds that are a copy of the site's robots.txt (RFC 9309 2.4): a
+#: parsed file, or a 4xx (allow all); not an answer that disallows everything.
+_COPY_KINDS = frozenset({Kind.PARSED.value, Kind.UNAVAILABLE.value})
+#: Longest the spider's opening waits for the records read at open (beyond
+#: it the crawl starts and the sites met meanwhile wait for the read).
+PRELOAD_WAIT_SECONDS = 10.0
 
 
 #: At most this many sites are looked up (and leased) on the reactor per turn:
@@ -258,6 +268,7 @@ class StoreBridge:
         #: met at crawl start are answered without a worker round trip each
         self._snapshot: dict[str, tuple[FetchRecord, bytes | None]] = {}
         self._preloading = False
+        self._preload_started = 0.0
         self._preload_waiters: list[Deferred[None]] = []
         self._pool = _StorePool(minthreads=1, maxthreads=1, name="robotstxt-store")
         self._pool.start()
@@ -283,7 +294,9 @@ class StoreBridge:
                 logger.debug("robots.txt store %s: no non-waiting connection: %s", store.uri, exc)
         if self._batched and callable(getattr(store, "fresh_records", None)) and not self._empty():
             self._preloading = True
+            self._preload_started = time.monotonic()
             self._call(self._read_fresh).addBoth(self._preloaded)
+            crawler.signals.connect(self._spider_opening, signal=signals.spider_opened)
 
     def _empty(self) -> bool:
         """A store known to keep no site (a new one): nothing to read at open."""
@@ -415,6 +428,39 @@ class StoreBridge:
         )
         return found
 
+    async def _spider_opening(self) -> None:
+        """``spider_opened``: the spider's first requests wait for the records read
+        at open (at most :data:`PRELOAD_WAIT_SECONDS`).
+
+        Their sites are then known when the requests are scheduled, and they
+        are handed out in the order the spider gave them, as in a crawl
+        without a store. Scheduled before, every site's requests would wait
+        for the read and go back into the queue a few sites at a time, each
+        site's backlog in one run: a burst on each host in turn.
+        """
+        if not self._preloading:
+            return
+        opened: Deferred[None] = Deferred()
+        waiter: Deferred[None] = Deferred()
+        self._preload_waiters.append(waiter)
+
+        def read(_: Any) -> None:
+            if not opened.called:
+                timer.cancel()
+                opened.callback(None)
+
+        def too_long() -> None:
+            logger.info(
+                "robots.txt store: its records still being read after %g s; the crawl "
+                "starts, and the sites met meanwhile wait for the read",
+                PRELOAD_WAIT_SECONDS,
+            )
+            opened.callback(None)
+
+        timer = self._reactor.callLater(PRELOAD_WAIT_SECONDS, too_long)
+        waiter.addCallback(read)
+        await maybe_deferred_to_future(opened)
+
     def _preloaded(self, result: Any) -> None:
         self._preloading = False
         if isinstance(result, Failure):
@@ -422,6 +468,11 @@ class StoreBridge:
                 self._failed("reading its records at open", result.value)
         elif isinstance(result, dict):
             self._snapshot = result
+            logger.info(
+                "robots.txt store: %d sites with a fresh record read at open in %.2f s",
+                len(result),
+                time.monotonic() - self._preload_started,
+            )
         waiters, self._preload_waiters = self._preload_waiters, []
         for waiter in waiters:
             waiter.callback(None)
@@ -642,7 +693,13 @@ class StoreBridge:
         return bool(taken)
 
     async def _outcome_of(
-        self, site: str, record: FetchRecord, body: bytes | None, request: Request | None
+        self,
+        site: str,
+        record: FetchRecord,
+        body: bytes | None,
+        request: Request | None,
+        *,
+        count: bool = True,
     ) -> SiteOutcome | None:
         """The outcome a stored record stands for; ``None`` if it cannot be used.
 
@@ -685,6 +742,8 @@ class StoreBridge:
             record.lifetime,
             retry_after=record.retry_after,
         )
+        if not count:
+            return outcome
         self.stats.inc_value("robotstxt/store/loaded")
         logger.debug(
             "robots.txt for %s from the store, fetched at %s, expires in %s s",
@@ -694,12 +753,76 @@ class StoreBridge:
         )
         return outcome
 
+    async def last_copy(self, site: str, request: Request | None) -> SiteOutcome | None:
+        """The newest copy of the site's robots.txt the store keeps, expired or not;
+        ``None`` if it keeps none (or fails).
+
+        RFC 9309 2.4: while the robots.txt is unreachable, a crawler may keep
+        using a copy cached earlier. Asked when a fetch comes back unreachable
+        and this process holds no earlier copy (a restarted crawl): the copy
+        is the newest record that is one (a parsed file, or a 4xx: allow all;
+        not an unreachable or restricted answer). Its lifetime is the
+        unreachable answer's, as for a copy held in memory.
+        """
+        if not self.available():
+            return None
+        try:
+            found = await maybe_deferred_to_future(self._call(self._read_last_copy, site))
+        except _Skipped:
+            return None
+        except Exception as exc:
+            self._failed("reading an earlier copy", exc)
+            return None
+        if found is None:
+            return None
+        return await self._outcome_of(site, *found, request, count=False)
+
+    def _read_last_copy(self, site: str) -> tuple[FetchRecord, bytes | None] | None:
+        """On the worker: the newest record of the site that is a copy, with its body."""
+        for record in self.store.history(site, COPY_SEARCH_LIMIT):
+            if record.kind in _COPY_KINDS:
+                return self.store.at(site, record.fetched_at)
+        return None
+
+    def _kept_record(self, site: str, fetched: FetchRecord) -> tuple[FetchRecord, bytes | None]:
+        """On the worker: the record of an unreachable fetch after which the copy
+        fetched earlier stayed in force (RFC 9309 2.4): that copy (its kind and
+        body, from the store), with this fetch's time, chain and lifetime, and a
+        detail naming both. ``--at`` then gives the verdict the crawl applied.
+        Without a copy in the store, the fetch as it came."""
+        copy = self._read_last_copy(site)
+        if copy is None:
+            return fetched, None
+        kept, body = copy
+        return (
+            fetched._replace(
+                kind=kept.kind,
+                detail=f"{fetched.detail}; the copy fetched at {utc_iso(kept.fetched_at)} "
+                "kept in force (RFC 9309 2.4)",
+                lifetime=KEPT_LIFETIME,
+                retry_after=False,
+                size=kept.size,
+                sha256=kept.sha256,
+            ),
+            body,
+        )
+
+    def _save_kept_and_release(
+        self, site: str, record: FetchRecord | None, body: bytes | None, held: bool
+    ) -> None:
+        """On the worker: :meth:`_save_and_release` of the kept copy's record."""
+        if record is not None:
+            record, body = self._kept_record(site, record)
+        self._save_and_release(site, record, body, held)
+
     # -- after a fetch -------------------------------------------------------------
 
-    def fetched(self, site: str, outcome: SiteOutcome) -> None:
+    def fetched(self, site: str, outcome: SiteOutcome, *, kept: bool = False) -> None:
         """Save what the fetch of ``site`` came to, then give its lease up (off the reactor).
 
-        An internal error is not the site's answer: it is not saved.
+        An internal error is not the site's answer: it is not saved. ``kept``:
+        the fetch was unreachable and the copy fetched earlier stays in force;
+        the record saved is that copy's (:meth:`_kept_record`).
         """
         robots = outcome.robots
         body = robots.body if isinstance(robots, RobotsTxt) else None
@@ -712,6 +835,9 @@ class StoreBridge:
         record = record_of(site, outcome, None, now) if save else None
         if record is not None and body is not None:
             record = record._replace(size=len(body))
+        if kept and record is not None:  # rare: its own worker call, the copy read there
+            self._write("saving a record", self._save_kept_and_release, site, record, None, held)
+            return
         self._save_later(site, record, body, held)
 
     def abandoned(self, site: str) -> None:

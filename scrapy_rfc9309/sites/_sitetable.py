@@ -91,6 +91,10 @@ class Settled(Generic[W]):
     kept_stale: bool
 
 
+#: The lifetime of a copy kept in force while its robots.txt is unreachable.
+KEPT_LIFETIME = "the copy fetched earlier, kept while unreachable (RFC 9309 2.4)"
+
+
 def keep_stale_copy(stale: SiteOutcome | None, fetched: SiteOutcome) -> SiteOutcome | None:
     """The earlier copy to keep in force instead of ``fetched``, if any.
 
@@ -110,7 +114,7 @@ def keep_stale_copy(stale: SiteOutcome | None, fetched: SiteOutcome) -> SiteOutc
         stale.detail,
         fetched.expires_at,
         stale.chain,
-        "the copy fetched earlier, kept while unreachable (RFC 9309 2.4)",
+        KEPT_LIFETIME,
     )
 
 
@@ -159,6 +163,13 @@ class SiteTable(Generic[W]):
     def stale(self, site: str) -> SiteOutcome | None:
         """The site's outcome, expired or not (without marking it used)."""
         return self._settled.get(site)
+
+    def offer_stale(self, site: str, copy: SiteOutcome) -> None:
+        """A copy of the site's robots.txt from elsewhere (a store, after a restart)
+        for the fetch in flight to keep if it comes back unreachable (RFC 9309
+        2.4); the copy this table holds, if any, comes first."""
+        if site in self._pending and self._pending[site] is None:
+            self._pending[site] = copy
 
     def is_pending(self, site: str) -> bool:
         return site in self._pending
