@@ -232,7 +232,15 @@ def test_2_4_open_store_paths_and_bad_uris(tmp_path: Path) -> None:
     absolute = open_store(f"sqlite:///{tmp_path}/abs.db", data_dir="/nonexistent")
     absolute.close()
     assert (tmp_path / "abs.db").exists()
-    for bad in ("", "robots.db", "sqlite://", "sqlite:///", "mysql://host/db", "redis"):
+    for bad in (
+        "",
+        "robots.db",
+        "sqlite://",
+        "sqlite:///",
+        "mysql://host/db",
+        "redis",
+        "sqlite:///a\x00b.db",
+    ):
         with pytest.raises(ValueError, match="ROBOTSTXT_STORE_URI"):
             open_store(bad, data_dir=str(tmp_path))
 

@@ -204,7 +204,13 @@ def open_bridge(
             redis_prefix=store_settings.redis_prefix,
         )
     except ValueError as exc:
-        raise SettingError(str(exc)) from None
+        message = str(exc)
+        if not message.startswith(SETTING):  # not ours: the system refused the name
+            message = (
+                f"{SETTING} = {without_password(store_settings.uri)!r}: the robots.txt "
+                f"store cannot be opened: {message}"
+            )
+        raise SettingError(message) from None
     except StoreError as exc:
         raise SettingError(
             f"{SETTING} = {without_password(store_settings.uri)!r}: the robots.txt store "

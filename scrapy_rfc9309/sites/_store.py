@@ -162,6 +162,8 @@ def open_store(
                 f"{SETTING}: {uri!r}: a SQLite URI takes no query string or fragment "
                 "(options such as ?mode=ro are not supported); write sqlite:///path only"
             )
+        if "\x00" in path:
+            raise ValueError(f"{SETTING}: {uri!r}: a file name cannot hold a NUL character")
         if not os.path.isabs(path):
             path = os.path.join(data_dir, path)
         from ._sqlite_store import SQLiteStore
