@@ -621,6 +621,7 @@ def roundtrip(rounds: int, concurrency: int = 64) -> None:
     try:
         times: dict[str, list[float]] = {}
         cpu: dict[str, list[float]] = {}
+        connections: dict[str, list[float]] = {}
         # "ours-txt": the add-on without page-level directives (ROBOTS_META_OBEY
         # off), to tell the robots.txt part of the gap from the rest
         runs = {
@@ -631,12 +632,14 @@ def roundtrip(rounds: int, concurrency: int = 64) -> None:
         }
         for _ in range(rounds):
             for label, (mode, extra) in runs.items():
+                before = server.connections()
                 result = run_crawl(
                     mode, server.port, sites, pages, concurrency=concurrency, settings=extra
                 )
                 assert result.get("fetched", 0) == sites * pages, result
                 times.setdefault(label, []).append(result["elapsed_to_last_response"])
                 cpu.setdefault(label, []).append(result["cpu_s"])
+                connections.setdefault(label, []).append(server.connections() - before)
 
         def median(values: list[float]) -> float:
             return sorted(values)[len(values) // 2]
@@ -645,7 +648,8 @@ def roundtrip(rounds: int, concurrency: int = 64) -> None:
             value = median(times[mode])
             print(
                 f"    {mode:<8} {value:6.2f} s  ({sites * pages / value:6.0f} pages/s), "
-                f"crawler CPU {median(cpu[mode]):5.2f} s"
+                f"crawler CPU {median(cpu[mode]):5.2f} s, "
+                f"{median(connections[mode]):5.0f} connections"
             )
         for mode in ("ours", "ours-txt", "builtin"):  # median of each round's pair's ratio
             ratios = [off / it for off, it in zip(times["off"], times[mode], strict=True)]
