@@ -135,7 +135,6 @@ class RobotsTxtPriorityQueue:
         if robots is None or site is None:
             self._ready.push(request)
             return
-        robots.pin(site)  # its outcome kept while the request is queued
         state = robots.site_state(site)
         if state is SiteState.UNKNOWN:
             robots.prefetch(site, request)  # fetch ahead
@@ -146,6 +145,7 @@ class RobotsTxtPriorityQueue:
             self._ready.push(request)
         else:
             self._hold(site, request)
+        robots.pin(site)  # queued: its outcome is kept until it is handed out
 
     def pop(self) -> Request | None:
         if self._released:
