@@ -51,7 +51,7 @@ def measure(kind: str, sites: int, top: int = 0) -> float:
     from scrapy_rfc9309.components._queue import RobotsTxtPriorityQueue
 
     crawler = _crawler()
-    middleware = RobotsTxtMiddleware(crawler)
+    middleware = RobotsTxtMiddleware(crawler).service
     # every robots.txt download slot busy: each new site waits in the backlog
     limit = middleware.settings.concurrent_downloads
     middleware._downloads = {f"busy{n}": Deferred() for n in range(limit)}

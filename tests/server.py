@@ -268,3 +268,18 @@ def sequence(*routes: Route) -> Route:
         return routes[index](request)
 
     return route
+
+
+def unreachable_for(seconds: float, then: Route) -> Route:
+    """503 for ``seconds`` from the first request, then ``then``'s answers."""
+    first: list[float] = []
+
+    def route(request: server.Request) -> bytes | int:
+        now = time.monotonic()
+        if not first:
+            first.append(now)
+        if now - first[0] < seconds:
+            return status(503)(request)
+        return then(request)
+
+    return route

@@ -311,13 +311,20 @@ def test_invalid_scheduling_settings_name_the_setting(name: str, value: Any) -> 
 
 
 class _StubRobots:
-    """The middleware's side of the queue, with sites settled by hand."""
+    """The site service's side of the queue, with sites settled by hand."""
 
     def __init__(self) -> None:
         self.states: dict[str, Any] = {}
         self.looked_up = 0
         self.prefetched: list[str] = []
         self.queues: list[Any] = []
+        self.pins: dict[str, int] = {}
+
+    def pin(self, site: str) -> None:
+        self.pins[site] = self.pins.get(site, 0) + 1
+
+    def unpin(self, site: str) -> None:
+        self.pins[site] -= 1
 
     def site_for(self, request: Request, *, cached: bool = True) -> str:
         return request.url.split("/", 3)[2]
@@ -350,12 +357,11 @@ def test_queue_costs_two_lookups_per_request_with_many_sites_and_keeps_prioritie
     when pushed and once when popped, with 20,000 sites queued."""
     from scrapy.squeues import FifoMemoryQueue
 
-    from scrapy_rfc9309.components._middleware import _MIDDLEWARES
     from scrapy_rfc9309.components._queue import RobotsTxtPriorityQueue
 
     crawler = get_crawler(Spider)
     robots = _StubRobots()
-    _MIDDLEWARES[crawler] = robots  # type: ignore[assignment]
+    crawler._robotstxt_site_service = robots  # type: ignore[attr-defined]
     queue = RobotsTxtPriorityQueue.from_crawler(crawler, FifoMemoryQueue, "")
     count = 20_000
     for index in range(count):
@@ -369,6 +375,7 @@ def test_queue_costs_two_lookups_per_request_with_many_sites_and_keeps_prioritie
     priorities = [request.priority for request in popped if request is not None]
     assert priorities == sorted(priorities, reverse=True)  # users' priorities kept
     assert robots.looked_up == 2 * count
+    assert set(robots.pins.values()) == {0}  # each site pinned while its request was queued
 
 
 @pytest.mark.parametrize("memory_queue", ["FifoMemoryQueue", "LifoMemoryQueue"])
@@ -380,12 +387,11 @@ def test_sites_settled_together_are_handed_out_interleaved_as_scheduled(memory_q
     own requests keep their order."""
     from scrapy import squeues
 
-    from scrapy_rfc9309.components._middleware import _MIDDLEWARES
     from scrapy_rfc9309.components._queue import RobotsTxtPriorityQueue
 
     crawler = get_crawler(Spider)
     robots = _StubRobots()
-    _MIDDLEWARES[crawler] = robots  # type: ignore[assignment]
+    crawler._robotstxt_site_service = robots  # type: ignore[attr-defined]
     queue = RobotsTxtPriorityQueue.from_crawler(crawler, getattr(squeues, memory_queue), "")
     hosts = ["a.test", "b.test", "c.test"]
     for page in range(4):
@@ -420,7 +426,7 @@ def _held_bytes_per_site(queue_path: str, count: int) -> float:
     from scrapy_rfc9309.components._middleware import RobotsTxtMiddleware
 
     crawler = get_crawler(Spider, {**BASE_SETTINGS, "ADDONS": {"scrapy_rfc9309.Addon": 100}})
-    middleware = RobotsTxtMiddleware(crawler)
+    middleware = RobotsTxtMiddleware(crawler).service
     limit = middleware.settings.concurrent_downloads
     middleware._downloads = {f"busy{n}": Deferred() for n in range(limit)}
     middleware._start_watchdog = lambda: None  # type: ignore[method-assign]
@@ -655,3 +661,22 @@ async def test_2_3_1_4_with_another_scheduler_queue_requests_wait_in_the_middlew
     assert "robotstxt/deferred" not in stats
     # the good site's pages waited in the middleware, then went: none before its robots.txt
     assert min(page_times(good)) >= robots_times(good)[0] + 0.3
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_bounded_cache_fetches_each_robots_txt_once_while_its_requests_wait(
+    sites,
+) -> None:
+    """60 sites x 3 pages, scheduled breadth first while the robots.txt files
+    are slow, with ROBOTSTXT_CACHE_MAX_SITES = 20: a site whose requests still
+    wait in the queue is never evicted (they would find it unknown and fetch
+    its robots.txt again), and sites beyond the bound wait in the queue,
+    unfetched, until room frees (RFC 9309 2.4: one robots.txt per site for
+    its lifetime)."""
+    rules = delayed(0.3, text("User-agent: *\nDisallow: /no\n"))
+    many = [sites(routes={"/robots.txt": rules}, default=PAGE) for _ in range(60)]
+    urls = [site.url(f"/p{page}") for page in range(3) for site in many]
+    spider, stats = await crawl(urls, {**QUEUE, "ROBOTSTXT_CACHE_MAX_SITES": 20})
+    assert sorted(spider.fetched) == sorted(urls)  # every allowed page
+    assert [site.count("/robots.txt") for site in many] == [1] * 60
+    assert stats["robotstxt/request_count"] == 60

@@ -39,7 +39,7 @@ from scrapy_rfc9309.sites._store import FetchRecord, StoreError, open_store
 
 from .conftest import BASE_SETTINGS, crawl
 from .redis_server import RedisServer, in_ci, redis_server_binary
-from .server import delayed, hang, sequence, text
+from .server import delayed, hang, sequence, text, unreachable_for
 
 SITE = "http://127.0.0.1:8001"
 BODY = b"User-agent: *\nDisallow: /private\n" + b"# a comment line\n" * 200
@@ -917,3 +917,30 @@ def test_wrong_or_missing_password_is_not_called_unreachable(tmp_path: Path) -> 
             assert "cannot reach" not in message
             assert "wrong" not in message  # the password is never shown
         RedisStore(server.url.replace("redis://", "redis://:s3cret@"), prefix="auth:").close()
+
+
+@deferred_f_from_coro_f
+async def test_http_guide_ch9_a_deferral_retry_downloads_never_reads_back_its_503(
+    sites: Any, redis_server: RedisServer, prefix: str
+) -> None:
+    """HTTP: The Definitive Guide ch. 9 with a Redis store: the 503 saved there
+    is no answer to the deferral's own retry; each retry downloads, and the
+    pages are fetched once the robots.txt is back (not dropped after
+    ROBOTSTXT_UNREACHABLE_DEFER)."""
+    many = [
+        sites(routes={"/robots.txt": unreachable_for(1.5, text(BODY))}, default=text("page"))
+        for _ in range(5)
+    ]
+    urls = [site.url(f"/p{page}") for site in many for page in range(2)]
+    settings = {
+        "ROBOTSTXT_STORE_URI": redis_server.url,
+        "ROBOTSTXT_STORE_PREFIX": prefix,
+        "SCHEDULER_PRIORITY_QUEUE": "scrapy_rfc9309.RobotsTxtPriorityQueue",
+        "ROBOTSTXT_UNREACHABLE_DEFER": 30,
+    }
+    started = time.monotonic()
+    spider, stats = await crawl(urls, settings)
+    assert sorted(spider.fetched) == sorted(urls)
+    assert time.monotonic() - started < 15  # not the 30 s of ROBOTSTXT_UNREACHABLE_DEFER
+    assert stats["robotstxt/deferred/recovered"] == 5
+    assert "robotstxt/forbidden/unreachable" not in stats

@@ -225,6 +225,59 @@ def test_http_guide_ch9_retry_after_past_the_deadline_ends_the_deferral_at_once(
     assert not table.refuse_deferral("http://c:80", now=0.0, limit=0.0, asked_until=9.0)
 
 
+def test_2_4_a_pinned_site_is_never_evicted_and_is_evicted_once_unpinned() -> None:
+    """Requests still queued for a site pin its outcome: evicting it would make
+    them fetch its robots.txt again (RFC 9309 2.4: one copy per lifetime)."""
+    table: SiteTable[str] = SiteTable(1)
+    table.pin(A)
+    table.start(A)
+    table.settle(A, outcome(Kind.PARSED, expires_at=100.0))
+    table.start(B)
+    table.settle(B, outcome(Kind.PARSED, expires_at=100.0))
+    assert A in table and B not in table  # B evicted, A kept though older
+    table.pin(A)
+    assert table.pins(A) == 2
+    assert not table.unpin(A) and A in table  # one request still queued
+    assert table.unpin(A)  # the last one left
+    assert A in table and len(table) == 1
+    assert not table.unpin(A)  # unpinning an unpinned site changes nothing
+
+
+def test_2_4_unpinning_evicts_what_pinned_sites_kept_beyond_the_bound() -> None:
+    table: SiteTable[str] = SiteTable(2)
+    for site in ("s1", "s2", "s3"):
+        table.pin(site)
+        table.start(site)
+        table.settle(site, outcome(Kind.PARSED, expires_at=100.0))
+    assert len(table) == 3  # all pinned: over the bound until one is unpinned
+    table.unpin("s2")
+    assert len(table) == 2 and "s2" not in table and table.evictions == 1
+
+
+def test_fetch_ahead_room_counts_pinned_settled_sites_and_fetches_in_flight() -> None:
+    """Fetches ahead of need stop while pinned settled sites and fetches in flight
+    fill ``max_sites``; a pinned settled site fetched again takes no new room."""
+    table: SiteTable[str] = SiteTable(2)
+    assert table.has_room(in_flight=1) and not table.has_room(in_flight=2)
+    table.pin(A)
+    table.start(A)
+    assert table.has_room(in_flight=1)  # pending: counted as in flight by the caller
+    table.settle(A, outcome(Kind.PARSED, expires_at=100.0))
+    assert table.has_room(in_flight=0) and not table.has_room(in_flight=1)
+    assert table.admits(A, in_flight=5)  # its refetch adds nothing
+    assert not table.admits(B, in_flight=1)
+    table.unpin(A)
+    assert table.has_room(in_flight=1) and not table.admits(A, in_flight=2)
+
+
+def test_waited_on_tells_a_fetch_someone_waits_for_from_one_ahead_of_need() -> None:
+    table: SiteTable[str] = SiteTable(2)
+    table.start(A)
+    assert not table.waited_on(A)
+    assert not table.join(A, "w")
+    assert table.waited_on(A)
+
+
 def test_backoff_doubles_up_to_its_maximum() -> None:
     assert [backoff(n) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 8.0]
     assert backoff(50) == backoff(10_000) == BACKOFF_MAX
@@ -247,6 +300,10 @@ class SiteTableMachine(RuleBasedStateMachine):
         self.last: dict[str, SiteOutcome] = {}
         #: The copy each fetch in flight may keep: what was held when it started.
         self.held_at_start: dict[str, SiteOutcome | None] = {}
+        #: site -> requests queued for it (pins)
+        self.pins: dict[str, int] = {}
+        #: pinned sites whose outcome the table holds: never evicted
+        self.must_hold: set[str] = set()
 
     @rule(site=SITES)
     def request(self, site: str) -> None:
@@ -280,6 +337,24 @@ class SiteTableMachine(RuleBasedStateMachine):
         assert settled.kept_stale == keeps
         assert settled.outcome.expires_at == self.now + lifetime
         self.last[site] = settled.outcome
+        if self.pins.get(site):
+            self.must_hold.add(site)
+
+    @rule(site=SITES)
+    def pin(self, site: str) -> None:
+        self.table.pin(site)
+        self.pins[site] = self.pins.get(site, 0) + 1
+        if site in self.table:
+            self.must_hold.add(site)
+
+    @precondition(lambda self: any(self.pins.values()))
+    @rule(data=st.data())
+    def unpin(self, data: st.DataObject) -> None:
+        site = data.draw(st.sampled_from(sorted(s for s, n in self.pins.items() if n)))
+        self.pins[site] -= 1
+        assert self.table.unpin(site) == (self.pins[site] == 0)
+        if not self.pins[site]:
+            self.must_hold.discard(site)
 
     @precondition(lambda self: self.in_flight)
     @rule(data=st.data())
@@ -307,7 +382,8 @@ class SiteTableMachine(RuleBasedStateMachine):
     def one_fetch_per_site_and_no_waiter_lost(self) -> None:
         assert sorted(self.table.pending_sites) == sorted(self.in_flight)
         assert self.table.waiting() == sum(len(w) for w in self.in_flight.values())
-        assert len(self.table) <= 2
+        assert len(self.table) <= max(2, len(self.must_hold))
+        assert all(site in self.table for site in self.must_hold), "a pinned site evicted"
         assert len(set(self.handed_back)) == len(self.handed_back)
 
     @invariant()

@@ -28,7 +28,7 @@ from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
 from scrapy_rfc9309.sites._store import FetchRecord, RobotsStore, StoreError, open_store
 
 from .conftest import RecordingSpider, crawl
-from .server import sequence, status, text, with_headers
+from .server import sequence, status, text, unreachable_for, with_headers
 
 SITE = "http://example.com:80"
 T0 = 1_800_000_000.0
@@ -1297,3 +1297,32 @@ async def check_stored_copy_kept_while_unreachable(
     spider, stats = await crawl(urls, settings)  # within the kept record's lifetime
     assert site.count("/robots.txt") == 2 and stats["robotstxt/store/loaded"] == 1
     assert spider.fetched == [site.url("/a")]
+
+
+@deferred_f_from_coro_f
+async def test_http_guide_ch9_a_deferral_retry_downloads_never_reads_back_its_503(
+    sites, tmp_path
+) -> None:
+    """HTTP: The Definitive Guide ch. 9 (defer while unreachable) with a store:
+    five sites answer 503 for 1.5 s, then their robots.txt. The 503 saved in
+    the store is no answer to the deferral's own retry (it would come back at
+    every attempt until ROBOTSTXT_UNREACHABLE_DEFER ran out, every page
+    dropped): each retry downloads, and the pages are fetched once it is back."""
+    many = [
+        sites(routes={"/robots.txt": unreachable_for(1.5, text(ROBOTS_V1))}, default=text("page"))
+        for _ in range(5)
+    ]
+    urls = [site.url(f"/p{page}") for site in many for page in range(2)]
+    settings = store_settings(
+        tmp_path / "store.db",
+        SCHEDULER_PRIORITY_QUEUE="scrapy_rfc9309.RobotsTxtPriorityQueue",
+        ROBOTSTXT_UNREACHABLE_DEFER=30,
+    )
+    started = time.monotonic()
+    spider, stats = await crawl(urls, settings)
+    assert sorted(spider.fetched) == sorted(urls)  # none dropped as unreachable
+    assert time.monotonic() - started < 15  # not the 30 s of ROBOTSTXT_UNREACHABLE_DEFER
+    for site in many:
+        assert 2 <= site.count("/robots.txt") <= 4  # 503, a retry or two, then 200
+    assert stats["robotstxt/deferred/recovered"] == 5
+    assert "robotstxt/forbidden/unreachable" not in stats

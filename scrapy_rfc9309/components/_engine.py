@@ -8,7 +8,8 @@ changes them loses the optimisation, never the crawl:
 * :func:`robots_download`: ``engine.downloader.total_concurrency`` (public
   attribute, not documented);
 * :func:`release_file_slot`: ``engine.downloader.slots`` (public attribute)
-  and ``Slot.close()``.
+  and ``Slot.close()``;
+* :func:`engine_is_closing`: ``engine._slot.closing`` (private).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Literal, get_args
 __all__ = [
     "FILES",
     "FileName",
+    "engine_is_closing",
     "file_slot",
     "file_slot_key",
     "page_slot_key",
@@ -127,3 +129,18 @@ def robots_download(crawler: Any) -> Iterator[None]:
         yield
     finally:
         downloader.total_concurrency -= 1
+
+
+def engine_is_closing(crawler: Any) -> bool:
+    """Whether the engine is closing the spider.
+
+    Scrapy has no signal for this: the engine waits for every request in
+    progress before ``spider_closed``, and requests held for a robots.txt
+    would hold the close. ``engine._slot.closing`` is what Scrapy's own engine
+    status report reads; if it is missing the engine is treated as open.
+    """
+    engine = crawler.engine
+    if engine is None or not engine.running:
+        return True
+    slot = getattr(engine, "_slot", None)
+    return slot is not None and getattr(slot, "closing", None) is not None

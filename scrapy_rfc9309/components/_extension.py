@@ -101,9 +101,9 @@ class RobotsTxtExtension:
     def _drop_held(self) -> None:
         """Requests still waiting in the scheduler queue are dropped before
         the summary and the report read the stats, so both count them."""
-        from ._middleware import middleware_for
+        from ._service import site_service
 
-        robots = middleware_for(self.crawler)
+        robots = site_service(self.crawler, create=False)
         if robots is not None:
             robots.drop_held_at_close()
 

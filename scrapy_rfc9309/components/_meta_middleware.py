@@ -52,7 +52,6 @@ logger = logging.getLogger("scrapy_rfc9309.meta")
 #: ``response.meta`` key of the frozenset of directives.
 META_KEY = "robots_meta"
 
-_TOKEN_CACHE_SIZE = 256
 #: How each lenient reading is described in the log.
 _LENIENT_FORMS = {
     LENIENT_SEMICOLON: "';' read as a separator (meta-semicolon; the syntax is comma-separated)",
@@ -84,7 +83,6 @@ class RobotsMetaMiddleware:
             raise NotConfigured("ROBOTS_META_OBEY is off")
         self.stats = crawler.stats
         self.drop_noindex = self.settings.meta_noindex == "drop"
-        self._tokens: dict[bytes | None, str] = {}
         self._pages: WeakKeyDictionary[Response, PageDirectives] = WeakKeyDictionary()
         #: ROBOTSTXT_PURPOSES: responses whose preferences refuse a declared purpose
         self.purposes = self.settings.purposes
@@ -114,19 +112,11 @@ class RobotsMetaMiddleware:
 
     # -- input: read the page's directives ---------------------------------------------
 
-    def _token(self, user_agent: bytes | None) -> str:
-        token = self._tokens.get(user_agent)
-        if token is None:
-            if len(self._tokens) >= _TOKEN_CACHE_SIZE:
-                self._tokens.clear()
-            token = self._tokens[user_agent] = self.settings.token_for_header(user_agent)
-        return token
-
     def process_spider_input(self, response: Response, spider: Any = None) -> None:
         request = response.request
         if request is None:
             return
-        token = self._token(request.headers.get(b"User-Agent"))
+        token = self.settings.token_for_header(request.headers.get(b"User-Agent"))
         if self.purposes:
             self._read_usage(response, request)
         page = directives_of_response(response, token)

@@ -23,7 +23,13 @@ robots.txt is known.
   memory and written back at close, so a resumed crawl finds it (its
   robots.txt is fetched again only if no longer cached).
 
-The decision stays in :class:`~scrapy_rfc9309.RobotsTxtMiddleware`: a request
+* **pinned**: each queued request pins its site's outcome in the site table,
+  so ``ROBOTSTXT_CACHE_MAX_SITES`` never evicts a site whose requests still
+  wait (they would find it unknown, and fetch it again); fetches ahead stop
+  while pinned sites fill the table, and resume as their requests leave.
+
+The site states come from the crawler's :class:`~._service.SiteService`; the
+decision stays in :class:`~scrapy_rfc9309.RobotsTxtMiddleware`: a request
 handed out reaches it with its site's outcome fresh, and is let through or
 dropped there. Without that middleware (``ROBOTSTXT_OBEY = False``) this is a
 plain ``ScrapyPriorityQueue``.
@@ -41,8 +47,8 @@ from scrapy.pqueues import ScrapyPriorityQueue
 
 from ..sites._sitetable import SiteState
 from ._engine import wake_engine
-from ._middleware import middleware_for
 from ._report import report_for
+from ._service import site_service
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -114,7 +120,8 @@ class RobotsTxtPriorityQueue:
         #: a disk queue stores every request it is given at once, so that
         #: requests that cannot be stored go to the memory queue instead
         self._persistent = bool(key)
-        self._robots = middleware_for(crawler)
+        #: the crawler's site service, made by the middleware (``None``: not enabled)
+        self._robots = site_service(crawler, create=False)
         if self._robots is not None:
             self._robots.register(self)
 
@@ -138,6 +145,7 @@ class RobotsTxtPriorityQueue:
             self._ready.push(request)
         else:
             self._hold(site, request)
+        robots.pin(site)  # queued: its outcome is kept until it is handed out
 
     def pop(self) -> Request | None:
         if self._released:
@@ -154,6 +162,7 @@ class RobotsTxtPriorityQueue:
                 return request
             state = robots.site_state(site)
             if state is SiteState.READY:
+                robots.unpin(site)
                 return request
             if state is SiteState.UNKNOWN:  # expired, evicted, or a resumed crawl
                 robots.prefetch(site, request)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from os import PathLike, fspath
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,8 @@ logger = logging.getLogger("scrapy_rfc9309.settings")
 #: RFC 9309 2.5: the parsing limit MUST be at least 500 KiB (512,000 bytes).
 RFC_MIN_SIZE = 500 * 1024
 DEFAULT_CACHE_MAX_SITES = 10_000
+#: User-Agent header values whose product token is remembered.
+TOKEN_CACHE_SIZE = 256
 DEFAULT_CACHE_TTL = 86_400
 DEFAULT_UNREACHABLE_TTL = 600
 #: A robots.txt that asks not to be cached (``max-age=0``, ``no-cache``) is
@@ -221,6 +223,10 @@ class RobotsTxtSettings:
     #: scrapy-redis's ``SCHEDULER_PERSIST`` true): requests waiting for a
     #: robots.txt when the spider closes are put back in the scheduler.
     keeps_queue: bool = False
+    #: User-Agent header value -> product token (:meth:`token_for_header`)
+    _tokens: dict[bytes | None, str] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsTxtSettings:
@@ -276,8 +282,21 @@ class RobotsTxtSettings:
         return derive_product_token(user_agent or self.default_user_agent) or "*"
 
     def token_for_header(self, header: bytes | None) -> str:
-        """:meth:`token_for` a request's raw ``User-Agent`` header value."""
-        return self.token_for(header.decode("latin-1") if header else None)
+        """:meth:`token_for` a request's raw ``User-Agent`` header value.
+
+        The one derivation every component uses (the middleware, the meta
+        middleware, the cache policy, the extension); the last
+        :data:`TOKEN_CACHE_SIZE` header values are remembered.
+        """
+        if self.user_agent_token:
+            return self.user_agent_token
+        tokens = self._tokens
+        token = tokens.get(header)
+        if token is None:
+            if len(tokens) >= TOKEN_CACHE_SIZE:
+                tokens.clear()
+            token = tokens[header] = self.token_for(header.decode("latin-1") if header else None)
+        return token
 
     def describe_token(self) -> str:
         """Which token is obeyed and where it comes from, for the start-up log."""

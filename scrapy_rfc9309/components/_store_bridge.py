@@ -610,7 +610,9 @@ class StoreBridge:
             raise StoreError(f"no answer for {len(missing)} sites, such as {missing[0]}")
         return result
 
-    async def obtain(self, site: str, request: Request | None) -> SiteOutcome | None:
+    async def obtain(
+        self, site: str, request: Request | None, *, retrying: bool = False
+    ) -> SiteOutcome | None:
         """The site's outcome from the store, without a download; ``None``: fetch it now.
 
         ``None`` comes with the site's lease taken, or with the store unusable
@@ -618,13 +620,18 @@ class StoreBridge:
         another process holds the lease, waits for its record (polling every
         :data:`POLL_SECONDS`, never blocking the reactor), at most until its
         lease expires.
+
+        ``retrying``: the site is deferred and this is its next attempt (HTTP:
+        The Definitive Guide ch. 9): a stored unreachable record is no answer
+        to it (it may be the very one the deferral waits to see replaced), so
+        the site is fetched; another process's fresher reachable record is used.
         """
         waited = False
         told = False
         started = time.monotonic()
         if self._batched and self.available():
             found = await self._from_snapshot(site)
-            if found is not None:
+            if found is not None and not (retrying and _unreachable(found[0])):
                 outcome = await self._outcome_of(site, *found, request)
                 if outcome is not None:
                     return outcome
@@ -647,7 +654,9 @@ class StoreBridge:
                 self._failed("looking up a site", exc)
                 return None
             self._worked()
-            if state == "fresh" and found is not None:
+            if state == "fresh" and found is not None and retrying and _unreachable(found[0]):
+                state = "lease" if await self._take_lease(site) else "held"
+            elif state == "fresh" and found is not None:
                 outcome = await self._outcome_of(site, *found, request)
                 if outcome is not None:
                     return outcome
@@ -1025,6 +1034,11 @@ class StoreBridge:
         self._shutdown_trigger = None
         if self._pool.started and not self._abandoned:
             self._pool.stop()
+
+
+def _unreachable(record: FetchRecord) -> bool:
+    """Whether a stored record says the robots.txt was unreachable (RFC 9309 2.3.1.4)."""
+    return record.kind == Kind.UNREACHABLE.value
 
 
 async def _sleep(seconds: float) -> None:

@@ -12,7 +12,10 @@ current time passed in, so every rule is testable without a reactor:
   file ... it MAY continue to use the cached version"), until the unreachable
   outcome's own expiry;
 * **bounded**: settled outcomes beyond ``max_sites`` are evicted least
-  recently used first; a fetch in flight is never evicted;
+  recently used first; a fetch in flight is never evicted, nor a site
+  *pinned* by requests still queued for it (they would find it unknown and
+  fetch it again): fetches ahead of need start only while pinned settled
+  sites leave room (:meth:`SiteTable.has_room`), so the bound holds;
 * **deferral** (HTTP: The Definitive Guide ch. 9: on a temporary failure,
   defer visits until the robots.txt can be retrieved): while a site's
   robots.txt is unreachable, its requests may wait instead of being dropped,
@@ -125,6 +128,8 @@ class SiteTable(Generic[W]):
         "_deferrals",
         "_exhausted",
         "_pending",
+        "_pinned_settled",
+        "_pins",
         "_settled",
         "_waiters",
         "evictions",
@@ -149,6 +154,10 @@ class SiteTable(Generic[W]):
         #: until their robots.txt is retrieved, so the bound holds whatever the
         #: unreachable outcome's lifetime.
         self._exhausted: set[str] = set()
+        #: site -> requests still queued for it (its outcome is not evicted)
+        self._pins: dict[str, int] = {}
+        #: how many settled sites are pinned
+        self._pinned_settled = 0
 
     # -- looking up ----------------------------------------------------------------
 
@@ -235,12 +244,66 @@ class SiteTable(Generic[W]):
         if in_force.kind is not Kind.UNREACHABLE:
             self._deferrals.pop(site, None)
             self._exhausted.discard(site)
+        if site not in self._settled and site in self._pins:
+            self._pinned_settled += 1
         self._settled[site] = in_force
         self._settled.move_to_end(site)
-        while len(self._settled) > self.max_sites:
-            self._settled.popitem(last=False)
-            self.evictions += 1
+        self._evict()
         return Settled(in_force, waiters, kept is not None)
+
+    def _evict(self) -> None:
+        """Evict the least recently used unpinned outcomes beyond ``max_sites``."""
+        settled = self._settled
+        while len(settled) > self.max_sites and len(settled) > self._pinned_settled:
+            oldest = next(iter(settled))
+            if oldest in self._pins:  # still awaited: kept, looked at again last
+                settled.move_to_end(oldest)
+                continue
+            settled.popitem(last=False)
+            self.evictions += 1
+
+    # -- pins: requests still queued for a site -------------------------------------
+
+    def pin(self, site: str) -> None:
+        """A request of ``site`` was queued: its outcome is kept until it is handed out."""
+        count = self._pins.get(site, 0)
+        self._pins[site] = count + 1
+        if not count and site in self._settled:
+            self._pinned_settled += 1
+
+    def unpin(self, site: str) -> bool:
+        """A request of ``site`` left the queue; ``True`` when none is left (the
+        site no longer takes room: its outcome may be evicted)."""
+        count = self._pins.get(site)
+        if count is None:
+            return False
+        if count > 1:
+            self._pins[site] = count - 1
+            return False
+        del self._pins[site]
+        if site in self._settled:
+            self._pinned_settled -= 1
+            self._evict()
+        return True
+
+    def pins(self, site: str) -> int:
+        """Requests still queued for ``site``."""
+        return self._pins.get(site, 0)
+
+    def has_room(self, in_flight: int) -> bool:
+        """Whether one more site may be fetched ahead of need: the pinned settled
+        sites plus the ``in_flight`` fetches stay below ``max_sites``, so settling
+        them never leaves more pinned outcomes than the bound."""
+        return self._pinned_settled + in_flight < self.max_sites
+
+    def admits(self, site: str, in_flight: int) -> bool:
+        """Whether a fetch of ``site`` ahead of need may start now: it takes no new
+        room (a pinned site already settled, fetched again), or there is room."""
+        return (site in self._pins and site in self._settled) or self.has_room(in_flight)
+
+    def waited_on(self, site: str) -> bool:
+        """Whether someone waits for the site's fetch (not only fetched ahead)."""
+        return site in self._waiters
 
     def abandon(self, site: str) -> list[W]:
         """Give up the site's fetch (cancelled): its waiters, nothing stored."""

@@ -1,0 +1,465 @@
+"""``SiteService``: each site's robots.txt for one crawler: fetched, kept, deferred, released.
+
+The scheduler queue asks it what a site's requests can do (:meth:`SiteService.site_state`)
+and has it fetch ahead (:meth:`SiteService.prefetch`); the middleware asks it
+for a site's outcome (:meth:`SiteService.wait_for`) and decides. Found
+through the crawler (:func:`site_service`), never through a registry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any, Protocol
+
+from scrapy import signals
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import CancelledError, Deferred
+
+from ..sites._outcome import Kind, SiteOutcome
+from ..sites._site import robots_url, site_of
+from ..sites._sitetable import SiteState, SiteTable
+from ._deferral import Deferrals
+from ._engine import engine_is_closing, robots_download, wake_engine
+from ._fetch_log import log_outcome
+from ._fetcher import RobotsTxtFetcher, dotted_name
+from ._report import report_for
+from ._set_aside import SetAside
+from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, identity_warning
+from ._store_bridge import open_bridge
+from ._usage_gate import TdmRepSites, UsageGate
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request
+
+__all__ = ["SiteListener", "SiteService", "site_service"]
+
+# the middleware's logger: these lines are documented under its name
+logger = logging.getLogger("scrapy_rfc9309.middleware")
+
+#: How often, while a robots.txt is being fetched, to look for a closing engine.
+CLOSE_POLL_SECONDS = 0.1
+#: The crawler attribute the service is kept in.
+_ATTRIBUTE = "_robotstxt_site_service"
+_KIND_BITS = {kind: index for index, kind in enumerate(Kind)}
+
+
+def site_service(crawler: Crawler, *, create: bool = True) -> SiteService | None:
+    """The crawler's :class:`SiteService`, created on first use (``create``);
+    ``None`` when ``ROBOTSTXT_OBEY`` is off (or, without ``create``, when no
+    component made one: the middleware is not enabled)."""
+    service: SiteService | None = getattr(crawler, _ATTRIBUTE, None)
+    if service is None and create:
+        settings = RobotsTxtSettings.from_settings(crawler.settings)
+        if not settings.obey:
+            return None
+        service = SiteService(crawler, settings)
+        setattr(crawler, _ATTRIBUTE, service)
+    return service
+
+
+class SiteListener(Protocol):
+    """A scheduler queue holding requests of sites whose robots.txt is not settled."""
+
+    def site_released(self, site: str) -> None:
+        """The requests of ``site`` can be handed out (and decided) now."""
+
+    def spider_closed(self) -> None:
+        """The spider closed: requests still held are dropped (or kept in JOBDIR)."""
+
+
+class SiteService:
+    """Each site's robots.txt for one crawl (RFC 9309 2.3, 2.4): one fetch per
+    site at a time, at most ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` in flight, kept
+    in the bounded site table, deferred while unreachable, released to the
+    scheduler queues once settled, and everything let go when the spider closes.
+    """
+
+    def __init__(self, crawler: Crawler, settings: RobotsTxtSettings) -> None:
+        self.crawler = crawler
+        self.settings = settings
+        assert crawler.stats is not None
+        self.stats = crawler.stats
+        #: each site's outcome and the fetch in flight; waiters are Deferreds
+        self._table: SiteTable[Deferred[SiteOutcome | None]] = SiteTable(settings.cache_max_sites)
+        #: site -> its robots.txt download in flight (cancelled at close)
+        self._downloads: dict[str, Deferred[None]] = {}
+        #: sites waited on whose fetch waits for one of ROBOTSTXT_CONCURRENT_DOWNLOADS
+        self._backlog: deque[str] = deque()
+        #: sites fetched ahead of need whose fetch waits for a download, or for room
+        #: in the site table (ROBOTSTXT_CACHE_MAX_SITES)
+        self._ahead: deque[str] = deque()
+        #: our scheduler queues (memory and disk), told when a site is settled
+        self._queues: list[SiteListener] = []
+        #: site -> the outcome kinds already counted for it (a bit per kind), so
+        #: per-site stats count each site once per crawl, whatever its refetches
+        self._counted: dict[str, int] = {}
+        self.report = report_for(crawler)
+        self._watchdog: Any = None
+        self._fetcher = RobotsTxtFetcher(crawler, settings)
+        #: ROBOTSTXT_STORE_URI: outcomes kept across runs and processes (None: memory only)
+        self._store = open_bridge(crawler, settings, self._fetcher)
+        #: ROBOTSTXT_PURPOSES: the usage gate, and the tdmrep.json of each site it needs
+        self.usage = (
+            UsageGate(
+                crawler,
+                settings,
+                self.report,
+                on_settled=self.release,
+                on_start=self._start_watchdog,
+            )
+            if settings.purposes
+            else None
+        )
+        self.tdmrep: TdmRepSites | None = None if self.usage is None else self.usage.tdmrep
+        self.deferrals = Deferrals(
+            self._table, settings, self.stats, retry=self.prefetch, release=self.release
+        )
+        self.set_aside = SetAside(
+            crawler, settings, self.report, self._queues, self._table.is_pending, self._pending
+        )
+        crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(self.set_aside.on_spider_idle, signal=signals.spider_idle)
+        self._log_start()
+
+    def _log_start(self) -> None:
+        settings = self.settings
+        if settings.max_size < RFC_MIN_SIZE:
+            logger.warning(
+                "ROBOTSTXT_MAX_SIZE is %d bytes: RFC 9309 2.5 asks for at least %d; "
+                "rules past the limit are ignored",
+                settings.max_size,
+                RFC_MIN_SIZE,
+            )
+        logger.info("Obeying robots.txt (RFC 9309) as %s", settings.describe_token())
+        if settings.auth_disallow:
+            logger.info(
+                "ROBOTSTXT_AUTH_DISALLOW: a robots.txt answering 401 or 403 disallows the "
+                "whole site (HTTP: The Definitive Guide ch. 9; RFC 9309 2.3.1.3 allows it)"
+            )
+        if warning := identity_warning(self.crawler.settings):
+            logger.warning(warning)
+
+    # -- looking up ------------------------------------------------------------------
+
+    def site_for(self, request: Request, *, cached: bool = True) -> str | None:
+        """The site whose robots.txt governs ``request``; ``None``: not checked.
+
+        ``cached=False`` (the scheduler queue) does not keep the parsed URL
+        with the request, as Scrapy's ``urlparse_cached`` does for as long as
+        the request lives: a request waiting in the queue would carry it.
+        """
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        if request.url.startswith(("data:", "file:")):
+            return None
+        return site_of(urlparse_cached(request) if cached else request.url)
+
+    def token(self, request: Request) -> str:
+        """The product token ``request`` obeys robots.txt as (RFC 9309 2.2.1)."""
+        return self.settings.token_for_header(request.headers.get(b"User-Agent"))
+
+    def fresh(self, site: str) -> SiteOutcome | None:
+        """The site's outcome if it is in force now."""
+        return self._table.fresh(site, time.monotonic())
+
+    def site_state(self, site: str) -> SiteState:
+        """What a request of ``site`` can do now (O(1)). With a declared purpose
+        that needs tdmrep.json, a site is ``READY`` once that is settled too."""
+        state = self._table.state(site, time.monotonic())
+        if state is SiteState.READY and self.tdmrep is not None:
+            return self.tdmrep.state(site)
+        return state
+
+    def _pending(self, site: str) -> bool:
+        """Whether the site's robots.txt or tdmrep.json is still to be settled."""
+        tdmrep = self.tdmrep
+        return self._table.is_pending(site) or (
+            tdmrep is not None and tdmrep.state(site) is SiteState.PENDING
+        )
+
+    # -- for the scheduler queues ------------------------------------------------------
+
+    def register(self, queue: SiteListener) -> None:
+        self._queues.append(queue)
+        # deferral in use: its back-off replaces Scrapy's retry of robots.txt
+        self._fetcher.scrapy_retry = self.settings.unreachable_defer <= 0
+
+    def unregister(self, queue: SiteListener) -> None:
+        if queue in self._queues:
+            self._queues.remove(queue)
+        if not self._queues:
+            self._fetcher.scrapy_retry = True
+
+    def pin(self, site: str) -> None:
+        """A request of ``site`` is queued: its outcome is not evicted meanwhile."""
+        self._table.pin(site)
+
+    def unpin(self, site: str) -> None:
+        """A request of ``site`` left the queue; fetches ahead start if room freed."""
+        if self._table.unpin(site) and self._ahead:
+            self._start_waiting()
+
+    def prefetch(self, site: str, request: Request | None = None) -> None:
+        """Start the site's robots.txt fetch ahead of its requests, unless one is in
+        flight (and its tdmrep.json's, when a declared purpose needs it)."""
+        if self.tdmrep is not None:
+            self.tdmrep.prefetch(site)
+            if self._table.state(site, time.monotonic()) is SiteState.READY:
+                return  # only the tdmrep.json was missing
+        if self._table.start(site):
+            self._launch(site, request, ahead=True)
+
+    def release(self, site: str) -> None:
+        """``site`` is settled (or no longer deferred): its requests go on."""
+        self.set_aside.give_back(site)
+        for queue in self._queues:
+            queue.site_released(site)
+        if self._queues:
+            wake_engine(self.crawler)
+
+    # -- one fetch per site ------------------------------------------------------------
+
+    async def wait_for(self, site: str, request: Request) -> SiteOutcome | None:
+        """The site's outcome once fetched; ``None`` if the spider closed first.
+
+        Each waiting request gets its own Deferred: a result passed down one
+        shared Deferred's chain reaches only its first waiter.
+        """
+        waiter: Deferred[SiteOutcome | None] = Deferred()
+        first = not self._table.waited_on(site)
+        if self._table.join(site, waiter):
+            self._launch(site, request, ahead=False)
+        elif first and site not in self._downloads:  # fetched ahead, not started: wanted now
+            self._backlog.append(site)
+            self._start_waiting()
+        return await maybe_deferred_to_future(waiter)
+
+    def start_fetch(self, site: str, request: Request) -> None:
+        """Start the site's fetch for a request set aside, unless one is in flight."""
+        if self._table.start(site):
+            self._launch(site, request, ahead=False)
+
+    def _may_start(self, site: str, ahead: bool) -> bool:
+        if len(self._downloads) >= self.settings.concurrent_downloads:
+            return False
+        # with our queue, a fetch ahead waits for room in the site table, so that
+        # the outcomes of sites with queued requests (never evicted) stay bounded
+        return not (ahead and self._queues) or self._table.admits(site, len(self._downloads))
+
+    def _launch(self, site: str, request: Request | None, *, ahead: bool) -> None:
+        """Start the download of a site whose fetch the table has just started,
+        or queue it while ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` are in flight (or,
+        ahead of need, while the site table has no room)."""
+        self._start_watchdog()
+        if not self._may_start(site, ahead):
+            (self._ahead if ahead else self._backlog).append(site)
+            return
+        self._download(site, request)
+
+    def _download(self, site: str, request: Request | None) -> None:
+        download = deferred_from_coro(self._fetch(site, request))
+        if not download.called:
+            self._downloads[site] = download
+
+    def _start_waiting(self) -> None:
+        """Start the fetches waiting, as downloads (and room) allow: those waited on first."""
+        for backlog, ahead in ((self._backlog, False), (self._ahead, True)):
+            while backlog:
+                site = backlog[0]
+                if not self._table.is_pending(site) or site in self._downloads:
+                    backlog.popleft()  # settled, abandoned, or started meanwhile
+                    continue
+                if not self._may_start(site, ahead and not self._table.waited_on(site)):
+                    break
+                backlog.popleft()
+                self._download(site, None)
+
+    def _download_done(self, site: str) -> None:
+        self._downloads.pop(site, None)
+        self._start_waiting()
+
+    async def _fetch(self, site: str, request: Request | None) -> None:
+        url = robots_url(site)
+        stored = False
+        try:
+            outcome = None
+            # an attempt while deferred, not a cached copy that expired (RFC 9309 2.4)
+            retrying = self._table.deferral(site) is not None
+            if self._store is not None:  # a fresh copy in the store, or its lease taken
+                outcome = await self._store.obtain(site, request, retrying=retrying)
+                stored = outcome is not None
+            if outcome is None:
+                self.stats.inc_value("robotstxt/request_count")
+                if retrying:
+                    self.stats.inc_value("robotstxt/deferred/retries")
+                elif self._table.stale(site) is not None:
+                    self.stats.inc_value("robotstxt/refetch")
+                with robots_download(self.crawler):
+                    outcome = await self._fetcher.fetch(url, request)
+        except (CancelledError, asyncio.CancelledError):
+            if self._store is not None:
+                self._store.abandoned(site)
+            logger.info("robots.txt download cancelled at close: %s", url)
+            self._download_done(site)
+            self._hand_back(self._table.abandon(site), None)
+            self.set_aside.drop_site(site)
+            return
+        except Exception as exc:  # not an answer of the site: never pass it off as one
+            outcome = self._internal_error(exc, url)
+        if (
+            self._store is not None
+            and outcome.kind is Kind.UNREACHABLE
+            and self._table.is_pending(site)
+            and self._table.stale(site) is None
+        ):
+            # RFC 9309 2.4: a copy the store kept (a restarted crawl) may stay in force
+            copy = await self._store.last_copy(site, request)
+            if copy is not None:
+                self._table.offer_stale(site, copy.compact())
+        self._download_done(site)
+        if not self._table.is_pending(site):  # abandoned: the spider closed meanwhile
+            if self._store is not None and not stored:
+                self._store.fetched(site, outcome)
+            return
+        self._settle(site, outcome, url, stored)
+
+    def _settle(self, site: str, outcome: SiteOutcome, url: str, stored: bool) -> None:
+        """Put the outcome in force, defer the site or release its requests, and tell."""
+        was_deferred = self._table.deferral(site) is not None
+        settled = self._table.settle(site, outcome.compact())
+        if self._store is not None and not stored:
+            # saved and the lease released, off the reactor
+            self._store.fetched(site, outcome, kept=settled.kept_stale)
+        deferral = None
+        if settled.outcome.kind is Kind.UNREACHABLE and self._queues:
+            deferral = self.deferrals.defer(site, settled.outcome, was_deferred)
+        elif was_deferred:
+            self.deferrals.recovered(outcome, url)
+        if settled.kept_stale:
+            # RFC 9309 2.4: while unreachable, a copy cached earlier stays in use.
+            logger.warning(
+                "robots.txt unreachable (%s): %s; keeping the copy fetched earlier (RFC 9309 2.4)",
+                outcome.detail,
+                outcome.source or url,
+            )
+        else:
+            self._count_site(site, outcome.kind)
+            self.report.fetched(site, outcome)
+            if deferral is not None:
+                self.deferrals.log(outcome, url, site, deferral, first=not was_deferred)
+            else:
+                log_outcome(outcome, url, site)
+        if self._table.evictions:
+            self.stats.set_value("robotstxt/cache/evicted", self._table.evictions)
+        self._hand_back(settled.waiters, settled.outcome)
+        if deferral is None:
+            self.release(site)
+
+    @staticmethod
+    def _hand_back(
+        waiters: list[Deferred[SiteOutcome | None]], outcome: SiteOutcome | None
+    ) -> None:
+        for waiter in waiters:
+            waiter.callback(outcome)
+
+    def _internal_error(self, exc: Exception, url: str) -> SiteOutcome:
+        """A failure that is not the site's answer: a bug or an incompatible component.
+
+        Logged at ERROR with its traceback and counted in
+        ``robotstxt/internal_error``; the site is disallowed (nothing is
+        known of its rules) and tried again after ``ROBOTSTXT_UNREACHABLE_TTL``.
+        """
+        self.stats.inc_value("robotstxt/internal_error")
+        logger.error(
+            "Internal error while fetching %s; requests to its site are dropped "
+            "(this is not the site's answer)",
+            url,
+            exc_info=exc,
+            extra={"spider": self.crawler.spider},
+        )
+        expires = time.monotonic() + self.settings.unreachable_ttl
+        return SiteOutcome(Kind.INTERNAL_ERROR, None, f"{dotted_name(exc)}: {exc}", expires)
+
+    def _count_site(self, site: str, kind: Kind) -> None:
+        """Per-site stats: each site once per crawl in ``robotstxt/sites`` and per kind."""
+        bit = 1 << _KIND_BITS[kind]
+        seen = self._counted.get(site)
+        if seen is None:
+            self.stats.inc_value("robotstxt/sites")
+            seen = 0
+        if not seen & bit:
+            self._counted[site] = seen | bit
+            if kind is not Kind.INTERNAL_ERROR:  # that one counts each error
+                self.stats.inc_value(f"robotstxt/{kind.value}")
+
+    # -- closing -------------------------------------------------------------------------
+
+    def _start_watchdog(self) -> None:
+        if self._watchdog is None:
+            from twisted.internet import task
+
+            self._watchdog = task.LoopingCall(self._release_if_closing)
+            self._watchdog.start(CLOSE_POLL_SECONDS, now=False)
+
+    def _stop_watchdog(self) -> None:
+        if self._watchdog is not None:
+            if self._watchdog.running:
+                self._watchdog.stop()
+            self._watchdog = None
+
+    def _release_if_closing(self) -> None:
+        tdmrep = self.tdmrep
+        if (
+            not self._downloads
+            and not self._table.has_pending()
+            and not self.deferrals
+            and (tdmrep is None or not tdmrep.has_pending())
+        ):
+            self._stop_watchdog()
+        elif engine_is_closing(self.crawler):
+            self.release_all()
+
+    def release_all(self) -> None:
+        """Drop every waiting request and cancel every robots.txt download
+        (or put them back in a scheduler that keeps its queue)."""
+        requeued = self.set_aside.requeue_at_close()
+        abandoned = self._table.abandon_all()
+        waiting = sum(len(waiters) for _, waiters in abandoned)
+        if waiting and not requeued:  # none: robots.txt fetched ahead by our queue
+            logger.info(
+                "Spider closing: dropping %d requests that waited on %d robots.txt downloads",
+                waiting,
+                len(abandoned),
+            )
+        for _, waiters in abandoned:
+            self._hand_back(waiters, None)
+        self._backlog.clear()
+        self._ahead.clear()
+        self.deferrals.cancel_all()
+        downloads, self._downloads = self._downloads, {}
+        for download in downloads.values():
+            download.cancel()
+        if self.tdmrep is not None:  # its downloads cancelled, its waiting requests dropped
+            self.tdmrep.abandon_all()
+        self.set_aside.drop()
+        self._stop_watchdog()
+
+    def drop_held_at_close(self) -> None:
+        """Drop the requests our scheduler queues still hold (kept with ``JOBDIR``).
+
+        Called from ``spider_closed`` by the extension before its close
+        summary, so the summary counts them, and by this service; the
+        second call finds nothing left."""
+        self.set_aside.closed = True
+        for queue in list(self._queues):
+            queue.spider_closed()
+        self.set_aside.drop()
+
+    def _on_spider_closed(self) -> None:
+        self.drop_held_at_close()
+        self.release_all()
