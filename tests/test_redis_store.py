@@ -126,6 +126,24 @@ def test_2_4_record_without_body(store: RedisStore) -> None:
     assert store.current(SITE) == (saved, None)
 
 
+def test_2_4_what_each_reader_needs_is_kept_and_old_records_still_read(
+    store: RedisStore, redis_server: RedisServer, prefix: str
+) -> None:
+    """The final status, whether the body was cut and the size limit used are kept
+    (each reader derives its answer with its own settings); a record of an earlier
+    version, without them, reads as before (``None``)."""
+    saved = record(status=200, truncated=True, max_size=100)
+    store.save(saved, BODY)
+    assert store.current(SITE) == (saved, BODY)
+    older = json.loads(raw_client(redis_server).get(f"{prefix}current:{SITE}") or b"{}")
+    for key in ("status", "truncated", "max_size"):
+        del older[key]
+    raw_client(redis_server).set(f"{prefix}current:{SITE}", json.dumps(older))
+    found = store.current(SITE)
+    assert found is not None
+    assert (found[0].status, found[0].truncated, found[0].max_size) == (None, None, None)
+
+
 def test_2_4_current_is_the_last_saved_even_with_an_earlier_clock(store: RedisStore) -> None:
     """Clocks of a cluster's machines differ: the last save wins, not the largest time."""
     store.save(record(fetched_at=2_000.0), BODY)
@@ -732,6 +750,30 @@ async def test_2_4_a_restarted_crawl_keeps_the_copy_in_redis_while_unreachable(
     options = ["-s", f"ROBOTSTXT_STORE_URI={redis_server.url}"]
     options += ["-s", f"ROBOTSTXT_STORE_PREFIX={prefix}"]
     await check_stored_copy_kept_while_unreachable(sites, tmp_path, caplog, settings, options)
+
+
+@deferred_f_from_coro_f
+async def test_2_5_redis_a_body_cut_at_a_smaller_size_is_fetched_again(
+    sites: Any, redis_server: RedisServer, prefix: str
+) -> None:
+    """RFC 9309 2.5, as with SQLite: a record is read with the reader's size limit."""
+    from .test_store_readers import (
+        check_a_body_cut_shorter_than_the_readers_limit_is_fetched_again,
+    )
+
+    settings = {"ROBOTSTXT_STORE_URI": redis_server.url, "ROBOTSTXT_STORE_PREFIX": prefix}
+    await check_a_body_cut_shorter_than_the_readers_limit_is_fetched_again(sites, settings)
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_3_redis_a_stored_403_follows_the_readers_auth_disallow(
+    sites: Any, redis_server: RedisServer, prefix: str
+) -> None:
+    """As with SQLite: a stored 403 is restricted for a reader with ``ROBOTSTXT_AUTH_DISALLOW``."""
+    from .test_store_readers import check_a_stored_403_follows_the_readers_auth_disallow
+
+    settings = {"ROBOTSTXT_STORE_URI": redis_server.url, "ROBOTSTXT_STORE_PREFIX": prefix}
+    await check_a_stored_403_follows_the_readers_auth_disallow(sites, settings)
 
 
 # -- settings and the test fixture itself ---------------------------------------------------

@@ -1018,23 +1018,15 @@ def parse_time(text: str) -> float:
 
 
 def stored_outcome(record: Any, body: bytes | None, settings: RobotsTxtSettings) -> SiteOutcome:
-    """The outcome a stored record stands for, re-parsed from its body (for ``--at``)."""
-    try:
-        kind = Kind(record.kind)
-    except ValueError:
-        kind = Kind.INTERNAL_ERROR
+    """The outcome a stored record stands for with ``settings`` (for ``--at``), as
+    the crawl derives it (``sites._records``), re-parsed from its body."""
+    from ..sites._records import ReaderLimits, answer_of
+
+    answer = answer_of(record, body, record.site, ReaderLimits.of(settings))
     robots = None
-    if kind is Kind.PARSED:
-        robots = RobotsTxt.parse(body or b"", max_size=settings.max_size)
-    return SiteOutcome(
-        kind,
-        robots,
-        record.detail,
-        0.0,
-        record.chain,
-        record.lifetime,
-        retry_after=record.retry_after,
-    )
+    if answer.kind is Kind.PARSED:
+        robots = RobotsTxt.parse(answer.body or b"", max_size=settings.max_size)
+    return answer.outcome(robots, 0.0)
 
 
 def history_entry(record: Any) -> dict[str, Any]:

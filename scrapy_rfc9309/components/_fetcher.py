@@ -45,6 +45,7 @@ from w3lib.url import safe_url_string
 from ..parser._robotstxt import RobotsTxt
 from ..sites._lifetime import headers_lifetime
 from ..sites._outcome import Kind, SiteOutcome, kind_of_status
+from ..sites._records import RETRY_AFTER_MIN
 from ..sites._site import site_of
 from . import _compat
 from ._decode import accept_encoding, decode_body, split_encodings
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
 
     from ._settings import RobotsTxtSettings
 
-__all__ = ["RobotsTxtFetcher", "is_download_failure", "retry_after_seconds"]
+__all__ = ["RobotsTxtFetcher", "is_download_failure", "retry_after_seconds", "send_robots_parsed"]
 
 logger = logging.getLogger("scrapy_rfc9309.fetcher")
 
@@ -81,9 +82,6 @@ _META_ENCODING = "_robotstxt_content_encoding"
 FOLLOWED_SCHEMES = frozenset({"http", "https"})
 #: Statuses whose ``Retry-After`` is honoured (RFC 9110 10.2.3, RFC 6585 4).
 RETRY_AFTER_STATUSES = frozenset({429, 503})
-#: A ``Retry-After`` of 0 still waits this long, so a site answering every
-#: robots.txt request with it is not asked once per page.
-RETRY_AFTER_MIN = 1.0
 
 #: Modules whose exceptions are download failures: the network, DNS, TLS,
 #: time-outs, HTTP protocol errors, Scrapy's download handlers.
@@ -361,7 +359,7 @@ class RobotsTxtFetcher:
         self, response: Response, request: Request | None, chain: Chain
     ) -> SiteOutcome:
         body, cut = self._decoded_body(response)
-        robots = await self._parse(body)
+        robots = await self.parse(body)
         if robots.truncated or cut:
             self.stats.inc_value("robotstxt/truncated")
             logger.info(
@@ -369,7 +367,7 @@ class RobotsTxtFetcher:
                 self.settings.max_size,
                 response.url,
             )
-        await _send_robots_parsed(
+        await send_robots_parsed(
             self.crawler, RFC9309RobotParser.from_robots(robots), request or response.request
         )
         return self._answered(Kind.PARSED, robots, response, chain)
@@ -418,8 +416,9 @@ class RobotsTxtFetcher:
             return _cut_at_last_line(decoded.body), False
         return decoded.body, False
 
-    async def _parse(self, body: bytes) -> RobotsTxt:
-        """Parse, and compile the default agent's rules, in slices of the reactor's time.
+    async def parse(self, body: bytes) -> RobotsTxt:
+        """Parse (up to ``ROBOTSTXT_MAX_SIZE``), and compile the default agent's rules,
+        in slices of the reactor's time. Used for downloaded and stored bodies.
 
         One file at a time: slices of several files in one reactor turn would
         add up to a long block again.
@@ -483,9 +482,10 @@ async def _reactor_turn() -> None:
     await maybe_deferred_to_future(task.deferLater(reactor, 0, lambda: None))
 
 
-async def _send_robots_parsed(
+async def send_robots_parsed(
     crawler: Crawler, parser: RFC9309RobotParser, request: Request | None
 ) -> None:
+    """Send Scrapy's ``robots_parsed`` signal for a robots.txt parsed for ``request``."""
     await _compat.send_catch_log_async(
         crawler, _compat.ROBOTS_PARSED, robotparser=parser, request=request
     )

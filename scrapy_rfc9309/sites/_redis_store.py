@@ -40,7 +40,7 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from ._store import FetchRecord, StoreError, holder_is_gone
+from ._store import FetchRecord, RobotsStore, StoreError, holder_is_gone
 
 __all__ = ["DEFAULT_PREFIX", "RedisStore", "open_redis_store", "public_uri"]
 
@@ -115,6 +115,9 @@ def _encode(record: FetchRecord) -> str:
             "retry_after": bool(record.retry_after),
             "size": record.size,
             "sha256": record.sha256,
+            "status": record.status,
+            "truncated": record.truncated,
+            "max_size": record.max_size,
         },
         sort_keys=True,
         separators=(",", ":"),
@@ -130,6 +133,24 @@ def _number(value: Any) -> float:
 def _text(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError(f"not a string: {value!r}")
+    return value
+
+
+def _optional_int(data: dict[str, Any], key: str) -> int | None:
+    """An added field (absent from a record saved by an earlier version: ``None``)."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"bad {key} {value!r}")
+    return value
+
+
+def _optional_bool(data: dict[str, Any], key: str) -> bool | None:
+    """An added field (absent from a record saved by an earlier version: ``None``)."""
+    value = data.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise ValueError(f"bad {key} {value!r}")
     return value
 
 
@@ -165,13 +186,16 @@ def _decode(raw: bytes | str, site: str) -> FetchRecord:
         retry_after=data["retry_after"],
         size=size,
         sha256=sha,
+        status=_optional_int(data, "status"),
+        truncated=_optional_bool(data, "truncated"),
+        max_size=_optional_int(data, "max_size"),
     )
     if record.site != site:
         raise ValueError(f"a record of {record.site!r} under the key of {site!r}")
     return record
 
 
-class RedisStore:
+class RedisStore(RobotsStore):
     """A robots.txt store in Redis (see the module docstring)."""
 
     def __init__(

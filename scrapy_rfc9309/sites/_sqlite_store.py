@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
-from ._store import FetchRecord, StoreBusy, StoreError, holder_is_gone
+from ._store import FetchRecord, Looked, RobotsStore, StoreBusy, StoreError, holder_is_gone
 
 __all__ = ["SQLiteStore", "StoreBusy"]
 
@@ -73,7 +73,10 @@ CREATE TABLE IF NOT EXISTS archive (
     expires_at REAL NOT NULL,
     retry_after INTEGER NOT NULL,
     size INTEGER NOT NULL,
-    sha256 TEXT REFERENCES bodies(sha256)
+    sha256 TEXT REFERENCES bodies(sha256),
+    status INTEGER,
+    truncated INTEGER,
+    max_size INTEGER
 );
 CREATE INDEX IF NOT EXISTS archive_site_time ON archive (site, fetched_at);
 CREATE TABLE IF NOT EXISTS current (
@@ -94,6 +97,9 @@ _COLUMNS = (
     "a.site, a.fetched_at, a.chain, a.kind, a.detail, a.lifetime, "
     "a.expires_at, a.retry_after, a.size, a.sha256"
 )
+#: columns added to ``archive`` since the first version (what the reader's
+#: settings need, see ``_records``); a file without them gets them at open
+_ADDED_COLUMNS = (("status", "INTEGER"), ("truncated", "INTEGER"), ("max_size", "INTEGER"))
 
 
 def _chain_of(text: str) -> tuple[tuple[str, int | None], ...]:
@@ -107,8 +113,13 @@ def _chain_of(text: str) -> tuple[tuple[str, int | None], ...]:
         return ()
 
 
+def _optional_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _record(row: tuple[Any, ...]) -> FetchRecord:
-    site, fetched_at, chain, kind, detail, lifetime, expires_at, retry, size, sha = row
+    site, fetched_at, chain, kind, detail, lifetime, expires_at, retry, size, sha = row[:10]
+    status, truncated, max_size = row[10:13] if len(row) >= 13 else (None, None, None)
     return FetchRecord(
         site=str(site),
         fetched_at=float(fetched_at),
@@ -120,6 +131,9 @@ def _record(row: tuple[Any, ...]) -> FetchRecord:
         retry_after=bool(retry),
         size=int(size),
         sha256=None if sha is None else str(sha),
+        status=_optional_int(status),
+        truncated=None if _optional_int(truncated) is None else bool(truncated),
+        max_size=_optional_int(max_size),
     )
 
 
@@ -156,8 +170,11 @@ def _open_read_only(path: str, timeout: float) -> sqlite3.Connection:
     return db
 
 
-class SQLiteStore:
+class SQLiteStore(RobotsStore):
     """A robots.txt store in a SQLite file (see the module docstring)."""
+
+    #: look-ups and saves of many sites are one transaction each
+    batches = True
 
     def __init__(
         self,
@@ -181,6 +198,8 @@ class SQLiteStore:
         self.path = os.path.abspath(path)
         self.uri = f"sqlite:///{self.path}"
         self._clock = clock
+        #: the archive columns read (the added ones as NULL in a file without them)
+        self._columns = _COLUMNS + ", NULL, NULL, NULL"
         directory = os.path.dirname(self.path)
         try:
             if read_only:
@@ -205,8 +224,10 @@ class SQLiteStore:
             self._refuse_foreign()
             if read_only:
                 self._check()
+                self._find_columns()
                 return
             if non_waiting:
+                self._find_columns()
                 mode = self._db.execute("PRAGMA journal_mode").fetchone()
                 if not mode or str(mode[0]).lower() != "wal":
                     raise StoreError(f"the robots.txt store {self.path} is not in WAL mode")
@@ -223,7 +244,12 @@ class SQLiteStore:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         db.execute(statement)
+                have = self._archive_columns()
+                for name, kind in _ADDED_COLUMNS:  # a store made by an earlier version
+                    if name not in have:
+                        db.execute(f"ALTER TABLE archive ADD COLUMN {name} {kind}")
             self._check()
+            self._find_columns()
         except StoreError:
             self._db.close()
             raise
@@ -247,6 +273,16 @@ class SQLiteStore:
                 f"{self.path} is a SQLite database of another program (tables {shown}); "
                 "name a file of its own for the robots.txt store"
             )
+
+    def _archive_columns(self) -> set[str]:
+        return {str(row[1]) for row in self._db.execute("PRAGMA table_info(archive)")}
+
+    def _find_columns(self) -> None:
+        """Read the added columns if the file has them (one written by an earlier
+        version and opened read-only has not: its records read as before)."""
+        if {name for name, _kind in _ADDED_COLUMNS} <= self._archive_columns():
+            added = ", ".join(f"a.{name}" for name, _kind in _ADDED_COLUMNS)
+            self._columns = f"{_COLUMNS}, {added}"
 
     def _check(self) -> None:
         """A quick look at the file's structure, so that a damaged file fails at start-up."""
@@ -315,7 +351,7 @@ class SQLiteStore:
     def current(self, site: str) -> tuple[FetchRecord, bytes | None] | None:
         def run() -> tuple[FetchRecord, bytes | None] | None:
             row = self._db.execute(
-                f"SELECT {_COLUMNS} FROM current c JOIN archive a ON a.id = c.archive_id "
+                f"SELECT {self._columns} FROM current c JOIN archive a ON a.id = c.archive_id "
                 "WHERE c.site = ?",
                 (site,),
             ).fetchone()
@@ -338,7 +374,8 @@ class SQLiteStore:
             if row is None or int(row[0]) > limit:
                 return {}
             rows = self._db.execute(
-                f"SELECT {_COLUMNS}, b.data FROM current c JOIN archive a ON a.id = c.archive_id "
+                f"SELECT {self._columns}, b.data FROM current c "
+                "JOIN archive a ON a.id = c.archive_id "
                 "LEFT JOIN bodies b ON b.sha256 = a.sha256"
             ).fetchall()
             found: dict[str, tuple[FetchRecord, bytes | None]] = {}
@@ -385,8 +422,8 @@ class SQLiteStore:
                         )
                     cursor = db.execute(
                         "INSERT INTO archive (site, fetched_at, chain, kind, detail, lifetime, "
-                        "expires_at, retry_after, size, sha256) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "expires_at, retry_after, size, sha256, status, truncated, max_size) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             record.site,
                             record.fetched_at,
@@ -398,6 +435,9 @@ class SQLiteStore:
                             int(record.retry_after),
                             record.size,
                             sha if body is not None else None,
+                            record.status,
+                            None if record.truncated is None else int(record.truncated),
+                            record.max_size,
                         ),
                     )
                     db.execute(
@@ -417,7 +457,8 @@ class SQLiteStore:
             chunk = list(sites[start : start + _CHUNK])
             marks = ", ".join("?" * len(chunk))
             for row in self._db.execute(
-                f"SELECT c.site, {_COLUMNS} FROM current c JOIN archive a ON a.id = c.archive_id "
+                f"SELECT c.site, {self._columns} FROM current c "
+                "JOIN archive a ON a.id = c.archive_id "
                 f"WHERE c.site IN ({marks})",
                 chunk,
             ):
@@ -442,7 +483,7 @@ class SQLiteStore:
         seconds: float,
         fresh: Callable[[FetchRecord], bool],
         bodies: bool = True,
-    ) -> dict[str, tuple[str, tuple[FetchRecord, bytes | None] | None]]:
+    ) -> dict[str, Looked]:
         """For each site: ``("fresh", (record, body))`` when its current record is
         ``fresh`` (``("fresh", None)`` without ``bodies``: nothing decompressed,
         the record to be read with a later call); else ``("lease", None)`` with
@@ -454,8 +495,8 @@ class SQLiteStore:
         a record another process saved meanwhile is used, not fetched again).
         """
 
-        def run() -> dict[str, tuple[str, tuple[FetchRecord, bytes | None] | None]]:
-            result: dict[str, tuple[str, tuple[FetchRecord, bytes | None] | None]] = {}
+        def run() -> dict[str, Looked]:
+            result: dict[str, Looked] = {}
             records = self._current_of(sites)
             rest = []
             for site in dict.fromkeys(sites):
@@ -502,7 +543,7 @@ class SQLiteStore:
     def history(self, site: str, limit: int = 100) -> list[FetchRecord]:
         def run() -> list[FetchRecord]:
             rows = self._db.execute(
-                f"SELECT {_COLUMNS} FROM archive a WHERE a.site = ? "
+                f"SELECT {self._columns} FROM archive a WHERE a.site = ? "
                 "ORDER BY a.fetched_at DESC, a.id DESC LIMIT ?",
                 (site, max(0, int(limit))),
             ).fetchall()
@@ -513,7 +554,7 @@ class SQLiteStore:
     def at(self, site: str, when: float) -> tuple[FetchRecord, bytes | None] | None:
         def run() -> tuple[FetchRecord, bytes | None] | None:
             row = self._db.execute(
-                f"SELECT {_COLUMNS} FROM archive a WHERE a.site = ? AND a.fetched_at <= ? "
+                f"SELECT {self._columns} FROM archive a WHERE a.site = ? AND a.fetched_at <= ? "
                 "ORDER BY a.fetched_at DESC, a.id DESC LIMIT 1",
                 (site, when),
             ).fetchone()

@@ -16,15 +16,29 @@ from __future__ import annotations
 import importlib
 import os
 import socket
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["FetchRecord", "RobotsStore", "StoreBusy", "StoreError", "open_store"]
+__all__ = [
+    "BadStoreURI",
+    "FetchRecord",
+    "Looked",
+    "RobotsStore",
+    "StoreBusy",
+    "StoreError",
+    "open_store",
+]
 
 SETTING = "ROBOTSTXT_STORE_URI"
 
 
 class StoreError(Exception):
     """The store failed: disk, lock, corrupt file, connection. Nothing else escapes a store."""
+
+
+class BadStoreURI(ValueError):
+    """``ROBOTSTXT_STORE_URI`` is not a store URI this package reads; the message
+    names the setting."""
 
 
 class StoreBusy(StoreError):
@@ -55,14 +69,44 @@ class FetchRecord(NamedTuple):
     size: int
     #: hex digest of the body; ``None`` when no body
     sha256: str | None
+    #: the final HTTP status (the response that decided ``kind``); ``None``: no
+    #: response, or a record saved before this was kept
+    status: int | None = None
+    #: whether the body was cut at ``max_size`` (RFC 9309 2.5); ``None``: not known
+    #: (a record saved before this was kept)
+    truncated: bool | None = None
+    #: the ``ROBOTSTXT_MAX_SIZE`` of the crawl that fetched it; ``None``: not known
+    max_size: int | None = None
+
+
+#: A look-up's answer for one site: ``("fresh", (record, body))`` (or
+#: ``("fresh", None)``: the body to be read by a later call), ``("lease", ...)``:
+#: the caller now holds the site's lease, ``("held", ...)``: another holder has it.
+Looked = tuple[str, "tuple[FetchRecord, bytes | None] | None"]
 
 
 @runtime_checkable
 class RobotsStore(Protocol):
-    """Where robots.txt fetches are kept; every method may raise ``StoreError``."""
+    """Where robots.txt fetches are kept; every method may raise ``StoreError``.
+
+    A store subclasses this class: the batch operations the crawl uses
+    (:meth:`look_many`, :meth:`save_many`, :meth:`fresh_records`,
+    :meth:`non_waiting`, :meth:`lease_of`, :attr:`timeout`) have a default
+    here made of the single-site methods, which a store overrides when it can
+    do better (one transaction for many sites).
+    """
 
     #: for logs, without credentials
     uri: str
+    #: Whether :meth:`look_many` and :meth:`save_many` make one transaction for
+    #: many sites (the crawl then batches the sites met together); a store that
+    #: does not is asked one site at a time, each call bounded by :attr:`timeout`.
+    batches: bool = False
+
+    @property
+    def timeout(self) -> float | None:
+        """How long one call may wait for an answer (seconds); ``None``: not bounded."""
+        return None
 
     def current(self, site: str) -> tuple[FetchRecord, bytes | None] | None:
         """The latest record of the site, with its body (``None`` when none); expired or not."""
@@ -96,6 +140,87 @@ class RobotsStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+    # -- batch operations: defaults made of the single-site ones -------------------
+
+    def look_many(
+        self,
+        sites: Sequence[str],
+        holder: str,
+        seconds: float,
+        fresh: Callable[[FetchRecord], bool],
+        bodies: bool = True,
+    ) -> dict[str, Looked]:
+        """For each site: ``("fresh", (record, body))`` when its current record is
+        ``fresh``; else ``("lease", ...)`` with ``holder``'s lease on its fetch
+        taken for ``seconds``; else ``("held", ...)``: another holder has it.
+
+        This default asks one site at a time; the record is read again once the
+        lease is taken, so a record another process saved meanwhile is used.
+        ``bodies`` is a hint (a store may answer ``("fresh", None)`` without it).
+        """
+        result: dict[str, Looked] = {}
+        for site in dict.fromkeys(sites):
+            found = self.current(site)
+            if found is not None and fresh(found[0]):
+                result[site] = ("fresh", found)
+            elif self.acquire(site, holder, seconds):
+                again = self.current(site)
+                if again is not None and fresh(again[0]):
+                    self.release(site, holder)
+                    result[site] = ("fresh", again)
+                else:
+                    result[site] = ("lease", again or found)
+            else:
+                result[site] = ("held", found)
+        return result
+
+    def save_many(
+        self,
+        records: Sequence[tuple[FetchRecord, bytes | None]],
+        release: Iterable[str],
+        holder: str,
+    ) -> None:
+        """Save ``records`` (as :meth:`save` does each), then give up ``holder``'s
+        leases on the ``release`` sites. This default saves one at a time; a save
+        that fails other than with ``StoreError`` still gives the leases up (a
+        ``StoreError`` does not: the store would make the release wait as long)."""
+        try:
+            for record, body in records:
+                self.save(record, body)
+        except StoreError:
+            raise
+        except Exception:
+            for site in release:
+                try:
+                    self.release(site, holder)
+                except Exception:  # the save's error is the one reported
+                    break
+            raise
+        for site in release:
+            self.release(site, holder)
+
+    def fresh_records(
+        self, limit: int, fresh: Callable[[FetchRecord], bool]
+    ) -> dict[str, tuple[FetchRecord, bytes | None]]:
+        """Every site's current record that is ``fresh``, with its body, in one read;
+        ``{}`` when the store keeps more than ``limit`` sites, or (this default)
+        cannot read them all at once."""
+        return {}
+
+    def non_waiting(self) -> RobotsStore | None:
+        """A second connection whose calls never wait for a lock (:class:`StoreBusy`
+        at once), for look-ups made where nothing may wait; ``None``: none."""
+        return None
+
+    def site_count(self) -> int | None:
+        """How many sites have a current record; ``None``: not known cheaply."""
+        return None
+
+    def lease_of(self, site: str) -> tuple[str, float] | None:
+        """Who holds the site's lease and for how many more seconds; ``None``:
+        nobody, or not known."""
+        return None
 
 
 def holder_is_gone(holder: str) -> bool:
@@ -133,7 +258,8 @@ def open_store(
     ``sqlite:///abs/path`` or ``sqlite:///rel/path`` (relative: under
     ``data_dir``, the project's ``.scrapy`` data directory); ``redis://...``,
     ``rediss://...``, or ``redis`` (scrapy-redis's ``REDIS_URL``, passed in as
-    ``redis_url``). Anything else: ``ValueError`` naming the setting. A store
+    ``redis_url``). Anything else: :class:`BadStoreURI` (a ``ValueError``) naming
+    the setting. A store
     that cannot be opened: ``StoreError``.
 
     SQLite paths follow SQLAlchemy's spelling: three slashes then a relative
@@ -141,29 +267,29 @@ def open_store(
     ``open_redis_store(url) -> RobotsStore`` (or a ``RedisStore(url)`` class);
     ``redis_prefix`` (``ROBOTSTXT_STORE_PREFIX``) is passed to it as ``prefix=``.
     A SQLite URI takes no query string or fragment (``?mode=ro`` would be part
-    of the file name): ``ValueError``. ``read_only`` (reports): a SQLite file is opened
+    of the file name): :class:`BadStoreURI`. ``read_only`` (reports): a SQLite file is opened
     read-only and never made.
     """
     text = uri.strip() if isinstance(uri, str) else uri
     if not isinstance(text, str) or not text:
-        raise ValueError(
+        raise BadStoreURI(
             f"{SETTING} must be a store URI such as 'sqlite:///robots.db', got {uri!r}"
         )
     if text.startswith("sqlite://"):
         rest = text[len("sqlite://") :]
         if not rest.startswith("/") or len(rest) < 2:
-            raise ValueError(
+            raise BadStoreURI(
                 f"{SETTING}: {uri!r} is not a SQLite URI; write sqlite:///relative/path "
                 "(under the project data directory) or sqlite:////absolute/path"
             )
         path = rest[1:]
         if "?" in path or "#" in path:
-            raise ValueError(
+            raise BadStoreURI(
                 f"{SETTING}: {uri!r}: a SQLite URI takes no query string or fragment "
                 "(options such as ?mode=ro are not supported); write sqlite:///path only"
             )
         if "\x00" in path:
-            raise ValueError(f"{SETTING}: {uri!r}: a file name cannot hold a NUL character")
+            raise BadStoreURI(f"{SETTING}: {uri!r}: a file name cannot hold a NUL character")
         if not os.path.isabs(path):
             path = os.path.join(data_dir, path)
         from ._sqlite_store import SQLiteStore
@@ -172,7 +298,7 @@ def open_store(
     if text == "redis" or text.startswith(("redis://", "rediss://")):
         if text == "redis":
             if not redis_url:
-                raise ValueError(
+                raise BadStoreURI(
                     f"{SETTING} = 'redis' uses scrapy-redis's REDIS_URL, which is not set"
                 )
             text = redis_url
@@ -189,6 +315,6 @@ def open_store(
             opener(text) if redis_prefix is None else opener(text, prefix=redis_prefix)
         )
         return store
-    raise ValueError(
+    raise BadStoreURI(
         f"{SETTING}: {uri!r} is not a store URI; use sqlite:///path or redis://host:port/db"
     )
