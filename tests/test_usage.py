@@ -23,7 +23,9 @@ from scrapy_rfc9309.parser._page_directives import read_usage_signals
 from scrapy_rfc9309.parser._tdmrep import parse_tdmrep
 from scrapy_rfc9309.parser._usage import (
     MAX_RECORDS,
+    NO_PREFERENCES,
     VOCABULARY,
+    Preference,
     needs_tdmrep,
     parse_content_usage,
     response_usage,
@@ -1332,3 +1334,179 @@ async def test_command_empty_purpose_is_a_usage_error_and_only_refused_purposes_
     )
     (answer,) = json_lines(output)
     assert code == 0 and answer["refused"] is None and "refusals" not in answer
+
+
+# -- the current specifications (SPEC_VERSIONS) --------------------------------------------
+
+
+def _header(value: str, *more: str) -> dict[str, str]:
+    signals = [("Content-Usage header", text) for text in (value, *more)]
+    return {c: p.value for c, p in response_usage(signals).preferences.items()}
+
+
+def _line(value: str) -> dict[str, str]:
+    return prefs(RobotsTxt.parse(f"User-agent: *\nContent-Usage: {value}\n"), "/x")
+
+
+def test_vocab_no_term_nests_and_unknown_labels_are_ignored() -> None:
+    """draft-ietf-aipref-vocab-08: the categories are train-ai and search; "no term
+    nests within another", and unknown labels MUST be ignored: ``bots=n`` (an
+    earlier draft's parent of every category) refuses nothing, nor does
+    ``train-genai=n`` (no longer a category)."""
+    for read in (_header, _line):
+        assert read("bots=n") == {}
+        assert read("train-genai=n") == {}
+        assert read("bots=n, search=y") == {"search": "y"}
+    usage = response_usage([("Content-Usage header", "bots=n")])
+    assert usage.refusal(["train-ai", "search", "ai-input"]) is None
+
+
+def test_vocab_dictionary_last_duplicate_key_applies() -> None:
+    """draft-ietf-aipref-vocab-08 reads the value as an RFC 9651 Dictionary, where
+    "when duplicate Dictionary keys are encountered, all but the last instance are
+    ignored" (RFC 9651 4.2.2): ``train-ai=n, train-ai=y`` allows."""
+    for read in (_header, _line):
+        assert read("train-ai=n, train-ai=y") == {"train-ai": "y"}
+        assert read("train-ai=y, train-ai=n") == {"train-ai": "n"}
+
+
+def test_vocab_draft_example_leaves_every_preference_unknown() -> None:
+    """draft-ietf-aipref-vocab-08's example ``train-ai=y, train-ai, search=n,
+    search="n"``: the last ``train-ai`` is a bare key (boolean true, not the
+    Token y or n) and the last ``search`` a String: every preference unknown."""
+    value = 'train-ai=y, train-ai, search=n, search="n"'
+    assert _header(value) == {}
+    assert _line(value) == {}
+    assert parse_content_usage(value) == []
+
+
+def test_vocab_parameters_are_ignored() -> None:
+    """draft-ietf-aipref-vocab-08: parameters on a member are ignored."""
+    assert _header("train-ai=n;q=1, search=y;x") == {"train-ai": "n", "search": "y"}
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["Train-AI=n", "train-ai=n,", "train-ai=n search=y", "train-ai=n, ,search=y", "train-ai=é"],
+    ids=["uppercase-key", "trailing-comma", "no-comma", "empty-member", "non-ascii"],
+)
+def test_vocab_a_value_that_does_not_parse_leaves_everything_unknown(value: str) -> None:
+    """draft-ietf-aipref-vocab-08: a Content-Usage value that is not an RFC 9651
+    Dictionary (uppercase keys included) leaves every preference unknown; the
+    linter names the reason at the robots.txt line."""
+    assert _header(value) == {}
+    robots = RobotsTxt.parse(f"User-agent: *\nContent-Usage: {value}\n")
+    assert prefs(robots, "/x") == {}
+    (finding,) = [text for line, text in lint(robots) if line == 2]
+    assert finding.startswith("Content-Usage: not an RFC 9651 Dictionary: ")
+
+
+def test_vocab_several_header_field_lines_are_one_dictionary() -> None:
+    """RFC 9651 4.2: field lines are combined into one value before parsing, so
+    the last ``train-ai`` of the last Content-Usage line applies."""
+    assert _header("train-ai=n", "search=y, train-ai=y") == {"train-ai": "y", "search": "y"}
+    assert _header("train-ai=n", "") == {"train-ai": "n"}  # an empty line adds nothing
+
+
+def test_attach_robots_txt_path_only_when_the_value_starts_with_a_slash() -> None:
+    """draft-ietf-aipref-attach-05: robots.txt grammar ``rule =/ content-usage``, a
+    path only when the value starts with ``/`` ("Content-Usage: /ai-ok/ train-ai=y")."""
+    robots = RobotsTxt.parse(b"User-agent: *\nContent-Usage: /ai-ok/ train-ai=y\n")
+    assert prefs(robots, "/ai-ok/a") == {"train-ai": "y"}
+    assert prefs(robots, "/other") == {}
+    assert _line("ai-ok/ train-ai=y") == {}  # no path, and no Dictionary either
+
+
+def test_content_signal_keeps_its_own_reading_and_ai_input_purpose() -> None:
+    """Cloudflare Content Signals Policy: ``Content-Signal: search=yes, ai-input=no,
+    ai-train=no``; ``ai-train`` is train-ai, ``search`` is search, ``ai-input`` a
+    purpose of its own (not an AIPREF category); values yes / no."""
+    robots = RobotsTxt.parse(
+        b"User-agent: *\nContent-Signal: search=yes, ai-input=no, ai-train=no\n"
+    )
+    assert prefs(robots, "/") == {"search": "y", "ai-input": "n", "train-ai": "n"}
+    assert VOCABULARY[("content-signal", "ai-input")] == "ai-input"
+    assert ("content-usage", "ai-input") not in VOCABULARY
+    assert lint(robots) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "replacement"),
+    [("train-genai", "use train-ai"), ("bots", "declare the specific purposes instead")],
+)
+def test_purposes_setting_refuses_retired_names_saying_what_replaced_them(
+    name: str, replacement: str
+) -> None:
+    """draft-ietf-aipref-vocab-08 has train-ai and search only ("no term nests
+    within another"): ``train-genai`` and ``bots`` are refused at start-up."""
+    from scrapy.settings import Settings
+
+    with pytest.raises(
+        SettingError, match=rf"'{name}' is no longer a usage category: {replacement}"
+    ):
+        RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_PURPOSES": [name, "search"]}))
+
+
+def test_spec_versions_table_is_the_readme_table() -> None:
+    """The versions followed are named in one table (SPEC_VERSIONS); the README
+    names each."""
+    from pathlib import Path
+
+    from scrapy_rfc9309.parser._usage import SPEC_VERSIONS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert {spec.version for spec in SPEC_VERSIONS} >= {
+        "draft-ietf-aipref-vocab-08",
+        "draft-ietf-aipref-attach-05",
+    }
+    for spec in SPEC_VERSIONS:
+        assert f"| {spec.name} | {spec.version} | {spec.url} |" in readme, spec
+
+
+def test_lint_says_where_usage_lines_group_differently_from_the_attach_grammar() -> None:
+    """RFC 9309 2.2.4 (this parser's grouping): a Content-Usage line does not end a
+    group; draft-ietf-aipref-attach-05's robots.txt grammar has ``rule =/
+    content-usage``, under which the next user-agent line starts a new group."""
+    body = b"User-agent: a\nContent-Usage: train-ai=n\nUser-agent: b\nDisallow: /x\n"
+    robots = RobotsTxt.parse(body)
+    assert prefs(robots, "/", "b") == {"train-ai": "n"}  # one group, as RFC 9309 reads it
+    (finding,) = lint(robots)
+    assert finding[0] == 3
+    assert "rule =/ content-usage" in finding[1] and "draft-ietf-aipref-attach-05" in finding[1]
+
+
+def test_tdmrep_the_first_matching_rule_in_file_order_decides() -> None:
+    """TDMRep final report: "The most specific match found MUST be used. The most
+    specific match is the first in sequence." ``/`` listed first matches ``/news/a``
+    first: unreserved (before: the longest location, ``/news/``, reserved it)."""
+    rules = parse_tdmrep(
+        b'[{"location": "/", "tdm-reservation": 0}, {"location": "/news/", "tdm-reservation": 1}]'
+    )
+    preference = rules.usage("/news/a").get("train-ai")
+    assert preference is not None and preference.allowed
+    assert preference.rule == 'location "/", tdm-reservation 0'
+
+
+def test_tdmrep_an_unset_first_match_states_nothing() -> None:
+    """TDMRep final report: a value other than 0 or 1 is "considered unset": the
+    first matching rule decides, and it states nothing (no later rule is read)."""
+    rules = parse_tdmrep(
+        b'[{"location": "/a", "tdm-reservation": "1"}, {"location": "/", "tdm-reservation": 1}]'
+    )
+    assert rules.usage("/a/x") == NO_PREFERENCES
+    assert rules.usage("/b").refusal(["train-ai"]) is not None
+    assert rules.ignored == 1 and "entry 1" in rules.findings[0]
+
+
+def test_tdmrep_policy_is_carried() -> None:
+    """TDMRep final report: ``tdm-policy`` is the URL of the rights holder's policy;
+    it is carried in the Preference (and its description, and the JSON form)."""
+    rules = parse_tdmrep(
+        b'[{"location": "/", "tdm-reservation": 1, "tdm-policy": "https://e.com/policy.json"}]'
+    )
+    usage = rules.usage("/x")
+    refusal = usage.refusal(["ai-input"])
+    assert refusal is not None and refusal.policy == "https://e.com/policy.json"
+    assert "policy https://e.com/policy.json" in refusal.describe()
+    assert usage.as_dict()["train-ai"]["policy"] == "https://e.com/policy.json"
+    assert Preference("search", True, "robots.txt").policy is None
