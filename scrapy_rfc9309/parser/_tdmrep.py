@@ -50,9 +50,9 @@ class TdmRep(NamedTuple):
     """A site's parsed tdmrep.json (an empty one: no rules, nothing reserved)."""
 
     rules: tuple[_Rule, ...] = ()
-    #: each rule's location compiled by the Allow / Disallow compiler (RFC 9309
-    #: 2.2.2), in file order: the first that matches decides
-    matchers: tuple[AgentMatcher, ...] = ()
+    #: every location compiled together by the Allow / Disallow compiler (RFC
+    #: 9309 2.2.2): whether any rule matches, in one check
+    matcher: AgentMatcher | None = None
     #: why the file could not be read at all (``""``: it could), e.g. ``not valid JSON``
     error: str = ""
     #: entries left unread: past :data:`MAX_RULES`, and those that state nothing
@@ -63,17 +63,16 @@ class TdmRep(NamedTuple):
     #: what the file states less than its writer meant, per entry ("entry 2:
     #: tdm-reservation true is not the integer 0 or 1: unset"), for an INFO log
     findings: tuple[str, ...] = ()
-
-    @property
-    def matcher(self) -> AgentMatcher | None:
-        """Kept for callers of earlier versions: the first rule's matcher."""
-        return self.matchers[0] if self.matchers else None
+    #: each rule's location compiled alone, in file order: the first that matches decides
+    matchers: tuple[AgentMatcher, ...] = ()
 
     def rule_for(self, url: str) -> _Rule | None:
         """The first rule in file order whose location matches ``url``."""
-        if not self.matchers:
+        if self.matcher is None:
             return None
         path = canonical_path(url)
+        if self.matcher.decide(path) is None:  # no location matches: one check
+            return None
         for rule, matcher in zip(self.rules, self.matchers, strict=True):
             if matcher.decide(path) is not None:
                 return rule
@@ -128,6 +127,7 @@ def parse_tdmrep(body: bytes) -> TdmRep:
         return TdmRep(error=f"not a JSON array of rules (a JSON {type(data).__name__})")
     rules: list[_Rule] = []
     matchers: list[AgentMatcher] = []
+    patterns: list[tuple[bool, bytes, int]] = []
     findings: list[str] = []
     ignored = 0
     for number, entry in enumerate(data[:MAX_RULES], 1):
@@ -156,14 +156,16 @@ def parse_tdmrep(body: bytes) -> TdmRep:
         rules.append(_Rule(reserved, text, policy))
         pattern = location.encode("utf-8", "surrogateescape")
         matchers.append(AgentMatcher([(True, pattern, number)]))
+        patterns.append((True, pattern, number))
     if len(findings) > MAX_FINDINGS:
         findings[MAX_FINDINGS:] = [f"{len(findings) - MAX_FINDINGS} more entries like these"]
     return TdmRep(
         tuple(rules),
-        tuple(matchers),
+        AgentMatcher(patterns) if rules else None,
         past_limit=max(0, len(data) - MAX_RULES),
         ignored=ignored,
         findings=tuple(findings),
+        matchers=tuple(matchers),
     )
 
 
