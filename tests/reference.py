@@ -53,7 +53,7 @@ def reference_grouping(body: bytes, warnings: Warnings) -> Grouping:
             delay = _crawl_delay(number, value, warnings)
             if current is None:
                 warnings.add(number, "crawl-delay before any user-agent line ignored")
-            elif delay is not None and current.crawl_delay is None:
+            elif delay is not None and (current.crawl_delay is None or delay > current.crawl_delay):
                 current.crawl_delay = delay
         elif key in ("content-usage", "content-signal"):
             if current is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from scrapy_rfc9309 import RobotsTxt, Verdict
+from scrapy_rfc9309.parser._lint import lint
 
 param = pytest.param
 
@@ -428,6 +429,100 @@ def test_crawl_delay_invalid_values_are_ignored_with_a_warning() -> None:
         robots = RobotsTxt.parse(f"user-agent: *\ncrawl-delay: {value}\n")
         assert robots.crawl_delay("a") is None
         assert robots.warnings[0][0] == 2
+
+
+# -- Crawl-delay: the longest that applies (never shorter than a line addressed to the agent)
+
+
+def _delays(body: str, *agents: str) -> list[float | None]:
+    robots = RobotsTxt.parse(body)
+    return [robots.crawl_delay(agent) for agent in agents]
+
+
+def test_2_2_4_crawl_delay_of_merged_user_agent_lines_is_the_longest() -> None:
+    """RFC 9309 2.2.4: "Crawlers MAY interpret other records that are not part of
+    the robots.txt protocol -- for example, 'Sitemaps'"; such records do not end a
+    group, so ``two`` below shares ``one``'s group. Neither agent waits less than a
+    line addressed to it asks: the longest, 2 s (before: the first, 1 s)."""
+    body = "User-agent: one\nCrawl-delay: 1\n\nUser-agent: two\nCrawl-delay: 2\n"
+    assert _delays(body, "one", "two", "other") == [2.0, 2.0, None]
+    findings = lint(RobotsTxt.parse(body))
+    assert [line for line, _ in findings] == [1, 2, 4, 5]
+    assert "Crawl-delay 1 is not used" in findings[1][1]
+    assert "joins the group of line 1" in findings[2][1]
+    assert "user-agent 'one' waits 2 s (Crawl-delay at line 5), not 1 s" in dict(findings)[1]
+
+
+def test_2_2_1_crawl_delay_of_several_groups_for_one_agent_is_the_longest() -> None:
+    """RFC 9309 2.2.1: "If there is more than one group matching the user-agent, the
+    matching groups' rules MUST be combined into one group": of the Crawl-delays of
+    those groups, the longest applies (before: the first group's)."""
+    body = (
+        "User-agent: a\nCrawl-delay: 1\nDisallow: /x\n\n"
+        "User-agent: a\nCrawl-delay: 5\nDisallow: /y\n"
+    )
+    assert _delays(body, "a", "b") == [5.0, None]
+    assert lint(RobotsTxt.parse(body)) == [
+        (
+            1,
+            "user-agent 'a' also has the group of line 5, whose Crawl-delay 5 s is longer than "
+            "this group's 1 s: RFC 9309 2.2.1 merges an agent's groups, and the longest "
+            "Crawl-delay is used",
+        )
+    ]
+
+
+def test_crawl_delay_crawler_commons_select_crawl_delay_group() -> None:
+    """crawler-commons SimpleRobotRulesParserTest.testSelectCrawlDelayGroup: bingbot,
+    msnbot and pinterestbot each with a Crawl-delay, then ``User-agent: *`` and its
+    rules. crawler-commons expects bingbot 1 s, msnbot 2 s and any other agent none;
+    RFC 9309 2.2.4 makes the four user-agent lines one group (no rule stands between
+    them), so the rules bind all four (as crawler-commons agrees) and so does the
+    longest Crawl-delay, 2 s."""
+    body = (
+        "User-Agent: bingbot\r\nCrawl-delay: 1\r\n\r\n"
+        "User-Agent: msnbot\r\nCrawl-delay: 2\r\n\r\n"
+        "User-Agent: pinterestbot\r\nCrawl-delay: 0.2\r\n\r\n"
+        "User-agent: *\r\nDisallow: /login\r\n"
+        "Sitemap: http://www.example.com/sitemap.xml\r\nDisallow: /assets/"
+    )
+    robots = RobotsTxt.parse(body)
+    assert _delays(body, "bingbot", "msnbot", "pinterestbot", "anybot") == [2.0] * 4
+    for agent in ("bingbot", "msnbot", "anybot"):
+        assert not robots.allowed(url="http://www.example.com/login", agent=agent)
+        assert not robots.allowed(url="http://www.example.com/assets/", agent=agent)
+        assert robots.allowed(url="http://www.example.com/", agent=agent)
+    assert robots.sitemaps == ("http://www.example.com/sitemap.xml",)
+    waits = [line for line, text in lint(robots) if "waits 2 s" in text]
+    assert waits == [1, 7, 10]  # bingbot (1 s), pinterestbot (0.2 s), * (none)
+
+
+def test_crawl_delay_texting_robots_retrieve_crawl_delay() -> None:
+    """texting_robots test_robot_retrieve_crawl_delay: agents A (42), B and C (420),
+    D (-1.25, invalid), E (8), * (3600) and Zero (0) with no rule between them: one
+    group (RFC 9309 2.2.4). texting_robots gives each the value after its own lines
+    (A 42, C 420, D 8, Zero 0); here every agent waits the longest, 3600 s."""
+    body = (
+        "User-Agent: A\nCrawl-Delay: 42\n# A B and the other Agent ...\n"
+        "User-Agent: B\nUser-Agent: C\nCrawl-Delay: 420\nUser-Agent: D\nCrawl-Delay: -1.25\n"
+        "User-Agent: E\nCrawl-Delay: 8\nUser-Agent: *\nCRAWL-Delay : 3600\n"
+        "User-Agent: Zero\nCrawl-Delay: 0"
+    )
+    assert _delays(body, "A", "B", "C", "D", "Zero", "other") == [3600.0] * 6
+
+
+def test_crawl_delay_texting_robots_values() -> None:
+    """texting_robots test_parser_crawl_delay and test_robot_crawl_delay_not_integer:
+    ``60``, ``3.16`` and ``0.0`` are read; ``-1.618``, ``wait`` and bytes that are not
+    UTF-8 are not (with a warning). A (1.0), B (4.2), C (invalid) are one group: 4.2 s."""
+    for value, expected in (("60", 60.0), ("3.16", 3.16), ("0.0", 0.0), ("-1.618", None)):
+        assert _delays(f"User-agent: *\n    crawl-delay  : {value}", "x") == [expected]
+    assert _delays("User-agent: *\nCrawl-delay: wait", "x") == [None]
+    body = b"User-Agent: A\nCrawl-Delay:1.0\nUser-Agent: B\nCrawl-Delay:4.2\n"
+    body += b"User-Agent: C\nCrawl-Delay: \x41\xc2\xc3\xb1\x42"
+    robots = RobotsTxt.parse(body)
+    assert [robots.crawl_delay(agent) for agent in "ABC"] == [4.2, 4.2, 4.2]
+    assert any(line == 6 and "crawl-delay" in text for line, text in robots.warnings)
 
 
 # -- the API contract ---------------------------------------------------------------

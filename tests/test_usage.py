@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -22,7 +23,9 @@ from scrapy_rfc9309.parser._page_directives import read_usage_signals
 from scrapy_rfc9309.parser._tdmrep import parse_tdmrep
 from scrapy_rfc9309.parser._usage import (
     MAX_RECORDS,
+    NO_PREFERENCES,
     VOCABULARY,
+    Preference,
     needs_tdmrep,
     parse_content_usage,
     response_usage,
@@ -58,8 +61,8 @@ def test_aipref_attach_example_longest_path_wins() -> None:
     assert preference is not None
     assert (preference.line, preference.rule) == (4, "Content-Usage: /ai-ok/ train-ai=y")
     assert usage.refusal(["train-ai"]) is None
-    refusal = robots.usage(url="/x", agent="ExampleBot").refusal(["train-genai"])
-    assert refusal is not None and refusal.line == 3  # train-genai nests in train-ai
+    refusal = robots.usage(url="/x", agent="ExampleBot").refusal(["train-ai"])
+    assert refusal is not None and refusal.line == 3
 
 
 def test_content_signal_maps_ai_train_to_train_ai() -> None:
@@ -128,14 +131,16 @@ def test_response_signals_header_and_tdm_meta() -> None:
     )
 
 
-def test_tdmrep_json_longest_location() -> None:
+def test_tdmrep_json_specific_location_first() -> None:
+    """TDMRep final report: "The most specific match is the first in sequence"."""
     rules = parse_tdmrep(
-        b'[{"location": "/", "tdm-reservation": 0}, {"location": "/news/*", "tdm-reservation": 1}]'
+        b'[{"location": "/news/*", "tdm-reservation": 1}, {"location": "/", "tdm-reservation": 0}]'
     )
     assert rules.usage("/news/a").refusal(["train-ai"]) is not None
     assert rules.usage("/about").refusal(["train-ai"]) is None
     assert parse_tdmrep(b"{not json").rules == ()
-    assert needs_tdmrep(["train-genai"]) and not needs_tdmrep(["search"])
+    assert needs_tdmrep(["train-ai"]) and needs_tdmrep(["ai-input"])
+    assert not needs_tdmrep(["search"])
 
 
 @pytest.mark.parametrize(
@@ -221,13 +226,13 @@ async def usage_crawl(
 async def test_robots_txt_refusal_drops_before_download(sites) -> None:
     site = sites(routes={"/robots.txt": ROBOTS}, default=PAGE)
     urls = [site.url("/no-ai/a"), site.url("/ok")]
-    spider, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-genai"]})
+    spider, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-ai"]})
     assert site.count("/no-ai/a") == 0 and site.count("/ok") == 1
     assert items == [site.url("/ok")]
     assert 'line 3: "Content-Usage: /no-ai/ train-ai=n"' in spider.dropped[site.url("/no-ai/a")]
     assert stats["robotstxt/forbidden/usage"] == 1
     assert spider.usage[site.url("/ok")] is not None
-    assert site.count("/.well-known/tdmrep.json") == 1  # train-genai is text and data mining
+    assert site.count("/.well-known/tdmrep.json") == 1  # train-ai is text and data mining
 
 
 @deferred_f_from_coro_f
@@ -641,7 +646,8 @@ async def test_purposes_with_nothing_to_read_them_warn_at_start(
 
 # -- path-scoped usage lines match exactly as Allow / Disallow (RFC 9309 2.2.2) ---------
 
-_PATTERN_START = st.sampled_from(["/", "*", "/*", "http://e.com/", "HTTPS://e.com", "x/"])
+# draft-ietf-aipref-attach-05: a path only when the value starts with "/".
+_PATTERN_START = st.sampled_from(["/", "/*", "/a", "/%61"])
 _PATTERN_PIECE = st.sampled_from(
     ["a", "b", "/", "*", "$", "%2A", "%24", "%61", "%2f", "%", "é", "?", "&", ".", "~", ","]
 )
@@ -665,8 +671,8 @@ def test_2_2_2_path_scoped_usage_lines_match_as_allow_and_disallow_rules(
 ) -> None:
     """A ``Content-Usage: <pattern> train-ai=n`` line matches the paths that
     ``Allow: <pattern>`` does (``y``: ``Disallow``), with the same winner: the
-    longest match, and ``n`` where ``Allow`` wins a tie. Percent-encoding, ``*``,
-    ``$`` and the rules' lenient readings (URLs, no leading slash) included."""
+    longest match, and ``n`` where ``Allow`` wins a tie. Percent-encoding, ``*``
+    and ``$`` included; paths start with ``/`` (draft-ietf-aipref-attach-05)."""
     usage_lines, rule_lines = [], []
     for pattern, allowed in zip(patterns, values, strict=False):
         usage_lines.append(f"Content-Usage: {pattern} train-ai={'y' if allowed else 'n'}")
@@ -693,13 +699,26 @@ def test_2_2_2_path_scoped_usage_lines_match_as_allow_and_disallow_rules(
         ("Content-Usage: /caf%C3%A9 train-ai=n", "/café", True),
         ("Content-Usage: /*.pdf$ train-ai=n", "/x/y.pdf", True),
         ("Content-Usage: /*.pdf$ train-ai=n", "/x/y.pdfx", False),
-        ("Content-Usage: https://e.com/shop/ train-ai=n", "/shop/a", True),
+        ("Content-Usage: https://e.com/shop/ train-ai=n", "/shop/a", False),
         ("Content-Usage: https://other.example.com train-ai=n", "/x", False),
-        ("Content-Usage: shop/ train-ai=n", "/shop/a", True),
+        ("Content-Usage: shop/ train-ai=n", "/shop/a", False),
+        ("Content-Usage: *.pdf train-ai=n", "/x.pdf", False),
     ],
-    ids=["encoded-slash", "utf8", "anchored", "anchored-end", "url", "url-host-only", "no-slash"],
+    ids=[
+        "encoded-slash",
+        "utf8",
+        "anchored",
+        "anchored-end",
+        "url",
+        "url-host-only",
+        "no-slash",
+        "star",
+    ],
 )
 def test_2_2_2_path_scoped_usage_line_examples(line: str, url: str, refused: bool) -> None:
+    """draft-ietf-aipref-attach-05 (robots.txt): a path only when the value starts
+    with ``/`` ("Content-Usage: /ai-ok/ train-ai=y"). A URL, ``shop/`` or ``*.pdf``
+    first is no path: the value is then no RFC 9651 Dictionary, and states nothing."""
     robots = RobotsTxt.parse(f"User-agent: *\n{line}\n")
     refusal = robots.usage(url=url, agent="ExampleBot").refusal(["train-ai"])
     assert (refusal is not None) is refused
@@ -726,30 +745,57 @@ def test_lint_flags_bad_usage_lines_with_their_line_numbers() -> None:
     """Unknown category, bad value, malformed member or path, duplicate category (on
     one line, or for one path in one group); good lines (11, 12) are not flagged."""
     findings = lint(RobotsTxt.parse(LINTED_USAGE))
+    not_a_dictionary = (
+        "no preference on this line is known (draft-ietf-aipref-vocab-08: a value that does "
+        "not parse leaves every preference unknown)"
+    )
     assert findings == [
         (
             2,
-            "Content-Usage: unknown category 'ai-train' (known: bots, search, train-ai, "
-            "train-genai); ignored",
+            "Content-Usage: unknown label 'ai-train' (the vocabulary's: search, train-ai); ignored",
         ),
-        (2, "Content-Usage: value 'maybe' of search is not y or n; ignored"),
-        (2, "Content-Usage: 'junk' is not name=value; ignored"),
+        (
+            2,
+            "Content-Usage: search: value Token 'maybe' is not the Token y or n; its preference "
+            "is unknown",
+        ),
+        (2, "Content-Usage: unknown label 'junk' (the vocabulary's: search, train-ai); ignored"),
         (
             3,
-            "Content-Usage: 'train-ai' is stated twice on this line; the most restrictive "
-            "value is used",
+            "Content-Usage: 'train-ai' is stated twice on this line; the last is used "
+            "(RFC 9651 Dictionary)",
         ),
         (
             4,
-            "Content-Usage: path 'https://e.com/shop/' is a URL: read as its path '/shop/' "
-            "(as Allow/Disallow do)",
+            "Content-Usage: 'https://e.com/shop/' is not a path: a path starts with '/' "
+            "(draft-ietf-aipref-attach-05); write its path '/shop/'",
+        ),
+        (
+            4,
+            "Content-Usage: not an RFC 9651 Dictionary: 'https' should be followed by '=', "
+            f"not ':' at position 5: {not_a_dictionary}",
         ),
         (
             5,
-            "Content-Usage: path 'https://other.example' names only a host: the line matches "
-            "no path",
+            "Content-Usage: 'https://other.example' is not a path: a path starts with '/' "
+            "(draft-ietf-aipref-attach-05); it names only a host; write a path on this "
+            "site's own host",
         ),
-        (6, "Content-Usage: path 'ai-ok/' does not start with '/': read as '/ai-ok/'"),
+        (
+            5,
+            "Content-Usage: not an RFC 9651 Dictionary: 'https' should be followed by '=', "
+            f"not ':' at position 5: {not_a_dictionary}",
+        ),
+        (
+            6,
+            "Content-Usage: 'ai-ok/' is not a path: a path starts with '/' "
+            "(draft-ietf-aipref-attach-05); write '/ai-ok/'",
+        ),
+        (
+            6,
+            "Content-Usage: not an RFC 9651 Dictionary: 'ai-ok' should be followed by '=', "
+            f"not '/' at position 5: {not_a_dictionary}",
+        ),
         (7, "Content-Signal: value 'y' of search is not yes or no; ignored"),
         (
             8,
@@ -776,13 +822,16 @@ async def test_command_lint_reports_usage_lines(tmp_path) -> None:
         "2",
         "3",
         "4",
+        "4",
         "5",
+        "5",
+        "6",
         "6",
         "7",
         "8",
         "9",
     ]
-    assert "unknown category 'ai-train'" in lines[0]
+    assert "unknown label 'ai-train'" in lines[0]
     output, _ = await scrapy("--lint", str(robots), "--json", cwd=tmp_path)
     (data,) = json_lines(output)
     assert [finding["line"] for finding in data["findings"]][:3] == [2, 2, 2]
@@ -934,7 +983,7 @@ async def test_content_signal_line_refuses_before_download_in_a_real_crawl(sites
     )
     site = sites(routes={"/robots.txt": robots}, default=PAGE)
     urls = [site.url("/closed"), site.url("/open/a")]
-    spider, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-genai"]})
+    spider, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-ai"]})
     assert site.count("/closed") == 0 and site.count("/open/a") == 1
     assert items == [site.url("/open/a")]
     assert 'line 2: "Content-Signal: search=yes, ai-train=no"' in spider.dropped[urls[0]]
@@ -1081,9 +1130,9 @@ async def test_command_follows_a_redirected_tdmrep_json(sites, tmp_path) -> None
     ("value", "reserved"),
     [
         ("1", True),
-        ("true", True),
-        ("1.0", True),
-        ('"1"', True),
+        ("true", None),
+        ("1.0", None),
+        ('"1"', None),
         ("0", False),
         ("false", None),
         ("2", None),
@@ -1091,34 +1140,44 @@ async def test_command_follows_a_redirected_tdmrep_json(sites, tmp_path) -> None
         ("null", None),
     ],
 )
-def test_tdm_reservation_true_and_1_0_reserve_and_nothing_ambiguous_permits(
+def test_tdm_reservation_only_the_integers_0_and_1_state_anything(
     value: str, reserved: bool | None
 ) -> None:
-    """TDMRep: ``tdm-reservation`` 1 reserves; ``true`` / ``1.0`` are read as 1, and
-    an unknown value states nothing (never a permission)."""
+    """TDMRep final report: tdm-reservation is 0 or 1; "Other values are considered
+    protocol errors. In such a case the TDM Agents MUST consider that the value of
+    tdm-reservation is unset": ``true``, ``1.0``, ``"1"`` state nothing (each with a
+    finding), and never a permission."""
     rules = parse_tdmrep(f'[{{"location": "/*", "tdm-reservation": {value}}}]'.encode())
     preference = rules.usage("https://e.com/a").get("train-ai")
     assert (None if preference is None else not preference.allowed) is reserved
     assert rules.ignored == (reserved is None)
+    assert len(rules.findings) == (reserved is None)
+    if reserved is None:
+        assert "is not the integer 0 or 1" in rules.findings[0]
+    # A header value is text: "1" and "0" (a quoted "1" is read as the header 1).
     header = response_usage([("tdm-reservation header", value.strip('"'))]).get("train-ai")
     meta = response_usage([('<meta name="tdm-reservation">', value.strip('"'))]).get("ai-input")
     for stated in (header, meta):
-        if value in ("false", "null", '"yes"', "2"):
-            assert stated is None
+        if value.strip('"') in ("1", "0"):
+            assert stated is not None and stated.allowed is (value.strip('"') == "0")
         else:
-            assert stated is not None and stated.allowed is (not reserved)
+            assert stated is None
 
 
 @deferred_f_from_coro_f
-async def test_tdmrep_json_true_reserves_in_a_real_crawl(sites) -> None:
+async def test_tdmrep_json_true_reserves_nothing_in_a_real_crawl(sites, caplog) -> None:
+    """TDMRep final report: values other than 0 and 1 "are considered protocol
+    errors" (unset): ``"tdm-reservation": true`` refuses nothing, said at INFO."""
     routes = {
         "/robots.txt": ALLOW_ALL,
         "/.well-known/tdmrep.json": text('[{"location": "/*", "tdm-reservation": true}]'),
     }
     site = sites(routes=routes, default=PAGE)
+    caplog.set_level(logging.INFO, logger="scrapy_rfc9309")
     _, items, stats = await usage_crawl([site.url("/p")], {"ROBOTSTXT_PURPOSES": ["train-ai"]})
-    assert items == [] and site.count("/p") == 0
-    assert stats["robotstxt/forbidden/usage"] == 1
+    assert items == [site.url("/p")] and site.count("/p") == 1
+    assert "robotstxt/forbidden/usage" not in stats
+    assert any("not rules" in r.getMessage() for r in caplog.records if r.levelno == logging.INFO)
 
 
 @deferred_f_from_coro_f
@@ -1204,12 +1263,12 @@ def test_2_2_4_usage_lines_past_the_limits_are_warned_and_linted() -> None:
     from scrapy_rfc9309.parser._usage import MAX_MEMBERS
 
     many = b"Content-Usage: train-ai=n\n" * (MAX_RECORDS + 1)
-    wide = b"Content-Usage: " + b", ".join([b"search=y"] * (MAX_MEMBERS + 1)) + b"\n"
+    wide = b"Content-Signal: " + b", ".join([b"search=yes"] * (MAX_MEMBERS + 1)) + b"\n"
     robots = RobotsTxt.parse(b"User-agent: *\nAllow: /\n" + wide + many)
     warnings = dict(robots.warnings)
     assert (
         warnings[3]
-        == f"Content-Usage: more than {MAX_MEMBERS} members; only the first {MAX_MEMBERS} are read"
+        == f"Content-Signal: more than {MAX_MEMBERS} members; only the first {MAX_MEMBERS} are read"
     )
     assert "more than 1,000 usage lines" in warnings[3 + MAX_RECORDS]
     assert (3 + MAX_RECORDS, warnings[3 + MAX_RECORDS]) in lint(robots)
@@ -1275,3 +1334,179 @@ async def test_command_empty_purpose_is_a_usage_error_and_only_refused_purposes_
     )
     (answer,) = json_lines(output)
     assert code == 0 and answer["refused"] is None and "refusals" not in answer
+
+
+# -- the current specifications (SPEC_VERSIONS) --------------------------------------------
+
+
+def _header(value: str, *more: str) -> dict[str, str]:
+    signals = [("Content-Usage header", text) for text in (value, *more)]
+    return {c: p.value for c, p in response_usage(signals).preferences.items()}
+
+
+def _line(value: str) -> dict[str, str]:
+    return prefs(RobotsTxt.parse(f"User-agent: *\nContent-Usage: {value}\n"), "/x")
+
+
+def test_vocab_no_term_nests_and_unknown_labels_are_ignored() -> None:
+    """draft-ietf-aipref-vocab-08: the categories are train-ai and search; "no term
+    nests within another", and unknown labels MUST be ignored: ``bots=n`` (an
+    earlier draft's parent of every category) refuses nothing, nor does
+    ``train-genai=n`` (no longer a category)."""
+    for read in (_header, _line):
+        assert read("bots=n") == {}
+        assert read("train-genai=n") == {}
+        assert read("bots=n, search=y") == {"search": "y"}
+    usage = response_usage([("Content-Usage header", "bots=n")])
+    assert usage.refusal(["train-ai", "search", "ai-input"]) is None
+
+
+def test_vocab_dictionary_last_duplicate_key_applies() -> None:
+    """draft-ietf-aipref-vocab-08 reads the value as an RFC 9651 Dictionary, where
+    "when duplicate Dictionary keys are encountered, all but the last instance are
+    ignored" (RFC 9651 4.2.2): ``train-ai=n, train-ai=y`` allows."""
+    for read in (_header, _line):
+        assert read("train-ai=n, train-ai=y") == {"train-ai": "y"}
+        assert read("train-ai=y, train-ai=n") == {"train-ai": "n"}
+
+
+def test_vocab_draft_example_leaves_every_preference_unknown() -> None:
+    """draft-ietf-aipref-vocab-08's example ``train-ai=y, train-ai, search=n,
+    search="n"``: the last ``train-ai`` is a bare key (boolean true, not the
+    Token y or n) and the last ``search`` a String: every preference unknown."""
+    value = 'train-ai=y, train-ai, search=n, search="n"'
+    assert _header(value) == {}
+    assert _line(value) == {}
+    assert parse_content_usage(value) == []
+
+
+def test_vocab_parameters_are_ignored() -> None:
+    """draft-ietf-aipref-vocab-08: parameters on a member are ignored."""
+    assert _header("train-ai=n;q=1, search=y;x") == {"train-ai": "n", "search": "y"}
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["Train-AI=n", "train-ai=n,", "train-ai=n search=y", "train-ai=n, ,search=y", "train-ai=é"],
+    ids=["uppercase-key", "trailing-comma", "no-comma", "empty-member", "non-ascii"],
+)
+def test_vocab_a_value_that_does_not_parse_leaves_everything_unknown(value: str) -> None:
+    """draft-ietf-aipref-vocab-08: a Content-Usage value that is not an RFC 9651
+    Dictionary (uppercase keys included) leaves every preference unknown; the
+    linter names the reason at the robots.txt line."""
+    assert _header(value) == {}
+    robots = RobotsTxt.parse(f"User-agent: *\nContent-Usage: {value}\n")
+    assert prefs(robots, "/x") == {}
+    (finding,) = [text for line, text in lint(robots) if line == 2]
+    assert finding.startswith("Content-Usage: not an RFC 9651 Dictionary: ")
+
+
+def test_vocab_several_header_field_lines_are_one_dictionary() -> None:
+    """RFC 9651 4.2: field lines are combined into one value before parsing, so
+    the last ``train-ai`` of the last Content-Usage line applies."""
+    assert _header("train-ai=n", "search=y, train-ai=y") == {"train-ai": "y", "search": "y"}
+    assert _header("train-ai=n", "") == {"train-ai": "n"}  # an empty line adds nothing
+
+
+def test_attach_robots_txt_path_only_when_the_value_starts_with_a_slash() -> None:
+    """draft-ietf-aipref-attach-05: robots.txt grammar ``rule =/ content-usage``, a
+    path only when the value starts with ``/`` ("Content-Usage: /ai-ok/ train-ai=y")."""
+    robots = RobotsTxt.parse(b"User-agent: *\nContent-Usage: /ai-ok/ train-ai=y\n")
+    assert prefs(robots, "/ai-ok/a") == {"train-ai": "y"}
+    assert prefs(robots, "/other") == {}
+    assert _line("ai-ok/ train-ai=y") == {}  # no path, and no Dictionary either
+
+
+def test_content_signal_keeps_its_own_reading_and_ai_input_purpose() -> None:
+    """Cloudflare Content Signals Policy: ``Content-Signal: search=yes, ai-input=no,
+    ai-train=no``; ``ai-train`` is train-ai, ``search`` is search, ``ai-input`` a
+    purpose of its own (not an AIPREF category); values yes / no."""
+    robots = RobotsTxt.parse(
+        b"User-agent: *\nContent-Signal: search=yes, ai-input=no, ai-train=no\n"
+    )
+    assert prefs(robots, "/") == {"search": "y", "ai-input": "n", "train-ai": "n"}
+    assert VOCABULARY[("content-signal", "ai-input")] == "ai-input"
+    assert ("content-usage", "ai-input") not in VOCABULARY
+    assert lint(robots) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "replacement"),
+    [("train-genai", "use train-ai"), ("bots", "declare the specific purposes instead")],
+)
+def test_purposes_setting_refuses_retired_names_saying_what_replaced_them(
+    name: str, replacement: str
+) -> None:
+    """draft-ietf-aipref-vocab-08 has train-ai and search only ("no term nests
+    within another"): ``train-genai`` and ``bots`` are refused at start-up."""
+    from scrapy.settings import Settings
+
+    with pytest.raises(
+        SettingError, match=rf"'{name}' is no longer a usage category: {replacement}"
+    ):
+        RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_PURPOSES": [name, "search"]}))
+
+
+def test_spec_versions_table_is_the_readme_table() -> None:
+    """The versions followed are named in one table (SPEC_VERSIONS); the README
+    names each."""
+    from pathlib import Path
+
+    from scrapy_rfc9309.parser._usage import SPEC_VERSIONS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert {spec.version for spec in SPEC_VERSIONS} >= {
+        "draft-ietf-aipref-vocab-08",
+        "draft-ietf-aipref-attach-05",
+    }
+    for spec in SPEC_VERSIONS:
+        assert f"| {spec.name} | {spec.version} | {spec.url} |" in readme, spec
+
+
+def test_lint_says_where_usage_lines_group_differently_from_the_attach_grammar() -> None:
+    """RFC 9309 2.2.4 (this parser's grouping): a Content-Usage line does not end a
+    group; draft-ietf-aipref-attach-05's robots.txt grammar has ``rule =/
+    content-usage``, under which the next user-agent line starts a new group."""
+    body = b"User-agent: a\nContent-Usage: train-ai=n\nUser-agent: b\nDisallow: /x\n"
+    robots = RobotsTxt.parse(body)
+    assert prefs(robots, "/", "b") == {"train-ai": "n"}  # one group, as RFC 9309 reads it
+    (finding,) = lint(robots)
+    assert finding[0] == 3
+    assert "rule =/ content-usage" in finding[1] and "draft-ietf-aipref-attach-05" in finding[1]
+
+
+def test_tdmrep_the_first_matching_rule_in_file_order_decides() -> None:
+    """TDMRep final report: "The most specific match found MUST be used. The most
+    specific match is the first in sequence." ``/`` listed first matches ``/news/a``
+    first: unreserved (before: the longest location, ``/news/``, reserved it)."""
+    rules = parse_tdmrep(
+        b'[{"location": "/", "tdm-reservation": 0}, {"location": "/news/", "tdm-reservation": 1}]'
+    )
+    preference = rules.usage("/news/a").get("train-ai")
+    assert preference is not None and preference.allowed
+    assert preference.rule == 'location "/", tdm-reservation 0'
+
+
+def test_tdmrep_an_unset_first_match_states_nothing() -> None:
+    """TDMRep final report: a value other than 0 or 1 is "considered unset": the
+    first matching rule decides, and it states nothing (no later rule is read)."""
+    rules = parse_tdmrep(
+        b'[{"location": "/a", "tdm-reservation": "1"}, {"location": "/", "tdm-reservation": 1}]'
+    )
+    assert rules.usage("/a/x") == NO_PREFERENCES
+    assert rules.usage("/b").refusal(["train-ai"]) is not None
+    assert rules.ignored == 1 and "entry 1" in rules.findings[0]
+
+
+def test_tdmrep_policy_is_carried() -> None:
+    """TDMRep final report: ``tdm-policy`` is the URL of the rights holder's policy;
+    it is carried in the Preference (and its description, and the JSON form)."""
+    rules = parse_tdmrep(
+        b'[{"location": "/", "tdm-reservation": 1, "tdm-policy": "https://e.com/policy.json"}]'
+    )
+    usage = rules.usage("/x")
+    refusal = usage.refusal(["ai-input"])
+    assert refusal is not None and refusal.policy == "https://e.com/policy.json"
+    assert "policy https://e.com/policy.json" in refusal.describe()
+    assert usage.as_dict()["train-ai"]["policy"] == "https://e.com/policy.json"
+    assert Preference("search", True, "robots.txt").policy is None

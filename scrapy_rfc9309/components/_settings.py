@@ -160,8 +160,12 @@ def _meta_noindex(settings: BaseSettings) -> str:
 
 
 def _purposes(settings: BaseSettings) -> tuple[str, ...]:
-    """``ROBOTSTXT_PURPOSES``: the declared uses of the crawl, each a known category."""
-    from ..parser._usage import CATEGORIES
+    """``ROBOTSTXT_PURPOSES``: the declared uses of the crawl, each a known category.
+
+    A name earlier vocabulary drafts had (``train-genai``, ``bots``) is refused
+    with what replaced it (``RETIRED_PURPOSES``).
+    """
+    from ..parser._usage import CATEGORIES, RETIRED_PURPOSES
 
     raw = settings.get("ROBOTSTXT_PURPOSES")
     if raw is None or raw == "" or raw == []:
@@ -174,6 +178,11 @@ def _purposes(settings: BaseSettings) -> tuple[str, ...]:
         raise SettingError(f"ROBOTSTXT_PURPOSES must be a list of names, got {raw!r}")
     purposes: list[str] = []
     for item in items:
+        if isinstance(item, str) and item.lower() in RETIRED_PURPOSES:
+            raise SettingError(
+                f"ROBOTSTXT_PURPOSES: {item!r} is no longer a usage category: "
+                f"{RETIRED_PURPOSES[item.lower()]}"
+            )
         if not isinstance(item, str) or item.lower() not in CATEGORIES:
             known = ", ".join(sorted(CATEGORIES))
             raise SettingError(f"ROBOTSTXT_PURPOSES: unknown purpose {item!r}; known: {known}")

@@ -4,6 +4,9 @@ A group is a run of user-agent lines followed by rules; it ends at the next
 user-agent line that follows a rule, or at the end of the file. Sitemap,
 Crawl-delay and unknown lines never end a group nor a run of user-agent lines
 (RFC 9309 2.2.4). Rules before the first user-agent line are ignored.
+A group's Crawl-delay is the longest of its valid Crawl-delay lines: user-agent
+lines separated only by Crawl-delay lines form one group, and no agent of it
+waits less than a line addressed to it asks.
 
 Groups are kept once, whatever the number of agents naming them: an index maps
 each product token to its groups, so 2,000 user-agent lines over 2,000 rules
@@ -41,7 +44,7 @@ _PLAIN_NAME = re.compile(rb"[A-Za-z0-9_.-]+")
 @dataclass(slots=True)
 class Group:
     """One group: its user-agent lines as ``(line, token)``, the line numbers
-    of its rules, and its Crawl-delay."""
+    of its rules, and its Crawl-delay (the longest of its lines)."""
 
     agents: list[tuple[int, str]] = field(default_factory=list)
     rule_lines: array[int] = field(default_factory=lambda: array("I"))
@@ -264,7 +267,9 @@ class _Fold:
                 delay = _crawl_delay(number, value, warnings)
                 if current is None:
                     warnings.add(number, "crawl-delay before any user-agent line ignored")
-                elif delay is not None and current.crawl_delay is None:
+                elif delay is not None and (
+                    current.crawl_delay is None or delay > current.crawl_delay
+                ):
                     current.crawl_delay = delay
             elif key == "content-usage" or key == "content-signal":
                 if current is None:
@@ -283,14 +288,15 @@ class _Fold:
 
 def _warn_usage_limits(key: str, number: int, value: bytes, count: int, warnings: Warnings) -> None:
     """What the usage reader leaves out, said at the line: the lines past
-    :data:`~._usage.MAX_RECORDS` and the members past :data:`~._usage.MAX_MEMBERS`."""
+    :data:`~._usage.MAX_RECORDS` and the members of a Content-Signal line past
+    :data:`~._usage.MAX_MEMBERS` (a Content-Usage value is read whole)."""
     name = "Content-Usage" if key == "content-usage" else "Content-Signal"
     if count == MAX_RECORDS + 1:
         warnings.add(
             number,
             f"{name}: more than {MAX_RECORDS:,} usage lines; this one and the rest are ignored",
         )
-    if value.count(b",") >= MAX_MEMBERS:
+    if key == "content-signal" and value.count(b",") >= MAX_MEMBERS:
         warnings.add(
             number,
             f"{name}: more than {MAX_MEMBERS} members; only the first {MAX_MEMBERS} are read",

@@ -415,14 +415,17 @@ class RobotsTxt(Verdicts):
             self._warnings = None
 
     def crawl_delay(self, agent: str) -> float | None:
-        """The first valid ``Crawl-delay`` of ``agent``'s groups, in seconds.
+        """The longest valid ``Crawl-delay`` of ``agent``'s groups, in seconds.
 
-        Not part of RFC 9309; widely used. ``None`` when there is none.
+        Not part of RFC 9309; widely used. Groups as for rules (RFC 9309 2.2.1,
+        2.2.4): user-agent lines separated only by Crawl-delay lines share one
+        group, and several groups for one agent merge; of the Crawl-delay lines
+        that apply the longest is used, so an agent never waits less than a line
+        addressed to it asks (the linter says where merging changed the value).
+        ``None`` when there is none.
         """
-        for group in self.groups_for(agent):
-            if group.crawl_delay is not None:
-                return group.crawl_delay
-        return None
+        delays = [group.crawl_delay for group in self.groups_for(agent)]
+        return max((delay for delay in delays if delay is not None), default=None)
 
     def __repr__(self) -> str:
         counts = (len(self._groups().groups), len(self.sitemaps), len(self.warnings))

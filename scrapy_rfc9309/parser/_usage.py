@@ -1,23 +1,27 @@
 """Usage preferences: what content may be used for (AI training, search, ...). Pure.
 
-No Scrapy import. Reads the signals sites publish next to robots.txt rules:
+No Scrapy import. Reads the signals sites publish next to robots.txt rules,
+as the versions in :data:`SPEC_VERSIONS` say (the one place to change when
+they move):
 
-* IETF AIPREF (draft-ietf-aipref-attach-04/-05, vocabulary of
-  draft-ietf-aipref-vocab-05): ``Content-Usage: train-ai=n`` lines in robots.txt
-  groups, optionally path-scoped (``Content-Usage: /ai-ok/ train-ai=y``), and
-  the ``Content-Usage`` HTTP response header; values ``y`` / ``n``;
+* IETF AIPREF: ``Content-Usage: train-ai=n`` lines in robots.txt groups
+  (attach draft: ``rule =/ content-usage``), path-scoped when the value starts
+  with ``/`` (``Content-Usage: /ai-ok/ train-ai=y``), and the ``Content-Usage``
+  HTTP response header. The value is an RFC 9651 Dictionary, parsed by
+  ``http_sf``: of duplicated keys the last applies, a value other than the
+  Token ``y`` or ``n`` leaves the preference unknown, parameters are ignored,
+  and a value that does not parse leaves every preference unknown. The
+  vocabulary has two categories, ``train-ai`` and ``search``; "no term nests
+  within another", and unknown labels are ignored;
 * Cloudflare's Content Signals Policy: ``Content-Signal: search=yes,
-  ai-train=no`` lines in robots.txt groups; values ``yes`` / ``no``;
+  ai-train=no`` lines in robots.txt groups, read with its own values ``yes`` /
+  ``no`` (not an RFC 9651 parse); ``ai-train`` is ``train-ai``, ``search`` is
+  ``search`` and ``ai-input`` is a purpose of its own (no AIPREF category);
 * TDMRep (W3C community group final report): ``tdm-reservation: 1`` (header,
   ``<meta name="tdm-reservation">``, or a ``/.well-known/tdmrep.json`` entry)
-  reserves text and data mining rights.
+  reserves text and data mining rights, read as :data:`TDM_CATEGORIES`.
 
-The vocabularies are drafts: every name the signals use is mapped to a
-category in ONE table, :data:`VOCABULARY`, and categories nest as
-:data:`PARENTS` says. A purpose without a stated preference takes its
-parent's (AIPREF vocab: "otherwise, check the parent"). Several preferences
-for one category combine to the most restrictive: ``n`` beats ``y``.
-
+Every name the signals use maps to a category in ONE table, :data:`VOCABULARY`.
 Path-scoped robots.txt lines match as Allow / Disallow do (RFC 9309 2.2.2):
 per category, the longest matching path decides; a line without a path
 matches every path and is the least specific; among equally long matches
@@ -31,9 +35,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
+import http_sf
+
 from ._encoding import canonical_path
 from ._lines import printable, read_line, scan
-from ._matcher import AgentMatcher, is_url
+from ._matcher import AgentMatcher
 from ._rulekey import key_allows, key_line
 
 if TYPE_CHECKING:
@@ -42,44 +48,83 @@ if TYPE_CHECKING:
 __all__ = [
     "CATEGORIES",
     "PARENTS",
+    "RETIRED_PURPOSES",
+    "SPEC_VERSIONS",
     "TDM_CATEGORIES",
     "VOCABULARY",
     "Preference",
+    "Spec",
     "Usage",
     "UsageIndex",
     "build_usage_index",
     "needs_tdmrep",
     "parse_content_usage",
     "parse_usage_line",
+    "read_content_usage",
     "response_usage",
     "usage_index_of",
 ]
 
-#: Category -> the broader category it nests in (AIPREF vocab: train-genai
-#: is part of train-ai, every use is automated processing, ``bots``).
-PARENTS: dict[str, str | None] = {
-    "bots": None,
-    "train-ai": "bots",
-    "train-genai": "train-ai",
-    "search": "bots",
-    "ai-input": "bots",
+
+class Spec(NamedTuple):
+    """One specification the usage signals are read as: its name, the exact
+    version followed, and where it is published."""
+
+    name: str
+    version: str
+    url: str
+
+
+#: THE versions followed. Drafts move: change them here (and the README's
+#: table, which a test holds to this one).
+SPEC_VERSIONS: tuple[Spec, ...] = (
+    Spec(
+        "AIPREF vocabulary",
+        "draft-ietf-aipref-vocab-08",
+        "https://datatracker.ietf.org/doc/draft-ietf-aipref-vocab/08/",
+    ),
+    Spec(
+        "AIPREF attachment (robots.txt, HTTP header)",
+        "draft-ietf-aipref-attach-05",
+        "https://datatracker.ietf.org/doc/draft-ietf-aipref-attach/05/",
+    ),
+    Spec(
+        "TDM Reservation Protocol (TDMRep)",
+        "TDMRep Final Community Group Report",
+        "https://www.w3.org/community/reports/tdmrep/",
+    ),
+    Spec(
+        "Cloudflare Content Signals",
+        "Content Signals Policy",
+        "https://contentsignals.org/",
+    ),
+)
+
+#: The purposes a crawl may declare (``ROBOTSTXT_PURPOSES``): the AIPREF
+#: vocabulary's categories, and Content-Signal's ``ai-input``.
+CATEGORIES = frozenset({"train-ai", "search", "ai-input"})
+#: Names earlier vocabulary drafts had, and what replaced them.
+RETIRED_PURPOSES: dict[str, str] = {
+    "train-genai": "use train-ai (the vocabulary no longer has train-genai)",
+    "bots": "declare the specific purposes instead: train-ai, search "
+    "(the vocabulary no longer has bots)",
 }
-#: The purposes a crawl may declare (``ROBOTSTXT_PURPOSES``).
-CATEGORIES = frozenset(PARENTS)
+#: Kept for callers of earlier versions: no category nests in another
+#: (AIPREF vocab: "no term nests within another"), so none has a parent.
+PARENTS: dict[str, str | None] = dict.fromkeys(sorted(CATEGORIES))
 
 #: THE mapping table: (signal, name as written) -> category. Drafts move: edit here.
 VOCABULARY: dict[tuple[str, str], str] = {
     # IETF AIPREF vocabulary (Content-Usage line and header)
-    ("content-usage", "bots"): "bots",
     ("content-usage", "train-ai"): "train-ai",
-    ("content-usage", "train-genai"): "train-genai",
     ("content-usage", "search"): "search",
     # Cloudflare Content Signals Policy (Content-Signal line)
     ("content-signal", "search"): "search",
     ("content-signal", "ai-train"): "train-ai",
     ("content-signal", "ai-input"): "ai-input",
 }
-#: Values each signal writes, and whether they allow.
+#: Values each signal writes, and whether they allow (``content-usage``: the
+#: RFC 9651 Tokens ``y`` and ``n``).
 VALUES: dict[str, dict[str, bool]] = {
     "content-usage": {"y": True, "n": False},
     "content-signal": {"yes": True, "no": False},
@@ -87,24 +132,15 @@ VALUES: dict[str, dict[str, bool]] = {
 #: TDMRep: ``tdm-reservation: 1`` refuses text and data mining, read as these categories.
 TDM_CATEGORIES = ("train-ai", "ai-input")
 
-#: Members read per preference list (a robots.txt line, a header); the rest are
-#: ignored, and a robots.txt line with more gets a warning.
+#: Members of a Content-Signal line read; the rest are ignored, and a robots.txt
+#: line with more gets a warning. (Content-Usage is a Dictionary read whole.)
 MAX_MEMBERS = _MAX_MEMBERS = 64
 _MEMBER = re.compile(r"\s*([a-z*][a-z0-9_.*-]*)\s*(?:=\s*([^,;\s]*))?\s*(?:;[^,]*)?\Z")
 
 
-def _chain(category: str) -> list[str]:
-    chain: list[str] = []
-    current: str | None = category
-    while current is not None and current not in chain:
-        chain.append(current)
-        current = PARENTS.get(current)
-    return chain
-
-
 def needs_tdmrep(purposes: Iterable[str]) -> bool:
     """Whether a TDMRep reservation can refuse one of ``purposes``."""
-    return any(category in TDM_CATEGORIES for purpose in purposes for category in _chain(purpose))
+    return any(purpose in TDM_CATEGORIES for purpose in purposes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +155,8 @@ class Preference:
     line: int | None = None
     #: the line or header as written
     rule: str = ""
+    #: TDMRep's ``tdm-policy``: the URL of the rights holder's policy (``None``: none stated)
+    policy: str | None = None
 
     @property
     def value(self) -> str:
@@ -126,7 +164,8 @@ class Preference:
 
     def describe(self) -> str:
         where = f"{self.source} line {self.line}" if self.line is not None else self.source
-        return f'{self.category}={self.value} ({where}: "{self.rule}")'
+        policy = f", policy {self.policy}" if self.policy else ""
+        return f'{self.category}={self.value} ({where}: "{self.rule}"{policy})'
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,23 +181,21 @@ class Usage:
         return self.preferences.get(category)
 
     def applicable(self, purpose: str) -> Preference | None:
-        """The preference that governs ``purpose``: its own, else its parent's."""
-        for category in _chain(purpose):
-            preference = self.preferences.get(category)
-            if preference is not None:
-                return preference
-        return None
+        """The preference stated for ``purpose`` itself (no category nests in
+        another: AIPREF vocab), else ``None``."""
+        return self.preferences.get(purpose)
 
     def refusal(self, purposes: Iterable[str]) -> Preference | None:
         """The first preference that refuses one of ``purposes``, else ``None``."""
         for purpose in purposes:
-            preference = self.applicable(purpose)
+            preference = self.preferences.get(purpose)
             if preference is not None and not preference.allowed:
                 return preference
         return None
 
     def merged(self, other: Usage) -> Usage:
-        """Both sets of preferences; per category the most restrictive (``n``) wins."""
+        """Preferences of two sources (robots.txt and a page, say): per category
+        the most restrictive (``n``) wins."""
         if not other.preferences:
             return self
         if not self.preferences:
@@ -171,27 +208,94 @@ class Usage:
         return Usage(combined)
 
     def as_dict(self) -> dict[str, dict[str, object]]:
-        return {
-            category: {
+        found: dict[str, dict[str, object]] = {}
+        for category, preference in sorted(self.preferences.items()):
+            entry: dict[str, object] = {
                 "value": preference.value,
                 "source": preference.source,
                 "line": preference.line,
                 "rule": preference.rule,
             }
-            for category, preference in sorted(self.preferences.items())
-        }
+            if preference.policy is not None:
+                entry["policy"] = preference.policy
+            found[category] = entry
+        return found
 
 
 NO_PREFERENCES = Usage()
 
 
+class ContentUsage(NamedTuple):
+    """A ``Content-Usage`` value read as an RFC 9651 Dictionary (AIPREF vocab)."""
+
+    #: ``(category, allowed)`` of each known category with the Token ``y`` or ``n``
+    preferences: tuple[tuple[str, bool], ...]
+    #: why the value is not a Dictionary (``""``: it is); then nothing is known
+    error: str = ""
+    #: ``(key, why)`` of each member that states nothing: an unknown label, or a
+    #: value other than the Token ``y`` / ``n`` (for the linter)
+    ignored: tuple[tuple[str, str], ...] = ()
+
+
+def read_content_usage(value: bytes | str) -> ContentUsage:
+    """A ``Content-Usage`` value (robots.txt line or header), as the AIPREF
+    vocabulary reads it: an RFC 9651 Dictionary parsed by ``http_sf``.
+
+    The last of duplicated keys applies (RFC 9651 4.2.2); a member whose value
+    is not the Token ``y`` or ``n`` (a String ``"n"``, a bare key, which is
+    boolean true) leaves that preference unknown; parameters are ignored;
+    unknown labels are ignored; a value that does not parse (an uppercase
+    key, a trailing comma) leaves every preference unknown. Never raises.
+    """
+    data = value.encode("utf-8", "surrogateescape") if isinstance(value, str) else value
+    try:
+        parsed = http_sf.parse(data, tltype="dictionary")
+    except ValueError as exc:  # http_sf.StructuredFieldError, a ValueError
+        return ContentUsage((), f"not an RFC 9651 Dictionary: {str(exc)[:120]}")
+    assert isinstance(parsed, dict)
+    found: list[tuple[str, bool]] = []
+    ignored: list[tuple[str, str]] = []
+    for key, member in parsed.items():
+        category = VOCABULARY.get(("content-usage", key))
+        if category is None:
+            ignored.append((key, "unknown label"))
+            continue
+        item = member[0] if isinstance(member, tuple) else member
+        allowed = (
+            VALUES["content-usage"].get(str(item)) if isinstance(item, http_sf.Token) else None
+        )
+        if allowed is None:
+            ignored.append((key, f"value {_sf_kind(item)} is not the Token y or n"))
+            continue
+        found.append((category, allowed))
+    return ContentUsage(tuple(found), "", tuple(ignored))
+
+
+def _sf_kind(item: object) -> str:
+    """How an RFC 9651 bare item reads, for a finding."""
+    if item is True:
+        return "boolean true (a key without a value)"
+    if isinstance(item, bool):
+        return "boolean false"
+    if isinstance(item, http_sf.Token):
+        return f"Token {str(item)[:40]!r}"
+    if isinstance(item, str):
+        return f"String {item[:40]!r}"
+    if isinstance(item, list):
+        return "an Inner List"
+    return f"{type(item).__name__} {str(item)[:40]!r}"
+
+
 def parse_content_usage(text: str, signal: str = "content-usage") -> list[tuple[str, bool]]:
     """``(category, allowed)`` of a preference list: ``train-ai=n, search=y``.
 
-    An RFC 9651 dictionary as AIPREF writes it (``Content-Signal`` writes
-    ``yes`` / ``no``): unknown names, parameters and values other than the
-    signal's own are ignored, as the vocabulary asks. Never raises.
+    ``Content-Usage``: see :func:`read_content_usage`. ``Content-Signal``
+    (Cloudflare) keeps its own reading: comma-separated ``name=yes`` / ``no``,
+    unknown names, parameters and other values ignored (a name stated twice:
+    the most restrictive, as before). Never raises.
     """
+    if signal == "content-usage":
+        return list(read_content_usage(text).preferences)
     values = VALUES[signal]
     found: list[tuple[str, bool]] = []
     for member in text.split(",", _MAX_MEMBERS)[:_MAX_MEMBERS]:
@@ -219,19 +323,16 @@ class Record(NamedTuple):
 def split_usage_value(value: bytes) -> tuple[bytes | None, bytes]:
     """``[path] preferences``: the path pattern as written (or ``None``) and the rest.
 
-    The first word is a path when it reads as an Allow / Disallow value would
-    (RFC 9309 2.2.2): it starts with ``/`` or ``*``, or (the rules' lenient
-    readings, see ``rule_pattern``) it is an http(s) URL, or it holds a ``/``
-    and no ``=`` (``ai-ok/``, read as ``/ai-ok/``).
+    AIPREF attach: the first word is a path only when the value starts with
+    ``/`` (``Content-Usage: /ai-ok/ train-ai=y``); any other value is the
+    preferences whole (so ``ai-ok/ train-ai=y`` is no Dictionary and states
+    nothing; the linter says so).
     """
     stripped = value.strip(b" \t")
+    if stripped[:1] != b"/":
+        return None, stripped
     parts = stripped.split(None, 1)
-    if not parts:
-        return None, b""
-    first = parts[0]
-    if first[:1] in (b"/", b"*") or is_url(first) or (b"/" in first and b"=" not in first):
-        return first, parts[1] if len(parts) > 1 else b""
-    return None, stripped
+    return parts[0], parts[1] if len(parts) > 1 else b""
 
 
 def parse_usage_line(key: str, value: bytes, line: int, rule: str) -> Record | None:
@@ -376,36 +477,49 @@ def usage_index_of(
 
 
 def response_usage(signals: Iterable[tuple[str, str]]) -> Usage:
-    """The preferences a response states (see ``read_usage_signals``): per category
-    the most restrictive. ``tdm-reservation: 1`` refuses :data:`TDM_CATEGORIES`."""
+    """The preferences a response states (see ``read_usage_signals``).
+
+    ``Content-Usage`` field lines are combined into one value before parsing
+    (RFC 9651 4.2), so the last of a key applies across lines too; a
+    ``tdm-reservation`` of ``1`` refuses :data:`TDM_CATEGORIES`, ``0`` allows
+    them. Between the header and the TDMRep signals, the most restrictive wins.
+    """
     usage = NO_PREFERENCES
+    usage_lines: list[tuple[str, str]] = []
     for source, value in signals:
         text = value.strip()
         if source.startswith("Content-Usage"):
-            stated = parse_content_usage(text)
-        else:
-            reserved = _header_reservation(text)
-            if reserved is None:
-                continue
-            stated = [(category, not reserved) for category in TDM_CATEGORIES]
+            if text:
+                usage_lines.append((source, text))
+            continue
+        reserved = _header_reservation(text)
+        if reserved is None:
+            continue
         rule = f"{source.replace(' header', '')}: {text[:200]}"
         if source.startswith("<meta"):
             rule = f'{source[:-1]} content="{text[:200]}">'
-        usage = usage.merged(
-            Usage(
-                {category: Preference(category, ok, source, None, rule) for category, ok in stated}
-            )
-        )
+        usage = usage.merged(_stated(source, rule, [(c, not reserved) for c in TDM_CATEGORIES]))
+    if usage_lines:
+        source = usage_lines[0][0]
+        text = ", ".join(text for _, text in usage_lines)
+        rule = f"{source.replace(' header', '')}: {text[:200]}"
+        usage = usage.merged(_stated(source, rule, read_content_usage(text).preferences))
     return usage
 
 
+def _stated(source: str, rule: str, stated: Iterable[tuple[str, bool]]) -> Usage:
+    return Usage(
+        {category: Preference(category, ok, source, None, rule) for category, ok in stated}
+    )
+
+
 def _header_reservation(text: str) -> bool | None:
-    """A ``tdm-reservation`` header or meta value: ``1`` (also ``1.0``, ``true``)
-    reserves, ``0`` (``0.0``) does not; anything else states nothing, never
-    a permission (as :func:`~._tdmrep.reservation_value` reads tdmrep.json)."""
-    text = text.strip().strip('"').lower()
-    if text in ("1", "1.0", "true"):
+    """A ``tdm-reservation`` header or meta value: ``1`` reserves, ``0`` does
+    not; TDMRep: "Other values are considered protocol errors", read as unset
+    (never a permission), as :func:`~._tdmrep.reservation_value` reads tdmrep.json."""
+    text = text.strip()
+    if text == "1":
         return True
-    if text in ("0", "0.0"):
+    if text == "0":
         return False
     return None
