@@ -496,3 +496,79 @@ def test_2_2_4_lint_flags_agents_joined_into_one_group_by_a_record() -> None:
 def test_2_2_4_lint_accepts_agents_that_share_their_rules_on_purpose() -> None:
     body = "User-agent: a\nUser-agent: b\nCrawl-delay: 2\nDisallow: /x\n"
     assert lint(RobotsTxt.parse(body)) == []
+
+
+# -- one decision path: the command and the crawl agree --------------------------------
+
+_PAGE_SIGNALS = {
+    "/header": ([(b"Content-Usage", b"train-ai=n")], "", "Content-Usage header"),
+    "/tdm-header": ([(b"tdm-reservation", b"1")], "", "tdm-reservation header"),
+    "/tdm-meta": ([], '<meta name="tdm-reservation" content="1">', "<meta"),
+}
+
+
+@pytest.mark.parametrize("path", sorted(_PAGE_SIGNALS))
+@deferred_f_from_coro_f
+async def test_aipref_and_tdmrep_page_signals_refuse_in_the_command_as_in_the_crawl(
+    sites, tmp_path, path: str
+) -> None:
+    """IETF AIPREF attach (Content-Usage header) and TDMRep (tdm-reservation header,
+    meta): ``--purpose train-ai --page`` exits 4 naming the page's preference, as a
+    crawl with ``ROBOTSTXT_PURPOSES = ["train-ai"]`` drops the page's items."""
+    from scrapy_rfc9309.components._command import EXIT_USAGE_REFUSED
+
+    from .server import html_page, page_with_headers
+    from .test_usage import usage_crawl
+
+    headers, head, source = _PAGE_SIGNALS[path]
+    routes = {
+        "/robots.txt": text("User-agent: *\nAllow: /\n"),
+        path: page_with_headers(html_page(head), headers),
+    }
+    site = sites(routes=routes)
+    url = site.url(path)
+    _, items, stats = await usage_crawl([url], {"ROBOTSTXT_PURPOSES": ["train-ai"]})
+    assert items == [] and stats["robotsmeta/usage"] == 1
+    output, code = await scrapy(url, "--purpose", "train-ai", "--page", cwd=tmp_path)
+    assert code == EXIT_USAGE_REFUSED, output
+    assert "purposes:    train-ai: REFUSED, train-ai=n by " + source in output
+    output, code = await scrapy(url, "--purpose", "train-ai", "--page", "--json", cwd=tmp_path)
+    (answer,) = json_lines(output)
+    assert code == EXIT_USAGE_REFUSED, output
+    assert answer["refused"]["source"].startswith(source)
+    assert answer["usage"]["train-ai"]["value"] == "n"
+
+
+@deferred_f_from_coro_f
+async def test_a_scheme_scrapy_cannot_download_fails_at_once_never_deferred(sites) -> None:
+    """Not the site's answer (RFC 9309 2.3.1.4 speaks of the server): a scheme with
+    no download handler gets Scrapy's own NotSupported at once, never a deferral."""
+    import time
+
+    from .conftest import crawl
+
+    site = sites(routes={"/robots.txt": text("User-agent: *\nAllow: /\n")}, default=text("ok"))
+    port = site.url("/").split(":")[2].split("/")[0]
+    bad = f"htp://127.0.0.1:{port}/x"
+    started = time.monotonic()
+    spider, stats = await crawl(
+        [bad, site.url("/ok")],
+        {"ROBOTSTXT_UNREACHABLE_DEFER": 300, "ROBOTSTXT_UNREACHABLE_TTL": 300},
+        allow_errors=True,
+    )
+    assert time.monotonic() - started < 10
+    assert "Unsupported URL scheme 'htp'" in spider.dropped[bad]
+    assert spider.fetched == [site.url("/ok")]
+    assert stats["robotstxt/not_downloadable"] == 1
+    assert "robotstxt/deferred" not in stats and "robotstxt/unreachable" not in stats
+
+
+@deferred_f_from_coro_f
+async def test_a_scheme_scrapy_cannot_download_is_said_as_file_urls_are(tmp_path) -> None:
+    """``htp:`` and ``file:`` URLs: both not checked (exit 2), no traceback."""
+    for url in ("htp://127.0.0.1:9/x", "file:///x"):
+        output, code = await scrapy(url, cwd=tmp_path)
+        assert code == EXIT_ERROR, output
+        assert f"verdict:     ERROR: not an http(s) URL ({url.split(':')[0]}:)" in output
+        assert "a crawl passes it to Scrapy unchecked" in output
+        assert "Traceback" not in output

@@ -58,7 +58,13 @@ if TYPE_CHECKING:
 
     from ._settings import RobotsTxtSettings
 
-__all__ = ["RobotsTxtFetcher", "is_download_failure", "retry_after_seconds", "send_robots_parsed"]
+__all__ = [
+    "RobotsTxtFetcher",
+    "is_download_failure",
+    "is_not_downloadable",
+    "retry_after_seconds",
+    "send_robots_parsed",
+]
 
 logger = logging.getLogger("scrapy_rfc9309.fetcher")
 
@@ -104,10 +110,13 @@ _SCRAPY_DOWNLOAD_ERRORS = frozenset(
         "DownloadFailedError",
         "DownloadTimeoutError",
         "ResponseDataLossError",
-        "UnsupportedURLSchemeError",
-        "NotSupported",
     }
 )
+#: Scrapy's exceptions for a URL this crawler cannot download at all: no download
+#: handler for its scheme (``NotSupported``; ``UnsupportedURLSchemeError``, Scrapy
+#: 2.14+, from a handler given a scheme it does not serve). The crawler's side,
+#: not the site's: never "unreachable".
+_SCRAPY_NOT_DOWNLOADABLE = frozenset({"NotSupported", "UnsupportedURLSchemeError"})
 #: A refused redirect target is named in logs up to this many characters
 #: (a ``data:`` URL carries its whole content).
 _TARGET_SHOWN = 80
@@ -135,6 +144,16 @@ def is_download_failure(exc: BaseException) -> bool:
         if any(module == name or module.startswith(name + ".") for name in _NETWORK_MODULES):
             return True
     return False
+
+
+def is_not_downloadable(exc: BaseException) -> bool:
+    """Whether ``exc`` says this crawler cannot download the URL at all (no download
+    handler for its scheme): a failure on the crawler's side, not the site's
+    answer, so not a network failure (RFC 9309 2.3.1.4 speaks of the server)."""
+    return any(
+        kind.__module__ == "scrapy.exceptions" and kind.__name__ in _SCRAPY_NOT_DOWNLOADABLE
+        for kind in type(exc).__mro__
+    )
 
 
 def retry_after_seconds(value: bytes | str | None, now: float | None = None) -> float | None:
@@ -245,6 +264,9 @@ class RobotsTxtFetcher:
                 chain.append((url, None))
                 return self.unreachable(f"robots.txt request dropped: {exc}", chain)
             except Exception as exc:
+                if is_not_downloadable(exc):
+                    chain.append((url, None))
+                    return self.not_downloadable(exc, chain)
                 if not is_download_failure(exc):
                     raise
                 chain.append((url, None))
@@ -324,6 +346,25 @@ class RobotsTxtFetcher:
             # here is kept by Scrapy's compression middleware
             headers={b"Accept-Encoding": _ACCEPT_ENCODING},
         )
+
+    def not_downloadable(self, exc: Exception, chain: Chain) -> SiteOutcome:
+        """No download handler for the robots.txt URL's scheme: the crawler's side,
+        not the site's answer (never unreachable, never deferred). The site's
+        requests go to Scrapy unchecked, which fails each with its own error;
+        kept ``ROBOTSTXT_CACHE_TTL`` (the handlers do not change during a crawl)."""
+        scheme = urlsplit(chain[0][0]).scheme if chain else ""
+        self.stats.inc_value(f"robotstxt/exception_count/{dotted_name(exc)}")
+        logger.warning(
+            "robots.txt not checked: this crawler cannot download %s: URLs (%s: %s); "
+            "requests to %s go to Scrapy unchecked, which fails them",
+            scheme,
+            dotted_name(exc),
+            exc,
+            site_of(chain[0][0]) if chain else "?",
+        )
+        expires = time.monotonic() + self.settings.cache_ttl
+        detail = f"{dotted_name(exc)}: {exc}"
+        return SiteOutcome(Kind.NOT_DOWNLOADABLE, None, detail, expires, tuple(chain))
 
     def unreachable(self, detail: str, chain: Chain = ()) -> SiteOutcome:
         """An unreachable outcome (disallow all), tried again after its TTL."""

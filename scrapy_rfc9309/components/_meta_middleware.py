@@ -35,11 +35,12 @@ from ..parser._page_directives import (
     read_usage_signals,
 )
 from ..parser._page_directives import read_page_directives as read_page_directives
-from ..parser._usage import NO_PREFERENCES, Preference, Usage, response_usage
+from ..parser._usage import NO_PREFERENCES, Preference, Usage
+from ..parser._usage_decision import UsageSources, decide_usage
 from ..sites._site import site_of
 from ._report import report_for
 from ._settings import RobotsTxtSettings, httpcache_honours_noarchive
-from ._usage_gate import warn_if_purposes_ignored
+from ._usage_gate import USAGE_META_KEY, USAGE_SOURCES_META_KEY, warn_if_purposes_ignored
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -170,15 +171,19 @@ class RobotsMetaMiddleware:
         )
 
     def _read_usage(self, response: Response, request: Request) -> None:
-        """``meta["usage"]``: robots.txt's preferences with the response's own
-        (``Content-Usage``, ``tdm-reservation`` header or meta); most restrictive wins."""
+        """``meta["usage"]``: the site's preferences (robots.txt, tdmrep.json) with the
+        response's own (``Content-Usage``, ``tdm-reservation`` header or meta), merged
+        by :func:`~._usage_decision.decide_usage` as ``scrapy robotstxt --page`` does."""
         found = read_usage_signals(response.status, response.headers, response.body)
-        stated = request.meta.get("usage")
-        usage = stated if isinstance(stated, Usage) else NO_PREFERENCES
-        if found:
-            usage = usage.merged(response_usage(found))
-        request.meta["usage"] = usage
-        refusal = usage.refusal(self.purposes)
+        sources = request.meta.get(USAGE_SOURCES_META_KEY)
+        if not isinstance(sources, UsageSources):  # no robots.txt check (or another's usage)
+            stated = request.meta.get(USAGE_META_KEY)
+            sources = UsageSources(
+                robots_txt=stated if isinstance(stated, Usage) else NO_PREFERENCES
+            )
+        decision = decide_usage(sources.with_page(found), self.purposes)
+        request.meta[USAGE_META_KEY] = decision.usage
+        refusal = decision.refusal
         if refusal is not None:
             self._refused[response] = refusal
             self._inc("robotsmeta/pages/usage")

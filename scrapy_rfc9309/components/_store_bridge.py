@@ -302,11 +302,12 @@ class StoreBridge:
     def fetched(self, site: str, outcome: SiteOutcome, *, kept: bool = False) -> None:
         """Save what the fetch of ``site`` came to, then give its lease up (off the reactor).
 
-        An internal error is not the site's answer: it is not saved. ``kept``:
+        An internal error, or a site this crawler cannot download, is not the site's
+        answer: it is not saved. ``kept``:
         the fetch was unreachable and the copy fetched earlier stays in force;
         the record saved is that copy's.
         """
-        save = outcome.kind is not Kind.INTERNAL_ERROR and self.available()
+        save = outcome.kind not in (Kind.INTERNAL_ERROR, Kind.NOT_DOWNLOADABLE) and self.available()
         held = site in self._held
         self._held.discard(site)
         if save or held:

@@ -33,7 +33,8 @@ from twisted.internet.defer import CancelledError, Deferred
 from w3lib.url import safe_url_string
 
 from ..parser._tdmrep import EMPTY_TDMREP, MAX_RULES, TDMREP_PATH, TdmRep, parse_tdmrep
-from ..parser._usage import NO_PREFERENCES, Usage, needs_tdmrep
+from ..parser._usage import needs_tdmrep
+from ..parser._usage_decision import decide_usage, site_sources
 from ..sites._lifetime import headers_lifetime
 from ..sites._sitetable import SiteState
 from . import _compat
@@ -44,6 +45,7 @@ from ._fetcher import (
     RETRY_AFTER_STATUSES,
     dotted_name,
     is_download_failure,
+    is_not_downloadable,
     retry_after_seconds,
     shown_target,
     unfollowable,
@@ -68,6 +70,8 @@ FAILED_TDMREP = TdmRep()
 
 #: ``request.meta`` / ``response.meta`` key of the :class:`~._usage.Usage` that applies.
 USAGE_META_KEY = "usage"
+#: ``request.meta`` key of the :class:`~._usage_decision.UsageSources` it was decided from.
+USAGE_SOURCES_META_KEY = "_robotstxt_usage_sources"
 
 
 class TdmRepSites:
@@ -255,6 +259,10 @@ class TdmRepSites:
                 self._detail(site, f"not fetched: {exc}; nothing stated")
                 return unreachable, EMPTY_TDMREP
             except Exception as exc:
+                if is_not_downloadable(exc):  # the crawler's side; its pages fail likewise
+                    logger.debug("tdmrep.json not downloadable: %s (%s)", url, exc)
+                    self._detail(site, f"not downloadable ({dotted_name(exc)}); nothing stated")
+                    return time.monotonic() + self.settings.cache_ttl, EMPTY_TDMREP
                 if self._closing or (not is_download_failure(exc) and not _size_cancelled(exc)):
                     raise
                 self.stats.inc_value(f"robotstxt/tdmrep/exception_count/{dotted_name(exc)}")
@@ -430,10 +438,7 @@ class UsageGate:
 
     async def check(self, outcome: SiteOutcome, site: str, request: Request, token: str) -> None:
         """Set ``request.meta["usage"]``; raise ``IgnoreRequest`` if a purpose is refused."""
-        usage: Usage = NO_PREFERENCES
-        robots = outcome.robots
-        if robots is not None:
-            usage = robots.usage(url=request.url, agent=token)
+        rules: TdmRep | None = None
         if self.tdmrep is not None:
             rules = await self.tdmrep.get(site)
             if rules is None:
@@ -441,10 +446,11 @@ class UsageGate:
                 drop_at_close(self.crawler, self._report, logger, site, url, request)
             elif rules is FAILED_TDMREP:
                 self._drop_internal_error(site, request)
-            else:
-                usage = usage.merged(rules.usage(request.url))
-        request.meta[USAGE_META_KEY] = usage
-        refusal = usage.refusal(self.purposes)
+        sources = site_sources(outcome.robots, request.url, token, rules)
+        decision = decide_usage(sources, self.purposes)
+        request.meta[USAGE_META_KEY] = decision.usage
+        request.meta[USAGE_SOURCES_META_KEY] = sources  # the page's signals join after download
+        refusal = decision.refusal
         if refusal is None:
             return
         self.stats.inc_value("robotstxt/forbidden")

@@ -29,6 +29,11 @@ class Kind(enum.Enum):
     #: Not an answer of the site: a bug or an incompatible component failed
     #: while fetching or parsing; disallow all, logged at ERROR.
     INTERNAL_ERROR = "internal_error"
+    #: Not an answer of the site either: this crawler cannot download the site's
+    #: URLs (no download handler for the scheme, ``s3:`` without botocore). The
+    #: site's requests go to Scrapy unchecked, which fails each at once with its
+    #: own error (``NotSupported``); never deferred, never stored.
+    NOT_DOWNLOADABLE = "not_downloadable"
 
 
 #: Kinds under which every request to the site is dropped.
@@ -68,6 +73,7 @@ class Decision(NamedTuple):
 
 _ALLOWED_WITHOUT_RULES = Decision(True, None, "no rule applies: everything allowed")
 _ALLOWED_BY_RULES = Decision(True, None, "allowed by robots.txt")
+_NOT_CHECKED = Decision(True, None, "not checked: the crawler cannot download this site's URLs")
 
 
 class SiteOutcome:
@@ -143,7 +149,7 @@ class SiteOutcome:
         if self.kind in DISALLOW_ALL:
             return self._disallow_all(site)
         if self.robots is None:
-            return _ALLOWED_WITHOUT_RULES
+            return _NOT_CHECKED if self.kind is Kind.NOT_DOWNLOADABLE else _ALLOWED_WITHOUT_RULES
         verdict = self.robots.denial(url=url, agent=token)
         if verdict is None:  # the hot path: no Verdict built
             return _ALLOWED_BY_RULES

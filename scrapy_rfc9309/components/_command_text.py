@@ -1,0 +1,163 @@
+"""``scrapy robotstxt``'s text output, drawn only from each URL's answer (as ``--json``).
+
+The same dict :func:`~._command_answer.explain_url` gives is printed as JSON
+or, by this module, as aligned ``name: value`` lines for a person.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import Any
+
+from ..parser._robotstxt import RobotsTxt
+from ..parser._tdmrep import TDMREP_PATH
+from ..sites._outcome import Kind, SiteOutcome
+from ._command_answer import explain_url
+from ._meta_middleware import _LENIENT_FORMS
+
+__all__ = ["explain", "print_answer", "robots_lines"]
+
+_WHOLE_SITE_VERDICTS = {
+    Kind.UNREACHABLE.value: "robots.txt unreachable (RFC 9309 2.3.1.4)",
+    Kind.RESTRICTED.value: "robots.txt answered 401/403 (ROBOTSTXT_AUTH_DISALLOW)",
+    Kind.INTERNAL_ERROR.value: "internal error while fetching robots.txt (see the log)",
+}
+
+
+def explain(robots: RobotsTxt, url: str, token: str) -> tuple[list[str], bool]:
+    """The report lines for ``url`` under ``robots`` as ``token``, and the verdict."""
+    answer = explain_url(SiteOutcome(Kind.PARSED, robots, "", 0.0), url, token)
+    if answer["verdict"] == "error":
+        raise ValueError(answer["detail"])
+    return robots_lines(answer), answer["verdict"] == "allowed"
+
+
+def robots_lines(answer: dict[str, Any]) -> list[str]:
+    """What a parsed robots.txt says of the answer's URL: verdict, groups, usage, ..."""
+    lines = []
+    if answer["line"] is None:
+        lines.append("verdict:     ALLOWED (no rule matches; RFC 9309 2.2.2)")
+    else:
+        word = "ALLOWED" if answer["verdict"] == "allowed" else "DISALLOWED"
+        lines.append(f'verdict:     {word} by line {answer["line"]}: "{answer["rule"]}"')
+    if not answer["groups"]:
+        lines.append("group:       none applies (no group for this agent and no '*' group)")
+    for group in answer["groups"]:
+        agents = ", ".join(f"line {agent['line']}: {agent['text']}" for agent in group)
+        lines.append(f"group:       {agents}")
+    delay = answer["crawl_delay"]
+    lines.append(f"crawl-delay: {'none' if delay is None else f'{delay} s'}")
+    usage = answer["robots_usage"]
+    if not usage:
+        lines.append("usage:       none stated (Content-Usage, Content-Signal)")
+    for category, preference in usage.items():
+        line, rule = preference["line"], preference["rule"]
+        lines.append(f'usage:       {category}={preference["value"]} by line {line}: "{rule}"')
+    lines.extend(f"sitemap:     {sitemap}" for sitemap in answer["sitemaps"])
+    lines.extend(
+        f"warning:     line {warning['line']}: {warning['message']}"
+        for warning in answer["warnings"]
+    )
+    return lines
+
+
+def _source(answer: dict[str, Any]) -> str:
+    """The robots.txt URL chain as :attr:`SiteOutcome.source` says it."""
+    chain = answer["robots_txt"]
+    if not chain:
+        return ""
+    text = chain[0]["url"]
+    for before, after in pairwise(chain):
+        text += f" -> {after['url']} ({before['status']})"
+    return text
+
+
+def print_answer(answer: dict[str, Any], *, first: bool) -> None:
+    """One URL's answer as text (its ``page`` part too, with ``--page``)."""
+    _print_verdict(answer, first=first)
+    _print_page(answer)
+
+
+def _print_verdict(answer: dict[str, Any], *, first: bool) -> None:
+    if not first:
+        print()
+    print(f"url:         {answer['url']}")
+    print(f"agent:       {answer['agent']}")
+    if answer["outcome"] is None:
+        print(f"verdict:     ERROR: {answer['detail']}")
+        return
+    print(f"robots.txt:  {_source(answer)}")
+    print(f"outcome:     {answer['outcome']} ({answer['detail']})")
+    if answer["lifetime"]:
+        print(f"lifetime:    {answer['lifetime']}")
+    if answer["outcome"] in _WHOLE_SITE_VERDICTS:
+        print(f"verdict:     DISALLOWED: {_WHOLE_SITE_VERDICTS[answer['outcome']]}")
+        return
+    if answer["verdict"] == "error":
+        print(f"verdict:     ERROR: {answer['detail']}")
+        return
+    if "groups" not in answer:  # no rules read: RFC 9309 2.3.1.3
+        print("verdict:     ALLOWED: robots.txt unavailable (RFC 9309 2.3.1.3)")
+    else:
+        print("\n".join(robots_lines(answer)))
+    _print_purposes(answer)
+
+
+def _print_purposes(answer: dict[str, Any]) -> None:
+    """The declared purposes' part: tdmrep.json, the page's signals, what refuses."""
+    if "purposes" not in answer or answer["verdict"] != "allowed":
+        return
+    tdmrep = answer.get("tdmrep")
+    sources = answer.get("usage_sources") or {}
+    if tdmrep is not None:
+        where = tdmrep["url"] or TDMREP_PATH
+        print(f"tdmrep.json: {where} ({tdmrep['detail']})")
+        for category, preference in (sources.get("tdmrep") or {}).items():
+            print(
+                f"usage:       {category}={preference['value']} by tdmrep.json: "
+                f"{preference['rule']}"
+            )
+    for category, preference in (sources.get("page") or {}).items():
+        print(f"usage:       {category}={preference['value']} by the page: {preference['rule']}")
+    purposes = ", ".join(answer["purposes"])
+    refused = answer["refused"]
+    if refused is None:
+        print(f"purposes:    {purposes}: not refused")
+        return
+    refusals = answer.get("refusals") or {answer["purposes"][0]: refused}
+    parts = []
+    for purpose in answer["purposes"]:
+        refused = refusals.get(purpose)
+        if refused is None:
+            parts.append(f"{purpose}: not refused")
+            continue
+        if refused["line"] is not None:
+            where = f'robots.txt line {refused["line"]}: "{refused["rule"]}"'
+        elif refused["source"] == TDMREP_PATH:
+            where = f"{refused['source'].removeprefix('/.well-known/')}: {refused['rule']}"
+        else:
+            where = f"{refused['source']}: {refused['rule']}"
+        parts.append(f"{purpose}: REFUSED, {refused['category']}={refused['value']} by {where}")
+    print(f"purposes:    {', '.join(parts)}")
+
+
+def _print_page(answer: dict[str, Any]) -> None:
+    page = answer.get("page")
+    if page is None:
+        return
+    if page.get("error"):
+        status = f"HTTP {page['status']}, " if page.get("status") is not None else ""
+        print(f"page:        {status}not read: {page['error']}")
+    elif not page["directives"]:
+        print(f"page:        HTTP {page['status']}, no robots directives for this agent")
+    else:
+        print(f"page:        HTTP {page['status']}")
+        for name in page["directives"]:
+            print(f"directive:   {name} ({', '.join(page['sources'][name])})")
+    if page.get("truncated"):
+        print(
+            f"limit:       read only in part ({', '.join(page['truncated'])} reached): "
+            "a directive past it is not seen"
+        )
+    for form in page.get("lenient") or ():
+        print(f"lenient:     {_LENIENT_FORMS.get(form, form)}")
