@@ -593,8 +593,8 @@ def test_scrapy_headers() -> None:
 )
 def test_character_references_in_meta_attributes_are_decoded(head: str, expected: set[str]) -> None:
     """An HTML parser decodes character references in attribute values, so
-    ``name="r&#111;bots"`` is a robots META tag (HTML: The Definitive Guide
-    ch. 9 robots META; HTML 13.2.5.72 character reference state)."""
+    ``name="r&#111;bots"`` is a robots META tag (HTTP: The Definitive Guide
+    ch. 9 robots META; HTML Living Standard 13.2.5.72, character reference state)."""
     assert meta(f"<html><head>{head}</head><body></body></html>") == expected
 
 
