@@ -456,8 +456,11 @@ async def test_per_site_stats_count_each_site_once_despite_evictions(sites) -> N
 
 @deferred_f_from_coro_f
 async def test_summary_says_1_site(sites, caplog) -> None:
-    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)
-    settings = {"EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 100}, "ROBOTSTXT_CACHE_TTL": 0}
+    site = sites(
+        routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n"), "/a": slow(1.6)},
+        default=PAGE,
+    )
+    settings = {"EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 100}, "ROBOTSTXT_CACHE_TTL": 1}
     with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
         await crawl([site.url("/a")], settings, followups={site.url("/a"): [site.url("/x")]})
     assert site.count("/robots.txt") == 2  # fetched twice, one site
