@@ -82,6 +82,15 @@ def _checked(max_size: int) -> int:
     return max_size
 
 
+def _may_resolve(url: str) -> bool:
+    """Whether the path of ``url`` (absolute, or a path) may contain a dot
+    segment or ``//`` (``%2e`` not decoded yet): a cheap test before the
+    canonical path is computed again."""
+    scheme = url.find("://")
+    rest = url if scheme < 0 else url[scheme + 3 :]
+    return "/." in rest or "//" in rest or "%2" in rest
+
+
 class ResolvedVerdict(Verdict):
     """A denial reached on the path the server resolves the request's path to.
 
@@ -226,8 +235,7 @@ class Verdicts:
         rule = self._denied(url, agent)
         if rule is None:
             return None
-        path = canonical_path(url)
-        if "/." in path or "//" in path:
+        if _may_resolve(url) and _may_resolve(canonical_path(url)):
             # Denied as sent, or only as resolved (LENIENT(dot-segments)): say which.
             as_sent = self._decide(url, agent)
             if as_sent is None or (as_sent >> _ALLOW_BIT) & 1:
