@@ -17,7 +17,7 @@ from scrapy_rfc9309.components import _compat
 from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
 
 from .conftest import BASE_SETTINGS, BUILTIN, RecordingSpider, crawl
-from .server import text
+from .server import status, text
 
 PAGE = text("<html>page</html>", content_type=b"text/html")
 
@@ -52,6 +52,84 @@ async def test_invalid_setting_stops_the_crawl_at_start(sites) -> None:
     assert site.hits == []
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("ROBOTSTXT_OBEY", ["yes"]),
+        ("ROBOTSTXT_OBEY", {"on": True}),
+        ("ROBOTSTXT_AUTH_DISALLOW", [1]),
+        ("ROBOTSTXT_CRAWL_DELAY", {}),
+        ("ROBOTS_META_OBEY", ["no"]),
+        ("ROBOTSTXT_MAX_SIZE", 0),
+        ("ROBOTSTXT_MAX_SIZE", 1023),
+    ],
+)
+@deferred_f_from_coro_f
+async def test_unusable_setting_stops_the_crawl_at_start_naming_it(
+    sites, name: str, value: Any
+) -> None:
+    """A list or dict for a boolean setting, or a ROBOTSTXT_MAX_SIZE that would
+    ignore every robots.txt (0; RFC 9309 2.5 asks for 500 KiB), stop the
+    crawl at start-up naming the setting and the value, nothing fetched."""
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /\n")}, default=PAGE)
+    with pytest.raises(SettingError, match=name) as error:
+        await crawl([site.url("/private")], {name: value})
+    assert repr(value) in str(error.value)
+    assert site.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_unloadable_meta_httpcache_policy_stops_the_crawl_naming_it(sites, tmp_path) -> None:
+    site = sites(default=PAGE)
+    settings = {
+        "HTTPCACHE_ENABLED": True,
+        "HTTPCACHE_DIR": str(tmp_path),
+        "HTTPCACHE_POLICY": "scrapy_rfc9309.RobotsMetaCachePolicy",
+        "ROBOTS_META_HTTPCACHE_POLICY": "no",
+    }
+    with pytest.raises(SettingError, match="ROBOTS_META_HTTPCACHE_POLICY") as error:
+        await crawl([site.url("/")], settings)
+    assert "'no'" in str(error.value)
+    assert site.hits == []
+
+
+@pytest.mark.parametrize("name", ["ROBOTSTXT_CACHE_TTL", "ROBOTSTXT_UNREACHABLE_TTL"])
+@deferred_f_from_coro_f
+async def test_a_ttl_below_one_second_is_raised_to_it_with_a_warning(
+    sites, caplog, name: str
+) -> None:
+    """A robots.txt kept 0 s would be downloaded for every request (RFC 9309
+    2.4 caching): the floor is 1 s, said once at start-up."""
+    robots = text("User-agent: *\nDisallow: /x\n") if "CACHE" in name else status(503)
+    site = sites(routes={"/robots.txt": robots}, default=PAGE)
+    followups = {site.url("/a"): [site.url("/b"), site.url("/c")]}
+    if "UNREACHABLE" in name:
+        other = sites(default=PAGE)
+        followups = {other.url("/a"): [site.url("/b"), site.url("/c")]}
+        urls = [site.url("/first"), other.url("/a")]
+    else:
+        urls = [site.url("/a")]
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
+        await crawl(urls, {name: 0}, followups=followups)
+    assert site.count("/robots.txt") == 1
+    warnings = [r.getMessage() for r in caplog.records if r.getMessage().startswith(name)]
+    assert warnings == [
+        f"{name} is 0 s: raised to 1 s (a robots.txt kept less would be "
+        "downloaded again for every request)"
+    ]
+
+
+@deferred_f_from_coro_f
+async def test_a_cache_ttl_over_24_hours_warns_naming_rfc_9309_2_4(sites, caplog) -> None:
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
+        spider, _ = await crawl([site.url("/a"), site.url("/x")], {"ROBOTSTXT_CACHE_TTL": 172_800})
+    assert spider.fetched == [site.url("/a")]
+    [warning] = [r for r in caplog.records if "ROBOTSTXT_CACHE_TTL" in r.getMessage()]
+    assert warning.levelno == logging.WARNING
+    assert "RFC 9309 2.4" in warning.getMessage()
+
+
 @deferred_f_from_coro_f
 async def test_builtin_middleware_enabled_too_is_refused(sites) -> None:
     site = sites(default=PAGE)
@@ -74,7 +152,7 @@ async def test_obey_off_disables_the_middleware(sites) -> None:
 def test_small_max_size_warns_that_it_departs_from_the_rfc(caplog) -> None:
     from scrapy_rfc9309 import RobotsTxtMiddleware
 
-    crawler = get_crawler(RecordingSpider, {**BASE_SETTINGS, "ROBOTSTXT_MAX_SIZE": 1000})
+    crawler = get_crawler(RecordingSpider, {**BASE_SETTINGS, "ROBOTSTXT_MAX_SIZE": 10_000})
     with caplog.at_level(logging.WARNING):
         RobotsTxtMiddleware(crawler)
     assert "RFC 9309 2.5" in caplog.text

@@ -69,6 +69,19 @@ def test_2_5_cut_or_corrupt_streams_give_the_part_before_the_fault(encoding: str
     assert body.startswith(corrupt.body)
 
 
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_2_5_a_cut_stream_is_told_from_a_body_not_so_encoded(encoding: str) -> None:
+    """A stream cut in its header decodes to nothing, as a plain body labelled
+    gzip does; only the first is a cut (unreachable, RFC 9309 2.3.1.4)."""
+    data = _compress(b"User-agent: *\nDisallow: /x\n", encoding)
+    for size in (4, len(data) - 2):
+        cut = decode_body(data[:size], [encoding], 1_000_000)
+        assert cut.broken and cut.cut, size
+    if encoding in ("gzip", "deflate"):
+        plain = decode_body(b"User-agent: *\nDisallow: /x\n", [encoding], 1_000_000)
+        assert plain.broken and not plain.cut and not plain.body
+
+
 def test_raw_deflate_and_gzip_members_are_read() -> None:
     raw = zlib.compressobj(6, zlib.DEFLATED, -15)
     data = raw.compress(b"User-agent: *\n") + raw.flush()

@@ -191,6 +191,31 @@ async def test_2_5_cut_compressed_body_keeps_the_complete_lines(sites) -> None:
     assert stats["robotstxt/parsed"] == 1
 
 
+@pytest.mark.parametrize("cut_at", ["in-first-line", "in-gzip-header"])
+@deferred_f_from_coro_f
+async def test_2_3_1_4_compressed_body_cut_before_its_first_line_is_unreachable(
+    sites, caplog, cut_at: str
+) -> None:
+    """No complete line decoded is not an empty file (allow all for 24 hours):
+    like a plain body cut short, the robots.txt is unreachable (RFC 9309
+    2.3.1.4; 2.5: never guess a cut line)."""
+    import gzip
+    import random
+
+    first_line = "# " + "".join(random.Random(7).choices("abcdefghij0123456789", k=4000))
+    data = gzip.compress(f"{first_line}\nUser-agent: *\nDisallow: /private\n".encode())
+    cut = data[: len(data) // 2] if cut_at == "in-first-line" else data[:5]
+    site = sites(routes={"/robots.txt": encoded(cut, "gzip")}, default=PAGE)
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
+        spider, stats = await crawl([site.url("/private/x"), site.url("/c")])
+    assert spider.fetched == []
+    assert site.hits == ["/robots.txt"]
+    assert stats["robotstxt/unreachable"] == 1
+    assert "robotstxt/parsed" not in stats
+    assert "robotstxt/encoding_mislabelled" not in stats
+    assert "cut or corrupt before its first line ended" in caplog.text
+
+
 @deferred_f_from_coro_f
 async def test_2_3_1_1_a_plain_body_sent_as_gzip_is_parsed_as_it_is(sites, caplog) -> None:
     """A common misconfiguration: the rules are what the site meant, not nothing."""
@@ -431,8 +456,11 @@ async def test_per_site_stats_count_each_site_once_despite_evictions(sites) -> N
 
 @deferred_f_from_coro_f
 async def test_summary_says_1_site(sites, caplog) -> None:
-    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)
-    settings = {"EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 100}, "ROBOTSTXT_CACHE_TTL": 0}
+    site = sites(
+        routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n"), "/a": slow(1.6)},
+        default=PAGE,
+    )
+    settings = {"EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 100}, "ROBOTSTXT_CACHE_TTL": 1}
     with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
         await crawl([site.url("/a")], settings, followups={site.url("/a"): [site.url("/x")]})
     assert site.count("/robots.txt") == 2  # fetched twice, one site

@@ -7,13 +7,18 @@ test id ``lenient-<id>``, and produces a warning naming its line.
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
 import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
 
 import scrapy_rfc9309
 from scrapy_rfc9309 import RobotsTxt
+
+from .conftest import crawl
+from .server import text
 
 param = pytest.param
 
@@ -72,6 +77,18 @@ LENIENT_CASES = [
 #: tests/test_page_directives.py and tests/test_meta_middleware.py as
 #: ``lenient-<id>``, and here.
 PAGE_DIRECTIVE_LENIENCY = {"meta-semicolon", "meta-space"}
+#: Checks stricter than RFC 9309 2.2.2, tested below as ``lenient-<id>``
+#: (no warning: the file is not at fault).
+CHECK_LENIENCY = {"dot-segments"}
+
+#: (path as sent, the path a server resolves it to: RFC 3986 5.2.4, slashes merged)
+DOT_SEGMENT_FORMS = [
+    param("/./private/a", "/private/a", id="lenient-dot-segments-dot"),
+    param("/x/../private/b", "/private/b", id="lenient-dot-segments-dot-dot"),
+    param("//private/c", "/private/c", id="lenient-dot-segments-double-slash"),
+    param("/%2e/private/d", "/private/d", id="lenient-dot-segments-encoded-dot"),
+    param("/%2E%2E/private/e", "/private/e", id="lenient-dot-segments-encoded-dot-dot"),
+]
 
 
 @pytest.mark.parametrize(
@@ -129,13 +146,80 @@ def test_lenient_reading(body: bytes, url: str, allowed: bool, warning_line: int
     assert warning_line in [line for line, _ in robots.warnings]
 
 
+@pytest.mark.parametrize(("path", "resolved"), DOT_SEGMENT_FORMS)
+def test_lenient_dot_segments_resolved_path(path: str, resolved: str) -> None:
+    from scrapy_rfc9309.parser._dots import needs_resolving, resolved_path
+
+    assert needs_resolving(path)
+    assert resolved_path(path) == resolved
+
+
+@pytest.mark.parametrize(
+    ("path", "resolved"),
+    [
+        param("/a/b/../../..", "/", id="above-the-root"),
+        param("/a/b/..", "/a/", id="final-dot-dot"),
+        param("/a/.", "/a/", id="final-dot"),
+        param("/a//b/./c?q=/./x//y", "/a/b/c?q=/./x//y", id="query-kept"),
+        param("/.hidden/a..b", None, id="not-dot-segments"),
+        param("/plain/path", None, id="plain"),
+    ],
+)
+def test_resolved_path_rfc3986_5_2_4(path: str, resolved: str | None) -> None:
+    from scrapy_rfc9309.parser._dots import resolved_path
+
+    assert resolved_path(path) == resolved
+
+
+@pytest.mark.parametrize(("path", "resolved"), DOT_SEGMENT_FORMS)
+def test_lenient_dot_segments_disallowed_as_resolved(path: str, resolved: str) -> None:
+    """LENIENT(dot-segments): a server serves ``/./private/a`` as ``/private/a``
+    (RFC 3986 5.2.4; nginx merges slashes): both forms are checked, stricter
+    than RFC 9309 2.2.2, and the verdict names the form that matched."""
+    from scrapy_rfc9309.parser._compact import CompactRobots
+    from scrapy_rfc9309.parser._robotstxt import ResolvedVerdict
+
+    robots = RobotsTxt.parse(b"User-agent: *\nAllow: /x/\nDisallow: /private\n")
+    for url in (path, "https://example.com" + path):
+        assert not robots.allowed(url=url, agent="ExampleBot")
+        for verdict in (
+            robots.check(url=url, agent="ExampleBot"),
+            robots.denial(url=url, agent="ExampleBot"),
+            CompactRobots(robots).denial(url=url, agent="ExampleBot"),
+        ):
+            assert isinstance(verdict, ResolvedVerdict)
+            assert verdict == (False, 3, "Disallow: /private")
+            assert verdict.matched_as == resolved
+    assert robots.allowed(url="/x/./a", agent="ExampleBot")  # resolves to /x/a: allowed too
+    assert robots.allowed(url="/./public", agent="ExampleBot")
+    assert robots.allowed(url="/./robots.txt", agent="ExampleBot")
+
+
+@deferred_f_from_coro_f
+async def test_lenient_dot_segments_never_sent_to_the_server(sites, caplog) -> None:
+    """LENIENT(dot-segments), in a real crawl: none of the five forms of a
+    disallowed path reaches the server; an allowed path does (RFC 9309 2.2.2)."""
+    page = text("<html>page</html>", content_type=b"text/html")
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /private\n")}, default=page)
+    forms = [case.values[0] for case in DOT_SEGMENT_FORMS]
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309"):
+        spider, stats = await crawl([site.url(path) for path in [*forms, "/public"]])
+    assert spider.fetched == [site.url("/public")]
+    assert site.hits == ["/robots.txt", "/public"]
+    assert stats["robotstxt/forbidden"] == len(forms)
+    assert (
+        '"Disallow: /private" (matched as /private/a, the path the server resolves '
+        "/./private/a to)" in caplog.text
+    )
+
+
 def test_every_lenient_tag_in_the_source_is_tested() -> None:
     source = Path(scrapy_rfc9309.__file__).parent
     tags = set()
     for path in source.rglob("*.py"):
         tags |= set(re.findall(r"LENIENT\(([a-z0-9-]+)\)", path.read_text()))
     tested = {case.id.removeprefix("lenient-") for case in LENIENT_CASES}
-    tested |= PAGE_DIRECTIVE_LENIENCY
+    tested |= PAGE_DIRECTIVE_LENIENCY | CHECK_LENIENCY
     assert tags, "no LENIENT tags found"
     assert tags <= tested, f"untested leniency: {sorted(tags - tested)}"
 

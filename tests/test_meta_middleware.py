@@ -126,6 +126,20 @@ FORMS = [
     ),
     param(page('<meta name="robots" content="all">'), True, True, {"all"}, id="ch9-all"),
     param(
+        page('<meta name="r&#111;bots" content="nofollow">'),
+        False,
+        True,
+        NOFOLLOW,
+        id="ch9-meta-character-reference",
+    ),
+    param(
+        page('<meta name="examplebo&#x74;" content="&#110;oindex">'),
+        True,
+        False,
+        NOINDEX,
+        id="ch9-tok-character-references",
+    ),
+    param(
         page('<META NAME="ROBOTS" CONTENT="NOINDEX,NOFOLLOW">'), False, False, BOTH, id="ch9-upper"
     ),
     param(

@@ -223,7 +223,7 @@ async def test_dont_obey_robotstxt_and_data_urls_pass_untouched(sites) -> None:
 @deferred_f_from_coro_f
 async def test_2_4_result_refetched_after_cache_ttl(sites) -> None:
     site = sites(
-        routes={"/robots.txt": text("User-agent: *\nDisallow: /b\n"), "/slow": slow(1.0)},
+        routes={"/robots.txt": text("User-agent: *\nDisallow: /b\n"), "/slow": slow(1.6)},
         default=PAGE,
     )
     followups = {site.url("/slow"): [site.url("/b")]}
@@ -235,7 +235,7 @@ async def test_2_4_result_refetched_after_cache_ttl(sites) -> None:
 
     reactor.callLater(0.5, change_rules)
     spider, stats = await crawl(
-        [site.url("/slow")], {"ROBOTSTXT_CACHE_TTL": 0.5}, followups=followups
+        [site.url("/slow")], {"ROBOTSTXT_CACHE_TTL": 1}, followups=followups
     )
     assert site.count("/robots.txt") == 2
     assert stats["robotstxt/refetch"] == 1
@@ -245,7 +245,7 @@ async def test_2_4_result_refetched_after_cache_ttl(sites) -> None:
 @deferred_f_from_coro_f
 async def test_2_4_unreachable_refetch_keeps_the_cached_copy(sites) -> None:
     site = sites(
-        routes={"/robots.txt": text("User-agent: *\nDisallow: /private\n"), "/slow": slow(1.0)},
+        routes={"/robots.txt": text("User-agent: *\nDisallow: /private\n"), "/slow": slow(1.6)},
         default=PAGE,
     )
     followups = {site.url("/slow"): [site.url("/public"), site.url("/private")]}
@@ -253,7 +253,7 @@ async def test_2_4_unreachable_refetch_keeps_the_cached_copy(sites) -> None:
 
     reactor.callLater(0.5, lambda: site.routes.update({"/robots.txt": status(503)}))
     spider, stats = await crawl(
-        [site.url("/slow")], {"ROBOTSTXT_CACHE_TTL": 0.5}, followups=followups
+        [site.url("/slow")], {"ROBOTSTXT_CACHE_TTL": 1}, followups=followups
     )
     assert site.count("/robots.txt") == 2
     assert site.url("/public") in spider.fetched
@@ -264,14 +264,14 @@ async def test_2_4_unreachable_refetch_keeps_the_cached_copy(sites) -> None:
 @deferred_f_from_coro_f
 async def test_2_3_1_4_unreachable_tried_again_after_its_ttl(sites) -> None:
     site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
-    other = sites(routes={"/slow": slow(1.0)})
+    other = sites(routes={"/slow": slow(1.6)})
     followups = {other.url("/slow"): [site.url("/a")]}
     from twisted.internet import reactor
 
     reactor.callLater(0.5, lambda: site.routes.update({"/robots.txt": text("User-agent: *\n")}))
     spider, stats = await crawl(
         [site.url("/first"), other.url("/slow")],
-        {"ROBOTSTXT_UNREACHABLE_TTL": 0.3},
+        {"ROBOTSTXT_UNREACHABLE_TTL": 1},
         followups=followups,
     )
     assert site.url("/first") in spider.dropped
@@ -332,12 +332,12 @@ async def test_2_3_1_4_each_unreachable_fetch_is_logged_and_the_site_counted_onc
     sites, caplog
 ) -> None:
     site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
-    other = sites(routes={"/slow": slow(1.0)})
+    other = sites(routes={"/slow": slow(1.6)})
     followups = {other.url("/slow"): [site.url("/again")]}
     with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
         spider, stats = await crawl(
             [site.url("/first"), other.url("/slow")],
-            {"ROBOTSTXT_UNREACHABLE_TTL": 0.3},
+            {"ROBOTSTXT_UNREACHABLE_TTL": 1},
             followups=followups,
         )
     assert set(spider.dropped) == {site.url("/first"), site.url("/again")}

@@ -570,3 +570,53 @@ def test_scrapy_headers() -> None:
         "u", 200, headers, b"<meta name=robots content=noarchive>", "examplebot"
     )
     assert page.directives == {"noindex", "nofollow"}
+
+
+# -- character references in attribute values (HTML decodes them) -------------------
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        param('<meta name="r&#111;bots" content="nofollow">', {"nofollow"}, id="decimal"),
+        param('<meta name="r&#x6F;bots" content="nofollow">', {"nofollow"}, id="hex"),
+        param('<meta name="&#X72;obots" content="nofollow">', {"nofollow"}, id="hex-upper-x"),
+        param('<meta name="&#82;OBOTS" content="nofollow">', {"nofollow"}, id="upper-case"),
+        param("<meta name=r&#111;bots content=nofollow>", {"nofollow"}, id="unquoted"),
+        param('<meta name="r&#111bots" content="nofollow">', {"nofollow"}, id="no-semicolon"),
+        param('<meta name="example&#66;ot" content="noindex">', {"noindex"}, id="token"),
+        param('<meta name="robots" content="no&#105;ndex, &#110;ofollow">', BOTH, id="content"),
+        param('<meta name="robots" content="noindex&#44;nofollow">', BOTH, id="content-comma"),
+        param('<meta name="r&amp;bots" content="noindex">', set(), id="other-name"),
+        param('<meta name="r&#111;bot" content="noindex">', set(), id="not-the-name"),
+    ],
+)
+def test_character_references_in_meta_attributes_are_decoded(head: str, expected: set[str]) -> None:
+    """An HTML parser decodes character references in attribute values, so
+    ``name="r&#111;bots"`` is a robots META tag (HTTP: The Definitive Guide
+    ch. 9 robots META; HTML Living Standard 13.2.5.72, character reference state)."""
+    assert meta(f"<html><head>{head}</head><body></body></html>") == expected
+
+
+def test_named_reference_in_a_token_name() -> None:
+    page = "<html><head><meta name='my&lowbar;bot' content='noindex'></head></html>"
+    assert meta(page, token="my_bot") == NOINDEX
+
+
+def test_references_do_not_use_up_the_meta_tag_limit() -> None:
+    """``&amp;`` / ``&#39;`` in links and descriptions are not places where
+    the name can be: a robots META tag after thousands of them is read."""
+    links = "".join(f'<link href="/a?x=1&#38;y={i}" title="it&#39;s">' for i in range(3000))
+    body = f"<html><head>{links}<meta name='r&#111;bots' content='noindex'></head></html>"
+    assert meta(body) == NOINDEX
+
+
+def test_many_references_in_meta_tags_stay_linear() -> None:
+    """Each tag is read once, whatever the number of references in it."""
+    import time
+
+    tag = '<meta name="' + "&#120;" * 600 + '" content="noindex">'
+    body = "<html><head>" + tag * 60 + "</head></html>"
+    started = time.perf_counter()
+    assert meta(body) == set()
+    assert time.perf_counter() - started < 1.0

@@ -3,6 +3,7 @@ obviously correct reference matcher (RFC 9309 2.2.2, 2.2.3)."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from itertools import product
 
@@ -84,7 +85,12 @@ def _assert_agrees_with_reference(rules: list[tuple[bool, str]], paths: list[str
     for path in paths:
         if path == "/robots.txt":
             continue
-        assert robots.allowed(url=path, agent="a") is _reference_allowed(rules, path), (body, path)
+        # LENIENT(dot-segments): a path with "//" is also checked as the server
+        # resolves it, slashes merged (nginx; RFC 3986 5.2.4).
+        expected = _reference_allowed(rules, path) and _reference_allowed(
+            rules, re.sub("/+", "/", path)
+        )
+        assert robots.allowed(url=path, agent="a") is expected, (body, path)
 
 
 # Lengths spread evenly up to 40, so paths both shorter and longer than the
@@ -376,3 +382,41 @@ def test_2_2_4_usage_lines_after_a_check_are_read_without_grouping_the_body_agai
     assert compact.usage(url="/ai-ok/a", agent="ExampleBot") == expected
     assert expected.get("train-ai") is not None
     assert robots.usage(url="/a", agent="OtherBot").refusal(["train-ai"]) is not None
+
+
+_DOTTED_PATH = st.lists(st.sampled_from(["/", "a", "b", ".", "%2e", "%2E", "?"]), max_size=12).map(
+    lambda parts: "/" + "".join(parts)
+)
+
+
+@given(
+    rules=st.lists(st.tuples(st.booleans(), _PATTERN), max_size=8),
+    paths=st.lists(_DOTTED_PATH, max_size=8),
+)
+@settings(max_examples=500, deadline=None)
+def test_lenient_dot_segments_never_allow_what_the_path_as_sent_disallows(
+    rules: list[tuple[bool, str]], paths: list[str]
+) -> None:
+    """LENIENT(dot-segments): checking the resolved path too (RFC 3986 5.2.4)
+    only ever adds denials; a path without dot segments or "//" is checked
+    as sent only (RFC 9309 2.2.2)."""
+    from scrapy_rfc9309.parser._dots import resolved_path
+
+    body = "user-agent: *\n" + "".join(
+        f"{'allow' if allow else 'disallow'}: {pattern}\n" for allow, pattern in rules
+    )
+    robots = RobotsTxt.parse(body)
+    for path in paths:
+        if path == "/robots.txt":
+            continue
+        as_sent = _reference_allowed(rules, path.replace("%2e", ".").replace("%2E", "."))
+        allowed = robots.allowed(url=path, agent="a")
+        if not as_sent:
+            assert not allowed, (body, path)
+        resolved = resolved_path(path)
+        if resolved is None:
+            assert allowed is as_sent, (body, path)
+        else:
+            assert allowed is (as_sent and robots.allowed(url=resolved, agent="a")), (body, path)
+        assert robots.check(url=path, agent="a").allowed is allowed, (body, path)
+        assert (robots.denial(url=path, agent="a") is None) is allowed, (body, path)

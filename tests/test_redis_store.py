@@ -986,3 +986,33 @@ async def test_http_guide_ch9_a_deferral_retry_downloads_never_reads_back_its_50
     assert time.monotonic() - started < 15  # not the 30 s of ROBOTSTXT_UNREACHABLE_DEFER
     assert stats["robotstxt/deferred/recovered"] == 5
     assert "robotstxt/forbidden/unreachable" not in stats
+
+
+@deferred_f_from_coro_f
+async def test_redis_out_of_memory_error_line_is_printable_and_bounded(
+    sites: Any, own_redis: RedisServer, caplog: Any
+) -> None:
+    """Redis refusing a save (``maxmemory`` reached) quotes the failed pipeline
+    command with its arguments, a compressed body among them: the ERROR line
+    names the exception class, escapes what is not printable, and stays short.
+    The crawl goes on from memory (RFC 9309 2.4: the rules still obeyed)."""
+    robots = text(BODY)
+
+    def full_once_leased(request: Any) -> Any:  # the lease is taken: the save is refused
+        raw_client(own_redis).config_set("maxmemory", 1)
+        return robots(request)
+
+    mock = sites(routes={"/robots.txt": full_once_leased}, default=text("page"))
+    settings = {"ROBOTSTXT_STORE_URI": own_redis.url, "ROBOTSTXT_STORE_PREFIX": "oom:"}
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.store"):
+        spider, stats = await crawl(
+            [mock.url("/page"), mock.url("/private/x")], settings, allow_errors=True
+        )
+    assert spider.fetched == [mock.url("/page")]
+    [error] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert "OutOfMemoryError: " in error or "ResponseError: " in error
+    assert "maxmemory" in error  # the server's own words, at the end, are kept
+    assert "saving" in error and "SET oom:body:" in error  # the command that carried the body
+    assert error.isprintable()
+    assert len(error) < 700
+    assert stats["robotstxt/store/errors"] >= 1

@@ -773,12 +773,16 @@ async def test_2_4_a_sqlite_file_of_another_program_is_refused_at_start_up(sites
     assert tables == {"users"}  # nothing added to it
 
 
+@pytest.mark.parametrize("reaped", [True, False], ids=["reaped", "zombie"])
 @deferred_f_from_coro_f
-async def test_2_4_the_lease_of_a_killed_crawl_is_taken_over_at_once(sites, tmp_path) -> None:
+async def test_2_4_the_lease_of_a_killed_crawl_is_taken_over_at_once(
+    sites, tmp_path, reaped: bool
+) -> None:
     """A crawl killed (SIGKILL) while downloading a robots.txt leaves its lease in
     the store; the next crawl on the same host sees that the holder's process is
     gone and fetches the robots.txt at once instead of waiting out the lease
-    (DOWNLOAD_TIMEOUT + 30 s)."""
+    (DOWNLOAD_TIMEOUT + 30 s). A killed process its parent has not reaped yet
+    (a zombie) is gone too, though ``kill(pid, 0)`` still finds it."""
     import signal
     import subprocess
 
@@ -806,16 +810,24 @@ async def test_2_4_the_lease_of_a_killed_crawl_is_taken_over_at_once(sites, tmp_
             await maybe_deferred_to_future(deferLater(reactor, 0.1, lambda: None))
     finally:
         process.send_signal(signal.SIGKILL)
-        process.wait()
-    store = SQLiteStore(str(path))
+        if reaped:
+            process.wait()
     try:
-        lease = store.lease_of(_site_key(site.origin))
+        if not reaped:
+            _wait_until_zombie(process.pid)
+        store = SQLiteStore(str(path))
+        try:
+            lease = store.lease_of(_site_key(site.origin))
+        finally:
+            store.close()
+        assert lease is not None and f":{process.pid}:" in lease[0] and lease[1] > 100
+        started = time.monotonic()
+        spider, stats = await crawl([site.url("/private/b"), site.url("/a")], store_settings(path))
+        assert time.monotonic() - started < 10  # not the 150 s lease
     finally:
-        store.close()
-    assert lease is not None and f":{process.pid}:" in lease[0] and lease[1] > 100
-    started = time.monotonic()
-    spider, stats = await crawl([site.url("/private/b"), site.url("/a")], store_settings(path))
-    assert time.monotonic() - started < 10  # not the 150 s lease
+        process.wait()
+    # taken over at the first look: nothing waited for (README: robotstxt/store/waited)
+    assert "robotstxt/store/waited" not in stats
     assert site.count("/robots.txt") == 2  # fetched again by this crawl
     assert spider.fetched == [site.url("/a")]
     assert stats["robotstxt/store/saved"] == 1
@@ -840,6 +852,53 @@ async def test_2_4_a_long_wait_on_another_process_is_told_at_info(sites, tmp_pat
     assert len(told) == 1, caplog.messages
     assert "(elsewhere.example:4242:cafe)" in told[0] and _site_key(site.origin) in told[0]
     assert "lease expires in 2 s" in told[0] or "lease expires in 1 s" in told[0]
+
+
+def _wait_until_zombie(pid: int) -> None:
+    """Until process ``pid`` (a child not reaped) has exited: Linux ``/proc`` state ``Z``."""
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] != b"Z":
+        assert time.monotonic() < deadline, "the child never exited"
+        time.sleep(0.01)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="Linux /proc")
+def test_2_4_a_zombie_holder_is_gone() -> None:
+    """An exited child its parent has not reaped passes ``kill(pid, 0)`` but
+    holds nothing: its lease is taken over at once."""
+    import socket
+    import subprocess
+
+    from scrapy_rfc9309.sites._store import holder_is_gone
+
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        _wait_until_zombie(zombie.pid)
+        os.kill(zombie.pid, 0)  # still there for signal 0
+        assert holder_is_gone(f"{socket.gethostname()}:{zombie.pid}:abcd1234")
+    finally:
+        zombie.wait()
+
+
+def test_2_4_no_pid_check_on_windows(monkeypatch) -> None:
+    """On Windows, signal 0 is CTRL_C_EVENT: no process is signalled, a lease
+    of a gone process is waited out."""
+    import socket
+    import subprocess
+
+    from scrapy_rfc9309.sites import _store
+
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    signalled: list[int] = []
+    holder = f"{socket.gethostname()}:{ended.pid}:abcd1234"
+    with monkeypatch.context() as patch:  # undone before pytest reports (pathlib reads os.name)
+        patch.setattr(_store.os, "name", "nt")
+        patch.setattr(_store.os, "kill", lambda pid, sig: signalled.append(pid))
+        gone = _store.holder_is_gone(holder)
+    assert not gone
+    assert signalled == []
+    assert _store.holder_is_gone(holder)  # on POSIX: gone
 
 
 def test_2_4_only_a_gone_process_of_this_host_loses_its_lease_early() -> None:
@@ -1326,3 +1385,16 @@ async def test_http_guide_ch9_a_deferral_retry_downloads_never_reads_back_its_50
         assert 2 <= site.count("/robots.txt") <= 4  # 503, a retry or two, then 200
     assert stats["robotstxt/deferred/recovered"] == 5
     assert "robotstxt/forbidden/unreachable" not in stats
+
+
+def test_store_errors_are_described_printable_and_bounded() -> None:
+    """A store error quoting binary arguments (a compressed body) is shown
+    escaped, its start and end kept, with its class."""
+    from scrapy_rfc9309.sites._store import describe_error
+
+    message = "Command # 1 (SET k x\x9c\x00\x1b" + "\x07" * 5000 + ") caused error: OOM"
+    shown = describe_error(RuntimeError(message), limit=200)
+    assert shown.startswith("RuntimeError: Command # 1 (SET k x")
+    assert shown.endswith("caused error: OOM")
+    assert shown.isprintable() and len(shown) < 250
+    assert describe_error(TimeoutError()) == "TimeoutError"

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.misc import load_object
 
 from ..parser._page_directives import NOARCHIVE, head_of_body, read_page_directives
-from ._settings import RobotsTxtSettings
+from ._settings import RobotsTxtSettings, wrapped_cache_policy
 
 if TYPE_CHECKING:
     from scrapy.http import Request, Response
@@ -47,8 +47,7 @@ class RobotsMetaCachePolicy:
 
     def __init__(self, settings: BaseSettings) -> None:
         self.settings = RobotsTxtSettings.from_settings(settings)
-        wrapped = settings.get("ROBOTS_META_HTTPCACHE_POLICY") or DEFAULT_WRAPPED_POLICY
-        policy_class = load_object(wrapped)
+        policy_class = wrapped_cache_policy(settings, DEFAULT_WRAPPED_POLICY)
         if policy_class is RobotsMetaCachePolicy:
             policy_class = load_object(DEFAULT_WRAPPED_POLICY)
         self.wrapped: Any = policy_class(settings)

@@ -35,10 +35,16 @@ class Decoded:
     undecoded: tuple[str, ...] = ()
     #: the compressed data ended early or was corrupt; ``body`` is what came before
     broken: bool = False
+    #: the compressed data ended before its stream did (a cut, not a corrupt byte)
+    cut: bool = False
 
 
 class _Broken(Exception):
     pass
+
+
+class _Cut(_Broken):
+    """The input ended before the compressed stream did."""
 
 
 def _zlib_stage(wbits: int, *, members: bool) -> Stage:
@@ -72,7 +78,7 @@ def _zlib_stage(wbits: int, *, members: bool) -> Stage:
             except zlib.error as exc:
                 raise _Broken from exc
             if not out:
-                raise _Broken  # the stream was cut
+                raise _Cut  # the stream was cut
             yield out
 
     return stage
@@ -97,7 +103,7 @@ def _brotli_stage(module: Any) -> Stage:
                 if decoder.is_finished():
                     return
         if not decoder.is_finished():
-            raise _Broken
+            raise _Cut
 
     return stage
 
@@ -122,7 +128,7 @@ def _zstd_stage(module: Any) -> Stage:
                 if out:
                     yield out
         if started and not decoder.eof:
-            raise _Broken
+            raise _Cut
 
     return stage
 
@@ -234,7 +240,7 @@ def decode_body(body: bytes, encodings: list[str], limit: int) -> Decoded:
         return Decoded(body[: limit + 1])
     parts: list[bytes] = []
     size = 0
-    broken = False
+    broken = cut = False
     iterator = iter(stream)
     try:
         for part in iterator:
@@ -242,10 +248,11 @@ def decode_body(body: bytes, encodings: list[str], limit: int) -> Decoded:
             size += len(part)
             if size > limit:
                 break
-    except _Broken:
+    except _Broken as fault:
         broken = True
+        cut = isinstance(fault, _Cut)
     finally:
         close = getattr(iterator, "close", None)
         if close is not None:
             close()
-    return Decoded(b"".join(parts)[: limit + 1], tuple(pending), broken)
+    return Decoded(b"".join(parts)[: limit + 1], tuple(pending), broken, cut)

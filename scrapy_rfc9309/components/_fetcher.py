@@ -221,6 +221,8 @@ def _cut_at_last_line(body: bytes) -> bytes:
 
 
 _ACCEPT_ENCODING = accept_encoding()
+#: The detail of a compressed robots.txt that decodes to no complete line.
+_NO_LINE_DECODED = "compressed data cut before the first line ended"
 
 
 def dotted_name(exc: BaseException) -> str:
@@ -399,7 +401,10 @@ class RobotsTxtFetcher:
     async def _parsed(
         self, response: Response, request: Request | None, chain: Chain
     ) -> SiteOutcome:
-        body, cut = self._decoded_body(response)
+        decoded = self._decoded_body(response)
+        if decoded is None:
+            return self.unreachable(_NO_LINE_DECODED, chain)
+        body, cut = decoded
         robots = await self.parse(body)
         if robots.truncated or cut:
             self.stats.inc_value("robotstxt/truncated")
@@ -413,7 +418,7 @@ class RobotsTxtFetcher:
         )
         return self._answered(Kind.PARSED, robots, response, chain)
 
-    def _decoded_body(self, response: Response) -> tuple[bytes, bool]:
+    def _decoded_body(self, response: Response) -> tuple[bytes, bool] | None:
         """The body to parse, decoded if compressed, and whether the size limit cut it.
 
         Decoding stops after ``ROBOTSTXT_MAX_SIZE`` + 1 bytes, so a small
@@ -421,7 +426,9 @@ class RobotsTxtFetcher:
         one; the parser then treats it as any body over the limit (RFC 9309
         2.5). A stream cut by the download limit is cut by the size limit too;
         a corrupt one keeps the lines decoded before the fault (a WARNING,
-        ``robotstxt/encoding_broken``); a body that is not encoded as its
+        ``robotstxt/encoding_broken``), and one that yields no complete line
+        is unreachable, as a plain body cut short is (``None``; RFC 9309
+        2.3.1.4, 2.5: never guess a cut line); a body that is not encoded as its
         ``Content-Encoding`` says at all is parsed as it is (a WARNING,
         ``robotstxt/encoding_mislabelled``).
         """
@@ -438,7 +445,7 @@ class RobotsTxtFetcher:
             )
         if decoded.broken and "download_stopped" in response.flags:
             return _cut_at_last_line(decoded.body), True  # cut by ROBOTSTXT_MAX_SIZE
-        if decoded.broken and not decoded.body:
+        if decoded.broken and not decoded.body and not decoded.cut:
             # Content-Encoding says gzip (say) but the body is not: a common
             # server misconfiguration. The body is what the site meant.
             self.stats.inc_value("robotstxt/encoding_mislabelled")
@@ -450,11 +457,19 @@ class RobotsTxtFetcher:
             return response.body, False
         if decoded.broken and len(decoded.body) <= self.settings.max_size:
             self.stats.inc_value("robotstxt/encoding_broken")
+            lines = _cut_at_last_line(decoded.body)
+            if not lines:
+                logger.warning(
+                    "robots.txt compressed data cut or corrupt before its first line ended, "
+                    "unreachable (RFC 9309 2.3.1.4): %s",
+                    response.url,
+                )
+                return None
             logger.warning(
                 "robots.txt compressed data cut or corrupt, the lines before the fault used: %s",
                 response.url,
             )
-            return _cut_at_last_line(decoded.body), False
+            return lines, False
         return decoded.body, False
 
     async def parse(self, body: bytes) -> RobotsTxt:

@@ -31,6 +31,16 @@ logger = logging.getLogger("scrapy_rfc9309.settings")
 
 #: RFC 9309 2.5: the parsing limit MUST be at least 500 KiB (512,000 bytes).
 RFC_MIN_SIZE = 500 * 1024
+#: ``ROBOTSTXT_MAX_SIZE`` below this is refused at start-up: 0 would ignore
+#: every robots.txt, and a few hundred bytes hardly hold one group (sizes
+#: from here to :data:`RFC_MIN_SIZE` are accepted with a WARNING).
+MIN_MAX_SIZE = 1024
+#: ``ROBOTSTXT_CACHE_TTL`` and ``ROBOTSTXT_UNREACHABLE_TTL`` below this are
+#: raised to it, with a WARNING: a robots.txt kept 0 seconds would be
+#: downloaded again for every request.
+MIN_TTL = 1.0
+#: RFC 9309 2.4: a cached robots.txt SHOULD NOT be used for more than 24 hours.
+RFC_MAX_CACHE_TTL = 86_400
 DEFAULT_CACHE_MAX_SITES = 10_000
 #: User-Agent header values whose product token is remembered.
 TOKEN_CACHE_SIZE = 256
@@ -57,10 +67,11 @@ class SettingError(ValueError):
 
 
 def _bool(settings: BaseSettings, name: str) -> bool:
-    """A boolean setting; a value Scrapy cannot read as one names the setting."""
+    """A boolean setting; a value Scrapy cannot read as one (``"maybe"``, a
+    list, a dict) names the setting."""
     try:
         return settings.getbool(name)
-    except ValueError:
+    except (TypeError, ValueError):
         raise SettingError(
             f"{name} must be True or False (or 1/0, 'true'/'false'), got {settings.get(name)!r}"
         ) from None
@@ -104,6 +115,53 @@ def _number(settings: BaseSettings, name: str, default: float, *, integer: bool)
     if isinstance(raw, bool) or not 0 <= value < float("inf"):
         raise SettingError(f"{name} must be a non-negative number, got {raw!r}")
     return value
+
+
+#: (settings, name, value) already warned about: read by several components,
+#: a value is reported once per crawler.
+_TTL_WARNED: set[tuple[int, str, float]] = set()
+
+
+def _ttl(settings: BaseSettings, name: str, default: float) -> float:
+    """A lifetime setting in seconds: below :data:`MIN_TTL` raised to it, and
+    ``ROBOTSTXT_CACHE_TTL`` over 24 hours kept; each with a WARNING naming it."""
+    value = float(_number(settings, name, default, integer=False))
+    message = None
+    if value < MIN_TTL:
+        message = (
+            f"{name} is {value:g} s: raised to {MIN_TTL:g} s (a robots.txt kept less "
+            "would be downloaded again for every request)"
+        )
+    elif name == "ROBOTSTXT_CACHE_TTL" and value > RFC_MAX_CACHE_TTL:
+        message = (
+            f"{name} is {value:g} s: robots.txt files are kept longer than the 24 hours "
+            "RFC 9309 2.4 allows (SHOULD NOT be used for more than 24 hours)"
+        )
+    if message is not None:
+        key = (id(settings), name, value)
+        if key not in _TTL_WARNED:
+            _TTL_WARNED.add(key)
+            logger.warning(message)
+    return max(value, MIN_TTL)
+
+
+def wrapped_cache_policy(settings: BaseSettings, default: str) -> Any:
+    """The class ``ROBOTS_META_HTTPCACHE_POLICY`` names (``default`` when unset).
+
+    A name that cannot be loaded stops the crawl at start-up naming the
+    setting, not with a bare ``ModuleNotFoundError``.
+    """
+    from scrapy.utils.misc import load_object
+
+    value = settings.get("ROBOTS_META_HTTPCACHE_POLICY") or default
+    try:
+        return load_object(value)
+    except (ImportError, AttributeError, NameError, TypeError, ValueError) as error:
+        raise SettingError(
+            f"ROBOTS_META_HTTPCACHE_POLICY must name an HTTP cache policy class "
+            f"(such as 'scrapy.extensions.httpcache.RFC2616Policy'), got {value!r}: "
+            f"{type(error).__name__}: {error}"
+        ) from None
 
 
 #: (setting name, value) pairs already warned about, so a value read by several
@@ -247,6 +305,11 @@ class RobotsTxtSettings:
         max_size = _number(settings, "ROBOTSTXT_MAX_SIZE", DEFAULT_MAX_SIZE, integer=True)
         if max_size >= MAX_BODY_SIZE:
             raise SettingError(f"ROBOTSTXT_MAX_SIZE must be below 2 GiB, got {max_size}")
+        if max_size < MIN_MAX_SIZE:
+            raise SettingError(
+                f"ROBOTSTXT_MAX_SIZE must be at least {MIN_MAX_SIZE} bytes (RFC 9309 2.5 asks "
+                f"for at least {RFC_MIN_SIZE}), got {settings.get('ROBOTSTXT_MAX_SIZE')!r}"
+            )
         cache_max_sites = _number(
             settings, "ROBOTSTXT_CACHE_MAX_SITES", DEFAULT_CACHE_MAX_SITES, integer=True
         )
@@ -257,10 +320,8 @@ class RobotsTxtSettings:
             user_agent_token=token or None,
             default_user_agent=_default_user_agent(settings),
             max_size=max_size,
-            cache_ttl=_number(settings, "ROBOTSTXT_CACHE_TTL", DEFAULT_CACHE_TTL, integer=False),
-            unreachable_ttl=_number(
-                settings, "ROBOTSTXT_UNREACHABLE_TTL", DEFAULT_UNREACHABLE_TTL, integer=False
-            ),
+            cache_ttl=_ttl(settings, "ROBOTSTXT_CACHE_TTL", DEFAULT_CACHE_TTL),
+            unreachable_ttl=_ttl(settings, "ROBOTSTXT_UNREACHABLE_TTL", DEFAULT_UNREACHABLE_TTL),
             cache_max_sites=cache_max_sites,
             crawl_delay=_bool(settings, "ROBOTSTXT_CRAWL_DELAY"),
             crawl_delay_max=_number(
@@ -364,7 +425,7 @@ def identity_warning(settings: BaseSettings) -> str | None:
     ``User-agent: Scrapy`` group binds all of them. ``None`` when there is
     nothing to say.
     """
-    if not settings.getbool("ROBOTSTXT_OBEY"):
+    if not _bool(settings, "ROBOTSTXT_OBEY"):
         return None
     user_agent = _default_user_agent(settings)
     if not _SCRAPY_DEFAULT_USER_AGENT.match(user_agent):

@@ -9,9 +9,10 @@ too. The modules are private; the names below are the subpackage's interface.
 
 from __future__ import annotations
 
+from ._dots import resolved_path
 from ._matcher import Verdict
 from ._page_directives import PageDirectives, read_page_directives
-from ._robotstxt import RobotsTxt
+from ._robotstxt import ResolvedVerdict, RobotsTxt
 from ._usage import PARENTS, TDM_CATEGORIES, VALUES, VOCABULARY, Preference, Usage
 
 __all__ = [
@@ -21,8 +22,10 @@ __all__ = [
     "VOCABULARY",
     "PageDirectives",
     "Preference",
+    "ResolvedVerdict",
     "RobotsTxt",
     "Usage",
     "Verdict",
     "read_page_directives",
+    "resolved_path",
 ]

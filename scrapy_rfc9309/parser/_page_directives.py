@@ -122,6 +122,9 @@ _TEMPLATE = re.compile(rb"<template" + _END)
 _TEXT_ELEMENTS = (b"title", b"textarea", b"xmp", b"noembed", b"noframes", b"iframe")
 _TEXT = re.compile(rb"<(?:" + b"|".join(_TEXT_ELEMENTS) + rb")" + _END)
 _WANTED_ATTRIBUTES = frozenset({b"name", b"content"})
+#: A numeric character reference, or a named one that stands for a character
+#: a product token may hold (``_``, ``.``): looked for in the lower-cased head.
+_REFERENCE_NEEDLES = (b"&#", b"&lowbar;", b"&underbar;", b"&period;")
 _HEAD_EVENT_PATTERNS = (_HEAD_END, _BODY, _COMMENT, _SCRIPT, _STYLE, _TEMPLATE, _TEXT)
 #: Any of them (the first chunk only: see :func:`_next_event`).
 _ANY_EVENT = re.compile(
@@ -530,6 +533,7 @@ class _HeadState:
         "needles",
         "next_needle",
         "parsed",
+        "references",
         "scanned",
         "searched",
         "seen",
@@ -541,6 +545,10 @@ class _HeadState:
         self.token = token
         self.collector = collector
         self.needles = tuple({b"robots", token.encode("ascii", "ignore")} - {b""})
+        #: What an attribute name written with character references contains
+        #: (``r&#111;bots``, ``my&lowbar;bot``): each place is read only when it
+        #: is in a ``<meta>`` tag not read yet (not counted in MAX_META_TAGS).
+        self.references = _REFERENCE_NEEDLES
         #: the next match of each head event pattern, and how far it was searched
         self.events: list[re.Match[bytes] | None] = [None] * len(_HEAD_EVENT_PATTERNS)
         self.searched = [0] * len(_HEAD_EVENT_PATTERNS)
@@ -551,7 +559,7 @@ class _HeadState:
         self.next_needle = -1  # where robots or the token occurs next, once looked for
 
     def needles_after(self, pos: int) -> bool:
-        """Whether ``robots`` or the token occurs in the window at or after ``pos``
+        """Whether ``robots``, the token or a reference occurs in the window at or after ``pos``
         (``pos`` never goes back: each byte is searched once)."""
         if self.next_needle >= pos:
             return True
@@ -560,7 +568,8 @@ class _HeadState:
         while self.low.grow():
             pass
         text = self.low.text
-        found = [at for at in (text.find(needle, pos) for needle in self.needles) if at >= 0]
+        needles = self.needles + self.references
+        found = [at for at in (text.find(needle, pos) for needle in needles) if at >= 0]
         self.next_needle = min(found) if found else _NONE_LEFT
         return bool(found)
 
@@ -651,7 +660,8 @@ def _read_head(window: bytes, token: str, collector: _Collector, *, cut: bool = 
 def _read_metas(state: _HeadState, start: int, end: int) -> None:
     """The relevant ``<meta>`` tags of ``low[start:end]`` (lower-cased; no comment or script)."""
     low = state.low.text
-    needles = state.needles
+    words = len(state.needles)
+    needles = state.needles + state.references
     pos = start
     # The next place of each word, searched again only once passed: linear.
     nexts = [low.find(needle, pos, end) for needle in needles]
@@ -662,10 +672,14 @@ def _read_metas(state: _HeadState, start: int, end: int) -> None:
         hit = min((found for found in nexts if found >= 0), default=-1)
         if hit < 0:
             return
-        if state.seen >= MAX_META_TAGS:
-            state.collector.truncated.add(LIMIT_META_TAGS)
-            return
-        state.seen += 1
+        # A reference counts as a place only in a tag read (below), so that
+        # "&amp;" in links and descriptions does not use up MAX_META_TAGS.
+        reference = all(found != hit for found in nexts[:words])
+        if not reference:
+            if state.seen >= MAX_META_TAGS:
+                state.collector.truncated.add(LIMIT_META_TAGS)
+                return
+            state.seen += 1
         pos = hit + 1
         # The "<meta" this place is in: looked for back to where the last look
         # stopped (each byte once), and at most MAX_TAG_BYTES back.
@@ -679,6 +693,11 @@ def _read_metas(state: _HeadState, start: int, end: int) -> None:
         state.last_meta = tag
         if tag < state.parsed or (tag + 5 < len(low) and low[tag + 5] not in _TAG_NAME_END):
             continue  # a tag read already, or <metadata>
+        if reference:
+            if state.seen >= MAX_META_TAGS:
+                state.collector.truncated.add(LIMIT_META_TAGS)
+                return
+            state.seen += 1
         while True:
             attributes, tag_end, limit = _meta_attributes(low, tag + 5)
             if tag_end >= 0 or limit is not None or not state.low.grow():
@@ -702,7 +721,10 @@ def _read_metas(state: _HeadState, start: int, end: int) -> None:
         content = attributes.get(b"content")
         if name is None or content is None:
             continue
-        name_text = name.decode("latin-1").strip()
+        name_text = name.decode("latin-1")
+        if "&" in name_text:  # r&#111;bots: an HTML parser decodes it (bounded: one tag)
+            name_text = html.unescape(name_text).lower()
+        name_text = name_text.strip()
         if name_text != "robots" and name_text != state.token:
             continue
         text = html.unescape(content.decode("utf-8", "replace"))

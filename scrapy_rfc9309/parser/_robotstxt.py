@@ -12,6 +12,7 @@ from array import array
 from collections.abc import Collection
 
 from ._agent import derive_product_token
+from ._dots import resolved_path
 from ._encoding import CANONICAL_HTTP_URL, canonical_path
 from ._groups import WILDCARD_AGENT, Group, Grouping, group_all, group_steps
 from ._lines import DEFAULT_MAX_SIZE, Warnings, line_starts, line_text, prepare
@@ -21,7 +22,7 @@ from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
 from ._steps import Steps
 from ._usage import NO_PREFERENCES, Usage, UsageIndex, build_usage_index, usage_index_of
 
-__all__ = ["RobotsTxt", "Verdict", "Verdicts", "agent_token"]
+__all__ = ["ResolvedVerdict", "RobotsTxt", "Verdict", "Verdicts", "agent_token"]
 
 _URL_LIKE = re.compile(r"/|[A-Za-z][A-Za-z0-9+.-]*://")
 _PLAIN_TOKEN = re.compile(r"[A-Za-z0-9_.*-]+\Z")
@@ -81,6 +82,55 @@ def _checked(max_size: int) -> int:
     return max_size
 
 
+def _may_resolve(url: str) -> bool:
+    """Whether the path of ``url`` (absolute, or a path) may contain a dot
+    segment or ``//`` (``%2e`` not decoded yet): a cheap test before the
+    canonical path is computed again."""
+    scheme = url.find("://")
+    rest = url if scheme < 0 else url[scheme + 3 :]
+    return "/." in rest or "//" in rest or "%2" in rest
+
+
+class ResolvedVerdict(Verdict):
+    """A denial reached on the path the server resolves the request's path to.
+
+    LENIENT(dot-segments): ``/./private/a`` is served as ``/private/a``
+    (RFC 3986 5.2.4; nginx merges slashes), so it is checked as both.
+    ``matched_as`` is the resolved path the rule matched; ``sent`` the path
+    as sent (canonical, ``%2e`` read as ``.``). A :class:`Verdict` otherwise
+    (a 3-tuple, equal to the plain verdict).
+    """
+
+    matched_as: str
+    sent: str
+
+    @classmethod
+    def of(cls, verdict: Verdict, matched_as: str, sent: str) -> ResolvedVerdict:
+        made = cls(*verdict)
+        made.matched_as = matched_as
+        made.sent = sent
+        return made
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, matched_as={self.matched_as!r})"
+
+
+def _resolved_denial(matcher: AgentMatcher, path: str) -> tuple[int, str] | None:
+    """The disallow rule that matches the path ``path`` resolves to, and that path.
+
+    LENIENT(dot-segments): called only for a path containing ``/.`` or
+    ``//`` that the as-sent check allows (a canonical path has ``%2e``
+    read as ``.`` already).
+    """
+    resolved = resolved_path(path)
+    if resolved is None or resolved == _ROBOTS_PATH:
+        return None
+    rule = matcher.decide(resolved)
+    if rule is None or (rule >> _ALLOW_BIT) & 1:
+        return None
+    return rule, resolved
+
+
 class Verdicts:
     """``check`` and ``allowed`` over compiled rules (RFC 9309 2.2.2).
 
@@ -131,11 +181,19 @@ class Verdicts:
                 if needle in path:
                     break
             else:
+                if "/." in path or "//" in path:  # LENIENT(dot-segments)
+                    resolved = _resolved_denial(matcher, path)
+                    return None if resolved is None else resolved[0]
                 return None
         if path == _ROBOTS_PATH:
             return None
         rule = matcher.decide(path)
-        return None if rule is None or (rule >> _ALLOW_BIT) & 1 else rule
+        if rule is None or (rule >> _ALLOW_BIT) & 1:
+            if "/." in path or "//" in path:  # LENIENT(dot-segments)
+                resolved = _resolved_denial(matcher, path)
+                return None if resolved is None else resolved[0]
+            return None
+        return rule
 
     def check(self, url: str, agent: str) -> Verdict:
         """Decide whether ``agent`` may fetch ``url``, and by which line.
@@ -143,9 +201,30 @@ class Verdicts:
         ``url`` is an absolute URL or a path with an optional query; ``agent``
         a product token or a whole User-Agent value (its leading product name
         is used). RFC 9309 2.2.2: the most specific rule wins, allow on a tie;
-        ``/robots.txt`` is always allowed.
+        ``/robots.txt`` is always allowed. LENIENT(dot-segments): a path
+        that a server resolves to another (``/./private/a``, ``//private``,
+        ``/x/../private``, RFC 3986 5.2.4) is allowed only if that one is
+        too; such a denial is a :class:`ResolvedVerdict`.
         """
-        return self._verdict(self._decide(url, agent))
+        rule = self._decide(url, agent)
+        if rule is None or (rule >> _ALLOW_BIT) & 1:
+            denied = self._denied_as_resolved(url, agent)
+            if denied is not None:
+                return denied
+        return self._verdict(rule)
+
+    def _denied_as_resolved(self, url: str, agent: str) -> ResolvedVerdict | None:
+        """LENIENT(dot-segments): the denial of the path the server resolves
+        ``url``'s path to, when that is another path and the check of the path
+        as sent did not deny it."""
+        path = canonical_path(url)
+        if "/." not in path and "//" not in path:
+            return None
+        denied = _resolved_denial(self.matcher(agent), path)
+        if denied is None:
+            return None
+        rule, resolved = denied
+        return ResolvedVerdict.of(self._verdict(rule), resolved, path)
 
     def denial(self, url: str, agent: str) -> Verdict | None:
         """The verdict if ``agent`` may not fetch ``url``, else ``None``.
@@ -154,7 +233,16 @@ class Verdicts:
         the middleware) that need the deciding line only to explain a drop.
         """
         rule = self._denied(url, agent)
-        return None if rule is None else self._verdict(rule)
+        if rule is None:
+            return None
+        if _may_resolve(url) and _may_resolve(canonical_path(url)):
+            # Denied as sent, or only as resolved (LENIENT(dot-segments)): say which.
+            as_sent = self._decide(url, agent)
+            if as_sent is None or (as_sent >> _ALLOW_BIT) & 1:
+                denied = self._denied_as_resolved(url, agent)
+                if denied is not None:
+                    return denied
+        return self._verdict(rule)
 
     def _line_text(self, line: int) -> str:
         raise NotImplementedError

@@ -10,8 +10,9 @@ import sys
 from typing import NamedTuple
 
 from ..parser._compact import CompactRobots
+from ..parser._encoding import path_of
 from ..parser._matcher import Verdict
-from ..parser._robotstxt import RobotsTxt, Verdicts
+from ..parser._robotstxt import ResolvedVerdict, RobotsTxt, Verdicts
 from ._site import robots_url
 
 __all__ = ["DISALLOW_ALL", "Decision", "Kind", "SiteOutcome", "kind_of_status"]
@@ -153,10 +154,16 @@ class SiteOutcome:
         verdict = self.robots.denial(url=url, agent=token)
         if verdict is None:  # the hot path: no Verdict built
             return _ALLOWED_BY_RULES
+        matched = ""
+        if isinstance(verdict, ResolvedVerdict):  # LENIENT(dot-segments)
+            matched = (
+                f" (matched as {verdict.matched_as}, the path the server resolves "
+                f"{path_of(url)} to)"
+            )
         return Decision(
             False,
             verdict,
-            f'Forbidden by robots.txt line {verdict.line}: "{verdict.rule}" '
+            f'Forbidden by robots.txt line {verdict.line}: "{verdict.rule}"{matched} '
             f"({self.source or robots_url(site)})",
         )
 

@@ -40,7 +40,7 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from ._store import FetchRecord, RobotsStore, StoreError, holder_is_gone
+from ._store import FetchRecord, RobotsStore, StoreError, describe_error, holder_is_gone
 
 __all__ = ["DEFAULT_PREFIX", "RedisStore", "open_redis_store", "public_uri"]
 
@@ -265,8 +265,9 @@ class RedisStore(RobotsStore):
         except StoreError:
             raise
         except (redis.RedisError, OSError, MemoryError) as exc:
-            # a timeout's message may be empty: its type is said instead
-            detail = str(exc) or type(exc).__name__
+            # the class, and the message bounded and printable (a failed pipeline
+            # command is quoted with its arguments: compressed bodies)
+            detail = describe_error(exc)
             raise StoreError(f"Redis at {self.uri}: {what} failed: {detail}") from exc
 
     def _decoded(self, raw: Any, site: str) -> FetchRecord | None:

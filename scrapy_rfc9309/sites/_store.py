@@ -223,6 +223,30 @@ class RobotsStore(Protocol):
         return None
 
 
+#: Characters of an error message a log line shows (the start and the end kept).
+ERROR_SHOWN = 300
+
+
+def describe_error(exc: BaseException, limit: int = ERROR_SHOWN) -> str:
+    """``Class: message`` for a log line: printable and at most about ``limit``
+    characters, never empty.
+
+    A store's error may quote what it was sent (redis-py names a failed
+    pipeline command with its arguments: compressed bodies); characters that
+    are not printable are escaped, and a long message keeps its start and its
+    end (where the server's own words are).
+    """
+    text = str(exc)
+    if len(text) > 4 * limit:  # escaping grows a text at most fourfold
+        text = text[: 2 * limit] + text[-2 * limit :]
+    shown = "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+    if len(shown) > limit:
+        half = limit // 2
+        shown = f"{shown[:half]} ... {shown[-half:]}"
+    name = type(exc).__name__
+    return f"{name}: {shown}" if shown else name
+
+
 def holder_is_gone(holder: str) -> bool:
     """Whether a lease holder (``host:pid:tag``) is a process of this host that no
     longer exists, so its lease can be taken over at once instead of waiting for
@@ -236,13 +260,39 @@ def holder_is_gone(holder: str) -> bool:
     pid = int(pid_text)
     if pid <= 0 or pid == os.getpid():
         return False
+    return not _process_alive(pid)
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host still runs (POSIX).
+
+    A zombie (exited, not yet reaped by its parent) passes ``kill(pid, 0)``
+    but holds nothing: on Linux its ``/proc/<pid>/stat`` state is ``Z``, and
+    it counts as gone. On Windows no check is made (signal 0 there is
+    ``CTRL_C_EVENT``, which would interrupt the process): the lease expires.
+    """
+    if os.name == "nt":
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return True
-    except OSError:  # exists, owned by another user; or not ours to ask
         return False
-    return False
+    except OSError:  # exists, owned by another user; or not ours to ask
+        return True
+    return not _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    """Linux ``/proc/<pid>/stat``: the state after the command name is ``Z``
+    (the name, in parentheses, may hold anything: read after its last ``)``).
+    ``False`` where there is no ``/proc``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            text = stat.read(4096)
+    except OSError:
+        return False
+    fields = text[text.rfind(b")") + 1 :].split()
+    return bool(fields) and fields[0] == b"Z"
 
 
 def open_store(
