@@ -29,8 +29,10 @@ from scrapy_rfc9309.sites._store import FetchRecord
 from .conftest import crawl
 from .server import status, text
 
-#: the rule comes after byte 100: a crawl with ROBOTSTXT_MAX_SIZE = 100 never sees it
-LONG_ROBOTS = b"User-agent: *\nDisallow: /" + b"x" * 120 + b"\nDisallow: /private\n"
+#: the smallest ROBOTSTXT_MAX_SIZE a crawl accepts (a smaller one is refused at start-up)
+SMALL_SIZE = 1024
+#: the rule comes after byte 1,024: a crawl with ROBOTSTXT_MAX_SIZE = 1024 never sees it
+LONG_ROBOTS = b"User-agent: *\nDisallow: /" + b"x" * 1100 + b"\nDisallow: /private\n"
 
 
 def sqlite_settings(tmp_path: Path) -> dict[str, Any]:
@@ -40,13 +42,13 @@ def sqlite_settings(tmp_path: Path) -> dict[str, Any]:
 async def check_a_body_cut_shorter_than_the_readers_limit_is_fetched_again(
     sites: Any, store: dict[str, Any]
 ) -> None:
-    """RFC 9309 2.5: crawl A (``ROBOTSTXT_MAX_SIZE = 100``) stores a body cut before
+    """RFC 9309 2.5: crawl A (``ROBOTSTXT_MAX_SIZE = 1024``) stores a body cut before
     the rule; crawl B (default size) would read the rule: it fetches the file again
-    and drops ``/private/b``. Crawl C (size 100 again) uses B's full copy, cut at its
+    and drops ``/private/b``. Crawl C (size 1024 again) uses B's full copy, cut at its
     own limit: ``/private/b`` allowed, no download."""
     site = sites(routes={"/robots.txt": text(LONG_ROBOTS)}, default=text("page"))
     url = site.url("/private/b")
-    spider, stats = await crawl([url], {**store, "ROBOTSTXT_MAX_SIZE": 100})
+    spider, stats = await crawl([url], {**store, "ROBOTSTXT_MAX_SIZE": SMALL_SIZE})
     assert spider.fetched == [url]  # A never saw the rule
     assert stats["robotstxt/store/saved"] == 1
     spider, stats = await crawl([url], store)
@@ -55,7 +57,7 @@ async def check_a_body_cut_shorter_than_the_readers_limit_is_fetched_again(
     assert url in spider.dropped
     assert stats["robotstxt/store/refetched"] == 1
     assert "robotstxt/store/loaded" not in stats
-    spider, stats = await crawl([url], {**store, "ROBOTSTXT_MAX_SIZE": 100})
+    spider, stats = await crawl([url], {**store, "ROBOTSTXT_MAX_SIZE": SMALL_SIZE})
     assert site.count("/robots.txt") == 2  # C used B's copy
     assert stats["robotstxt/store/loaded"] == 1
     assert spider.fetched == [url] and site.count("/private/b") == 2
@@ -90,7 +92,7 @@ async def test_2_5_sqlite_a_body_cut_at_a_smaller_size_is_fetched_again(sites, t
         newest, first = store.history(next(iter(_sites(store))), 2)
     finally:
         store.close()
-    assert (first.truncated, first.max_size, first.status) == (True, 100, 200)
+    assert (first.truncated, first.max_size, first.status) == (True, SMALL_SIZE, 200)
     assert (newest.truncated, newest.max_size) == (False, 512_000)
 
 
