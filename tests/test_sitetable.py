@@ -407,3 +407,27 @@ class SiteTableMachine(RuleBasedStateMachine):
 
 TestSiteTableMachine = SiteTableMachine.TestCase
 TestSiteTableMachine.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)
+
+
+def test_2_4_any_file_table_keeps_a_pinned_site_past_its_bound() -> None:
+    """The table tdmrep.json is kept in (any value with ``expires_at``): single
+    flight, the LRU bound, and pins as for robots.txt (RFC 9309 2.4)."""
+    from typing import NamedTuple
+
+    from scrapy_rfc9309.sites._filetable import FileTable
+
+    class Known(NamedTuple):
+        rules: str
+        expires_at: float
+
+    table: FileTable[str, Known] = FileTable(1)
+    assert table.join(A, "w") and not table.join(A, "w2")
+    table.pin(A)
+    assert table.settle(A, Known("a", 100.0)).waiters == ["w", "w2"]
+    assert not table.has_room(0)  # A pinned fills the bound: fetches ahead wait
+    assert table.start(B)
+    table.settle(B, Known("b", 100.0))
+    assert table.fresh(A, now=1.0) == Known("a", 100.0)  # pinned: not evicted
+    assert B not in table and table.evictions == 1  # the unpinned one went
+    assert table.unpin(A) and A in table  # within the bound: kept, now evictable
+    assert table.fresh(A, now=100.0) is None  # expired

@@ -510,6 +510,31 @@ async def test_2_3_a_slow_tdmrep_json_stalls_no_other_site_requests_wait_in_the_
     assert "robotstxt/forbidden/closing" not in stats
 
 
+@deferred_f_from_coro_f
+async def test_2_4_a_bounded_cache_fetches_each_tdmrep_json_once_while_its_requests_wait(
+    sites,
+) -> None:
+    """30 sites x 3 pages, scheduled breadth first while the tdmrep.json files are
+    slow, with ROBOTSTXT_CACHE_MAX_SITES = 10: as for robots.txt (RFC 9309 2.4), a
+    site whose requests still wait in the queue never has its tdmrep.json evicted
+    (they would find it unknown and fetch it again), and sites beyond the bound wait,
+    unfetched, until room frees: one tdmrep.json per site for its lifetime."""
+    from .server import delayed
+
+    tdmrep = delayed(0.5, text("[]", content_type=b"application/json"))
+    many = [
+        sites(routes={"/robots.txt": ALLOW_ALL, "/.well-known/tdmrep.json": tdmrep}, default=PAGE)
+        for _ in range(30)
+    ]
+    urls = [site.url(f"/p{page}") for page in range(3) for site in many]
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "ROBOTSTXT_CACHE_MAX_SITES": 10, **QUEUE}
+    _, items, stats = await usage_crawl(urls, settings)
+    assert sorted(items) == sorted(urls)  # nothing reserved: every page fetched
+    assert [site.count("/.well-known/tdmrep.json") for site in many] == [1] * 30
+    assert stats["robotstxt/tdmrep/request_count"] == 30
+    assert "robotstxt/forbidden/closing" not in stats
+
+
 @pytest.mark.parametrize("queue", [QUEUE, {}], ids=["scheduler_queue", "other_queue"])
 @deferred_f_from_coro_f
 async def test_2_3_a_hung_tdmrep_json_takes_no_page_slot_with_one_request_per_domain(

@@ -17,9 +17,11 @@ apply the same rules:
   a 429 or 503 (bounded by ``ROBOTSTXT_RETRY_AFTER_MAX``), else after
   ``ROBOTSTXT_UNREACHABLE_TTL``.
 
-Anything else that goes wrong (a bug, an incompatible component) is not an
-answer of the site: it is raised to the caller, which reports it as an
-internal error.
+The download itself (request, redirects, failures by exception class) is the
+loop every per-site file shares (:func:`~._file_download.download_file`);
+this module says what its result means for robots.txt. Anything else that
+goes wrong (a bug, an incompatible component) is not an answer of the site:
+it is raised to the caller, which reports it as an internal error.
 
 The request goes through the downloader middlewares (proxies, headers,
 retries), but is never redirected by them, never served from the HTTP cache,
@@ -28,19 +30,17 @@ never dropped as offsite, and a meta refresh in its body is not followed.
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from scrapy import signals
-from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.exceptions import StopDownload
 from scrapy.http import Request, Response
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredLock
-from w3lib.url import safe_url_string
 
 from ..parser._robotstxt import RobotsTxt
 from ..sites._lifetime import headers_lifetime
@@ -50,8 +50,20 @@ from ..sites._site import site_of
 from . import _compat
 from ._decode import accept_encoding, decode_body, split_encodings
 from ._engine import file_slot
+from ._file_download import (
+    MAX_REDIRECTS,
+    RETRY_AFTER_STATUSES,
+    Ending,
+    FileDownload,
+    dotted_name,
+    download_file,
+    is_download_failure,
+    is_not_downloadable,
+    retry_after_seconds,
+    shown_target,
+    unfollowable,
+)
 from ._robotparser import RFC9309RobotParser
-from ._site_files import file_request
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -59,17 +71,20 @@ if TYPE_CHECKING:
     from ._settings import RobotsTxtSettings
 
 __all__ = [
+    "MAX_REDIRECTS",
+    "RETRY_AFTER_STATUSES",
     "RobotsTxtFetcher",
+    "dotted_name",
     "is_download_failure",
     "is_not_downloadable",
     "retry_after_seconds",
     "send_robots_parsed",
+    "shown_target",
+    "unfollowable",
 ]
 
 logger = logging.getLogger("scrapy_rfc9309.fetcher")
 
-#: RFC 9309 2.3.1.2: follow at least five consecutive redirects.
-MAX_REDIRECTS = 5
 #: Parsing runs on the reactor thread in slices of at most about this long,
 #: each followed by a reactor turn: a 500 KiB file never holds the reactor for
 #: long. (Worker threads would: CPU-bound threads make the reactor queue for
@@ -83,136 +98,6 @@ _META_SIZE_LIMIT = "_robotstxt_max_size"
 _META_RECEIVED = "_robotstxt_received"
 _META_ENCODING = "_robotstxt_content_encoding"
 
-#: RFC 9309 2.3.1.2 speaks of HTTP redirects; Scrapy's own redirect
-#: middleware follows no other scheme either.
-FOLLOWED_SCHEMES = frozenset({"http", "https"})
-#: Statuses whose ``Retry-After`` is honoured (RFC 9110 10.2.3, RFC 6585 4).
-RETRY_AFTER_STATUSES = frozenset({429, 503})
-
-#: Modules whose exceptions are download failures: the network, DNS, TLS,
-#: time-outs, HTTP protocol errors, Scrapy's download handlers.
-_NETWORK_MODULES = (
-    "twisted.internet.error",
-    "twisted.web",
-    "twisted.names",
-    "OpenSSL",
-    "service_identity",
-    "h2",
-    "httpx",
-    "httpcore",
-    "scrapy.core.downloader",
-    "scrapy.core.http2",
-)
-_SCRAPY_DOWNLOAD_ERRORS = frozenset(
-    {
-        "CannotResolveHostError",
-        "DownloadConnectionRefusedError",
-        "DownloadFailedError",
-        "DownloadTimeoutError",
-        "ResponseDataLossError",
-    }
-)
-#: Scrapy's exceptions for a URL this crawler cannot download at all: no download
-#: handler for its scheme (``NotSupported``; ``UnsupportedURLSchemeError``, Scrapy
-#: 2.14+, from a handler given a scheme it does not serve). The crawler's side,
-#: not the site's: never "unreachable".
-_SCRAPY_NOT_DOWNLOADABLE = frozenset({"NotSupported", "UnsupportedURLSchemeError"})
-#: A refused redirect target is named in logs up to this many characters
-#: (a ``data:`` URL carries its whole content).
-_TARGET_SHOWN = 80
-
-
-def is_download_failure(exc: BaseException) -> bool:
-    """Whether ``exc`` is the network or the server failing, not a bug here.
-
-    RFC 9309 2.3.1.4: network errors, DNS, TLS, time-outs and HTTP errors
-    make a robots.txt unreachable. Everything else (``AttributeError``,
-    ``TypeError``, ...) is an internal error and must not pass for one.
-    Cancellation is neither: the spider is closing.
-    """
-    from twisted.internet.defer import CancelledError
-    from twisted.internet.defer import TimeoutError as DeferTimeoutError
-
-    if isinstance(exc, (CancelledError, StopDownload)):
-        return False
-    if isinstance(exc, (OSError, DeferTimeoutError)):  # sockets, ssl.SSLError, time-outs
-        return True
-    for kind in type(exc).__mro__:
-        module = kind.__module__
-        if module == "scrapy.exceptions" and kind.__name__ in _SCRAPY_DOWNLOAD_ERRORS:
-            return True
-        if any(module == name or module.startswith(name + ".") for name in _NETWORK_MODULES):
-            return True
-    return False
-
-
-def is_not_downloadable(exc: BaseException) -> bool:
-    """Whether ``exc`` says this crawler cannot download the URL at all (no download
-    handler for its scheme): a failure on the crawler's side, not the site's
-    answer, so not a network failure (RFC 9309 2.3.1.4 speaks of the server)."""
-    return any(
-        kind.__module__ == "scrapy.exceptions" and kind.__name__ in _SCRAPY_NOT_DOWNLOADABLE
-        for kind in type(exc).__mro__
-    )
-
-
-def retry_after_seconds(value: bytes | str | None, now: float | None = None) -> float | None:
-    """Seconds a ``Retry-After`` header value asks to wait (RFC 9110 10.2.3).
-
-    Either delay-seconds (``120``) or an HTTP-date; ``None`` when absent or
-    unreadable; a date in the past is ``0``. ``now`` is a Unix time.
-    """
-    if value is None:
-        return None
-    text = value.decode("latin-1") if isinstance(value, bytes) else value
-    text = text.strip()
-    if not text:
-        return None
-    if text.isascii() and text.isdigit():
-        return float(int(text[:12]))
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when.tzinfo is None:
-        return None
-    seconds = when.timestamp() - (time.time() if now is None else now)
-    return max(0.0, seconds)
-
-
-def unfollowable(url: str) -> str | None:
-    """Why a robots.txt redirect target is not followed; ``None`` if it is.
-
-    Only ``http`` and ``https`` URLs with a host and a valid port are
-    followed (RFC 9309 2.3.1.2 speaks of HTTP redirects; Scrapy's own
-    redirect middleware follows no other scheme); credentials in a target
-    are refused too, so a redirect cannot make the crawler send them.
-    """
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return "a malformed URL"
-    scheme = parts.scheme.lower()
-    if scheme not in FOLLOWED_SCHEMES:
-        return f"a {scheme}: URL" if scheme else "a URL without a scheme"
-    if not parts.hostname:
-        return "a URL without a host"
-    if port == 0:
-        return "a URL with port 0"
-    if parts.username is not None or parts.password is not None:
-        return "a URL with credentials"
-    return None
-
-
-def shown_target(url: str) -> str:
-    """A redirect target as logged: cut at a length (a ``data:`` URL carries its content)."""
-    return _shown(url)
-
-
-def _shown(url: str) -> str:
-    return url if len(url) <= _TARGET_SHOWN else url[:_TARGET_SHOWN] + "..."
-
 
 def _cut_at_last_line(body: bytes) -> bytes:
     """``body`` without its last, unfinished line (RFC 9309 2.5: never guess a cut line)."""
@@ -223,12 +108,6 @@ def _cut_at_last_line(body: bytes) -> bytes:
 _ACCEPT_ENCODING = accept_encoding()
 #: The detail of a compressed robots.txt that decodes to no complete line.
 _NO_LINE_DECODED = "compressed data cut before the first line ended"
-
-
-def dotted_name(exc: BaseException) -> str:
-    """``package.module.Class`` of an exception, for stats keys and logs."""
-    kind = type(exc)
-    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 class RobotsTxtFetcher:
@@ -258,48 +137,51 @@ class RobotsTxtFetcher:
             return await self._fetch(url, request, slot)
 
     async def _fetch(self, url: str, request: Request | None, slot: str) -> SiteOutcome:
-        chain: list[tuple[str, int | None]] = []
-        for hop in range(MAX_REDIRECTS + 1):
-            try:
-                response = await _compat.download(self.crawler, self._request(url, slot))
-            except IgnoreRequest as exc:
-                chain.append((url, None))
-                return self.unreachable(f"robots.txt request dropped: {exc}", chain)
-            except Exception as exc:
-                if is_not_downloadable(exc):
-                    chain.append((url, None))
-                    return self.not_downloadable(exc, chain)
-                if not is_download_failure(exc):
-                    raise
-                chain.append((url, None))
-                self.stats.inc_value(f"robotstxt/exception_count/{dotted_name(exc)}")
-                return self.unreachable(f"{dotted_name(exc)}: {exc}", chain)
-            chain.append((url, response.status))
-            self.stats.inc_value("robotstxt/response_count")
-            self.stats.inc_value(f"robotstxt/response_status_count/{response.status}")
-            kind = kind_of_status(response.status, auth_disallow=self.settings.auth_disallow)
-            if kind is None:
-                location = response.headers.get(b"Location")
-                if not location:
-                    return self._unavailable(f"HTTP {response.status} without Location", chain)
-                if hop == MAX_REDIRECTS:
-                    break
-                raw_target = location.decode("latin-1")
-                try:
-                    url = urljoin(response.url, safe_url_string(raw_target))
-                except ValueError:  # "http://[bad/robots.txt": the site's answer, not a bug
-                    url = raw_target
-                why = unfollowable(url)
-                if why is not None:
-                    return self._refuse_redirect(url, why, response.status, chain)
-                logger.debug("robots.txt redirected (%d) to %s", response.status, url)
-                continue
-            if kind is Kind.UNREACHABLE:
-                return self._unreachable_status(response, chain)
-            if kind is Kind.UNAVAILABLE or kind is Kind.RESTRICTED:
-                return self._answered(kind, None, response, chain)
-            return await self._parsed(response, request, chain)
-        return self._unavailable(f"more than {MAX_REDIRECTS} redirects", chain)
+        download = await download_file(
+            self.crawler,
+            url,
+            slot,
+            name="robots.txt",
+            logger=logger,
+            stats_prefix="robotstxt",
+            max_size=0,  # stopped at ROBOTSTXT_MAX_SIZE, the part kept (_on_bytes_received)
+            # RetryMiddleware as configured, but not past a Retry-After; none while
+            # deferral tries again itself (HTTP: The Definitive Guide ch. 9)
+            retry=self.scrapy_retry,
+            meta={_META_SIZE_LIMIT: self.settings.max_size},
+            # only what _parsed can decode within ROBOTSTXT_MAX_SIZE; a header set
+            # here is kept by Scrapy's compression middleware
+            headers={b"Accept-Encoding": _ACCEPT_ENCODING},
+        )
+        return await self._outcome(download, request)
+
+    async def _outcome(self, download: FileDownload, request: Request | None) -> SiteOutcome:
+        """What a robots.txt download means (RFC 9309 2.3.1.1 to 2.3.1.4)."""
+        chain, ending, error, response = download.chain, download.ending, download.error, None
+        answers = sum(1 for _, status in chain if status is not None)
+        if answers:
+            self.stats.inc_value("robotstxt/response_count", answers)
+        if error is not None:
+            if ending is Ending.DROPPED:
+                return self.unreachable(f"robots.txt request dropped: {error}", chain)
+            if ending is Ending.NOT_DOWNLOADABLE:
+                return self.not_downloadable(error, chain)
+            self.stats.inc_value(f"robotstxt/exception_count/{dotted_name(error)}")
+            return self.unreachable(f"{dotted_name(error)}: {error}", chain)
+        response = download.response
+        assert response is not None
+        if ending is Ending.NO_LOCATION:
+            return self._unavailable(f"HTTP {response.status} without Location", chain)
+        if ending is Ending.TOO_MANY_REDIRECTS:
+            return self._unavailable(f"more than {MAX_REDIRECTS} redirects", chain)
+        if ending is Ending.REDIRECT_REFUSED:
+            return self._refuse_redirect(download.target, download.refused, response.status, chain)
+        kind = kind_of_status(response.status, auth_disallow=self.settings.auth_disallow)
+        if kind is Kind.UNREACHABLE:
+            return self._unreachable_status(response, chain, download.retry_after)
+        if kind is Kind.UNAVAILABLE or kind is Kind.RESTRICTED:
+            return self._answered(kind, None, response, chain)
+        return await self._parsed(response, request, chain)
 
     def _refuse_redirect(self, target: str, why: str, status: int, chain: Chain) -> SiteOutcome:
         """A redirect that is not followed (see :func:`unfollowable`): unavailable.
@@ -315,18 +197,18 @@ class RobotsTxtFetcher:
             "robots.txt redirect to %s refused (%s): only well-formed http and https "
             "redirects are followed (RFC 9309 2.3.1.2); %s counts as unavailable "
             "(RFC 9309 2.3.1.3)",
-            _shown(target),
+            shown_target(target),
             why,
             outcome.source,
         )
         return outcome
 
-    def _unreachable_status(self, response: Response, chain: Chain) -> SiteOutcome:
-        """A 429 / 5xx: unreachable until its ``Retry-After``, if any, else its TTL."""
+    def _unreachable_status(
+        self, response: Response, chain: Chain, wait: float | None
+    ) -> SiteOutcome:
+        """A 429 / 5xx: unreachable until its ``Retry-After`` (``wait``), if any, else
+        its TTL."""
         detail = f"HTTP {response.status}"
-        wait = None
-        if response.status in RETRY_AFTER_STATUSES:
-            wait = retry_after_seconds(response.headers.get(b"Retry-After"))
         if wait is None:
             return self.unreachable(detail, chain)
         wait = max(RETRY_AFTER_MIN, min(wait, self.settings.retry_after_max))
@@ -334,20 +216,6 @@ class RobotsTxtFetcher:
         expires = time.monotonic() + wait
         detail = f"{detail}, Retry-After {round(wait):d} s"
         return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain), retry_after=True)
-
-    def _request(self, url: str, slot: str) -> Request:
-        return file_request(
-            url,
-            slot,
-            max_size=0,  # stopped at ROBOTSTXT_MAX_SIZE, the part kept (_on_bytes_received)
-            # RetryMiddleware as configured, but not past a Retry-After; none while
-            # deferral tries again itself (HTTP: The Definitive Guide ch. 9)
-            retry=self.scrapy_retry,
-            meta={_META_SIZE_LIMIT: self.settings.max_size},
-            # only what _parsed can decode within ROBOTSTXT_MAX_SIZE; a header set
-            # here is kept by Scrapy's compression middleware
-            headers={b"Accept-Encoding": _ACCEPT_ENCODING},
-        )
 
     def not_downloadable(self, exc: Exception, chain: Chain) -> SiteOutcome:
         """No download handler for the robots.txt URL's scheme: the crawler's side,

@@ -111,6 +111,8 @@ class SiteService:
                 self.report,
                 on_settled=self.release,
                 on_start=self._start_watchdog,
+                # with our queue, tdmrep.json fetched ahead waits for room too (pins)
+                bounded=lambda: bool(self._queues),
             )
             if settings.purposes
             else None
@@ -196,11 +198,16 @@ class SiteService:
             self._fetcher.scrapy_retry = True
 
     def pin(self, site: str) -> None:
-        """A request of ``site`` is queued: its outcome is not evicted meanwhile."""
+        """A request of ``site`` is queued: its outcome is not evicted meanwhile
+        (nor its tdmrep.json, when a declared purpose needs it)."""
         self._table.pin(site)
+        if self.tdmrep is not None:
+            self.tdmrep.pin(site)
 
     def unpin(self, site: str) -> None:
         """A request of ``site`` left the queue; fetches ahead start if room freed."""
+        if self.tdmrep is not None:
+            self.tdmrep.unpin(site)
         if self._table.unpin(site) and self._ahead:
             self._start_waiting()
 

@@ -1,7 +1,9 @@
 """The site table: each site's robots.txt outcome and the fetch in flight. Pure.
 
 One state machine per site (scheme + host + port, RFC 9309 2.3), with the
-current time passed in, so every rule is testable without a reactor:
+current time passed in, so every rule is testable without a reactor. Look
+up, single flight, the bound and pins are every per-site file's
+(:class:`~._filetable.FileTable`); robots.txt adds stale copies and deferral:
 
 * **look up**: a settled outcome is used until it expires (RFC 9309 2.4);
 * **single flight**: the first caller that finds no fresh outcome starts the
@@ -29,10 +31,10 @@ No Scrapy import, no I/O, no clock of its own.
 from __future__ import annotations
 
 import enum
-from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import TypeVar
 
+from ._filetable import FileTable, Settled
 from ._outcome import DISALLOW_ALL, Kind, SiteOutcome
 
 __all__ = ["Deferral", "Settled", "SiteState", "SiteTable", "backoff"]
@@ -82,18 +84,6 @@ class Deferral:
 W = TypeVar("W")
 
 
-@dataclass(frozen=True, slots=True)
-class Settled(Generic[W]):
-    """What settling a fetch came to."""
-
-    #: The outcome now in force: the new one, or the stale copy kept.
-    outcome: SiteOutcome
-    #: Everyone who waited on the fetch, in the order they joined.
-    waiters: list[W]
-    #: Whether an unreachable refetch left the earlier copy in use (RFC 9309 2.4).
-    kept_stale: bool
-
-
 #: The lifetime of a copy kept in force while its robots.txt is unreachable.
 KEPT_LIFETIME = "the copy fetched earlier, kept while unreachable (RFC 9309 2.4)"
 
@@ -121,57 +111,21 @@ def keep_stale_copy(stale: SiteOutcome | None, fetched: SiteOutcome) -> SiteOutc
     )
 
 
-class SiteTable(Generic[W]):
-    """site -> settled outcome (LRU-bounded) and site -> fetch in flight."""
+class SiteTable(FileTable[W, SiteOutcome]):
+    """site -> settled outcome (LRU-bounded) and site -> fetch in flight, with
+    robots.txt's stale copies (RFC 9309 2.4) and deferral of unreachable sites."""
 
-    __slots__ = (
-        "_deferrals",
-        "_exhausted",
-        "_pending",
-        "_pinned_settled",
-        "_pins",
-        "_settled",
-        "_waiters",
-        "evictions",
-        "max_sites",
-    )
+    __slots__ = ("_deferrals", "_exhausted")
 
     def __init__(self, max_sites: int) -> None:
-        if max_sites < 1:
-            raise ValueError(f"max_sites must be at least 1, got {max_sites}")
-        self.max_sites = max_sites
-        self.evictions = 0
-        self._settled: OrderedDict[str, SiteOutcome] = OrderedDict()
-        #: site -> the copy its fetch in flight may replace (``None``: no earlier
-        #: copy). Nothing else per pending site: a broad crawl that schedules
-        #: its first requests at once has every site pending.
-        self._pending: dict[str, SiteOutcome | None] = {}
-        #: site -> who waits for its fetch in flight, in the order they joined;
-        #: an entry only once someone waits (a fetch ahead of need has none)
-        self._waiters: dict[str, list[W]] = {}
+        super().__init__(max_sites)
         self._deferrals: dict[str, Deferral] = {}
         #: Sites whose deferral ran out while unreachable: not deferred again
         #: until their robots.txt is retrieved, so the bound holds whatever the
         #: unreachable outcome's lifetime.
         self._exhausted: set[str] = set()
-        #: site -> requests still queued for it (its outcome is not evicted)
-        self._pins: dict[str, int] = {}
-        #: how many settled sites are pinned
-        self._pinned_settled = 0
 
     # -- looking up ----------------------------------------------------------------
-
-    def fresh(self, site: str, now: float) -> SiteOutcome | None:
-        """The site's outcome if it has not expired at ``now``; marks it recently used."""
-        outcome = self._settled.get(site)
-        if outcome is None or outcome.expires_at <= now:
-            return None
-        self._settled.move_to_end(site)
-        return outcome
-
-    def stale(self, site: str) -> SiteOutcome | None:
-        """The site's outcome, expired or not (without marking it used)."""
-        return self._settled.get(site)
 
     def offer_stale(self, site: str, copy: SiteOutcome) -> None:
         """A copy of the site's robots.txt from elsewhere (a store, after a restart)
@@ -179,13 +133,6 @@ class SiteTable(Generic[W]):
         2.4); the copy this table holds, if any, comes first."""
         if site in self._pending and self._pending[site] is None:
             self._pending[site] = copy
-
-    def is_pending(self, site: str) -> bool:
-        return site in self._pending
-
-    def has_pending(self) -> bool:
-        """Whether any fetch is in flight (O(1))."""
-        return bool(self._pending)
 
     def state(self, site: str, now: float) -> SiteState:
         """What a request of ``site`` can do at ``now``; O(1), marks the site used."""
@@ -197,124 +144,23 @@ class SiteTable(Generic[W]):
             return SiteState.READY
         return SiteState.UNKNOWN
 
-    @property
-    def pending_sites(self) -> list[str]:
-        return list(self._pending)
-
-    def waiting(self) -> int:
-        """How many waiters all fetches in flight have."""
-        return sum(len(waiters) for waiters in self._waiters.values())
-
     # -- single flight ---------------------------------------------------------------
 
-    def join(self, site: str, waiter: W) -> bool:
-        """Wait for the site's fetch; ``True`` when the caller must start it.
-
-        Call after :meth:`fresh` found nothing fresh. Exactly one caller per
-        fetch gets ``True``; every waiter is handed back once, by
-        :meth:`settle` or :meth:`abandon`.
-        """
-        started = site not in self._pending
-        if started:
-            self._pending[site] = self._settled.get(site)
-        waiters = self._waiters.get(site)
-        if waiters is None:
-            self._waiters[site] = [waiter]
-        else:
-            waiters.append(waiter)
-        return started
-
-    def start(self, site: str) -> bool:
-        """Start the site's fetch with nobody waiting yet (a fetch ahead of
-        need); ``False`` if one is already in flight."""
-        if site in self._pending:
-            return False
-        self._pending[site] = self._settled.get(site)
-        return True
-
-    def settle(self, site: str, outcome: SiteOutcome) -> Settled[W]:
-        """The fetch of ``site`` came to ``outcome``: store it, hand back the waiters.
+    def settle(self, site: str, outcome: SiteOutcome) -> Settled[W, SiteOutcome]:
+        """The fetch of ``site`` came to ``outcome``: store it (or keep the earlier
+        copy, RFC 9309 2.4), hand back the waiters; a retrieved robots.txt ends
+        the site's deferral.
 
         Raises ``KeyError`` if no fetch of ``site`` is in flight.
         """
-        stale = self._pending.pop(site)
-        waiters = self._waiters.pop(site, [])
-        kept = keep_stale_copy(stale, outcome)
-        in_force = outcome if kept is None else kept
-        if in_force.kind is not Kind.UNREACHABLE:
+        settled = super().settle(site, outcome)
+        if settled.outcome.kind is not Kind.UNREACHABLE:
             self._deferrals.pop(site, None)
             self._exhausted.discard(site)
-        if site not in self._settled and site in self._pins:
-            self._pinned_settled += 1
-        self._settled[site] = in_force
-        self._settled.move_to_end(site)
-        self._evict()
-        return Settled(in_force, waiters, kept is not None)
+        return settled
 
-    def _evict(self) -> None:
-        """Evict the least recently used unpinned outcomes beyond ``max_sites``."""
-        settled = self._settled
-        while len(settled) > self.max_sites and len(settled) > self._pinned_settled:
-            oldest = next(iter(settled))
-            if oldest in self._pins:  # still awaited: kept, looked at again last
-                settled.move_to_end(oldest)
-                continue
-            settled.popitem(last=False)
-            self.evictions += 1
-
-    # -- pins: requests still queued for a site -------------------------------------
-
-    def pin(self, site: str) -> None:
-        """A request of ``site`` was queued: its outcome is kept until it is handed out."""
-        count = self._pins.get(site, 0)
-        self._pins[site] = count + 1
-        if not count and site in self._settled:
-            self._pinned_settled += 1
-
-    def unpin(self, site: str) -> bool:
-        """A request of ``site`` left the queue; ``True`` when none is left (the
-        site no longer takes room: its outcome may be evicted)."""
-        count = self._pins.get(site)
-        if count is None:
-            return False
-        if count > 1:
-            self._pins[site] = count - 1
-            return False
-        del self._pins[site]
-        if site in self._settled:
-            self._pinned_settled -= 1
-            self._evict()
-        return True
-
-    def pins(self, site: str) -> int:
-        """Requests still queued for ``site``."""
-        return self._pins.get(site, 0)
-
-    def has_room(self, in_flight: int) -> bool:
-        """Whether one more site may be fetched ahead of need: the pinned settled
-        sites plus the ``in_flight`` fetches stay below ``max_sites``, so settling
-        them never leaves more pinned outcomes than the bound."""
-        return self._pinned_settled + in_flight < self.max_sites
-
-    def admits(self, site: str, in_flight: int) -> bool:
-        """Whether a fetch of ``site`` ahead of need may start now: it takes no new
-        room (a pinned site already settled, fetched again), or there is room."""
-        return (site in self._pins and site in self._settled) or self.has_room(in_flight)
-
-    def waited_on(self, site: str) -> bool:
-        """Whether someone waits for the site's fetch (not only fetched ahead)."""
-        return site in self._waiters
-
-    def abandon(self, site: str) -> list[W]:
-        """Give up the site's fetch (cancelled): its waiters, nothing stored."""
-        self._pending.pop(site, None)
-        return self._waiters.pop(site, [])
-
-    def abandon_all(self) -> list[tuple[str, list[W]]]:
-        """Give up every fetch in flight (the spider closes)."""
-        pending, self._pending = self._pending, {}
-        waiters, self._waiters = self._waiters, {}
-        return [(site, waiters.get(site, [])) for site in pending]
+    def _kept_copy(self, stale: SiteOutcome | None, fetched: SiteOutcome) -> SiteOutcome | None:
+        return keep_stale_copy(stale, fetched)
 
     # -- deferral of unreachable sites --------------------------------------------
 
@@ -376,10 +222,3 @@ class SiteTable(Generic[W]):
         """Stop deferring every site (the spider closes)."""
         sites, self._deferrals = list(self._deferrals), {}
         return sites
-
-    def __len__(self) -> int:
-        """Settled sites held."""
-        return len(self._settled)
-
-    def __contains__(self, site: str) -> bool:
-        return site in self._settled
