@@ -99,3 +99,16 @@ def test_install_commands_work_while_not_on_an_index() -> None:
         text = page.read_text(encoding="utf-8")
         by_name = re.findall(r"pip install [^\n]*?(?<![\w./-])['\"]?scrapy-rfc9309\b", text)
         assert by_name == [], page
+
+
+def test_leniency_table_lists_every_lenient_reading() -> None:
+    """Each departure from RFC 9309 tagged ``LENIENT(<id>)`` in the code is in
+    the parser page's Leniency table."""
+    tagged = {
+        match
+        for path in (ROOT / "scrapy_rfc9309").rglob("*.py")
+        for match in re.findall(r"LENIENT\(([a-z0-9-]+)\)", path.read_text(encoding="utf-8"))
+    }
+    assert tagged
+    page = (DOCS / "parser.md").read_text(encoding="utf-8")
+    assert sorted(name for name in tagged if f"| `{name}` |" not in page) == []
