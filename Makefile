@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: test demo lint bench dist check-dist matrix clean
+.PHONY: test demo lint bench docs dist check-dist matrix clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,19 +14,31 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project
-	$(BIN)/ruff format --check scrapy_rfc9309 tests benchmarks example_project
+	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project docs
+	$(BIN)/ruff format --check scrapy_rfc9309 tests benchmarks example_project docs
 	$(BIN)/mypy scrapy_rfc9309
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project
+	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project docs
 
 demo: $(STAMP)
 	$(BIN)/python example_project/run_demo.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/parser.py
+
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+# The documentation site in docs/_build/html (warnings are errors), its
+# doctests, and a check that the built reference lists every setting, stat,
+# logger and meta key the code uses.
+docs: $(DOCS_STAMP)
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	$(BIN)/sphinx-build -W --keep-going -q -b doctest docs docs/_build/doctest
+	$(BIN)/python docs/check_html.py docs/_build/html
 
 # The wheel and the sdist, in dist/.
 dist: $(STAMP)
@@ -44,4 +57,4 @@ matrix: check-dist
 	bash .ci/matrix
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist *.egg-info docs/_build

@@ -1,0 +1,114 @@
+"""The documentation's reference pages list every setting, stat, logger and meta
+key the code uses, read from the doc sources (no Sphinx needed)."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+if not (DOCS / "code_names.py").exists():
+    pytest.skip("run from a copy of the tests, without docs/", allow_module_level=True)
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("code_names", DOCS / "code_names.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("code_names", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+names = _load()
+
+
+def _reference(kind: str) -> str:
+    return str(names.REFERENCE[kind].read_text(encoding="utf-8"))
+
+
+def test_the_collector_finds_what_the_code_uses() -> None:
+    """A collector that finds nothing would make the checks below pass vacuously."""
+    found = names.expected()
+    assert {"ROBOTSTXT_MAX_SIZE", "ROBOTSTXT_STORE_URI", "ROBOTS_META_OBEY"} <= found["settings"]
+    assert {"robotstxt/allowed", "robotstxt/forbidden/{}", "robotsmeta/noindex"} <= found["stats"]
+    assert {"scrapy_rfc9309.middleware", "scrapy_rfc9309.store"} <= found["loggers"]
+    assert {"robotstxt_explain", "robots_meta", "download_slot"} <= found["meta keys"]
+    # prose is not code: a docstring naming a setting does not count
+    assert not any(" " in name for name in found["settings"])
+
+
+@pytest.mark.parametrize("kind", ["settings", "stats", "loggers", "meta keys"])
+def test_reference_page_lists_every_name_the_code_uses(kind: str) -> None:
+    missing = names.missing(names.expected()[kind], _reference(kind))
+    assert missing == [], f"{names.REFERENCE[kind].name} does not list: {missing}"
+
+
+def test_settings_table_has_name_default_type_and_meaning() -> None:
+    """One table row per setting: ``| `NAME` | default | type | meaning |``."""
+    rows = re.findall(
+        r"^\| `((?:ROBOTSTXT|ROBOTS_META)_\w+)` \|(.*)\|$", _reference("settings"), re.M
+    )
+    assert {name for name, _ in rows} >= names.settings()
+    for name, rest in rows:
+        cells = [cell.strip() for cell in rest.split(" | ")]
+        assert len(cells) == 3 and all(cells), name
+
+
+def test_missing_names_are_reported() -> None:
+    """The check fails for a name that is not in backquotes on the page."""
+    text = "| `ROBOTSTXT_OBEY` | ... | `robotstxt/forbidden/{cause}` | ROBOTSTXT_MAX_SIZE"
+    assert names.missing({"ROBOTSTXT_OBEY", "ROBOTSTXT_MAX_SIZE"}, text) == ["ROBOTSTXT_MAX_SIZE"]
+    assert names.missing({"robotstxt/forbidden/{}", "robotstxt/{}"}, text) == ["robotstxt/{}"]
+
+
+def test_python_examples_in_the_docs_are_valid_python() -> None:
+    """Every ```python block of the doc sources parses (doctest blocks run in
+    ``make docs``, ``sphinx-build -b doctest``)."""
+    blocks = 0
+    for page in sorted(DOCS.rglob("*.md")):
+        if "_build" in page.parts:
+            continue
+        text = page.read_text(encoding="utf-8")
+        for block in re.findall(r"^```python\n(.*?)^```$", text, re.M | re.S):
+            blocks += 1
+            ast.parse(block, f"{page.relative_to(ROOT)}")
+    assert blocks > 5
+
+
+def test_usage_page_names_the_spec_versions() -> None:
+    """The versions followed (SPEC_VERSIONS) are named on the usage page too."""
+    from scrapy_rfc9309.parser._usage import SPEC_VERSIONS
+
+    page = (DOCS / "usage.md").read_text(encoding="utf-8")
+    for spec in SPEC_VERSIONS:
+        assert f"| {spec.name} | {spec.version} | {spec.url} |" in page, spec
+
+
+def test_install_commands_work_while_not_on_an_index() -> None:
+    """The package is not on PyPI: an extra is installed from a clone or a wheel."""
+    for page in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        by_name = re.findall(r"pip install [^\n]*?(?<![\w./-])['\"]?scrapy-rfc9309\b", text)
+        assert by_name == [], page
+
+
+def test_leniency_table_lists_every_lenient_reading() -> None:
+    """Each departure from RFC 9309 tagged ``LENIENT(<id>)`` in the code is in
+    the parser page's Leniency table."""
+    tagged = {
+        match
+        for path in (ROOT / "scrapy_rfc9309").rglob("*.py")
+        for match in re.findall(r"LENIENT\(([a-z0-9-]+)\)", path.read_text(encoding="utf-8"))
+    }
+    assert tagged
+    page = (DOCS / "parser.md").read_text(encoding="utf-8")
+    assert sorted(name for name in tagged if f"| `{name}` |" not in page) == []
