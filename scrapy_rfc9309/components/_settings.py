@@ -191,6 +191,38 @@ def _purposes(settings: BaseSettings) -> tuple[str, ...]:
     return tuple(purposes)
 
 
+def _also_obey(settings: BaseSettings) -> tuple[str, ...]:
+    """``ROBOTSTXT_ALSO_OBEY``: further product tokens whose robots.txt groups must
+    allow a URL too (a list, or a comma-separated string from the command line),
+    each a product token as RFC 9309 2.2.1 writes them (``GPTBot``, ``CCBot``)."""
+    from ..parser._agent import is_valid_token
+
+    raw = settings.get("ROBOTSTXT_ALSO_OBEY")
+    if raw is None or raw == "" or raw == []:
+        return ()
+    if isinstance(raw, str):
+        items: list[Any] = [item.strip() for item in raw.split(",")]
+    elif isinstance(raw, (list, tuple)):
+        items = [item.strip() if isinstance(item, str) else item for item in raw]
+    else:
+        raise SettingError(
+            f"ROBOTSTXT_ALSO_OBEY must be a list of product tokens such as "
+            f"['GPTBot', 'CCBot'], got {raw!r}"
+        )
+    tokens: list[str] = []
+    for item in items:
+        if item == "" and isinstance(raw, str):
+            continue  # "GPTBot,,CCBot" or a trailing comma
+        if not isinstance(item, str) or not is_valid_token(item):
+            raise SettingError(
+                f"ROBOTSTXT_ALSO_OBEY: {item!r} is not a product token such as 'GPTBot' "
+                "(RFC 9309 2.2.1: letters, digits, '-', '_' and '.'; no version, no blank)"
+            )
+        if item.lower() not in (token.lower() for token in tokens):
+            tokens.append(item)
+    return tuple(tokens)
+
+
 @dataclass(frozen=True)
 class RobotsTxtSettings:
     """The robots.txt settings, read and validated once, at start-up."""
@@ -232,6 +264,11 @@ class RobotsTxtSettings:
     #: scrapy-redis's ``SCHEDULER_PERSIST`` true): requests waiting for a
     #: robots.txt when the spider closes are put back in the scheduler.
     keeps_queue: bool = False
+    #: ``ROBOTSTXT_ALSO_OBEY``: further product tokens; a URL is fetched only if
+    #: each of their groups allows it too (empty: only the crawl's own token)
+    also_obey: tuple[str, ...] = ()
+    #: ``ROBOTS_META_NOAI``: ``noai`` / ``noimageai`` page directives refuse ``train-ai``
+    meta_noai: bool = False
     #: User-Agent header value -> product token (:meth:`token_for_header`)
     _tokens: dict[bytes | None, str] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -282,6 +319,8 @@ class RobotsTxtSettings:
             purposes=_purposes(settings),
             held_max=_held_max(settings),
             keeps_queue=_keeps_queue(settings),
+            also_obey=_also_obey(settings),
+            meta_noai=_bool(settings, "ROBOTS_META_NOAI"),
         )
 
     def token_for(self, user_agent: str | None) -> str:
@@ -309,12 +348,17 @@ class RobotsTxtSettings:
 
     def describe_token(self) -> str:
         """Which token is obeyed and where it comes from, for the start-up log."""
+        also = (
+            f", and also as {', '.join(map(repr, self.also_obey))} (ROBOTSTXT_ALSO_OBEY)"
+            if self.also_obey
+            else ""
+        )
         if self.user_agent_token:
-            return f"{self.user_agent_token!r} (ROBOTSTXT_USER_AGENT)"
+            return f"{self.user_agent_token!r} (ROBOTSTXT_USER_AGENT){also}"
         token = self.token_for(None)
         return (
             f"{token!r} (derived from USER_AGENT {self.default_user_agent!r}; "
-            "requests with their own User-Agent header obey as that header's product)"
+            f"requests with their own User-Agent header obey as that header's product){also}"
         )
 
 
