@@ -63,7 +63,10 @@ async def test_crawl_delay_is_the_longest_among_the_tokens_obeyed(sites) -> None
     from .test_addon_extension import ADDON_ONLY as EXTENSION_ON
     from .test_addon_extension import _gaps
 
-    robots = "User-agent: *\nCrawl-delay: 0.1\n\nUser-agent: GPTBot\nCrawl-delay: 0.6\n"
+    robots = (
+        "User-agent: *\nAllow: /\nCrawl-delay: 0.1\n\n"
+        "User-agent: GPTBot\nAllow: /\nCrawl-delay: 0.6\n"
+    )
     site = sites(routes={"/robots.txt": text(robots)}, default=text("page"))
     paths = {f"/p{i}" for i in range(3)}
     settings = {**EXTENSION_ON, **ALSO, "ROBOTSTXT_CRAWL_DELAY": True}
