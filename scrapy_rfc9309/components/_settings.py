@@ -77,6 +77,27 @@ def httpcache_honours_noarchive(settings: BaseSettings) -> bool:
     )
 
 
+def page_signals_read(settings: BaseSettings) -> bool:
+    """Whether a response's usage signals are read after download: ``ROBOTS_META_OBEY``
+    on and ``RobotsMetaMiddleware`` (or a subclass) in ``SPIDER_MIDDLEWARES``, as
+    the add-on enables it. Only then can a page supersede a tdmrep.json reservation."""
+    if not _meta_obey(settings):
+        return False
+    from scrapy.utils.conf import build_component_list
+    from scrapy.utils.misc import load_object
+
+    from ._meta_middleware import RobotsMetaMiddleware
+
+    for item in build_component_list(settings.getwithbase("SPIDER_MIDDLEWARES")):
+        try:
+            component = load_object(item) if isinstance(item, str) else item
+        except (ImportError, NameError, ValueError, AttributeError):
+            continue  # Scrapy reports a middleware it cannot load
+        if isinstance(component, type) and issubclass(component, RobotsMetaMiddleware):
+            return True
+    return False
+
+
 def _default_user_agent(settings: BaseSettings) -> str:
     """The User-Agent requests are sent with unless they set their own.
 

@@ -50,7 +50,7 @@ from ._fetcher import (
     shown_target,
     unfollowable,
 )
-from ._settings import purposes_warning
+from ._settings import page_signals_read, purposes_warning
 from ._site_files import drop_at_close, file_request
 
 if TYPE_CHECKING:
@@ -433,9 +433,10 @@ class UsageGate:
             if needs_tdmrep(self.purposes)
             else None
         )
-        #: the page's signals are read after download (ROBOTS_META_OBEY): a
-        #: tdmrep.json reservation, which they supersede, is decided there
-        self._page_decides = settings.meta_obey
+        #: the page's signals are read after download (ROBOTS_META_OBEY and the
+        #: meta middleware on): a tdmrep.json reservation, which they supersede,
+        #: is decided there
+        self._page_decides = page_signals_read(crawler.settings)
         #: site -> the tdmrep.json whose findings were logged (once per fetch)
         self._findings_told: dict[str, TdmRep] = {}
         logger.info(
