@@ -288,12 +288,32 @@ async def test_tdmrep_json_fetched_once_per_site_and_obeyed(sites) -> None:
     urls = [site.url(f"/reserved/{n}") for n in range(5)] + [
         site.url(f"/free/{n}") for n in range(5)
     ]
-    spider, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-ai"]})
+    # page directives not read: nothing can supersede the file (TDMRep processing
+    # priority), so its reservation drops before download
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "ROBOTS_META_OBEY": False}
+    spider, items, stats = await usage_crawl(urls, settings)
     assert site.count("/.well-known/tdmrep.json") == 1
     assert not any(hit.startswith("/reserved/") for hit in site.hits)
     assert sorted(items) == sorted(site.url(f"/free/{n}") for n in range(5))
     assert stats["robotstxt/forbidden/usage"] == 5
     assert "tdmrep.json" in spider.dropped[site.url("/reserved/0")]
+
+
+@deferred_f_from_coro_f
+async def test_tdmrep_json_reservation_decided_by_the_page_when_it_is_read(sites) -> None:
+    """TDMRep final report, processing priority: the page's header or meta
+    supersede tdmrep.json, so with page directives read (ROBOTS_META_OBEY) a
+    reserved page is downloaded and its items dropped, not the request."""
+    tdmrep = text(
+        '[{"location": "/reserved/*", "tdm-reservation": 1}]', content_type=b"application/json"
+    )
+    routes = {"/robots.txt": text("User-agent: *\nAllow: /\n"), "/.well-known/tdmrep.json": tdmrep}
+    site = sites(routes=routes, default=PAGE)
+    urls = [site.url(f"/reserved/{n}") for n in range(3)]
+    _, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-ai"]})
+    assert items == [] and all(site.count(f"/reserved/{n}") == 1 for n in range(3))
+    assert "robotstxt/forbidden/usage" not in stats
+    assert stats["robotsmeta/pages/usage"] == 3 and stats["robotsmeta/usage"] == 3
 
 
 def test_command_explains_usage_text_and_json() -> None:
@@ -1097,7 +1117,8 @@ async def test_2_3_1_2_a_redirected_tdmrep_json_is_followed_and_obeyed(sites, ca
     }
     site = sites(routes=routes, default=PAGE)
     urls = [site.url(f"/p/{n}") for n in range(3)]
-    spider, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-ai"]})
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "ROBOTS_META_OBEY": False}
+    spider, items, stats = await usage_crawl(urls, settings)
     assert items == [] and not any(hit.startswith("/p/") for hit in site.hits)
     assert site.count("/.well-known/tdmrep.json") == 1 and site.count("/tdm/rules.json") == 1
     assert stats["robotstxt/forbidden/usage"] == 3

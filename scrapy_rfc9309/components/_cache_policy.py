@@ -78,7 +78,14 @@ class RobotsMetaCachePolicy:
         token = self.settings.token_for_header(request.headers.get(b"User-Agent"))
         encoding = response.headers.get(b"Content-Encoding")
         head = head_of_body(response.body, encoding.decode("latin-1") if encoding else None)
-        page = read_page_directives(response.url, response.status, response.headers, head, token)
+        page = read_page_directives(
+            response.url,
+            response.status,
+            response.headers,
+            head,
+            token,
+            also=self.settings.also_obey,
+        )
         return page.source_of(NOARCHIVE) if page.noarchive else None
 
     def _stored_noarchive(self, cachedresponse: Response, request: Request) -> bool:

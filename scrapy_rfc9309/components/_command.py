@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from ..parser._usage import CATEGORIES, needs_tdmrep
+from ..parser._usage import CATEGORIES, RETIRED_PURPOSES, needs_tdmrep
 from ..sites._outcome import SiteOutcome
 from ..sites._site import robots_url, site_of
 from ._command_answer import (
@@ -158,7 +158,7 @@ class RobotsTxtCommand(ScrapyCommand):
             "--purpose",
             action="append",
             metavar="NAME",
-            help="a declared purpose (train-ai, train-genai, ai-input, search, bots), "
+            help="a declared purpose (train-ai, ai-input, search), "
             "repeatable; default: ROBOTSTXT_PURPOSES. Usage preferences that refuse it are "
             "shown and exit 4; tdmrep.json is read when the purpose needs it",
         )
@@ -245,7 +245,19 @@ class RobotsTxtCommand(ScrapyCommand):
                     else (tdmreps or {}).get(site or "", (None, "not fetched"))
                 )
             page = pages.get(url) if opts.page else None
-            answers.append(explain_url(outcome, url, token, why, purposes, tdmrep, page))
+            answers.append(
+                explain_url(
+                    outcome,
+                    url,
+                    token,
+                    why,
+                    purposes,
+                    tdmrep,
+                    page,
+                    also=settings.also_obey,
+                    noai=settings.meta_noai,
+                )
+            )
             if opts.page:
                 answers[-1]["page"] = page_answer(page)
             if opts.json:
@@ -333,6 +345,10 @@ def _purposes(values: list[str]) -> tuple[str, ...]:
             name = name.strip().lower()
             if not name:
                 continue
+            if name in RETIRED_PURPOSES:
+                raise UsageError(
+                    f"--purpose: {name!r} is no longer a usage category: {RETIRED_PURPOSES[name]}"
+                )
             if name not in CATEGORIES:
                 known = ", ".join(sorted(CATEGORIES))
                 raise UsageError(f"--purpose: unknown purpose {name!r}; known: {known}")

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..parser._matcher import Verdict
 from ..parser._page_directives import PageDirectives
 from ..parser._robotstxt import RobotsTxt
 from ..parser._tdmrep import TDMREP_PATH, TdmRep
@@ -93,8 +94,16 @@ def explain_url(
     purposes: tuple[str, ...] = (),
     tdmrep: TdmRepAnswer | None = None,
     page: PageResult | None = None,
+    also: tuple[str, ...] = (),
+    noai: bool = False,
 ) -> dict[str, Any]:
     """One URL's answer as data (the ``--json`` object); ``error`` when no outcome.
+
+    ``also`` (``ROBOTSTXT_ALSO_OBEY``): further tokens that must allow the URL
+    too, as a crawl obeys them (``also_obey`` has each one's verdict; when one
+    refuses, ``verdict``, ``rule`` and ``line`` are its own, ``decided_by`` names
+    it). ``noai`` (``ROBOTS_META_NOAI``): the page's ``noai`` / ``noimageai``
+    directives refuse ``train-ai``.
 
     With ``purposes``, a URL that robots.txt allows is checked against its usage
     preferences (robots.txt lines, ``tdmrep`` when given, and the signals of
@@ -134,7 +143,7 @@ def explain_url(
     robots = outcome.robots
     if robots is None:
         answer["verdict"] = "allowed"
-        _check_purposes(answer, UsageSources(), url, purposes, tdmrep, page)
+        _check_purposes(answer, UsageSources(), url, purposes, tdmrep, page, noai=noai)
         return answer
     assert isinstance(robots, RobotsTxt)  # fresh from the fetcher or a file, not compacted
     try:
@@ -142,13 +151,15 @@ def explain_url(
     except ValueError as error:
         answer["detail"] = str(error)
         return answer
+    if also:
+        verdict = _also_obey(answer, robots, url, verdict, also)
     answer["verdict"] = "allowed" if verdict.allowed else "disallowed"
     answer["rule"] = verdict.rule
     answer["line"] = verdict.line
     sources = site_sources(robots, url, token)
     answer["usage"] = sources.robots_txt.as_dict()
     if verdict.allowed:
-        _check_purposes(answer, sources, url, purposes, tdmrep, page)
+        _check_purposes(answer, sources, url, purposes, tdmrep, page, noai=noai)
     groups = agent_lines(robots, token)
     answer["group"] = [{"line": number, "text": text} for group in groups for number, text in group]
     # what the text output shows besides (drawn from this same dict)
@@ -156,10 +167,41 @@ def explain_url(
         [{"line": number, "text": text} for number, text in group] for group in groups
     ]
     answer["robots_usage"] = sources.robots_txt.as_dict()
-    answer["crawl_delay"] = robots.crawl_delay(token)
+    # the longest of the tokens obeyed, as the extension honours it
+    delays = [delay for agent in (token, *also) if (delay := robots.crawl_delay(agent))]
+    answer["crawl_delay"] = max(delays) if delays else robots.crawl_delay(token)
     answer["sitemaps"] = list(robots.sitemaps)
     answer["warnings"] = [{"line": line, "message": message} for line, message in robots.warnings]
     return answer
+
+
+def _also_obey(
+    answer: dict[str, Any], robots: RobotsTxt, url: str, verdict: Verdict, also: tuple[str, ...]
+) -> Verdict:
+    """Each ``ROBOTSTXT_ALSO_OBEY`` token's verdict (``answer["also_obey"]``), each by
+    its own groups (RFC 9309 2.2.1); the verdict that decides: the crawl's own
+    token's refusal, else the first listed token's, else the own token's."""
+    deciding = verdict
+    answer["also_obey"] = []
+    for agent in also:
+        other = robots.check(url=url, agent=agent)
+        answer["also_obey"].append(
+            {
+                "agent": agent,
+                "verdict": "allowed" if other.allowed else "disallowed",
+                "rule": other.rule,
+                "line": other.line,
+                "group": [
+                    {"line": number, "text": text}
+                    for group in agent_lines(robots, agent)
+                    for number, text in group
+                ],
+            }
+        )
+        if deciding.allowed and not other.allowed:
+            deciding = other
+            answer["decided_by"] = agent
+    return deciding
 
 
 def _check_purposes(
@@ -169,6 +211,8 @@ def _check_purposes(
     purposes: tuple[str, ...],
     tdmrep: TdmRepAnswer | None,
     page: PageResult | None,
+    *,
+    noai: bool = False,
 ) -> None:
     """The usage decision (:func:`~._usage_decision.decide_usage`, as the crawl's):
     ``answer["usage"]`` and the refusal, if any; each source's preferences in
@@ -183,13 +227,21 @@ def _check_purposes(
             sources = sources._replace(tdmrep=rules.usage(url))
     if isinstance(page, PageRead):
         sources = sources.with_page(page.signals)
+        if noai:
+            sources = sources.with_noai(page.directives.sources)
     decision = decide_usage(sources, purposes)
     answer["usage"] = decision.usage.as_dict()
     answer["usage_sources"] = {
         "robots_txt": sources.robots_txt.as_dict(),
         "tdmrep": sources.tdmrep.as_dict(),
         "page": sources.page.as_dict(),
+        # each of the page's sources apart (TDMRep orders them: header, then meta)
+        "header": sources.header.as_dict(),
+        "tdm_header": sources.tdm_header.as_dict(),
+        "tdm_meta": sources.tdm_meta.as_dict(),
     }
+    if sources.noai:
+        answer["usage_sources"]["noai"] = sources.noai.as_dict()
     if decision.refusal is not None:
         answer["refused"] = _refusal_dict(decision.refusal)
         # each refused purpose, with the preference that refuses it
@@ -205,6 +257,7 @@ def _refusal_dict(refusal: Preference) -> dict[str, Any]:
         "source": refusal.source,
         "line": refusal.line,
         "rule": refusal.rule,
+        "policy": refusal.policy,
     }
 
 

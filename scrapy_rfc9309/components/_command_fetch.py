@@ -83,7 +83,9 @@ def fetcher_spider(
                 await maybe_deferred_to_future(
                     DeferredList(
                         [
-                            deferred_from_coro(fetch_page(self.crawler, u, found, token, pages))
+                            deferred_from_coro(
+                                fetch_page(self.crawler, u, found, token, pages, settings.also_obey)
+                            )
                             for u in urls
                         ]
                     )
@@ -116,11 +118,17 @@ def describe_download_error(error: BaseException) -> str:
 
 
 async def fetch_page(
-    crawler: Any, url: str, found: dict[str, SiteOutcome], token: str, pages: dict[str, PageResult]
+    crawler: Any,
+    url: str,
+    found: dict[str, SiteOutcome],
+    token: str,
+    pages: dict[str, PageResult],
+    also: tuple[str, ...] = (),
 ) -> None:
     """Fetch ``url`` if its robots.txt outcome allows it, and read its page-level
     directives for ``token`` (HTTP: The Definitive Guide ch. 9: the robots META
-    tag; ``X-Robots-Tag``). A page robots.txt disallows is never fetched."""
+    tag; ``X-Robots-Tag``). A page robots.txt disallows is never fetched.
+    ``also``: the ``ROBOTSTXT_ALSO_OBEY`` tokens, obeyed too, as a crawl does."""
     from scrapy.http import Request
     from scrapy.http.request import NO_CALLBACK
 
@@ -135,7 +143,7 @@ async def fetch_page(
     if outcome is None:
         pages[url] = PageNotRead("robots.txt not fetched")
         return
-    decision = outcome.decide(url, token, site)
+    decision = outcome.decide(url, token, site, also)
     if not decision.allowed:
         pages[url] = PageNotRead(f"not fetched: {decision.reason}")
         return
@@ -163,7 +171,7 @@ async def fetch_page(
         )
         return
     directives = read_page_directives(
-        response.url, response.status, response.headers, response.body, token
+        response.url, response.status, response.headers, response.body, token, also=also
     )
     signals = read_usage_signals(response.status, response.headers, response.body)
     pages[url] = PageRead(response.status, directives, tuple(signals))

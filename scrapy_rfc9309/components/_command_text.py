@@ -35,11 +35,28 @@ def explain(robots: RobotsTxt, url: str, token: str) -> tuple[list[str], bool]:
 def robots_lines(answer: dict[str, Any]) -> list[str]:
     """What a parsed robots.txt says of the answer's URL: verdict, groups, usage, ..."""
     lines = []
-    if answer["line"] is None:
+    decided_by = answer.get("decided_by")
+    if decided_by is not None:  # refused by a ROBOTSTXT_ALSO_OBEY token's group
+        lines.append(
+            f"verdict:     DISALLOWED for {decided_by} (ROBOTSTXT_ALSO_OBEY) by line "
+            f'{answer["line"]}: "{answer["rule"]}"'
+        )
+    elif answer["line"] is None:
         lines.append("verdict:     ALLOWED (no rule matches; RFC 9309 2.2.2)")
     else:
         word = "ALLOWED" if answer["verdict"] == "allowed" else "DISALLOWED"
         lines.append(f'verdict:     {word} by line {answer["line"]}: "{answer["rule"]}"')
+    for other in answer.get("also_obey") or ():
+        word = "allowed" if other["verdict"] == "allowed" else "DISALLOWED"
+        rule = (
+            "no rule matches"
+            if other["line"] is None
+            else f'by line {other["line"]}: "{other["rule"]}"'
+        )
+        group = ", ".join(f"line {agent['line']}: {agent['text']}" for agent in other["group"])
+        lines.append(
+            f"also obey:   {other['agent']}: {word}, {rule} (group: {group or 'none applies'})"
+        )
     if not answer["groups"]:
         lines.append("group:       none applies (no group for this agent and no '*' group)")
     for group in answer["groups"]:
@@ -115,10 +132,13 @@ def _print_purposes(answer: dict[str, Any]) -> None:
         for category, preference in (sources.get("tdmrep") or {}).items():
             print(
                 f"usage:       {category}={preference['value']} by tdmrep.json: "
-                f"{preference['rule']}"
+                f"{preference['rule']}{_policy(preference)}"
             )
     for category, preference in (sources.get("page") or {}).items():
-        print(f"usage:       {category}={preference['value']} by the page: {preference['rule']}")
+        print(
+            f"usage:       {category}={preference['value']} by the page: {preference['rule']}"
+            f"{_policy(preference)}"
+        )
     purposes = ", ".join(answer["purposes"])
     refused = answer["refused"]
     if refused is None:
@@ -137,8 +157,17 @@ def _print_purposes(answer: dict[str, Any]) -> None:
             where = f"{refused['source'].removeprefix('/.well-known/')}: {refused['rule']}"
         else:
             where = f"{refused['source']}: {refused['rule']}"
-        parts.append(f"{purpose}: REFUSED, {refused['category']}={refused['value']} by {where}")
+        parts.append(
+            f"{purpose}: REFUSED, {refused['category']}={refused['value']} by {where}"
+            f"{_policy(refused)}"
+        )
     print(f"purposes:    {', '.join(parts)}")
+
+
+def _policy(preference: dict[str, Any]) -> str:
+    """TDMRep's ``tdm-policy`` of a preference, when stated: ``, tdm-policy URL``."""
+    policy = preference.get("policy")
+    return f", tdm-policy {policy}" if policy else ""
 
 
 def _print_page(answer: dict[str, Any]) -> None:

@@ -63,6 +63,10 @@ class RobotsTxtExtension:
     def _on_robots_parsed(self, robotparser: Any, request: Request) -> None:
         token = self.settings.token_for_header(request.headers.get(b"User-Agent"))
         delay = robotparser.crawl_delay(token)
+        for agent in self.settings.also_obey:  # ROBOTSTXT_ALSO_OBEY: the longest applies
+            other = robotparser.crawl_delay(agent)
+            if other and (not delay or other > delay):
+                delay = other
         if not delay:
             return
         floor = min(delay, self.settings.crawl_delay_max)

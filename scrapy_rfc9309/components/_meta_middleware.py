@@ -61,10 +61,13 @@ _LENIENT_FORMS = {
 }
 
 
-def directives_of_response(response: Response, token: str) -> PageDirectives:
-    """:func:`~._page_directives.read_page_directives` for a Scrapy response."""
+def directives_of_response(
+    response: Response, token: str, also: tuple[str, ...] = ()
+) -> PageDirectives:
+    """:func:`~._page_directives.read_page_directives` for a Scrapy response
+    (``also``: the ``ROBOTSTXT_ALSO_OBEY`` tokens, whose directives apply too)."""
     return read_page_directives(
-        response.url, response.status, response.headers, response.body, token
+        response.url, response.status, response.headers, response.body, token, also=also
     )
 
 
@@ -93,9 +96,12 @@ class RobotsMetaMiddleware:
         self._lenient_told: frozenset[str] = frozenset()
         logger.info(
             "Obeying page-level robots directives (robots META tag, X-Robots-Tag) as %s; "
-            "items of noindex pages: %s (ROBOTS_META_NOINDEX)",
+            "items of noindex pages: %s (ROBOTS_META_NOINDEX)%s",
             self.settings.describe_token(),
             self.settings.meta_noindex,
+            "; noai and noimageai refuse train-ai (ROBOTS_META_NOAI)"
+            if self.settings.meta_noai
+            else "",
         )
 
         settings = crawler.settings
@@ -118,9 +124,9 @@ class RobotsMetaMiddleware:
         if request is None:
             return
         token = self.settings.token_for_header(request.headers.get(b"User-Agent"))
+        page = directives_of_response(response, token, self.settings.also_obey)
         if self.purposes:
-            self._read_usage(response, request)
-        page = directives_of_response(response, token)
+            self._read_usage(response, request, page)
         request.meta[META_KEY] = page.directives
         if page is EMPTY:
             return
@@ -170,10 +176,11 @@ class RobotsMetaMiddleware:
             },
         )
 
-    def _read_usage(self, response: Response, request: Request) -> None:
+    def _read_usage(self, response: Response, request: Request, page: PageDirectives) -> None:
         """``meta["usage"]``: the site's preferences (robots.txt, tdmrep.json) with the
-        response's own (``Content-Usage``, ``tdm-reservation`` header or meta), merged
-        by :func:`~._usage_decision.decide_usage` as ``scrapy robotstxt --page`` does."""
+        response's own (``Content-Usage``, ``tdm-reservation`` header or meta; with
+        ``ROBOTS_META_NOAI``, ``noai`` / ``noimageai`` directives), merged by
+        :func:`~._usage_decision.decide_usage` as ``scrapy robotstxt --page`` does."""
         found = read_usage_signals(response.status, response.headers, response.body)
         sources = request.meta.get(USAGE_SOURCES_META_KEY)
         if not isinstance(sources, UsageSources):  # no robots.txt check (or another's usage)
@@ -181,7 +188,10 @@ class RobotsMetaMiddleware:
             sources = UsageSources(
                 robots_txt=stated if isinstance(stated, Usage) else NO_PREFERENCES
             )
-        decision = decide_usage(sources.with_page(found), self.purposes)
+        sources = sources.with_page(found)
+        if self.settings.meta_noai:
+            sources = sources.with_noai(page.sources)
+        decision = decide_usage(sources, self.purposes)
         request.meta[USAGE_META_KEY] = decision.usage
         refusal = decision.refusal
         if refusal is not None:

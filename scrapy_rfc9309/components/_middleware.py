@@ -119,7 +119,7 @@ class RobotsTxtMiddleware:
             self._drop_at_close(site, request)
         else:
             token = service.token(request)
-            decision = outcome.decide(request.url, token, site)
+            decision = outcome.decide(request.url, token, site, self.settings.also_obey)
             usage = service.usage
             if usage is not None and decision.allowed:  # ROBOTSTXT_PURPOSES declared
                 tdmrep = service.tdmrep
@@ -168,9 +168,14 @@ class RobotsTxtMiddleware:
             return
         self.stats.inc_value("robotstxt/forbidden")
         self.stats.inc_value(f"robotstxt/forbidden/{decision.cause}")
+        if decision.agent is not None:  # refused by a ROBOTSTXT_ALSO_OBEY token's group
+            self.stats.inc_value(f"robotstxt/forbidden/also_obey/{decision.agent}")
         verdict = decision.verdict
         if verdict is not None and verdict.line is not None and verdict.rule is not None:
-            self._report.dropped_by_rule(site, verdict.line, verdict.rule)
+            rule = verdict.rule
+            if decision.agent is not None:
+                rule = f"{rule} (for {decision.agent})"
+            self._report.dropped_by_rule(site, verdict.line, rule)
         logger.debug("%s: %s", decision.reason, request, extra={"spider": self.crawler.spider})
         raise IgnoreRequest(decision.reason)
 

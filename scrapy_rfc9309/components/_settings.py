@@ -88,6 +88,27 @@ def httpcache_honours_noarchive(settings: BaseSettings) -> bool:
     )
 
 
+def page_signals_read(settings: BaseSettings) -> bool:
+    """Whether a response's usage signals are read after download: ``ROBOTS_META_OBEY``
+    on and ``RobotsMetaMiddleware`` (or a subclass) in ``SPIDER_MIDDLEWARES``, as
+    the add-on enables it. Only then can a page supersede a tdmrep.json reservation."""
+    if not _meta_obey(settings):
+        return False
+    from scrapy.utils.conf import build_component_list
+    from scrapy.utils.misc import load_object
+
+    from ._meta_middleware import RobotsMetaMiddleware
+
+    for item in build_component_list(settings.getwithbase("SPIDER_MIDDLEWARES")):
+        try:
+            component = load_object(item) if isinstance(item, str) else item
+        except (ImportError, NameError, ValueError, AttributeError):
+            continue  # Scrapy reports a middleware it cannot load
+        if isinstance(component, type) and issubclass(component, RobotsMetaMiddleware):
+            return True
+    return False
+
+
 def _default_user_agent(settings: BaseSettings) -> str:
     """The User-Agent requests are sent with unless they set their own.
 
@@ -249,6 +270,38 @@ def _purposes(settings: BaseSettings) -> tuple[str, ...]:
     return tuple(purposes)
 
 
+def _also_obey(settings: BaseSettings) -> tuple[str, ...]:
+    """``ROBOTSTXT_ALSO_OBEY``: further product tokens whose robots.txt groups must
+    allow a URL too (a list, or a comma-separated string from the command line),
+    each a product token as RFC 9309 2.2.1 writes them (``GPTBot``, ``CCBot``)."""
+    from ..parser._agent import is_valid_token
+
+    raw = settings.get("ROBOTSTXT_ALSO_OBEY")
+    if raw is None or raw == "" or raw == []:
+        return ()
+    if isinstance(raw, str):
+        items: list[Any] = [item.strip() for item in raw.split(",")]
+    elif isinstance(raw, (list, tuple)):
+        items = [item.strip() if isinstance(item, str) else item for item in raw]
+    else:
+        raise SettingError(
+            f"ROBOTSTXT_ALSO_OBEY must be a list of product tokens such as "
+            f"['GPTBot', 'CCBot'], got {raw!r}"
+        )
+    tokens: list[str] = []
+    for item in items:
+        if item == "" and isinstance(raw, str):
+            continue  # "GPTBot,,CCBot" or a trailing comma
+        if not isinstance(item, str) or not is_valid_token(item):
+            raise SettingError(
+                f"ROBOTSTXT_ALSO_OBEY: {item!r} is not a product token such as 'GPTBot' "
+                "(RFC 9309 2.2.1: letters, digits, '-', '_' and '.'; no version, no blank)"
+            )
+        if item.lower() not in (token.lower() for token in tokens):
+            tokens.append(item)
+    return tuple(tokens)
+
+
 @dataclass(frozen=True)
 class RobotsTxtSettings:
     """The robots.txt settings, read and validated once, at start-up."""
@@ -290,6 +343,11 @@ class RobotsTxtSettings:
     #: scrapy-redis's ``SCHEDULER_PERSIST`` true): requests waiting for a
     #: robots.txt when the spider closes are put back in the scheduler.
     keeps_queue: bool = False
+    #: ``ROBOTSTXT_ALSO_OBEY``: further product tokens; a URL is fetched only if
+    #: each of their groups allows it too (empty: only the crawl's own token)
+    also_obey: tuple[str, ...] = ()
+    #: ``ROBOTS_META_NOAI``: ``noai`` / ``noimageai`` page directives refuse ``train-ai``
+    meta_noai: bool = False
     #: User-Agent header value -> product token (:meth:`token_for_header`)
     _tokens: dict[bytes | None, str] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -343,6 +401,8 @@ class RobotsTxtSettings:
             purposes=_purposes(settings),
             held_max=_held_max(settings),
             keeps_queue=_keeps_queue(settings),
+            also_obey=_also_obey(settings),
+            meta_noai=_bool(settings, "ROBOTS_META_NOAI"),
         )
 
     def token_for(self, user_agent: str | None) -> str:
@@ -370,12 +430,17 @@ class RobotsTxtSettings:
 
     def describe_token(self) -> str:
         """Which token is obeyed and where it comes from, for the start-up log."""
+        also = (
+            f", and also as {', '.join(map(repr, self.also_obey))} (ROBOTSTXT_ALSO_OBEY)"
+            if self.also_obey
+            else ""
+        )
         if self.user_agent_token:
-            return f"{self.user_agent_token!r} (ROBOTSTXT_USER_AGENT)"
+            return f"{self.user_agent_token!r} (ROBOTSTXT_USER_AGENT){also}"
         token = self.token_for(None)
         return (
             f"{token!r} (derived from USER_AGENT {self.default_user_agent!r}; "
-            "requests with their own User-Agent header obey as that header's product)"
+            f"requests with their own User-Agent header obey as that header's product){also}"
         )
 
 

@@ -20,9 +20,9 @@ from weakref import WeakSet
 from scrapy.exceptions import IgnoreRequest
 
 from ..parser._tdmrep import TDMREP_PATH, TdmRep
-from ..parser._usage import needs_tdmrep
+from ..parser._usage import Preference, needs_tdmrep
 from ..parser._usage_decision import decide_usage, site_sources
-from ._settings import purposes_warning
+from ._settings import page_signals_read, purposes_warning
 from ._site_files import drop_at_close
 from ._tdmrep_sites import FAILED_TDMREP, TdmRepSites
 
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 __all__ = ["USAGE_META_KEY", "TdmRepSites", "UsageGate", "warn_if_purposes_ignored"]
 
 logger = logging.getLogger("scrapy_rfc9309.usage")
+
+#: Sites whose tdmrep.json findings are remembered as told (the oldest forgotten).
+MAX_FINDINGS_TOLD = 10_000
 
 #: ``request.meta`` / ``response.meta`` key of the :class:`~._usage.Usage` that applies.
 USAGE_META_KEY = "usage"
@@ -65,6 +68,12 @@ class UsageGate:
             if needs_tdmrep(self.purposes)
             else None
         )
+        #: the page's signals are read after download (ROBOTS_META_OBEY and the
+        #: meta middleware on): a tdmrep.json reservation, which they supersede,
+        #: is decided there
+        self._page_decides = page_signals_read(crawler.settings)
+        #: site -> the tdmrep.json whose findings were logged (once per fetch)
+        self._findings_told: dict[str, TdmRep] = {}
         logger.info(
             "Declared purposes: %s (ROBOTSTXT_PURPOSES); requests whose usage preferences "
             "refuse them are dropped",
@@ -81,18 +90,21 @@ class UsageGate:
                 drop_at_close(self.crawler, self._report, logger, site, url, request)
             elif rules is FAILED_TDMREP:
                 self._drop_internal_error(site, request)
+            elif rules.findings and self._findings_told.get(site) is not rules:
+                self._tell_findings(site, rules)
         sources = site_sources(outcome.robots, request.url, token, rules)
         decision = decide_usage(sources, self.purposes)
         request.meta[USAGE_META_KEY] = decision.usage
         request.meta[USAGE_SOURCES_META_KEY] = sources  # the page's signals join after download
         refusal = decision.refusal
-        if refusal is None:
+        if refusal is None or self._page_may_lift(decision.refusals):
             return
         self.stats.inc_value("robotstxt/forbidden")
         self.stats.inc_value("robotstxt/forbidden/usage")
         self._report.decided(site, False)
         self._report.dropped_by_usage(site, refusal.describe())
         where = outcome.source if refusal.line is not None else site + TDMREP_PATH
+        policy = f"; tdm-policy {refusal.policy}" if refusal.policy else ""
         if refusal.line is not None:
             reason = (
                 f"Forbidden by usage preference, robots.txt line {refusal.line}: "
@@ -101,10 +113,34 @@ class UsageGate:
         else:
             reason = (
                 f"Forbidden by usage preference: {refusal.rule} refuses {refusal.category} "
-                f"({where})"
+                f"({where}{policy})"
             )
         logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
         raise IgnoreRequest(reason)
+
+    def _page_may_lift(self, refusals: dict[str, Preference]) -> bool:
+        """Whether every refusal is tdmrep.json's alone, which the page's own
+        ``tdm-reservation`` header or meta supersede (TDMRep final report,
+        processing priority): with page directives read (``ROBOTS_META_OBEY``),
+        such a request is downloaded and the page decides (its items are dropped
+        unless it lifts the reservation); a robots.txt refusal always drops."""
+        return self._page_decides and all(
+            refused.source == TDMREP_PATH for refused in refusals.values()
+        )
+
+    def _tell_findings(self, site: str, rules: TdmRep) -> None:
+        """What a site's tdmrep.json states less than its writer meant (a
+        ``tdm-reservation`` that is not the integer 0 or 1, an entry that is no
+        rule), at INFO, once per fetch (each fetch gives a new :class:`TdmRep`)."""
+        if len(self._findings_told) >= MAX_FINDINGS_TOLD:
+            self._findings_told.pop(next(iter(self._findings_told)))
+        self._findings_told[site] = rules
+        logger.info(
+            "tdmrep.json of %s: %s",
+            site,
+            "; ".join(rules.findings),
+            extra={"spider": self.crawler.spider},
+        )
 
     def _drop_internal_error(self, site: str, request: Request) -> None:
         assert self.tdmrep is not None

@@ -376,13 +376,13 @@ def _header_values(headers: Any, name: str, truncated: set[str] | None = None) -
     return found
 
 
-def _read_header(value: str, token: str, collector: _Collector) -> None:
+def _read_header(value: str, agents: frozenset[str], collector: _Collector) -> None:
     """One ``X-Robots-Tag`` value: ``noindex, nofollow`` or ``examplebot: noindex, ...``.
 
     An ``agent:`` prefix addresses the directives after it (up to the next
-    prefix) to that agent only; they apply when it is our token
-    (case-insensitive). ``name: value`` with a name of :data:`VALUE_DIRECTIVES`
-    is a directive, not an agent.
+    prefix) to that agent only; they apply when it is one of our ``agents``
+    (lower-case; compared case-insensitively). ``name: value`` with a name of
+    :data:`VALUE_DIRECTIVES` is a directive, not an agent.
     """
     agent: str | None = None
     for piece in collector.split(value):
@@ -390,11 +390,11 @@ def _read_header(value: str, token: str, collector: _Collector) -> None:
         pieces = [piece]
         if match and match.group(1) not in VALUE_DIRECTIVES and match.group(2)[:1].isalpha():
             agent = match.group(1)
-            ours = collector.lenient if agent == token else None
+            ours = collector.lenient if agent in agents else None
             pieces = _spaced(_normalise(match.group(2)), ours)
         if agent is None:
             collector.add_all(pieces, "X-Robots-Tag")
-        elif agent == token:
+        elif agent in agents:
             collector.add_all(pieces, f"X-Robots-Tag: {agent}")
 
 
@@ -537,14 +537,17 @@ class _HeadState:
         "scanned",
         "searched",
         "seen",
-        "token",
+        "tokens",
     )
 
-    def __init__(self, window: bytes, token: str, collector: _Collector) -> None:
+    def __init__(self, window: bytes, tokens: frozenset[str], collector: _Collector) -> None:
         self.low = _Lower(window)
-        self.token = token
+        #: the names a ``<meta name>`` addresses us by, besides ``robots``
+        self.tokens = tokens
         self.collector = collector
-        self.needles = tuple({b"robots", token.encode("ascii", "ignore")} - {b""})
+        self.needles = tuple(
+            {b"robots", *(token.encode("ascii", "ignore") for token in tokens)} - {b""}
+        )
         #: What an attribute name written with character references contains
         #: (``r&#111;bots``, ``my&lowbar;bot``): each place is read only when it
         #: is in a ``<meta>`` tag not read yet (not counted in MAX_META_TAGS).
@@ -619,8 +622,11 @@ def _next_event(state: _HeadState, pos: int) -> re.Match[bytes] | None:
         low.grow()
 
 
-def _read_head(window: bytes, token: str, collector: _Collector, *, cut: bool = False) -> None:
-    """The ``<meta name="robots">`` and ``<meta name="<token>">`` tags of the head.
+def _read_head(
+    window: bytes, tokens: frozenset[str], collector: _Collector, *, cut: bool = False
+) -> None:
+    """The ``<meta name="robots">`` and ``<meta name="<token>">`` tags of the head
+    (``tokens``: lower-case names).
 
     The head ends at ``</head>`` or ``<body``; ``<meta>`` tags after it are
     ignored, as search engines do. Comments, scripts, styles and templates
@@ -634,7 +640,7 @@ def _read_head(window: bytes, token: str, collector: _Collector, *, cut: bool = 
     ``cut``: the body goes on past ``window``; a head that has not ended
     within it is recorded as truncated (:data:`LIMIT_HEAD`).
     """
-    state = _HeadState(window, token, collector)
+    state = _HeadState(window, tokens, collector)
     pos = 0
     while True:
         event = _next_event(state, pos)
@@ -725,7 +731,7 @@ def _read_metas(state: _HeadState, start: int, end: int) -> None:
         if "&" in name_text:  # r&#111;bots: an HTML parser decodes it (bounded: one tag)
             name_text = html.unescape(name_text).lower()
         name_text = name_text.strip()
-        if name_text != "robots" and name_text != state.token:
+        if name_text != "robots" and name_text not in state.tokens:
             continue
         text = html.unescape(content.decode("utf-8", "replace"))
         state.collector.add_all(state.collector.split(text), f'<meta name="{name_text}">')
@@ -742,8 +748,12 @@ def read_page_directives(
     token: str,
     *,
     now: datetime | None = None,
+    also: Iterable[str] = (),
 ) -> PageDirectives:
     """The robots directives addressed to ``token`` by a response, and their sources.
+
+    ``also`` (``ROBOTSTXT_ALSO_OBEY``): further tokens whose directives apply
+    too (``<meta name="GPTBot">``, ``X-Robots-Tag: CCBot: nofollow``).
 
     * every ``X-Robots-Tag`` header (any response, HTML or not): plain, or
       ``<token>: ...`` for our token only, compared case-insensitively;
@@ -760,16 +770,16 @@ def read_page_directives(
     :data:`MAX_HEAD_BYTES` of the body.
     """
     collector = _Collector(now)
-    agent = token.strip().lower()
+    agents = frozenset({token.strip().lower(), *(name.strip().lower() for name in also)})
     try:
         for value in _header_values(headers, "X-Robots-Tag", collector.truncated):
-            _read_header(value, agent, collector)
+            _read_header(value, agents, collector)
         if body and not (300 <= status < 400 or status in (204, 304)):
             content_type = next(iter(_header_values(headers, "Content-Type")), None)
             head = ascii_compatible_head(body, content_type)
             if _is_html(content_type, head):
                 cut = len(body) > MAX_HEAD_BYTES
-                _read_head(head, agent, collector, cut=cut)
+                _read_head(head, agents, collector, cut=cut)
     except (AttributeError, TypeError, ValueError):  # malformed headers object
         pass
     return collector.result(url)
@@ -817,7 +827,7 @@ def read_usage_signals(status: int, headers: Any, body: bytes | None) -> list[tu
             head = ascii_compatible_head(body, content_type)
             if _is_html(content_type, head):
                 collector = _NamedMeta(TDM_META)
-                _read_head(head, TDM_META, collector)
+                _read_head(head, frozenset({TDM_META}), collector)
                 found.extend((f'<meta name="{TDM_META}">', value) for value in collector.found)
     except (AttributeError, TypeError, ValueError):  # malformed headers object
         pass

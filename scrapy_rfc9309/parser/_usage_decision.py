@@ -9,25 +9,45 @@ it) and for ``scrapy robotstxt --purpose`` alike, so that both always agree:
   site's ``/.well-known/tdmrep.json`` (TDMRep), and the page's own signals
   (``Content-Usage`` header, IETF AIPREF attach draft; ``tdm-reservation``
   header and ``<meta name="tdm-reservation">``, TDMRep);
-* :func:`applicable_usage` is the ONE place where the sources are merged
-  (today: per category the most restrictive, ``n`` beats ``y``, whatever the
-  source); a change of precedence between sources is an edit there;
+* :func:`applicable_usage` is the ONE place where the sources are merged:
+  the TDMRep sources in the report's order of precedence (tdmrep.json, then
+  the ``tdm-reservation`` header, then the HTML meta, each stated value
+  superseding the one before, an absent value resetting nothing), and that
+  with the AIPREF sources (robots.txt ``Content-Usage`` / ``Content-Signal``,
+  the ``Content-Usage`` header) per category the most restrictive, ``n``
+  beating ``y`` (the AIPREF vocabulary's combination rule);
 * :func:`decide_usage` gives the applicable usage and what refuses each of
   the declared purposes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 from ._usage import NO_PREFERENCES, Preference, Usage, response_usage
+
+#: Page directives read as a refusal of ``train-ai`` with ``ROBOTS_META_NOAI``
+#: (de-facto values some sites write; no specification defines them).
+NOAI_DIRECTIVES = ("noai", "noimageai")
+#: The sources of a response's usage signals (``read_usage_signals``).
+_TDM_HEADER = "tdm-reservation header"
+_TDM_META = "<meta"
 
 if TYPE_CHECKING:
     from ._robotstxt import Verdicts
     from ._tdmrep import TdmRep
 
-__all__ = ["UsageDecision", "UsageSources", "applicable_usage", "decide_usage", "site_sources"]
+__all__ = [
+    "NOAI_DIRECTIVES",
+    "UsageDecision",
+    "UsageSources",
+    "applicable_usage",
+    "decide_usage",
+    "site_sources",
+    "superseded",
+    "tdm_usage_of",
+]
 
 
 class UsageSources(NamedTuple):
@@ -35,12 +55,50 @@ class UsageSources(NamedTuple):
 
     robots_txt: Usage = NO_PREFERENCES
     tdmrep: Usage = NO_PREFERENCES
-    #: the response's own header and meta signals (known only after download)
-    page: Usage = NO_PREFERENCES
+    #: the response's ``Content-Usage`` header (AIPREF; known only after download)
+    header: Usage = NO_PREFERENCES
+    #: the response's ``tdm-reservation`` header (TDMRep)
+    tdm_header: Usage = NO_PREFERENCES
+    #: the response's ``<meta name="tdm-reservation">`` (TDMRep)
+    tdm_meta: Usage = NO_PREFERENCES
+    #: ``noai`` / ``noimageai`` page directives, with ``ROBOTS_META_NOAI`` (not standard)
+    noai: Usage = NO_PREFERENCES
 
     def with_page(self, signals: Iterable[tuple[str, str]]) -> UsageSources:
-        """These sources with the response's signals (``read_usage_signals``)."""
-        return self._replace(page=response_usage(signals))
+        """These sources with the response's signals (``read_usage_signals``), each
+        kept apart: TDMRep gives them an order of precedence."""
+        header: list[tuple[str, str]] = []
+        tdm_header: list[tuple[str, str]] = []
+        tdm_meta: list[tuple[str, str]] = []
+        for source, value in signals:
+            if source.startswith(_TDM_HEADER):
+                tdm_header.append((source, value))
+            elif source.startswith(_TDM_META):
+                tdm_meta.append((source, value))
+            else:
+                header.append((source, value))
+        return self._replace(
+            header=response_usage(header),
+            tdm_header=response_usage(tdm_header),
+            tdm_meta=response_usage(tdm_meta),
+        )
+
+    def with_noai(self, sources: Mapping[str, Iterable[str]]) -> UsageSources:
+        """These sources with the page's ``noai`` / ``noimageai`` directives
+        (``PageDirectives.sources``: directive -> where it came from) read as a
+        refusal of ``train-ai`` (``ROBOTS_META_NOAI``; de facto, not standard)."""
+        for directive in NOAI_DIRECTIVES:
+            where = list(sources.get(directive, ()))
+            if where:
+                refusal = Preference("train-ai", False, where[0], None, directive)
+                return self._replace(noai=Usage({"train-ai": refusal}))
+        return self
+
+    @property
+    def page(self) -> Usage:
+        """What the response itself states (header and meta), merged as
+        :func:`applicable_usage` merges them."""
+        return _page_usage(self)
 
 
 class UsageDecision(NamedTuple):
@@ -64,14 +122,45 @@ def site_sources(
     )
 
 
+def superseded(base: Usage, over: Usage) -> Usage:
+    """``base`` with each category ``over`` states replaced by ``over``'s value;
+    a category ``over`` does not state keeps ``base``'s (an absent value never
+    resets one)."""
+    if not over.preferences:
+        return base
+    if not base.preferences:
+        return over
+    return Usage({**base.preferences, **over.preferences})
+
+
+def tdm_usage_of(sources: UsageSources) -> Usage:
+    """The TDMRep preference, as the TDMRep final community group report orders
+    its techniques: the ``tdm-reservation`` header supersedes tdmrep.json, the
+    HTML metadata supersedes both, and "at every step, the absence of a
+    property MUST not reset current values"."""
+    return superseded(superseded(sources.tdmrep, sources.tdm_header), sources.tdm_meta)
+
+
+def _page_usage(sources: UsageSources) -> Usage:
+    page_tdm = superseded(sources.tdm_header, sources.tdm_meta)
+    return sources.header.merged(page_tdm).merged(sources.noai)
+
+
 def applicable_usage(sources: UsageSources) -> Usage:
     """The preferences that apply, merged from every source.
 
-    Today the sources are equal: per category the most restrictive wins
-    (:meth:`Usage.merged`). Precedence between sources (e.g. TDMRep: a
-    header supersedes the file, a meta supersedes the header) belongs here.
+    * TDMRep (tdmrep.json, ``tdm-reservation`` header, meta): each stated value
+      supersedes the one before it, an absent one resets nothing
+      (:func:`tdm_usage_of`, the report's processing order);
+    * AIPREF (robots.txt ``Content-Usage`` / ``Content-Signal`` lines, the
+      ``Content-Usage`` header) and the TDMRep result: per category the most
+      restrictive wins (:meth:`Usage.merged`; the AIPREF vocabulary combines
+      preferences so that a refusal beats a permission, and the attach draft
+      orders none of its attachments above another);
+    * ``noai`` / ``noimageai`` (``ROBOTS_META_NOAI``) add a refusal of ``train-ai``.
     """
-    return sources.robots_txt.merged(sources.tdmrep).merged(sources.page)
+    aipref = sources.robots_txt.merged(sources.header)
+    return aipref.merged(tdm_usage_of(sources)).merged(sources.noai)
 
 
 def decide_usage(sources: UsageSources, purposes: Iterable[str]) -> UsageDecision:

@@ -70,11 +70,22 @@ class Decision(NamedTuple):
     reason: str
     #: why a request is dropped, the stats sub-key: ``robotstxt/forbidden/{cause}``
     cause: str = "rule"
+    #: the ``ROBOTSTXT_ALSO_OBEY`` token whose group refused it (``None``: the
+    #: crawl's own token, or no rule)
+    agent: str | None = None
 
 
 _ALLOWED_WITHOUT_RULES = Decision(True, None, "no rule applies: everything allowed")
 _ALLOWED_BY_RULES = Decision(True, None, "allowed by robots.txt")
 _NOT_CHECKED = Decision(True, None, "not checked: the crawler cannot download this site's URLs")
+
+
+def _matched(verdict: object, url: str) -> str:
+    """`` (matched as /private/a, ...)`` when a rule matched only the path the server
+    resolves the URL's path to (``LENIENT(dot-segments)``); empty otherwise."""
+    if not isinstance(verdict, ResolvedVerdict):
+        return ""
+    return f" (matched as {verdict.matched_as}, the path the server resolves {path_of(url)} to)"
 
 
 class SiteOutcome:
@@ -145,27 +156,39 @@ class SiteOutcome:
             retry_after=self.retry_after,
         )
 
-    def decide(self, url: str, token: str, site: str) -> Decision:
-        """Allowed or not, with the reason a user reads in logs and exceptions."""
+    def decide(self, url: str, token: str, site: str, also: tuple[str, ...] = ()) -> Decision:
+        """Allowed or not, with the reason a user reads in logs and exceptions.
+
+        ``also`` (``ROBOTSTXT_ALSO_OBEY``): further product tokens; the URL is
+        allowed only if ``token`` and each of them is, each by its own groups
+        (RFC 9309 2.2.1, falling back to ``*``), as Google's ``AllowedByRobots``
+        takes several user agents. The first that refuses decides the message.
+        """
         if self.kind in DISALLOW_ALL:
             return self._disallow_all(site)
-        if self.robots is None:
+        robots = self.robots
+        if robots is None:
             return _NOT_CHECKED if self.kind is Kind.NOT_DOWNLOADABLE else _ALLOWED_WITHOUT_RULES
-        verdict = self.robots.denial(url=url, agent=token)
-        if verdict is None:  # the hot path: no Verdict built
-            return _ALLOWED_BY_RULES
-        matched = ""
-        if isinstance(verdict, ResolvedVerdict):  # LENIENT(dot-segments)
-            matched = (
-                f" (matched as {verdict.matched_as}, the path the server resolves "
-                f"{path_of(url)} to)"
+        verdict = robots.denial(url=url, agent=token)
+        if verdict is not None:
+            return Decision(
+                False,
+                verdict,
+                f'Forbidden by robots.txt line {verdict.line}: "{verdict.rule}"'
+                f"{_matched(verdict, url)} ({self.source or robots_url(site)})",
             )
-        return Decision(
-            False,
-            verdict,
-            f'Forbidden by robots.txt line {verdict.line}: "{verdict.rule}"{matched} '
-            f"({self.source or robots_url(site)})",
-        )
+        for agent in also:  # empty unless ROBOTSTXT_ALSO_OBEY: the hot path skips it
+            verdict = robots.denial(url=url, agent=agent)
+            if verdict is not None:
+                return Decision(
+                    False,
+                    verdict,
+                    f"Forbidden by robots.txt line {verdict.line} for {agent} "
+                    f'(ROBOTSTXT_ALSO_OBEY): "{verdict.rule}"{_matched(verdict, url)} '
+                    f"({self.source or robots_url(site)})",
+                    agent=agent,
+                )
+        return _ALLOWED_BY_RULES  # the hot path: no Verdict built
 
     def _disallow_all(self, site: str) -> Decision:
         where = self.source or robots_url(site)
