@@ -34,9 +34,11 @@ from .server import redirect, status, text
 ROBOTS = "User-agent: *\nDisallow: /private\nCrawl-delay: 2\nSitemap: https://e.com/s.xml\n"
 
 
-async def run_scrapy(*args: str, cwd: Path, stdin: str | None = None) -> tuple[str, int]:
+async def run_scrapy(
+    *args: str, cwd: Path, stdin: str | None = None, extra_env: dict[str, str] | None = None
+) -> tuple[str, int]:
     """Run ``scrapy ARGS`` in a thread, so the reactor keeps serving the sites."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), **(extra_env or {})}
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     done = await maybe_deferred_to_future(
         threads.deferToThread(
@@ -54,9 +56,11 @@ async def run_scrapy(*args: str, cwd: Path, stdin: str | None = None) -> tuple[s
     return done.stdout + done.stderr, done.returncode
 
 
-async def scrapy(*args: str, cwd: Path, stdin: str | None = None) -> tuple[str, int]:
+async def scrapy(
+    *args: str, cwd: Path, stdin: str | None = None, extra_env: dict[str, str] | None = None
+) -> tuple[str, int]:
     """Run ``scrapy robotstxt ARGS`` (see :func:`run_scrapy`)."""
-    return await run_scrapy("robotstxt", *args, cwd=cwd, stdin=stdin)
+    return await run_scrapy("robotstxt", *args, cwd=cwd, stdin=stdin, extra_env=extra_env)
 
 
 def json_lines(output: str) -> list[dict]:
@@ -186,6 +190,26 @@ async def test_command_help_documents_exit_codes(tmp_path) -> None:
         "  0  every URL allowed",
     ):
         assert line in output
+
+
+HEADINGS = ("Usage", "Options", "Global Options")
+
+
+@pytest.mark.parametrize("columns", ["80", "100"])
+@deferred_f_from_coro_f
+async def test_command_help_has_no_stray_headings(tmp_path, columns) -> None:
+    """Scrapy's help formatter underlines any help line ending with ':' as a heading:
+    no option's help wraps into one."""
+    output, code = await scrapy("-h", cwd=tmp_path, extra_env={"COLUMNS": columns})
+    assert code == 0, output
+    lines = output.splitlines()
+    assert not [line for line in lines if line.rstrip().endswith("default:")], output
+    underlined = [
+        before.strip()
+        for before, line in zip(lines, lines[1:], strict=False)
+        if len(line) > 2 and set(line) <= {"=", "-"}
+    ]
+    assert underlined == list(HEADINGS), output
 
 
 LINTED = (
