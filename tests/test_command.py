@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +207,7 @@ async def test_command_help_has_no_stray_headings(tmp_path, columns) -> None:
     assert not [line for line in lines if line.rstrip().endswith("default:")], output
     underlined = [
         before.strip()
-        for before, line in zip(lines, lines[1:], strict=False)
+        for before, line in pairwise(lines)
         if len(line) > 2 and set(line) <= {"=", "-"}
     ]
     assert underlined == list(HEADINGS), output

@@ -146,7 +146,9 @@ class RobotsTxtCommand(ScrapyCommand):
         parser.formatter_class = type(  # type: ignore[assignment]
             "RobotsTxtHelpFormatter", (RawDescriptionHelpFormatter, base), {}
         )
-        parser.add_argument("--agent", help="product token to obey as (the settings' one when not given)")
+        parser.add_argument(
+            "--agent", help="product token to obey as (the settings' one when not given)"
+        )
         parser.add_argument("--file", help="a local robots.txt to read instead of fetching it")
         parser.add_argument(
             "--json",
