@@ -51,10 +51,12 @@ def refuse_builtin_middleware(crawler: Crawler) -> None:
     if BUILTIN_MIDDLEWARE in names:
         raise SettingError(
             "scrapy_rfc9309.RobotsTxtMiddleware replaces Scrapy's built-in robots.txt "
-            "middleware, and both are enabled. Disable the built-in one in settings.py:\n"
+            "middleware, and both are enabled. Disable the built-in one in settings.py "
+            "(and in the spider's custom_settings):\n"
             f'    DOWNLOADER_MIDDLEWARES = {{"{BUILTIN_MIDDLEWARE}": None, '
             '"scrapy_rfc9309.RobotsTxtMiddleware": 100}\n'
-            'or enable the add-on instead: ADDONS = {"scrapy_rfc9309.Addon": 100}'
+            'or enable the add-on, ADDONS = {"scrapy_rfc9309.Addon": 100}, and leave the '
+            "built-in one out of DOWNLOADER_MIDDLEWARES"
         )
 
 
