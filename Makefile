@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# the package alone: what `make demo` needs
+DEMO_STAMP := $(VENV)/.installed-package
 
 .PHONY: test demo lint bench dist check-dist matrix clean
 
@@ -10,18 +12,23 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
+
+$(DEMO_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -e .
+	touch $(DEMO_STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project
 	$(BIN)/ruff format --check scrapy_rfc9309 tests benchmarks example_project
 	$(BIN)/mypy scrapy_rfc9309
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -rs
 
 lint: $(STAMP)
 	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/python example_project/run_demo.py
 
 bench: $(STAMP)
