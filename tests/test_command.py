@@ -270,6 +270,21 @@ async def test_command_lint_file_and_url(sites, tmp_path) -> None:
     assert site.hits == ["/robots.txt"]
 
 
+@deferred_f_from_coro_f
+async def test_command_lint_page_url_names_its_robots_txt_and_a_bom_is_no_finding(
+    sites, tmp_path
+) -> None:
+    """--lint on a page URL names the robots.txt it checked; a UTF-8 byte order mark
+    alone (the file is UTF-8, RFC 9309 2.2) is no finding and exits 0."""
+    site = sites(routes={"/robots.txt": text(b"\xef\xbb\xbfUser-agent: *\nDisallow: /x\n")})
+    output, code = await scrapy("--lint", site.url("/some/page"), cwd=tmp_path)
+    assert code == EXIT_ALLOWED, output
+    assert f"0 findings in {site.url('/robots.txt')}" in output
+    assert "byte order mark" not in output
+    assert lint(RobotsTxt.parse(b"\xef\xbb\xbfDisallow: /early\n"))[0][0] == 1  # others stay
+    assert RobotsTxt.parse(b"\xef\xbb\xbfUser-agent: *\n").warnings  # the parser still says
+
+
 def test_exit_code_order_for_several_urls() -> None:
     def answer(verdict: str, outcome: str | None = "parsed") -> dict:
         return {"verdict": verdict, "outcome": outcome}
