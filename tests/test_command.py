@@ -285,6 +285,22 @@ async def test_command_lint_page_url_names_its_robots_txt_and_a_bom_is_no_findin
     assert RobotsTxt.parse(b"\xef\xbb\xbfUser-agent: *\n").warnings  # the parser still says
 
 
+@deferred_f_from_coro_f
+async def test_command_2_3_1_4_unreachable_host_without_retry_noise(tmp_path) -> None:
+    """An unreachable robots.txt (RFC 9309 2.3.1.4) is one attempt: the answer says
+    so, with no "Gave up retrying" ERROR from Scrapy's RetryMiddleware."""
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    output, code = await scrapy(f"http://127.0.0.1:{port}/a", cwd=tmp_path)
+    assert code == EXIT_NO_ROBOTS, output
+    assert "DISALLOWED: robots.txt unreachable" in output
+    assert "Gave up retrying" not in output
+    assert "ERROR" not in output
+
+
 def test_exit_code_order_for_several_urls() -> None:
     def answer(verdict: str, outcome: str | None = "parsed") -> dict:
         return {"verdict": verdict, "outcome": outcome}
