@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
+# the package alone: what `make demo` needs
+DEMO_STAMP := $(VENV)/.installed-package
 
 .PHONY: test demo lint bench docs dist check-dist matrix clean
 
@@ -11,18 +13,23 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
+
+$(DEMO_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet -e .
+	touch $(DEMO_STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project docs
 	$(BIN)/ruff format --check scrapy_rfc9309 tests benchmarks example_project docs
 	$(BIN)/mypy scrapy_rfc9309
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -rs
 
 lint: $(STAMP)
 	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project docs
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/python example_project/run_demo.py
 
 bench: $(STAMP)

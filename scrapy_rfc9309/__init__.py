@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         RobotsTxtExtension,
         RobotsTxtMiddleware,
         RobotsTxtPriorityQueue,
+        robots_sitemaps,
     )
 
     robots_parsed: Any
@@ -40,6 +41,7 @@ __all__ = [
     "Usage",
     "Verdict",
     "robots_parsed",
+    "robots_sitemaps",
 ]
 
 _SCRAPY_COMPONENTS = frozenset(
@@ -52,6 +54,7 @@ _SCRAPY_COMPONENTS = frozenset(
         "RobotsTxtMiddleware",
         "RobotsTxtPriorityQueue",
         "robots_parsed",
+        "robots_sitemaps",
     }
 )
 

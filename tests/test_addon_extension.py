@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import logging
 from itertools import pairwise
-from typing import Any
+from typing import Any, ClassVar
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
 
-from .conftest import UNSET, crawl
+from scrapy_rfc9309.components import _compat
+from scrapy_rfc9309.components._settings import SettingError
+
+from .conftest import BASE_SETTINGS, BUILTIN, UNSET, RecordingSpider, crawl
 from .server import text
 
 PAGE = text("<html>page</html>", content_type=b"text/html")
@@ -94,3 +99,22 @@ async def test_close_summary_names_outcomes_and_top_rules(sites, caplog) -> None
     assert "2 sites checked (1 parsed, 0 unavailable: allow all, 1 unreachable" in summary
     assert "; 1 request allowed, 3 dropped (2 by rules, 1 unreachable" in summary
     assert f"2 x {site.origin} line 2: 'Disallow: /x'" in summary
+
+
+class ReenablesBuiltin(RecordingSpider):
+    """Scrapy's own robots.txt middleware enabled in the spider's custom_settings."""
+
+    custom_settings: ClassVar[dict[str, Any]] = {"DOWNLOADER_MIDDLEWARES": {BUILTIN: 100}}
+
+
+@deferred_f_from_coro_f
+async def test_addon_refuses_the_builtin_middleware_enabled_in_custom_settings(sites) -> None:
+    """custom_settings are read before add-ons (Scrapy 2.13 to 2.19): the add-on does not
+    silently turn the built-in middleware off again; the crawl stops saying both are on."""
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)
+    settings = {k: v for k, v in {**BASE_SETTINGS, **ADDON_ONLY}.items() if v is not UNSET}
+    crawler = get_crawler(ReenablesBuiltin, settings)
+    with pytest.raises(SettingError, match="both are enabled") as error:
+        await _compat.crawl(crawler, urls=[site.url("/x")])
+    assert "custom_settings" in str(error.value)
+    assert site.hits == []

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +35,11 @@ from .server import redirect, status, text
 ROBOTS = "User-agent: *\nDisallow: /private\nCrawl-delay: 2\nSitemap: https://e.com/s.xml\n"
 
 
-async def run_scrapy(*args: str, cwd: Path, stdin: str | None = None) -> tuple[str, int]:
+async def run_scrapy(
+    *args: str, cwd: Path, stdin: str | None = None, extra_env: dict[str, str] | None = None
+) -> tuple[str, int]:
     """Run ``scrapy ARGS`` in a thread, so the reactor keeps serving the sites."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), **(extra_env or {})}
     env.pop("SCRAPY_SETTINGS_MODULE", None)
     done = await maybe_deferred_to_future(
         threads.deferToThread(
@@ -54,9 +57,11 @@ async def run_scrapy(*args: str, cwd: Path, stdin: str | None = None) -> tuple[s
     return done.stdout + done.stderr, done.returncode
 
 
-async def scrapy(*args: str, cwd: Path, stdin: str | None = None) -> tuple[str, int]:
+async def scrapy(
+    *args: str, cwd: Path, stdin: str | None = None, extra_env: dict[str, str] | None = None
+) -> tuple[str, int]:
     """Run ``scrapy robotstxt ARGS`` (see :func:`run_scrapy`)."""
-    return await run_scrapy("robotstxt", *args, cwd=cwd, stdin=stdin)
+    return await run_scrapy("robotstxt", *args, cwd=cwd, stdin=stdin, extra_env=extra_env)
 
 
 def json_lines(output: str) -> list[dict]:
@@ -188,6 +193,26 @@ async def test_command_help_documents_exit_codes(tmp_path) -> None:
         assert line in output
 
 
+HEADINGS = ("Usage", "Options", "Global Options")
+
+
+@pytest.mark.parametrize("columns", ["80", "100"])
+@deferred_f_from_coro_f
+async def test_command_help_has_no_stray_headings(tmp_path, columns) -> None:
+    """Scrapy's help formatter underlines any help line ending with ':' as a heading:
+    no option's help wraps into one."""
+    output, code = await scrapy("-h", cwd=tmp_path, extra_env={"COLUMNS": columns})
+    assert code == 0, output
+    lines = output.splitlines()
+    assert not [line for line in lines if line.rstrip().endswith("default:")], output
+    underlined = [
+        before.strip()
+        for before, line in pairwise(lines)
+        if len(line) > 2 and set(line) <= {"=", "-"}
+    ]
+    assert underlined == list(HEADINGS), output
+
+
 LINTED = (
     "Disallow: /early\n"  # 1: before any user-agent
     "User-agent: *\n"  # 2
@@ -243,6 +268,37 @@ async def test_command_lint_file_and_url(sites, tmp_path) -> None:
         "findings": [],
     }
     assert site.hits == ["/robots.txt"]
+
+
+@deferred_f_from_coro_f
+async def test_command_lint_page_url_names_its_robots_txt_and_a_bom_is_no_finding(
+    sites, tmp_path
+) -> None:
+    """--lint on a page URL names the robots.txt it checked; a UTF-8 byte order mark
+    alone (the file is UTF-8, RFC 9309 2.2) is no finding and exits 0."""
+    site = sites(routes={"/robots.txt": text(b"\xef\xbb\xbfUser-agent: *\nDisallow: /x\n")})
+    output, code = await scrapy("--lint", site.url("/some/page"), cwd=tmp_path)
+    assert code == EXIT_ALLOWED, output
+    assert f"0 findings in {site.url('/robots.txt')}" in output
+    assert "byte order mark" not in output
+    assert lint(RobotsTxt.parse(b"\xef\xbb\xbfDisallow: /early\n"))[0][0] == 1  # others stay
+    assert RobotsTxt.parse(b"\xef\xbb\xbfUser-agent: *\n").warnings  # the parser still says
+
+
+@deferred_f_from_coro_f
+async def test_command_2_3_1_4_unreachable_host_without_retry_noise(tmp_path) -> None:
+    """An unreachable robots.txt (RFC 9309 2.3.1.4) is one attempt: the answer says
+    so, with no "Gave up retrying" ERROR from Scrapy's RetryMiddleware."""
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    output, code = await scrapy(f"http://127.0.0.1:{port}/a", cwd=tmp_path)
+    assert code == EXIT_NO_ROBOTS, output
+    assert "DISALLOWED: robots.txt unreachable" in output
+    assert "Gave up retrying" not in output
+    assert "ERROR" not in output
 
 
 def test_exit_code_order_for_several_urls() -> None:

@@ -58,3 +58,33 @@ def test_demo_explains_every_url_the_spider_met() -> None:
     assert "group:       line 8: User-agent: DemoBot, line 9: User-agent: demobot-images" in out
     assert 'verdict:     DISALLOWED by line 10: "Disallow: /private/"' in out
     assert "Crawl-delay 0.2 s" in out
+
+
+def _make_dry_run(target: str, tmp_path: Path) -> str:
+    import shutil
+
+    import pytest
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    venv = tmp_path / "venv"  # a fresh clone: nothing installed yet
+    dry = subprocess.run(
+        ["make", "-n", target, f"VENV={venv}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return dry.stdout
+
+
+def test_make_demo_installs_the_package_alone(tmp_path: Path) -> None:
+    """``make demo`` needs only the package, not the test and lint toolchain."""
+    commands = _make_dry_run("demo", tmp_path)
+    installs = [line for line in commands.splitlines() if "pip install" in line]
+    assert installs and all("[test" not in line for line in installs), commands
+    assert "run_demo.py" in commands
+    full = _make_dry_run("test", tmp_path)
+    assert "'.[test]'" in full
+    assert "pytest -rs" in full  # skip reasons printed

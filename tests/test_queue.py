@@ -282,6 +282,33 @@ def test_addon_installs_the_queue_and_a_users_own_queue_wins() -> None:
     assert crawler.settings["SCHEDULER_PRIORITY_QUEUE"] == PLAIN
 
 
+def _queue_notes(caplog: Any) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if "RobotsTxtPriorityQueue" in r.getMessage()]
+
+
+@deferred_f_from_coro_f
+async def test_a_queue_not_ours_is_said_once_at_start_up(sites, caplog) -> None:
+    """With the user's own SCHEDULER_PRIORITY_QUEUE, no fetch ahead and no deferral:
+    said once (INFO; WARNING when ROBOTSTXT_UNREACHABLE_DEFER is set), never with ours."""
+    site = sites(routes={"/robots.txt": status(404)}, default=PAGE)
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        await crawl([site.url("/a"), site.url("/b")], {"SCHEDULER_PRIORITY_QUEUE": PLAIN})
+    [note] = _queue_notes(caplog)
+    assert note.levelno == logging.INFO
+    assert f"SCHEDULER_PRIORITY_QUEUE is {PLAIN}" in note.getMessage()
+    assert "ROBOTSTXT_UNREACHABLE_DEFER does not apply" in note.getMessage()
+    assert "not fetched ahead" in note.getMessage()
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        settings = {"SCHEDULER_PRIORITY_QUEUE": PLAIN, "ROBOTSTXT_UNREACHABLE_DEFER": 60}
+        await crawl([site.url("/a")], settings)
+    assert [note.levelno for note in _queue_notes(caplog)] == [logging.WARNING]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        await crawl([site.url("/a")], QUEUE)
+    assert _queue_notes(caplog) == []
+
+
 @deferred_f_from_coro_f
 async def test_robots_txt_downloads_do_not_take_the_pages_concurrency(sites) -> None:
     """With one request at a time, site B's page is fetched while site A's

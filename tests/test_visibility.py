@@ -20,7 +20,7 @@ from scrapy_rfc9309.components import _compat
 from scrapy_rfc9309.components._settings import ReportSettings, SettingError, identity_warning
 
 from .conftest import BASE_SETTINGS, UNSET, RecordingSpider, crawl
-from .server import redirect, status, text
+from .server import redirect, sequence, status, text
 
 PAGE = text("<html>page</html>", content_type=b"text/html")
 ADDON_ONLY: dict[str, Any] = {
@@ -268,3 +268,35 @@ def test_identity_warning_with_robotstxt_user_agent_names_the_token() -> None:
     assert warning is not None
     assert "USER_AGENT = 'OtherBot/1.0 (+https://example.com/bot)'" in warning
     assert "bind every one" not in warning
+
+
+@deferred_f_from_coro_f
+async def test_summary_says_a_deferred_site_recovered(sites, caplog) -> None:
+    """A robots.txt unreachable twice, then retrieved (HTTP: The Definitive Guide
+    ch. 9 deferral; RFC 9309 2.3.1.4 meanwhile): the summary says what happened,
+    not "disallow all"."""
+    robots = sequence(status(503), status(503), text(ROBOTS))
+    site = sites(routes={"/robots.txt": robots}, default=PAGE)
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        _, stats = await crawl([site.url("/a1"), site.url("/d")], ADDON_ONLY)
+    assert stats["robotstxt/deferred/recovered"] == 1
+    summary = _summary(caplog)
+    assert "1 unreachable: deferred, recovered after 3 attempts)" in summary
+    assert "disallow all" not in summary
+
+
+@deferred_f_from_coro_f
+async def test_report_file_stats_include_page_level_counts(sites, tmp_path) -> None:
+    """The JSON report's stats hold the robotsmeta/* counts the summary shows."""
+    page = text('<html><meta name="robots" content="nofollow">x</html>', content_type=b"text/html")
+    site = sites(routes={"/robots.txt": text(ROBOTS), "/n": page}, default=PAGE)
+    path = tmp_path / "report.json"
+    _, stats = await crawl(
+        [site.url("/n")],
+        {**ADDON_ONLY, "ROBOTSTXT_REPORT_FILE": str(path)},
+        followups={site.url("/n"): [site.url("/d")]},
+    )
+    report = json.loads(path.read_text())
+    meta = {key: value for key, value in stats.items() if key.startswith("robotsmeta/")}
+    assert meta.get("robotsmeta/nofollow") == 1, stats
+    assert {k: v for k, v in report["stats"].items() if k.startswith("robotsmeta/")} == meta

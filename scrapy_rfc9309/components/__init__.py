@@ -17,6 +17,7 @@ from ._meta_middleware import RobotsMetaMiddleware
 from ._middleware import RobotsTxtMiddleware
 from ._queue import RobotsTxtPriorityQueue
 from ._robotparser import RFC9309RobotParser
+from ._sitemaps import robots_sitemaps
 
 __all__ = [
     "Addon",
@@ -28,4 +29,5 @@ __all__ = [
     "RobotsTxtMiddleware",
     "RobotsTxtPriorityQueue",
     "robots_parsed",
+    "robots_sitemaps",
 ]

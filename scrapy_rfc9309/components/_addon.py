@@ -27,7 +27,9 @@ class Addon:
     """Scrapy add-on: replaces the built-in robots.txt middleware with ours.
 
     * turns Scrapy's ``RobotsTxtMiddleware`` off (it is only listed in
-      ``DOWNLOADER_MIDDLEWARES_BASE``, so it is set to ``None``);
+      ``DOWNLOADER_MIDDLEWARES_BASE``, so it is set to ``None``); enabled in
+      ``DOWNLOADER_MIDDLEWARES`` too, it is left on and the crawl stops at
+      start-up saying both are enabled;
     * installs :class:`~scrapy_rfc9309.RobotsTxtMiddleware` at 100 and
       :class:`~scrapy_rfc9309.RobotsTxtExtension`;
     * sets ``ROBOTSTXT_OBEY = True`` at add-on priority, so a value in the
@@ -44,7 +46,10 @@ class Addon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         settings.set("ROBOTSTXT_OBEY", True, "addon")
-        _set_component(settings, "DOWNLOADER_MIDDLEWARES", BUILTIN_MIDDLEWARE, None)
+        # enabled in DOWNLOADER_MIDDLEWARES (settings.py or a spider's custom_settings,
+        # read before add-ons): left on, so that the crawl stops saying both are enabled
+        if settings.getdict("DOWNLOADER_MIDDLEWARES").get(BUILTIN_MIDDLEWARE) is None:
+            _set_component(settings, "DOWNLOADER_MIDDLEWARES", BUILTIN_MIDDLEWARE, None)
         _set_component(settings, "DOWNLOADER_MIDDLEWARES", OUR_MIDDLEWARE, MIDDLEWARE_PRIORITY)
         _set_component(settings, "EXTENSIONS", OUR_EXTENSION, EXTENSION_PRIORITY)
         _set_component(

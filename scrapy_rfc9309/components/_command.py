@@ -146,7 +146,9 @@ class RobotsTxtCommand(ScrapyCommand):
         parser.formatter_class = type(  # type: ignore[assignment]
             "RobotsTxtHelpFormatter", (RawDescriptionHelpFormatter, base), {}
         )
-        parser.add_argument("--agent", help="product token to obey as (default: from settings)")
+        parser.add_argument(
+            "--agent", help="product token to obey as (the settings' one when not given)"
+        )
         parser.add_argument("--file", help="a local robots.txt to read instead of fetching it")
         parser.add_argument(
             "--json",
@@ -159,8 +161,8 @@ class RobotsTxtCommand(ScrapyCommand):
             action="append",
             metavar="NAME",
             help="a declared purpose (train-ai, ai-input, search), "
-            "repeatable; default: ROBOTSTXT_PURPOSES. Usage preferences that refuse it are "
-            "shown and exit 4; tdmrep.json is read when the purpose needs it",
+            "repeatable (ROBOTSTXT_PURPOSES when not given). Usage preferences that refuse "
+            "it are shown and exit 4; tdmrep.json is read when the purpose needs it",
         )
         parser.add_argument(
             "--page",
@@ -183,7 +185,8 @@ class RobotsTxtCommand(ScrapyCommand):
         parser.add_argument(
             "--store",
             metavar="URI",
-            help="the robots.txt store to read for --at and history (default: ROBOTSTXT_STORE_URI)",
+            help="the robots.txt store to read for --at and history (ROBOTSTXT_STORE_URI "
+            "when not given)",
         )
 
     def process_options(self, args: list[str], opts: Namespace) -> None:

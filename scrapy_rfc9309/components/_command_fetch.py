@@ -61,6 +61,9 @@ def fetcher_spider(
             from ._fetcher import RobotsTxtFetcher
 
             fetcher = RobotsTxtFetcher(self.crawler, settings)
+            # one attempt: the answer says "unreachable" itself, with no "Gave up
+            # retrying" ERROR from Scrapy's RetryMiddleware in the output
+            fetcher.scrapy_retry = False
 
             async def one(key: str, url: str) -> None:
                 try:

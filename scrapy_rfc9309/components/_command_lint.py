@@ -68,5 +68,5 @@ def run_lint(
     else:
         for line, message in findings:
             print(f"{source}:{line}: {message}")
-        print(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}")
+        print(f"{len(findings)} finding{'' if len(findings) == 1 else 's'} in {source}")
     return EXIT_DISALLOWED if findings else EXIT_ALLOWED

@@ -140,7 +140,8 @@ class RobotsTxtExtension:
             else [
                 f"robots.txt summary: {_plural(sites, 'site')} checked "
                 f"({parsed} parsed, {unavailable} unavailable: allow all, "
-                f"{unreachable} unreachable: disallow all{extra_kinds}); "
+                f"{_unreachable(unreachable, report_for(self.crawler).recoveries(), get)}"
+                f"{extra_kinds}); "
                 f"{_plural(get('robotstxt/allowed', 0), 'request')} allowed, "
                 f"{get('robotstxt/forbidden', 0)} dropped "
                 f"({get('robotstxt/forbidden/rule', 0)} by rules, "
@@ -176,7 +177,7 @@ class RobotsTxtExtension:
         totals = {
             key: value
             for key, value in sorted(stats.get_stats().items())
-            if key.startswith("robotstxt/")
+            if key.startswith(("robotstxt/", "robotsmeta/"))
         }
         try:
             written = report_for(self.crawler).write_json(
@@ -195,6 +196,20 @@ class RobotsTxtExtension:
 def _plural(count: int, noun: str) -> str:
     """``1 site``, ``2 sites``."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _unreachable(count: int, recoveries: list[int], get: Any) -> str:
+    """``2 unreachable: disallow all``, or what became of the sites whose robots.txt
+    was retrieved later: ``1 unreachable: deferred, recovered after 3 attempts``."""
+    if not recoveries:
+        return f"{count} unreachable: disallow all"
+    how = "deferred, recovered" if get("robotstxt/deferred", 0) else "recovered"
+    low, high = min(recoveries), max(recoveries)
+    attempts = f"{low} attempts" if low == high else f"{low} to {high} attempts"
+    still = count - len(recoveries)
+    if still <= 0:
+        return f"{count} unreachable: {how} after {attempts}"
+    return f"{count} unreachable: {len(recoveries)} {how} after {attempts}, {still} disallow all"
 
 
 def _page_level_summary(get: Any, *, noarchive_honoured: bool = False) -> str:

@@ -20,12 +20,13 @@ from ._service import SiteListener, SiteService, site_service
 from ._set_aside import RequestSetAside
 from ._settings import RobotsTxtSettings, SettingError
 from ._site_files import drop_at_close
+from ._sitemaps import answer_from_copy
 from ._usage_gate import TdmRepSites, warn_if_purposes_ignored
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
-    from scrapy.http import Request
+    from scrapy.http import Request, Response
 
     from ..sites._outcome import Decision
 
@@ -50,10 +51,12 @@ def refuse_builtin_middleware(crawler: Crawler) -> None:
     if BUILTIN_MIDDLEWARE in names:
         raise SettingError(
             "scrapy_rfc9309.RobotsTxtMiddleware replaces Scrapy's built-in robots.txt "
-            "middleware, and both are enabled. Disable the built-in one in settings.py:\n"
+            "middleware, and both are enabled. Disable the built-in one in settings.py "
+            "(and in the spider's custom_settings):\n"
             f'    DOWNLOADER_MIDDLEWARES = {{"{BUILTIN_MIDDLEWARE}": None, '
             '"scrapy_rfc9309.RobotsTxtMiddleware": 100}\n'
-            'or enable the add-on instead: ADDONS = {"scrapy_rfc9309.Addon": 100}'
+            'or enable the add-on, ADDONS = {"scrapy_rfc9309.Addon": 100}, and leave the '
+            "built-in one out of DOWNLOADER_MIDDLEWARES"
         )
 
 
@@ -90,7 +93,7 @@ class RobotsTxtMiddleware:
 
     async def process_request(
         self, request: Request, spider: Spider | None = None
-    ) -> Request | None:
+    ) -> Request | Response | None:
         """Let ``request`` through, or raise ``IgnoreRequest`` saying which line forbids it.
 
         With a scheduler queue that is not ours, a request of a site whose
@@ -118,6 +121,10 @@ class RobotsTxtMiddleware:
                 raise RequestSetAside(f"Put back in the scheduler: {robots_url(site)} pending")
             self._drop_at_close(site, request)
         else:
+            # a SitemapSpider's request for this robots.txt: answered from the copy
+            answer = answer_from_copy(outcome, site, request, self.crawler.spider, self.stats)
+            if answer is not None:
+                return answer
             token = service.token(request)
             decision = outcome.decide(request.url, token, site, self.settings.also_obey)
             usage = service.usage

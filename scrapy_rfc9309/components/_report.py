@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
+from ..sites._outcome import Kind
+
 if TYPE_CHECKING:
     from ..parser._matcher import Verdict
     from ..sites._outcome import SiteOutcome
@@ -40,10 +42,12 @@ class SiteRecord:
         "chain",
         "dropped",
         "dropped_at_close",
+        "failed",
         "fetched_at",
         "fetches",
         "lifetime",
         "outcome",
+        "recovered_after",
         "size",
         "status",
     )
@@ -59,6 +63,10 @@ class SiteRecord:
         self.allowed = 0
         self.dropped = 0
         self.dropped_at_close = 0
+        #: unreachable fetches in a row so far (RFC 9309 2.3.1.4)
+        self.failed = 0
+        #: the attempts it took to retrieve the robots.txt after it was unreachable
+        self.recovered_after: int | None = None
 
 
 def _umask() -> int:
@@ -126,6 +134,10 @@ class CrawlReport:
         record.size = len(body) if isinstance(body, bytes) else None
         record.fetched_at = time.time() if now is None else now
         record.lifetime = outcome.lifetime or None
+        if outcome.kind is Kind.UNREACHABLE:
+            record.failed += 1
+        elif record.failed:
+            record.recovered_after, record.failed = record.failed + 1, 0
 
     def decided(self, site: str, allowed: bool) -> None:
         """A request to ``site`` was let through or dropped after a check."""
@@ -140,6 +152,15 @@ class CrawlReport:
         record = self._site(site)
         if record is not None:
             record.dropped_at_close += 1
+
+    def recoveries(self) -> list[int]:
+        """For each site whose robots.txt was retrieved after being unreachable
+        (and is not unreachable again), the attempts it took, the last included."""
+        return [
+            record.recovered_after
+            for record in self.sites.values()
+            if record.recovered_after is not None and not record.failed
+        ]
 
     def top_rules(self, count: int) -> list[tuple[tuple[str, int, str], int]]:
         return self.drops_by_rule.most_common(count) if count > 0 else []

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
 
@@ -79,6 +80,25 @@ class SetAside:
         self._requeued: set[Request] = set()
         #: spider_closed was sent: the scheduler is closed
         self.closed = False
+        crawler.signals.connect(self._say_if_queue_not_ours, signal=signals.spider_opened)
+
+    def _say_if_queue_not_ours(self) -> None:
+        """Once at start-up (the scheduler is open by then): with a queue that is
+        not ours, robots.txt is not fetched ahead and unreachable sites are not deferred."""
+        if self._queues:
+            return
+        settings = self.crawler.settings
+        defer_set = settings.getpriority("ROBOTSTXT_UNREACHABLE_DEFER") is not None
+        logger.log(
+            logging.WARNING if defer_set and self.settings.unreachable_defer > 0 else logging.INFO,
+            "The scheduler does not use scrapy_rfc9309.RobotsTxtPriorityQueue "
+            "(SCHEDULER_PRIORITY_QUEUE is %s, SCHEDULER %s): robots.txt files are not "
+            "fetched ahead, and ROBOTSTXT_UNREACHABLE_DEFER does not apply (an unreachable "
+            "robots.txt drops its site's requests at once); requests wait in the middleware",
+            _name(settings.get("SCHEDULER_PRIORITY_QUEUE")),
+            _name(settings.get("SCHEDULER")),
+            extra={"spider": self.crawler.spider},
+        )
 
     @staticmethod
     def restore(request: Request) -> None:
@@ -247,3 +267,10 @@ class SetAside:
                 count_dropped_at_close(
                     self.crawler, self._report, logger, site, robots_url(site), copy
                 )
+
+
+def _name(component: Any) -> str:
+    """A component setting as its import path (a class given as such too)."""
+    if isinstance(component, type):
+        return f"{component.__module__}.{component.__qualname__}"
+    return str(component)

@@ -19,6 +19,7 @@ import re
 from array import array
 
 __all__ = [
+    "BOM_IGNORED",
     "DEFAULT_MAX_SIZE",
     "EXACT_KEYS",
     "Line",
@@ -37,6 +38,9 @@ __all__ = [
 DEFAULT_MAX_SIZE = 512_000
 
 _BOM = b"\xef\xbb\xbf"
+#: The warning for a UTF-8 byte order mark: a reading, not a mistake of the file
+#: (a linter leaves it out).
+BOM_IGNORED = "UTF-8 byte order mark ignored"
 _UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
 _BLANKS = re.compile(rb"[ \t]+")  # RFC 9309 2.2 WS: space and tab only
 # Every line, in one match each: optional blanks, then the key up to a colon
@@ -146,7 +150,7 @@ def prepare(body: bytes, max_size: int, warnings: Warnings) -> tuple[bytes, bool
             warnings.add(line, f"line cut by the {max_size}-byte parse limit, ignored")
     if body.startswith(_BOM):
         # LENIENT(bom): a UTF-8 byte order mark before the first line.
-        warnings.add(1, "UTF-8 byte order mark ignored")
+        warnings.add(1, BOM_IGNORED)
         body = body[len(_BOM) :]
     if b"\r" in body:
         body = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 import http_sf
 
 from ._groups import WILDCARD_AGENT, _crawl_delay
-from ._lines import Warnings, printable, read_line, scan
+from ._lines import BOM_IGNORED, Warnings, printable, read_line, scan
 from ._matcher import is_url, rule_pattern
 from ._robotstxt import RobotsTxt
 from ._usage import (
@@ -57,8 +57,12 @@ MAX_RULES = 2048
 
 
 def lint(robots: RobotsTxt) -> list[tuple[int, str]]:
-    """All findings for ``robots``, sorted by line (stable: parser warnings first)."""
-    findings = list(robots.warnings)
+    """All findings for ``robots``, sorted by line (stable: parser warnings first).
+
+    A UTF-8 byte order mark is no finding: the file is UTF-8 (RFC 9309 2.2), and
+    a BOM before its first line is read as nothing (Google's robots.txt
+    specification says so too)."""
+    findings = [warning for warning in robots.warnings if warning != (1, BOM_IGNORED)]
     findings.extend(_duplicate_wildcard_groups(robots))
     findings.extend(_crawl_delay_across_groups(robots))
     findings.extend(_directive_checks(robots))

@@ -300,6 +300,7 @@ class RobotsTxt(Verdicts):
         "_early_warnings",
         "_grouping",
         "_line_starts",
+        "_sitemaps",
         "_tokens",
         "_usage",
         "_usage_count",
@@ -318,6 +319,8 @@ class RobotsTxt(Verdicts):
         self._grouping: Grouping | None = grouping
         self._body_ = grouping.body
         self._tokens = grouping.by_token
+        # kept when the groups go: a cache keeps them with the compiled rules
+        self._sitemaps = grouping.sitemaps
         self._allows_everything: bool | None = None
         self._line_starts: array[int] | None = None
         self._by_token: dict[str, AgentMatcher] = {}
@@ -415,7 +418,7 @@ class RobotsTxt(Verdicts):
     @property
     def sitemaps(self) -> tuple[str, ...]:
         """Sitemap URLs in file order (RFC 9309 2.2.4: other records)."""
-        return self._groups().sitemaps
+        return self._sitemaps
 
     @property
     def allows_everything(self) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 import sys
+import zlib
 from typing import NamedTuple
 
 from ..parser._compact import CompactRobots
@@ -78,6 +79,18 @@ class Decision(NamedTuple):
 _ALLOWED_WITHOUT_RULES = Decision(True, None, "no rule applies: everything allowed")
 _ALLOWED_BY_RULES = Decision(True, None, "allowed by robots.txt")
 _NOT_CHECKED = Decision(True, None, "not checked: the crawler cannot download this site's URLs")
+#: Sitemap lines longer than this in all are kept compressed (a hostile file may
+#: hold thousands; a cached site keeps them for as long as its rules).
+_SITEMAPS_PACKED_OVER = 2048
+
+
+def _pack(sitemaps: tuple[str, ...]) -> str | bytes | None:
+    if not sitemaps:
+        return None
+    text = "\n".join(sitemaps)
+    if len(text) <= _SITEMAPS_PACKED_OVER:
+        return text
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 6)
 
 
 def _matched(verdict: object, url: str) -> str:
@@ -91,7 +104,16 @@ def _matched(verdict: object, url: str) -> str:
 class SiteOutcome:
     """The outcome of one site's robots.txt fetch, valid until ``expires_at``."""
 
-    __slots__ = ("chain", "detail", "expires_at", "kind", "lifetime", "retry_after", "robots")
+    __slots__ = (
+        "_sitemaps",
+        "chain",
+        "detail",
+        "expires_at",
+        "kind",
+        "lifetime",
+        "retry_after",
+        "robots",
+    )
 
     def __init__(
         self,
@@ -103,6 +125,7 @@ class SiteOutcome:
         lifetime: str = "",
         *,
         retry_after: bool = False,
+        sitemaps: tuple[str, ...] = (),
     ):
         self.kind = kind
         #: the parsed file (``PARSED`` only); ``None`` when nothing in it can forbid
@@ -120,6 +143,19 @@ class SiteOutcome:
         #: ``expires_at`` is the time the site asked for (``Retry-After`` of
         #: a 429 / 503): no attempt is made sooner.
         self.retry_after = retry_after
+        self._sitemaps = _pack(sitemaps)
+
+    @property
+    def sitemaps(self) -> tuple[str, ...]:
+        """The file's ``Sitemap`` URLs as written, in file order (RFC 9309 2.2.4);
+        kept when the outcome is compacted, so a cached site still has them."""
+        packed = self._sitemaps
+        if packed is None:
+            robots = self.robots
+            return robots.sitemaps if isinstance(robots, RobotsTxt) else ()
+        if isinstance(packed, bytes):
+            packed = zlib.decompress(packed).decode("utf-8", "surrogatepass")
+        return tuple(packed.split("\n"))
 
     @property
     def source(self) -> str:
@@ -154,6 +190,7 @@ class SiteOutcome:
             self.chain,
             self.lifetime,
             retry_after=self.retry_after,
+            sitemaps=robots.sitemaps,
         )
 
     def decide(self, url: str, token: str, site: str, also: tuple[str, ...] = ()) -> Decision:

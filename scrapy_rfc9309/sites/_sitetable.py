@@ -108,6 +108,7 @@ def keep_stale_copy(stale: SiteOutcome | None, fetched: SiteOutcome) -> SiteOutc
         fetched.expires_at,
         stale.chain,
         KEPT_LIFETIME,
+        sitemaps=stale.sitemaps,
     )
 
 
