@@ -535,3 +535,27 @@ async def test_3_every_request_to_hostile_sites_is_downloaded_or_dropped(sites, 
     assert stats["robotstxt/forbidden/restricted"] == 10
     assert stats["robotstxt/forbidden/internal_error"] == 10
     assert stats["robotstxt/forbidden/unreachable"] == 20
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_an_ftp_server_that_drops_the_connection_is_unreachable_not_a_bug() -> None:
+    """RFC 9309 2.3.1.4: a robots.txt whose server fails (here an FTP server that
+    closes the connection, through Scrapy's FTP download handler) is unreachable:
+    the site's requests are dropped as such, never as an internal error."""
+    from twisted.internet import protocol, reactor
+
+    class Closer(protocol.Protocol):
+        def connectionMade(self) -> None:
+            reactor.callLater(0.1, self.transport.loseConnection)  # type: ignore[attr-defined]
+
+    factory = protocol.ServerFactory()
+    factory.protocol = Closer
+    port = reactor.listenTCP(0, factory, interface="127.0.0.1")  # type: ignore[attr-defined]
+    try:
+        url = f"ftp://127.0.0.1:{port.getHost().port}/x"
+        spider, stats = await crawl([url], {"ROBOTSTXT_UNREACHABLE_DEFER": 0})
+    finally:
+        port.stopListening()
+    assert "robotstxt/internal_error" not in stats
+    assert stats["robotstxt/forbidden/unreachable"] == 1
+    assert "unreachable" in spider.dropped[url]

@@ -66,6 +66,7 @@ _NETWORK_MODULES = (
     "twisted.internet.error",
     "twisted.web",
     "twisted.names",
+    "twisted.protocols.ftp",  # Scrapy's FTP download handler: the server failing
     "OpenSSL",
     "service_identity",
     "h2",
