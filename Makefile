@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# pytest-xdist workers: the suite mostly waits on sockets, timers and subprocesses
+TEST_WORKERS ?= 2
 
 .PHONY: test demo lint bench dist check-dist matrix clean
 
@@ -16,7 +18,7 @@ test: $(STAMP)
 	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project
 	$(BIN)/ruff format --check scrapy_rfc9309 tests benchmarks example_project
 	$(BIN)/mypy scrapy_rfc9309
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project
