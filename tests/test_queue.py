@@ -64,6 +64,7 @@ async def stalled_crawl(sites: Any, settings: dict[str, Any]) -> tuple[Any, list
     return hung, healthy, stats
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_3_a_hung_robots_txt_stalls_nothing_requests_wait_in_the_scheduler(
     sites,
@@ -531,6 +532,7 @@ async def tick_crawl(
     return spider, stats
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_http_guide_ch9_a_deferral_that_ran_out_does_not_start_again(
     sites, fast_backoff
@@ -591,6 +593,7 @@ async def test_2_4_refetch_counts_expired_copies_deferral_retries_apart(
     assert stats["robotstxt/refetch"] == (downloads - 2) + (ticker_downloads - 1)
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_3_a_hung_robots_txt_takes_no_page_slot_with_one_request_per_domain(
     sites,
@@ -674,6 +677,7 @@ async def test_2_3_1_4_with_another_scheduler_queue_requests_wait_in_the_middlew
     assert min(page_times(good)) >= robots_times(good)[0] + 0.3
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_4_a_bounded_cache_fetches_each_robots_txt_once_while_its_requests_wait(
     sites,
