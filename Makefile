@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 # the package alone: what `make demo` needs
 DEMO_STAMP := $(VENV)/.installed-package
+# pytest-xdist workers: the suite mostly waits on sockets, timers and subprocesses
+TEST_WORKERS ?= 2
 
 .PHONY: test demo lint bench docs dist check-dist matrix clean
 
@@ -24,7 +26,7 @@ test: $(STAMP)
 	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project docs
 	$(BIN)/ruff format --check scrapy_rfc9309 tests benchmarks example_project docs
 	$(BIN)/mypy scrapy_rfc9309
-	$(BIN)/python -m pytest -rs
+	$(BIN)/python -m pytest -rs -n $(TEST_WORKERS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project docs

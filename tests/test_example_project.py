@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -23,6 +25,7 @@ def run_demo() -> str:
     return demo.stdout
 
 
+@pytest.mark.slow
 def test_demo_explains_every_url_the_spider_met() -> None:
     out = run_demo()
     assert "Obeying robots.txt (RFC 9309) as 'DemoBot'" in out

@@ -164,6 +164,7 @@ def assert_none_lost(spider: CountingSpider, stats: dict[str, Any], scheduled: i
     assert len(set(every)) == len(every), "a request ended twice"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settings", [PLAIN, FIFO], ids=["ScrapyPriorityQueue", "fifo-scheduler"])
 @deferred_f_from_coro_f
 async def test_2_3_another_queue_a_hung_robots_txt_holds_a_bounded_share_and_stalls_nothing(

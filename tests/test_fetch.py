@@ -64,7 +64,9 @@ async def test_2_3_1_2_redirect_to_a_file_url_is_refused(
     assert stats["robotstxt/unavailable"] == 1
     assert "robotstxt/parsed" not in stats
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert any(secret.as_uri() in message and "refused" in message for message in warnings)
+    # the target as logged: cut past 80 characters (a pytest-xdist worker's tmp_path is long)
+    shown = secret.as_uri()[:80]
+    assert any(shown in message and "refused" in message for message in warnings)
     assert "LOCAL-FILE-CONTENT" not in caplog.text
 
 
@@ -334,7 +336,7 @@ async def test_internal_error_in_the_parser_is_reported_as_one(sites, monkeypatc
 
 @deferred_f_from_coro_f
 async def test_2_3_1_4_retry_after_seconds_is_honoured_even_with_retries_on(sites) -> None:
-    answers = [retry_after(429, "3"), text("User-agent: *\n")]
+    answers = [retry_after(429, "1"), text("User-agent: *\n")]
     served: list[bool] = []
 
     def first_429_then_200(request: Any) -> Any:
@@ -343,7 +345,7 @@ async def test_2_3_1_4_retry_after_seconds_is_honoured_even_with_retries_on(site
         return route(request)
 
     site = sites(routes={"/robots.txt": first_429_then_200}, default=PAGE)
-    other = sites(routes={"/slow": slow(3.6)})
+    other = sites(routes={"/slow": slow(1.6)})
     spider, stats = await crawl(
         [site.url("/first"), other.url("/slow")],
         {"RETRY_ENABLED": True, "RETRY_TIMES": 2},
@@ -351,9 +353,9 @@ async def test_2_3_1_4_retry_after_seconds_is_honoured_even_with_retries_on(site
     )
     times = [t for path, t in zip(site.hits, site.hit_times, strict=True) if path == "/robots.txt"]
     assert len(times) == 2  # RetryMiddleware did not ask again at once
-    assert times[1] - times[0] >= 2.9  # and the next attempt waited as asked
+    assert times[1] - times[0] >= 0.95  # and the next attempt waited as asked
     assert site.url("/first") in spider.dropped
-    assert "Retry-After 3 s" in spider.dropped[site.url("/first")]
+    assert "Retry-After 1 s" in spider.dropped[site.url("/first")]
     assert site.url("/again") in spider.fetched
     assert stats["robotstxt/retry_after"] == 1
 

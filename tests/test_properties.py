@@ -7,6 +7,7 @@ import re
 from functools import cache
 from itertools import product
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -105,6 +106,7 @@ _WILDCARD = st.builds(
 )
 
 
+@pytest.mark.slow
 @given(
     wildcards=st.lists(st.tuples(st.booleans(), _WILDCARD), min_size=17, max_size=60),
     others=st.lists(st.tuples(st.booleans(), _PATTERN), max_size=10),

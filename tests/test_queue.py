@@ -47,13 +47,13 @@ def stall_sites(sites: Any) -> tuple[Any, list[Any], list[str]]:
 
 async def stalled_crawl(sites: Any, settings: dict[str, Any]) -> tuple[Any, list[Any], dict]:
     """64 pages of a site whose robots.txt never answers, scheduled first, then
-    10 healthy sites; the hung robots.txt times out after 3 s."""
+    10 healthy sites; the hung robots.txt times out after 2 s."""
     hung, healthy, urls = stall_sites(sites)
     spider, stats = await crawl(
         urls,
         {
             "CONCURRENT_REQUESTS": 16,
-            "DOWNLOAD_TIMEOUT": 3,
+            "DOWNLOAD_TIMEOUT": 2,
             "ROBOTSTXT_UNREACHABLE_DEFER": 0,
             **settings,
         },
@@ -64,12 +64,13 @@ async def stalled_crawl(sites: Any, settings: dict[str, Any]) -> tuple[Any, list
     return hung, healthy, stats
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_3_a_hung_robots_txt_stalls_nothing_requests_wait_in_the_scheduler(
     sites,
 ) -> None:
     hung, healthy, _ = await stalled_crawl(sites, QUEUE)
-    hung_until = robots_times(hung)[0] + 3  # its download timed out then
+    hung_until = robots_times(hung)[0] + 2  # its download timed out then
     last_page = max(t for site in healthy for t in page_times(site))
     assert last_page < hung_until, "the healthy sites waited for the hung robots.txt"
     assert hung.count("/p0") == 0
@@ -122,7 +123,9 @@ async def test_priorities_are_kept_for_requests_that_waited(sites) -> None:
 
 
 @deferred_f_from_coro_f
-async def test_http_guide_ch9_503_twice_then_200_defers_then_fetches_every_page(sites) -> None:
+async def test_http_guide_ch9_503_twice_then_200_defers_then_fetches_every_page(
+    sites, fast_backoff
+) -> None:
     site = sites(
         routes={
             "/robots.txt": sequence(
@@ -143,9 +146,11 @@ async def test_http_guide_ch9_503_twice_then_200_defers_then_fetches_every_page(
     assert "robotstxt/forbidden/unreachable" not in stats
 
 
-@pytest.mark.parametrize("defer", [0, 2])
+@pytest.mark.parametrize("defer", [0, 0.5])
 @deferred_f_from_coro_f
-async def test_2_3_1_4_deferral_is_bounded_then_requests_are_dropped(sites, defer: int) -> None:
+async def test_2_3_1_4_deferral_is_bounded_then_requests_are_dropped(
+    sites, fast_backoff, defer: float
+) -> None:
     site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
     urls = [site.url(f"/p{i}") for i in range(4)]
     started = time.monotonic()
@@ -166,7 +171,7 @@ async def test_2_3_1_4_deferral_is_bounded_then_requests_are_dropped(sites, defe
 
 @deferred_f_from_coro_f
 async def test_http_guide_ch9_deferral_replaces_scrapy_retry_one_download_per_attempt(
-    sites,
+    sites, fast_backoff
 ) -> None:
     """While unreachable sites are deferred, Scrapy's RetryMiddleware does not
     retry robots.txt as well (HTTP: The Definitive Guide ch. 9: our back-off
@@ -176,7 +181,7 @@ async def test_http_guide_ch9_deferral_replaces_scrapy_retry_one_download_per_at
     urls = [site.url(f"/p{i}") for i in range(3)]
     spider, stats = await crawl(
         urls,
-        {**QUEUE, "RETRY_ENABLED": True, "RETRY_TIMES": 2, "ROBOTSTXT_UNREACHABLE_DEFER": 2},
+        {**QUEUE, "RETRY_ENABLED": True, "RETRY_TIMES": 2, "ROBOTSTXT_UNREACHABLE_DEFER": 0.5},
     )
     assert spider.fetched == [] and page_times(site) == []
     attempts = 1 + stats["robotstxt/deferred/retries"]
@@ -490,15 +495,15 @@ def test_queue_keeps_little_per_pending_site() -> None:
 
 
 @deferred_f_from_coro_f
-async def test_2_3_1_4_deferral_honours_retry_after(sites) -> None:
-    """A 503 asking for 2 s: the deferred site is not asked again sooner."""
+async def test_2_3_1_4_deferral_honours_retry_after(sites, fast_backoff) -> None:
+    """A 503 asking for 1 s: the deferred site is not asked again sooner."""
     from .server import retry_after
 
-    site = sites(routes={"/robots.txt": sequence(retry_after(503, "2"), status(404))}, default=PAGE)
+    site = sites(routes={"/robots.txt": sequence(retry_after(503, "1"), status(404))}, default=PAGE)
     spider, stats = await crawl([site.url("/a"), site.url("/b")], QUEUE)
     assert sorted(spider.fetched) == sorted([site.url("/a"), site.url("/b")])
     first, second = robots_times(site)
-    assert second - first >= 1.9  # the back-off alone would have asked after 1 s
+    assert second - first >= 0.95  # the back-off alone would have asked after 0.2 s
     assert stats["robotstxt/retry_after"] == 1
     assert stats["robotstxt/deferred/recovered"] == 1
 
@@ -554,17 +559,21 @@ async def tick_crawl(
     return spider, stats
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
-async def test_http_guide_ch9_a_deferral_that_ran_out_does_not_start_again(sites) -> None:
-    """503 for good, ROBOTSTXT_UNREACHABLE_DEFER 2 s, the unreachable outcome
-    kept 1 s: requests of the site keep arriving for 4 s after the deferral
-    ran out. Each is dropped at once as unreachable (RFC 9309 2.3.1.4), and
-    the robots.txt is tried twice during the deferral, then once per
-    ROBOTSTXT_UNREACHABLE_TTL at most: no new deferral starts."""
+async def test_http_guide_ch9_a_deferral_that_ran_out_does_not_start_again(
+    sites, fast_backoff
+) -> None:
+    """503 for good, ROBOTSTXT_UNREACHABLE_DEFER 1 s (back-off 0.2 s, 0.4 s),
+    the unreachable outcome kept 0.5 s: requests of the site keep arriving for
+    2 s after the deferral ran out. Each is dropped at once as unreachable
+    (RFC 9309 2.3.1.4), and the robots.txt is tried three times during the
+    deferral, then once per ROBOTSTXT_UNREACHABLE_TTL at most: no new deferral
+    starts."""
     bad = sites(routes={"/robots.txt": status(503)}, default=PAGE)
-    ticker = sites(routes={"/robots.txt": status(404), "/tick": delayed(0.3, PAGE)})
+    ticker = sites(routes={"/robots.txt": status(404), "/tick": delayed(0.15, PAGE)})
     spider, stats = await tick_crawl(
-        bad, ticker, 20, {"ROBOTSTXT_UNREACHABLE_DEFER": 2, "ROBOTSTXT_UNREACHABLE_TTL": 1}
+        bad, ticker, 20, {"ROBOTSTXT_UNREACHABLE_DEFER": 1, "ROBOTSTXT_UNREACHABLE_TTL": 0.5}
     )
     assert spider.fetched == {} and page_times(bad) == []
     assert len(spider.dropped) == 21
@@ -573,20 +582,23 @@ async def test_http_guide_ch9_a_deferral_that_ran_out_does_not_start_again(sites
     assert stats["robotstxt/deferred"] == 1
     assert stats["robotstxt/deferred/expired"] == 1
     tries = robots_times(bad)
-    deadline = tries[0] + 2
-    assert len([t for t in tries if t < deadline]) == 2  # at 0 s and after the 1 s back-off
+    deadline = tries[0] + 1
+    # at 0 s, then after the 0.2 s and 0.4 s back-offs (the next, 0.8 s later, is past it)
+    assert len([t for t in tries if t < deadline]) == 3
     late = [url for url, at in spider.yielded.items() if at > deadline + 0.1]
     assert len(late) >= 10, "the crawl did not go on past the deferral"
     for url in late:
         waited = spider.dropped[url][0] - spider.yielded[url]
-        assert waited < 1.0, f"{url} waited {waited:.2f} s: a new deferral started"
+        assert waited < 0.5, f"{url} waited {waited:.2f} s: a new deferral started"
     after = [t for t in tries if t >= deadline]
     span = max(spider.yielded.values()) - deadline
-    assert len(after) <= span / 1 + 2  # one per ROBOTSTXT_UNREACHABLE_TTL, no back-off
+    assert len(after) <= span / 0.5 + 2  # one per ROBOTSTXT_UNREACHABLE_TTL, no back-off
 
 
 @deferred_f_from_coro_f
-async def test_2_4_refetch_counts_expired_copies_deferral_retries_apart(sites) -> None:
+async def test_2_4_refetch_counts_expired_copies_deferral_retries_apart(
+    sites, fast_backoff
+) -> None:
     """``robotstxt/refetch`` means a cached outcome expired and was fetched
     again (RFC 9309 2.4); attempts while deferred (HTTP: The Definitive Guide
     ch. 9) are ``robotstxt/deferred/retries``."""
@@ -594,29 +606,31 @@ async def test_2_4_refetch_counts_expired_copies_deferral_retries_apart(sites) -
         routes={"/robots.txt": sequence(status(503), text("User-agent: *\nAllow: /\n"))},
         default=PAGE,
     )
-    ticker = sites(routes={"/robots.txt": status(404), "/tick": delayed(0.3, PAGE)})
+    ticker = sites(routes={"/robots.txt": status(404), "/tick": delayed(0.15, PAGE)})
     spider, stats = await tick_crawl(
-        site, ticker, 12, {"ROBOTSTXT_CACHE_TTL": 1, "ROBOTSTXT_CACHE_MIN_TTL": 0}
+        site, ticker, 12, {"ROBOTSTXT_CACHE_TTL": 0.5, "ROBOTSTXT_CACHE_MIN_TTL": 0}
     )
     assert len(spider.fetched) == 13 and spider.dropped == {}
     downloads, ticker_downloads = site.count("/robots.txt"), ticker.count("/robots.txt")
     assert stats["robotstxt/request_count"] == downloads + ticker_downloads
     assert stats["robotstxt/deferred/retries"] == 1  # the 200 after the 503
     assert stats["robotstxt/deferred/recovered"] == 1
-    # every other download after each site's first: its copy expired (1 s)
+    # every other download after each site's first: its copy expired (0.5 s)
     assert downloads - 2 >= 1
     assert stats["robotstxt/refetch"] == (downloads - 2) + (ticker_downloads - 1)
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_3_a_hung_robots_txt_takes_no_page_slot_with_one_request_per_domain(
     sites,
 ) -> None:
     """CONCURRENT_REQUESTS_PER_DOMAIN = 1: the hung robots.txt and the healthy
     sites share a host (127.0.0.1, other ports), so Scrapy would give them one
-    download slot. The robots.txt has a slot of its own: the healthy pages are
-    done within 3 s of the same crawl without the hung site."""
-    settings = {"CONCURRENT_REQUESTS_PER_DOMAIN": 1, "DOWNLOAD_TIMEOUT": 8, **QUEUE}
+    download slot, held 4 s (DOWNLOAD_TIMEOUT). The robots.txt has a slot of its
+    own: the healthy pages are done within 2 s of the same crawl without the hung
+    site."""
+    settings = {"CONCURRENT_REQUESTS_PER_DOMAIN": 1, "DOWNLOAD_TIMEOUT": 4, **QUEUE}
     healthy_only = [
         sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /no\n")}, default=PAGE)
         for _ in range(10)
@@ -630,7 +644,7 @@ async def test_2_3_a_hung_robots_txt_takes_no_page_slot_with_one_request_per_dom
     started = time.monotonic()
     hung, healthy, _ = await stalled_crawl(sites, settings)
     last_page = max(t for site in healthy for t in page_times(site)) - started
-    assert last_page < baseline + 3, (
+    assert last_page < baseline + 2, (
         f"healthy pages done after {last_page:.2f} s, {baseline:.2f} s without the hung site"
     )
     assert hung.count("/p0") == 0
@@ -690,6 +704,7 @@ async def test_2_3_1_4_with_another_scheduler_queue_requests_wait_in_the_middlew
     assert min(page_times(good)) >= robots_times(good)[0] + 0.3
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_4_a_bounded_cache_fetches_each_robots_txt_once_while_its_requests_wait(
     sites,

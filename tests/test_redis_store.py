@@ -500,6 +500,7 @@ def cluster_settings(server: RedisServer, prefix: str, **more: Any) -> dict[str,
     }
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_4_three_processes_download_each_robots_txt_once(
     sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
@@ -897,6 +898,7 @@ async def test_2_4_redis_frozen_sites_met_meanwhile_fetched_within_one_timeout(
     assert "still failing (saving a record): \n" not in caplog.text
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_4_redis_frozen_at_close_the_wait_is_bounded_in_total(
     sites: Any, own_redis: RedisServer, tmp_path: Path

@@ -36,6 +36,20 @@ ROBOTS_V1 = b"User-agent: *\nDisallow: /private\n"
 ROBOTS_V2 = b"User-agent: *\nAllow: /\n\nUser-agent: *\nDisallow: /secret\n"
 
 
+def age_store(path: Path, seconds: float) -> None:
+    """Every record of the SQLite store at ``path`` made ``seconds`` older: as if
+    that much time had passed since its fetch (the store's times are wall-clock)."""
+    connection = sqlite3.connect(path)
+    try:
+        with connection:
+            connection.execute(
+                "UPDATE archive SET fetched_at = fetched_at - ?, expires_at = expires_at - ?",
+                (seconds, seconds),
+            )
+    finally:
+        connection.close()
+
+
 def record(
     fetched_at: float = T0,
     *,
@@ -298,7 +312,7 @@ async def test_2_4_short_cache_control_lifetimes_hold_across_restarts(sites, tmp
     assert site.count("/robots.txt") == 1
     assert stats["robotstxt/store/loaded"] == 1
     assert site.url("/private/b") in spider.dropped
-    time.sleep(max(0.0, stored + 3.2 - time.time()))
+    age_store(tmp_path / "robots.db", stored + 3.2 - time.time())  # 3.2 s after the fetch
     spider, stats = await crawl([site.url("/private/b")], settings)
     assert site.count("/robots.txt") == 2  # expired: fetched again
     assert spider.fetched == [site.url("/private/b")]  # by the new rules
@@ -336,6 +350,7 @@ async def run_command(*args: str, cwd: Path) -> tuple[str, int]:
     return await scrapy(*args, cwd=cwd)
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_4_archive_history_and_at_after_the_robots_txt_changed(sites, tmp_path) -> None:
     """The archive keeps both versions; --at between them explains by the old line."""
@@ -350,9 +365,9 @@ async def test_2_4_archive_history_and_at_after_the_robots_txt_changed(sites, tm
     path = tmp_path / "robots.db"
     settings = store_settings(path, ROBOTSTXT_CACHE_MIN_TTL=0)
     await crawl([site.url("/private/x")], settings)
-    time.sleep(1.2)
+    age_store(path, 1.3)  # fetched 1.3 s ago: expired 0.3 s ago
     between = time.time()
-    time.sleep(0.1)
+    time.sleep(0.01)
     await crawl([site.url("/private/x")], settings)
     assert site.count("/robots.txt") == 2
     uri = f"sqlite:///{path}"
@@ -670,7 +685,7 @@ async def test_2_4_a_stored_copy_is_capped_by_the_current_ttl_from_its_fetch(
     assert time.time() - started < 3, "too slow a machine for this test"
     assert site.count("/robots.txt") == 1  # still within 3 s of its fetch
     assert stats["robotstxt/store/loaded"] == 1
-    time.sleep(max(0.0, stored + 3.2 - time.time()))
+    age_store(path, stored + 3.2 - time.time())  # 3.2 s after the fetch
     spider, stats = await crawl([site.url("/private/b")], short)
     assert site.count("/robots.txt") == 2  # older than ROBOTSTXT_CACHE_TTL: downloaded again
     assert spider.fetched == [site.url("/private/b")]  # by the new rules
@@ -704,6 +719,7 @@ class StoreSpider(scrapy.Spider):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("in_project", [False, True], ids=["outside", "inside"])
 @deferred_f_from_coro_f
 async def test_2_4_the_command_finds_a_relative_store_where_the_crawl_wrote_it(
@@ -833,15 +849,23 @@ async def test_2_4_the_lease_of_a_killed_crawl_is_taken_over_at_once(
     assert stats["robotstxt/store/saved"] == 1
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
-async def test_2_4_a_long_wait_on_another_process_is_told_at_info(sites, tmp_path, caplog) -> None:
-    """A lease held by a process of another host is waited out; after 5 s of
-    waiting, one INFO line names the holder and when its lease expires."""
+async def test_2_4_a_long_wait_on_another_process_is_told_at_info(
+    sites, tmp_path, caplog, monkeypatch
+) -> None:
+    """A lease held by a process of another host is waited out; after
+    WAIT_NOTICE_SECONDS of waiting (5 s; 0.5 s here), one INFO line names the
+    holder and when its lease expires."""
+    from scrapy_rfc9309.components import _store_bridge
+
+    monkeypatch.setattr(_store_bridge, "WAIT_NOTICE_SECONDS", 0.5)
+    monkeypatch.setattr(_store_bridge, "POLL_SECONDS", 0.1)
     site = sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page"))
     path = tmp_path / "robots.db"
     store = SQLiteStore(str(path))
     try:
-        assert store.acquire(_site_key(site.origin), "elsewhere.example:4242:cafe", 7.0)
+        assert store.acquire(_site_key(site.origin), "elsewhere.example:4242:cafe", 2.0)
     finally:
         store.close()
     with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.store"):
@@ -918,10 +942,17 @@ def test_2_4_only_a_gone_process_of_this_host_loses_its_lease_early() -> None:
         assert not holder_is_gone(garbage)
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
-async def test_2_4_a_write_on_a_locked_store_waits_5_s_at_most(sites, tmp_path, caplog) -> None:
+async def test_2_4_a_write_on_a_locked_store_waits_5_s_at_most(
+    sites, tmp_path, caplog, monkeypatch
+) -> None:
     """Another process holds the SQLite write lock when the robots.txt is saved:
-    the save waits the store's 5 s once, then one ERROR; the crawl goes on."""
+    the save waits the store's busy timeout (5 s; 2 s here) once, then one
+    ERROR; the crawl goes on."""
+    from scrapy_rfc9309.sites import _sqlite_store
+
+    monkeypatch.setattr(_sqlite_store, "BUSY_TIMEOUT", 2.0)
     path = tmp_path / "robots.db"
     SQLiteStore(str(path)).close()
     locker = sqlite3.connect(path, isolation_level=None)
@@ -942,17 +973,24 @@ async def test_2_4_a_write_on_a_locked_store_waits_5_s_at_most(sites, tmp_path, 
     assert site.count("/robots.txt") == 1 and spider.fetched == [site.url("/a")]
     assert stats["robotstxt/store/errors"] == 1
     assert any("robots.txt store failed while" in m for m in caplog.messages)
-    assert elapsed < 8.5, elapsed  # 5 s, not 5 s for the save and 5 s more to release
+    assert elapsed < 3.7, elapsed  # 2 s, not 2 s for the save and 2 s more to release
 
 
 @deferred_f_from_coro_f
 async def test_command_at_refuses_times_beyond_year_9999(tmp_path) -> None:
+    """Each value read by ``--at``'s parser; one command run says it, exit 2."""
+    from scrapy.exceptions import UsageError
+
+    from scrapy_rfc9309.components._command_store import parse_time
+
     for when in ("99999999999999", "inf", "nan", "1e300"):
-        output, code = await run_command(
-            "http://127.0.0.1/x", "--at", when, "--store", "sqlite:///nope.db", cwd=tmp_path
-        )
-        assert code == 2, output
-        assert "not a time between the years 1 and 9999" in output, output
+        with pytest.raises(UsageError, match="not a time between the years 1 and 9999"):
+            parse_time(when)
+    output, code = await run_command(
+        "http://127.0.0.1/x", "--at", "1e300", "--store", "sqlite:///nope.db", cwd=tmp_path
+    )
+    assert code == 2, output
+    assert "not a time between the years 1 and 9999" in output, output
 
 
 # -- batches: the store's cost on the crawl -------------------------------------------
@@ -1301,6 +1339,7 @@ async def test_2_4_a_restarted_crawl_starts_once_the_stores_records_are_read(
     assert all(site.count("/robots.txt") == 1 for site in many)
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_4_a_restarted_crawl_keeps_the_stored_copy_while_unreachable(
     sites, tmp_path, caplog
@@ -1360,15 +1399,15 @@ async def check_stored_copy_kept_while_unreachable(
 
 @deferred_f_from_coro_f
 async def test_http_guide_ch9_a_deferral_retry_downloads_never_reads_back_its_503(
-    sites, tmp_path
+    sites, tmp_path, fast_backoff
 ) -> None:
     """HTTP: The Definitive Guide ch. 9 (defer while unreachable) with a store:
-    five sites answer 503 for 1.5 s, then their robots.txt. The 503 saved in
+    five sites answer 503 for 0.5 s (back-off 0.2 s), then their robots.txt. The 503 saved in
     the store is no answer to the deferral's own retry (it would come back at
     every attempt until ROBOTSTXT_UNREACHABLE_DEFER ran out, every page
     dropped): each retry downloads, and the pages are fetched once it is back."""
     many = [
-        sites(routes={"/robots.txt": unreachable_for(1.5, text(ROBOTS_V1))}, default=text("page"))
+        sites(routes={"/robots.txt": unreachable_for(0.5, text(ROBOTS_V1))}, default=text("page"))
         for _ in range(5)
     ]
     urls = [site.url(f"/p{page}") for site in many for page in range(2)]

@@ -9,11 +9,11 @@ kept in the pure site table; this module owns the timers and the log lines.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..sites._site import robots_url
+from ._clock import Clock
 
 if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
@@ -40,7 +40,10 @@ class Deferrals:
         *,
         retry: Callable[[str], None],
         release: Callable[[str], None],
+        clock: Clock | None = None,
     ) -> None:
+        #: the time and the timers (the crawl's :class:`Clock`)
+        self.clock = clock or Clock()
         self._table = table
         self.settings = settings
         self.stats = stats
@@ -60,7 +63,7 @@ class Deferrals:
         ``Retry-After``, up to ``ROBOTSTXT_UNREACHABLE_DEFER`` seconds; ``None``
         once that is over (HTTP: The Definitive Guide ch. 9; RFC 9309 2.3.1.4).
         """
-        now = time.monotonic()
+        now = self.clock.monotonic()
         asked = outcome.expires_at if outcome.retry_after else None
         limit = self.settings.unreachable_defer
         if asked is not None and self._table.refuse_deferral(site, now, limit, asked):
@@ -83,11 +86,8 @@ class Deferrals:
             return None
         if not was_deferred:
             self.stats.inc_value("robotstxt/deferred")
-        from twisted.internet import reactor as _reactor
-
-        reactor: Any = _reactor
         self.cancel(site)
-        self._timers[site] = reactor.callLater(max(0.0, deferral.due - now), self._due, site)
+        self._timers[site] = self.clock.call_later(max(0.0, deferral.due - now), self._due, site)
         return deferral
 
     def _due(self, site: str) -> None:
@@ -95,7 +95,7 @@ class Deferrals:
         deferral = self._table.deferral(site)
         if deferral is None:
             return
-        if deferral.retry_at is not None and time.monotonic() < deferral.deadline:
+        if deferral.retry_at is not None and self.clock.monotonic() < deferral.deadline:
             self._retry(site)
             return
         self._table.end_deferral(site)
@@ -126,9 +126,10 @@ class Deferrals:
         self.stats.inc_value("robotstxt/deferred/recovered")
         logger.info("robots.txt retrieved after deferral: %s", outcome.source or url)
 
-    @staticmethod
-    def log(outcome: SiteOutcome, url: str, site: str, deferral: Deferral, *, first: bool) -> None:
-        now = time.monotonic()
+    def log(
+        self, outcome: SiteOutcome, url: str, site: str, deferral: Deferral, *, first: bool
+    ) -> None:
+        now = self.clock.monotonic()
         when = (
             f"tried again in {round(max(0.0, deferral.retry_at - now), 1):g} s"
             if deferral.retry_at is not None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -22,6 +21,7 @@ from twisted.internet.defer import CancelledError, Deferred
 from ..sites._outcome import Kind, SiteOutcome
 from ..sites._site import robots_url, site_of
 from ..sites._sitetable import SiteState, SiteTable
+from ._clock import Clock
 from ._deferral import Deferrals
 from ._engine import engine_is_closing, robots_download, wake_engine
 from ._fetch_log import log_outcome
@@ -79,9 +79,13 @@ class SiteService:
     scheduler queues once settled, and everything let go when the spider closes.
     """
 
-    def __init__(self, crawler: Crawler, settings: RobotsTxtSettings) -> None:
+    def __init__(
+        self, crawler: Crawler, settings: RobotsTxtSettings, clock: Clock | None = None
+    ) -> None:
         self.crawler = crawler
         self.settings = settings
+        #: the time and the timers of this crawl's site state (tests inject one)
+        self.clock = clock or Clock()
         assert crawler.stats is not None
         self.stats = crawler.stats
         #: each site's outcome and the fetch in flight; waiters are Deferreds
@@ -119,7 +123,12 @@ class SiteService:
         )
         self.tdmrep: TdmRepSites | None = None if self.usage is None else self.usage.tdmrep
         self.deferrals = Deferrals(
-            self._table, settings, self.stats, retry=self.prefetch, release=self.release
+            self._table,
+            settings,
+            self.stats,
+            retry=self.prefetch,
+            release=self.release,
+            clock=self.clock,
         )
         self.set_aside = SetAside(
             crawler, settings, self.report, self._queues, self._table.is_pending, self._pending
@@ -167,12 +176,12 @@ class SiteService:
 
     def fresh(self, site: str) -> SiteOutcome | None:
         """The site's outcome if it is in force now."""
-        return self._table.fresh(site, time.monotonic())
+        return self._table.fresh(site, self.clock.monotonic())
 
     def site_state(self, site: str) -> SiteState:
         """What a request of ``site`` can do now (O(1)). With a declared purpose
         that needs tdmrep.json, a site is ``READY`` once that is settled too."""
-        state = self._table.state(site, time.monotonic())
+        state = self._table.state(site, self.clock.monotonic())
         if state is SiteState.READY and self.tdmrep is not None:
             return self.tdmrep.state(site)
         return state
@@ -216,7 +225,7 @@ class SiteService:
         flight (and its tdmrep.json's, when a declared purpose needs it)."""
         if self.tdmrep is not None:
             self.tdmrep.prefetch(site)
-            if self._table.state(site, time.monotonic()) is SiteState.READY:
+            if self._table.state(site, self.clock.monotonic()) is SiteState.READY:
                 return  # only the tdmrep.json was missing
         if self._table.start(site):
             self._launch(site, request, ahead=True)
@@ -389,7 +398,7 @@ class SiteService:
             exc_info=exc,
             extra={"spider": self.crawler.spider},
         )
-        expires = time.monotonic() + self.settings.unreachable_ttl
+        expires = self.clock.monotonic() + self.settings.unreachable_ttl
         return SiteOutcome(Kind.INTERNAL_ERROR, None, f"{dotted_name(exc)}: {exc}", expires)
 
     def _count_site(self, site: str, kind: Kind) -> None:
@@ -411,6 +420,8 @@ class SiteService:
             from twisted.internet import task
 
             self._watchdog = task.LoopingCall(self._release_if_closing)
+            if self.clock.scheduler is not None:
+                self._watchdog.clock = self.clock.scheduler
             self._watchdog.start(CLOSE_POLL_SECONDS, now=False)
 
     def _stop_watchdog(self) -> None:

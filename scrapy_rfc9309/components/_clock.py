@@ -1,0 +1,54 @@
+"""``Clock``: the time and the timers the crawl's glue reads, one object to inject in tests."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Clock"]
+
+#: The wall-clock time a manual clock starts at (2024-01-01T00:00:00Z).
+MANUAL_EPOCH = 1_704_067_200.0
+
+
+class Clock:
+    """Monotonic time, wall-clock time and timers.
+
+    By default ``time.monotonic``, ``time.time`` and the running Twisted
+    reactor's ``callLater``. :meth:`manual` wraps Twisted's
+    ``twisted.internet.task.Clock``: time moves only when it is advanced.
+    """
+
+    def __init__(
+        self,
+        scheduler: Any = None,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        #: an ``IReactorTime`` (``None``: the installed reactor, looked up when used)
+        self.scheduler = scheduler
+        self._monotonic = monotonic
+        self._wall = wall
+
+    @classmethod
+    def manual(cls, scheduler: Any, epoch: float = MANUAL_EPOCH) -> Clock:
+        """A clock driven by ``scheduler`` (a ``twisted.internet.task.Clock``):
+        its ``seconds()`` is the monotonic time, ``epoch`` plus it the wall time."""
+        return cls(scheduler, monotonic=scheduler.seconds, wall=lambda: epoch + scheduler.seconds())
+
+    def monotonic(self) -> float:
+        """Seconds of a clock that never goes back (the site table's times)."""
+        return self._monotonic()
+
+    def time(self) -> float:
+        """The Unix time (the store's and HTTP's times)."""
+        return self._wall()
+
+    def call_later(self, seconds: float, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call ``fn(*args)`` in ``seconds``; returns its ``IDelayedCall``."""
+        scheduler = self.scheduler
+        if scheduler is None:
+            from twisted.internet import reactor as scheduler
+        return scheduler.callLater(seconds, fn, *args)
