@@ -329,7 +329,7 @@ class _StubRobots:
     def site_for(self, request: Request, *, cached: bool = True) -> str:
         return request.url.split("/", 3)[2]
 
-    def site_state(self, site: str) -> Any:
+    def site_state(self, site: str, request: Any = None) -> Any:
         from scrapy_rfc9309.sites._sitetable import SiteState
 
         self.looked_up += 1
@@ -343,6 +343,9 @@ class _StubRobots:
 
     def register(self, queue: Any) -> None:
         self.queues.append(queue)
+
+    def mark_released(self, site: str, request: Any) -> None:
+        pass
 
     def settle(self, site: str) -> None:
         from scrapy_rfc9309.sites._sitetable import SiteState

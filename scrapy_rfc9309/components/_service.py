@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
-__all__ = ["SiteListener", "SiteService", "site_service"]
+__all__ = ["META_RELEASED", "SiteListener", "SiteService", "site_service"]
 
 # the middleware's logger: these lines are documented under its name
 logger = logging.getLogger("scrapy_rfc9309.middleware")
@@ -46,6 +46,12 @@ CLOSE_POLL_SECONDS = 0.1
 #: The crawler attribute the service is kept in.
 _ATTRIBUTE = "_robotstxt_site_service"
 _KIND_BITS = {kind: index for index, kind in enumerate(Kind)}
+#: Meta key of a request released by its site's settling (or the end of its
+#: deferral): the outcome that released it (its expiry time, as a key). The
+#: request is decided by that outcome even if it has expired by the time it
+#: is handed out, so a lifetime of 0 s means "fetch again for the next
+#: request that needs it", never a download loop.
+META_RELEASED = "_robotstxt_released"
 
 
 def site_service(crawler: Crawler, *, create: bool = True) -> SiteService | None:
@@ -167,13 +173,46 @@ class SiteService:
         """The site's outcome if it is in force now."""
         return self._table.fresh(site, time.monotonic())
 
-    def site_state(self, site: str) -> SiteState:
+    def site_state(self, site: str, request: Request | None = None) -> SiteState:
         """What a request of ``site`` can do now (O(1)). With a declared purpose
-        that needs tdmrep.json, a site is ``READY`` once that is settled too."""
+        that needs tdmrep.json, a site is ``READY`` once that is settled too.
+
+        A ``request`` released by an outcome (:meth:`mark_released`) is
+        ``READY`` while that outcome is the site's last, expired or not.
+        """
         state = self._table.state(site, time.monotonic())
+        if (
+            state is not SiteState.READY
+            and request is not None
+            and self._released_by(site, request) is not None
+        ):
+            state = SiteState.READY
         if state is SiteState.READY and self.tdmrep is not None:
             return self.tdmrep.state(site)
         return state
+
+    def outcome_for(self, site: str, request: Request) -> SiteOutcome | None:
+        """The outcome that decides ``request`` now: the site's fresh one, else
+        the one that released it (:meth:`mark_released`) even if expired since;
+        ``None``: it must wait for a fetch."""
+        outcome = self.fresh(site)
+        released = self._released_by(site, request)
+        request.meta.pop(META_RELEASED, None)
+        return released if outcome is None else outcome
+
+    def mark_released(self, site: str, request: Request) -> None:
+        """``request`` waited for ``site``'s fetch, now settled: it is decided by
+        that outcome, even once expired (one download per need, never a loop)."""
+        outcome = self._table.stale(site)
+        if outcome is not None:
+            request.meta[META_RELEASED] = outcome.expires_at
+
+    def _released_by(self, site: str, request: Request) -> SiteOutcome | None:
+        marker = request.meta.get(META_RELEASED)
+        if marker is None:
+            return None
+        outcome = self._table.stale(site)
+        return outcome if outcome is not None and outcome.expires_at == marker else None
 
     def _pending(self, site: str) -> bool:
         """Whether the site's robots.txt or tdmrep.json is still to be settled."""
@@ -216,7 +255,7 @@ class SiteService:
 
     def release(self, site: str) -> None:
         """``site`` is settled (or no longer deferred): its requests go on."""
-        self.set_aside.give_back(site)
+        self.set_aside.give_back(site, mark=self.mark_released)
         for queue in self._queues:
             queue.site_released(site)
         if self._queues:
