@@ -62,7 +62,8 @@ async def test_2_4_a_zero_lifetime_fetches_once_per_need_never_in_a_loop(
     site = sites(routes={"/robots.txt": text(RULES)}, default=PAGE)
     urls = [site.url(f"/p{i}") for i in range(20)] + [site.url("/no")]
     spider, stats = await crawl(
-        urls, {"SCHEDULER_PRIORITY_QUEUE": queue, "CONCURRENT_REQUESTS": concurrency, **loop_guard()}
+        urls,
+        {"SCHEDULER_PRIORITY_QUEUE": queue, "CONCURRENT_REQUESTS": concurrency, **loop_guard()},
     )
     assert stats["finish_reason"] == "finished"
     assert sorted(spider.fetched) == sorted(urls[:-1])  # every allowed page

@@ -40,12 +40,16 @@ class Deferrals:
         *,
         retry: Callable[[str], None],
         release: Callable[[str], None],
+        give_up: Callable[[str], bool],
     ) -> None:
         self._table = table
         self.settings = settings
         self.stats = stats
         self._retry = retry
         self._release = release
+        #: ends the attempt of a site whose deadline passed while it waited for a
+        #: download (``False``: it is downloading, its outcome ends the deferral)
+        self._give_up = give_up
         #: site -> the timer of its next attempt while deferred
         self._timers: dict[str, Any] = {}
 
@@ -95,8 +99,29 @@ class Deferrals:
         deferral = self._table.deferral(site)
         if deferral is None:
             return
-        if deferral.retry_at is not None and time.monotonic() < deferral.deadline:
+        now = time.monotonic()
+        if deferral.retry_at is not None and now < deferral.deadline:
             self._retry(site)
+            if self._table.deferral(site) is deferral and self._table.is_pending(site):
+                # the deadline holds while the attempt waits for a download
+                from twisted.internet import reactor as _reactor
+
+                reactor: Any = _reactor
+                self._timers[site] = reactor.callLater(
+                    deferral.deadline - now, self._deadline_passed, site
+                )
+            return
+        self._table.end_deferral(site)
+        self._expired(site)
+        self._release(site)
+
+    def _deadline_passed(self, site: str) -> None:
+        """The deadline came while the site's attempt waited for a download (or
+        downloaded: its outcome then ends the deferral, within its
+        ``ROBOTSTXT_DOWNLOAD_TIMEOUT``). An attempt not started is not made:
+        the requests are dropped now."""
+        self._timers.pop(site, None)
+        if self._table.deferral(site) is None or not self._give_up(site):
             return
         self._table.end_deferral(site)
         self._expired(site)

@@ -23,7 +23,7 @@ from ..sites._outcome import Kind, SiteOutcome
 from ..sites._site import robots_url, site_of
 from ..sites._sitetable import SiteState, SiteTable
 from ._deferral import Deferrals
-from ._engine import engine_is_closing, robots_download, wake_engine
+from ._engine import engine_is_closing, wake_engine
 from ._fetch_log import log_outcome
 from ._fetcher import RobotsTxtFetcher, dotted_name
 from ._report import report_for
@@ -43,6 +43,13 @@ logger = logging.getLogger("scrapy_rfc9309.middleware")
 
 #: How often, while a robots.txt is being fetched, to look for a closing engine.
 CLOSE_POLL_SECONDS = 0.1
+#: A robots.txt download in flight this long (seconds) is *slow*: it no longer
+#: counts against ``ROBOTSTXT_CONCURRENT_DOWNLOADS``, so files that hang never
+#: keep other sites' robots.txt waiting for ``ROBOTSTXT_DOWNLOAD_TIMEOUT``.
+SLOW_AFTER = 0.5
+#: robots.txt downloads in flight, slow ones included, are at most this many
+#: times ``ROBOTSTXT_CONCURRENT_DOWNLOADS``.
+SLOW_FACTOR = 8
 #: The crawler attribute the service is kept in.
 _ATTRIBUTE = "_robotstxt_site_service"
 _KIND_BITS = {kind: index for index, kind in enumerate(Kind)}
@@ -99,6 +106,13 @@ class SiteService:
         #: sites fetched ahead of need whose fetch waits for a download, or for room
         #: in the site table (ROBOTSTXT_CACHE_MAX_SITES)
         self._ahead: deque[str] = deque()
+        #: deferred sites whose next attempt waits for a download (after first attempts)
+        self._retries: deque[str] = deque()
+        #: site -> when its download started, for those in flight under SLOW_AFTER
+        #: (in start order: the oldest first)
+        self._young: dict[str, float] = {}
+        #: deferred sites whose attempt is in flight
+        self._retrying: set[str] = set()
         #: our scheduler queues (memory and disk), told when a site is settled
         self._queues: list[SiteListener] = []
         #: site -> the outcome kinds already counted for it (a bit per kind), so
@@ -123,7 +137,12 @@ class SiteService:
         )
         self.tdmrep: TdmRepSites | None = None if self.usage is None else self.usage.tdmrep
         self.deferrals = Deferrals(
-            self._table, settings, self.stats, retry=self.prefetch, release=self.release
+            self._table,
+            settings,
+            self.stats,
+            retry=self._retry,
+            release=self.release,
+            give_up=self._give_up_retry,
         )
         self.set_aside = SetAside(
             crawler, settings, self.report, self._queues, self._table.is_pending, self._pending
@@ -283,8 +302,15 @@ class SiteService:
         if self._table.start(site):
             self._launch(site, request, ahead=False)
 
-    def _may_start(self, site: str, ahead: bool) -> bool:
-        if len(self._downloads) >= self.settings.concurrent_downloads:
+    def _may_start(self, site: str, ahead: bool, *, retry: bool = False) -> bool:
+        """Whether the site's download may start now: fewer than
+        ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` in flight under :data:`SLOW_AFTER`,
+        fewer than :data:`SLOW_FACTOR` times as many in all, and, for an
+        attempt of a deferred site, fewer than half as many attempts in flight."""
+        limit = self.settings.concurrent_downloads
+        if len(self._downloads) >= limit * SLOW_FACTOR or self._young_count() >= limit:
+            return False
+        if retry and len(self._retrying) >= max(1, limit // 2):
             return False
         # with our queue, a fetch ahead waits for room in the site table, so that
         # the outcomes of sites with queued requests (never evicted) stay bounded
@@ -300,26 +326,71 @@ class SiteService:
             return
         self._download(site, request)
 
-    def _download(self, site: str, request: Request | None) -> None:
+    def _young_count(self) -> int:
+        """Downloads in flight for less than :data:`SLOW_AFTER` (the oldest are dropped)."""
+        young = self._young
+        cutoff = time.monotonic() - SLOW_AFTER
+        while young:
+            oldest = next(iter(young))
+            if young[oldest] > cutoff:
+                break
+            del young[oldest]
+        return len(young)
+
+    def _retry(self, site: str) -> None:
+        """A deferred site's attempt is due (HTTP: The Definitive Guide ch. 9): it
+        starts after the first attempts waiting, within half the downloads."""
+        if not self._table.start(site):
+            return
+        self._start_watchdog()
+        if self._backlog or self._ahead or not self._may_start(site, False, retry=True):
+            self._retries.append(site)
+            self._start_waiting()
+        else:
+            self._download(site, None, retry=True)
+
+    def _give_up_retry(self, site: str) -> bool:
+        """The site's deferral ends while its attempt waits for a download: the
+        attempt is not made (``True``); ``False``: it is downloading."""
+        if site in self._downloads:
+            return False
+        if self._table.is_pending(site):
+            self._hand_back(self._table.abandon(site), self._table.stale(site))
+        return True
+
+    def _download(self, site: str, request: Request | None, *, retry: bool = False) -> None:
+        self._young.pop(site, None)
+        self._young[site] = time.monotonic()
+        if retry:
+            self._retrying.add(site)
         download = deferred_from_coro(self._fetch(site, request))
         if not download.called:
             self._downloads[site] = download
 
     def _start_waiting(self) -> None:
-        """Start the fetches waiting, as downloads (and room) allow: those waited on first."""
-        for backlog, ahead in ((self._backlog, False), (self._ahead, True)):
+        """Start the fetches waiting, as downloads (and room) allow: those waited on
+        first, then those fetched ahead, then the attempts of deferred sites."""
+        for backlog, ahead, retry in (
+            (self._backlog, False, False),
+            (self._ahead, True, False),
+            (self._retries, False, True),
+        ):
             while backlog:
                 site = backlog[0]
                 if not self._table.is_pending(site) or site in self._downloads:
                     backlog.popleft()  # settled, abandoned, or started meanwhile
                     continue
-                if not self._may_start(site, ahead and not self._table.waited_on(site)):
+                if not self._may_start(
+                    site, ahead and not self._table.waited_on(site), retry=retry
+                ):
                     break
                 backlog.popleft()
-                self._download(site, None)
+                self._download(site, None, retry=retry)
 
     def _download_done(self, site: str) -> None:
         self._downloads.pop(site, None)
+        self._young.pop(site, None)
+        self._retrying.discard(site)
         self._start_waiting()
 
     async def _fetch(self, site: str, request: Request | None) -> None:
@@ -338,8 +409,7 @@ class SiteService:
                     self.stats.inc_value("robotstxt/deferred/retries")
                 elif self._table.stale(site) is not None:
                     self.stats.inc_value("robotstxt/refetch")
-                with robots_download(self.crawler):
-                    outcome = await self._fetcher.fetch(url, request)
+                outcome = await self._fetcher.fetch(url, request)
         except (CancelledError, asyncio.CancelledError):
             if self._store is not None:
                 self._store.abandoned(site)
@@ -378,6 +448,7 @@ class SiteService:
         if settled.outcome.kind is Kind.UNREACHABLE and self._queues:
             deferral = self.deferrals.defer(site, settled.outcome, was_deferred)
         elif was_deferred:
+            self.deferrals.cancel(site)  # its deadline's timer
             self.deferrals.recovered(outcome, url)
         if settled.kept_stale:
             # RFC 9309 2.4: while unreachable, a copy cached earlier stays in use.
@@ -462,6 +533,8 @@ class SiteService:
             self._stop_watchdog()
         elif engine_is_closing(self.crawler):
             self.release_all()
+        elif self._backlog or self._ahead or self._retries:
+            self._start_waiting()  # downloads turned slow: others may start
 
     def release_all(self) -> None:
         """Drop every waiting request and cancel every robots.txt download
@@ -479,6 +552,9 @@ class SiteService:
             self._hand_back(waiters, None)
         self._backlog.clear()
         self._ahead.clear()
+        self._retries.clear()
+        self._young.clear()
+        self._retrying.clear()
         self.deferrals.cancel_all()
         downloads, self._downloads = self._downloads, {}
         for download in downloads.values():
