@@ -69,8 +69,8 @@ async def test_2_3_1_4_hanging_robots_txt_never_stall_healthy_sites_and_deferral
     """10 of 40 robots.txt hang, 4 robots.txt downloads at a time: the healthy
     sites' pages are all fetched within ~1-2 s, each hanging robots.txt gives up
     after ROBOTSTXT_DOWNLOAD_TIMEOUT (1 s, not DOWNLOAD_TIMEOUT), its site is
-    deferred and its requests dropped at ROBOTSTXT_UNREACHABLE_DEFER (3 s, plus
-    at most one attempt in flight), and at most 4 pages are in flight."""
+    deferred and its requests dropped at ROBOTSTXT_UNREACHABLE_DEFER (3 s, an
+    attempt in flight then or not), and at most 4 pages are in flight."""
     gauge = {"now": 0, "max": 0}
     hung, healthy, urls = hanging_sites(sites, gauge)
     caplog.set_level(logging.WARNING, logger="scrapy_rfc9309.middleware")
@@ -92,11 +92,12 @@ async def test_2_3_1_4_hanging_robots_txt_never_stall_healthy_sites_and_deferral
     assert sorted(spider.fetched) == sorted(healthy_urls)
     assert sorted(spider.dropped) == sorted(set(urls) - set(healthy_urls))
     last_healthy = max(t for site in healthy for t in pages(site))
-    # 90 pages of 0.05 s, 4 at a time, take 1.1 s: never a robots.txt time-out
-    assert last_healthy - started < 2.5
+    # 90 pages of 0.05 s, 4 at a time, take 1.1 s; a hanging robots.txt in the
+    # way would cost 5 s (DOWNLOAD_TIMEOUT; 11 s in all before this was fixed)
+    assert last_healthy - started < 3.5
     assert all(pages(site) == [] for site in hung)
     # each site's deferral ends 3 s after its first unreachable answer (its first
-    # download timed out after 1 s), plus at most one attempt in flight (1 s)
+    # download timed out after 1 s), an attempt in flight then or not
     expired = [
         record
         for record in caplog.records
@@ -106,7 +107,7 @@ async def test_2_3_1_4_hanging_robots_txt_never_stall_healthy_sites_and_deferral
     for site in hung:
         (record,) = [r for r in expired if site.origin in r.getMessage()]
         deferred = record.created - wall - (robots(site)[0] + 1)
-        assert 3 - 0.2 < deferred < 3 + 1 + 0.5, deferred
+        assert 3 - 0.2 < deferred < 3 + 0.5, deferred
     assert stats["robotstxt/forbidden/unreachable"] == 30
     assert gauge["max"] <= 4
 
@@ -172,5 +173,4 @@ async def test_http_guide_ch9_an_attempt_waiting_for_a_download_past_the_deadlin
             for r in caplog.records
             if site.origin in r.getMessage() and "still unreachable" in r.getMessage()
         ]
-        # at the deadline, or after the one attempt in flight then (1 s)
-        assert record.created - wall < deadline + 1 + 0.4
+        assert record.created - wall < deadline + 0.4  # at the deadline

@@ -48,7 +48,7 @@ class Deferrals:
         self._retry = retry
         self._release = release
         #: ends the attempt of a site whose deadline passed while it waited for a
-        #: download (``False``: it is downloading, its outcome ends the deferral)
+        #: download (``False``: it is downloading, and goes on)
         self._give_up = give_up
         #: site -> the timer of its next attempt while deferred
         self._timers: dict[str, Any] = {}
@@ -116,13 +116,14 @@ class Deferrals:
         self._release(site)
 
     def _deadline_passed(self, site: str) -> None:
-        """The deadline came while the site's attempt waited for a download (or
-        downloaded: its outcome then ends the deferral, within its
-        ``ROBOTSTXT_DOWNLOAD_TIMEOUT``). An attempt not started is not made:
-        the requests are dropped now."""
+        """The deadline came while the site's attempt waited for a download, or
+        downloaded: the requests are dropped now (RFC 9309 2.3.1.4). An attempt
+        not started is not made; one in flight goes on (within
+        ``ROBOTSTXT_DOWNLOAD_TIMEOUT``), its outcome kept for later requests."""
         self._timers.pop(site, None)
-        if self._table.deferral(site) is None or not self._give_up(site):
+        if self._table.deferral(site) is None:
             return
+        self._give_up(site)
         self._table.end_deferral(site)
         self._expired(site)
         self._release(site)

@@ -351,7 +351,7 @@ class SiteService:
 
     def _give_up_retry(self, site: str) -> bool:
         """The site's deferral ends while its attempt waits for a download: the
-        attempt is not made (``True``); ``False``: it is downloading."""
+        attempt is not made (``True``); ``False``: it is downloading, and goes on."""
         if site in self._downloads:
             return False
         if self._table.is_pending(site):
