@@ -174,3 +174,52 @@ async def test_http_guide_ch9_an_attempt_waiting_for_a_download_past_the_deadlin
             if site.origin in r.getMessage() and "still unreachable" in r.getMessage()
         ]
         assert record.created - wall < deadline + 0.4  # at the deadline
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({}, 10.0),  # Scrapy's DOWNLOAD_TIMEOUT is 180 s
+        ({"DOWNLOAD_TIMEOUT": 4}, 4.0),
+        ({"DOWNLOAD_TIMEOUT": 4, "ROBOTSTXT_DOWNLOAD_TIMEOUT": 2.5}, 2.5),
+        ({"ROBOTSTXT_DOWNLOAD_TIMEOUT": 30}, 30.0),
+    ],
+)
+def test_robots_txt_download_timeout_defaults_to_10_s_or_download_timeout(
+    settings: dict[str, Any], expected: float
+) -> None:
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309.components._settings import RobotsTxtSettings
+
+    assert RobotsTxtSettings.from_settings(Settings(settings)).download_timeout == expected
+
+
+@pytest.mark.parametrize("value", [0, -1, "soon"])
+def test_invalid_robots_txt_download_timeout_names_the_setting(value: Any) -> None:
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
+
+    with pytest.raises(SettingError, match="ROBOTSTXT_DOWNLOAD_TIMEOUT"):
+        RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_DOWNLOAD_TIMEOUT": value}))
+
+
+@deferred_f_from_coro_f
+async def test_robots_txt_request_carries_its_download_timeout(sites) -> None:
+    """The robots.txt request's ``download_timeout`` is ROBOTSTXT_DOWNLOAD_TIMEOUT:
+    a robots.txt that hangs gives up after 1 s, with DOWNLOAD_TIMEOUT 30 s."""
+    hung = sites(routes={"/robots.txt": hang()}, default=text("page"))
+    started = time.monotonic()
+    spider, stats = await crawl(
+        [hung.url("/p")],
+        {
+            "SCHEDULER_PRIORITY_QUEUE": PLAIN,
+            "DOWNLOAD_TIMEOUT": 30,
+            "ROBOTSTXT_DOWNLOAD_TIMEOUT": 1,
+            "LOG_LEVEL": "INFO",
+        },
+    )
+    assert time.monotonic() - started < 5
+    assert list(spider.dropped) == [hung.url("/p")]
+    assert stats["robotstxt/forbidden/unreachable"] == 1
