@@ -102,7 +102,11 @@ class Deferrals:
         now = time.monotonic()
         if deferral.retry_at is not None and now < deferral.deadline:
             self._retry(site)
-            if self._table.deferral(site) is deferral and self._table.is_pending(site):
+            if (
+                self._table.deferral(site) is deferral
+                and self._table.is_pending(site)
+                and site not in self._timers  # none set by an attempt that ended at once
+            ):
                 # the deadline holds while the attempt waits for a download
                 from twisted.internet import reactor as _reactor
 
