@@ -426,14 +426,14 @@ def _held_bytes_per_site(queue_path: str, count: int) -> float:
     from scrapy.utils.misc import load_object
     from twisted.internet.defer import Deferred
 
+    from scrapy_rfc9309.components._download_slots import SLOW_FACTOR
     from scrapy_rfc9309.components._middleware import RobotsTxtMiddleware
-    from scrapy_rfc9309.components._service import SLOW_FACTOR
 
     crawler = get_crawler(Spider, {**BASE_SETTINGS, "ADDONS": {"scrapy_rfc9309.Addon": 100}})
     middleware = RobotsTxtMiddleware(crawler).service
     # every download slot busy, slow downloads included
     limit = middleware.settings.concurrent_downloads * SLOW_FACTOR
-    middleware._downloads = {f"busy{n}": Deferred() for n in range(limit)}
+    middleware._downloads.update({f"busy{n}": Deferred() for n in range(limit)})
     middleware._start_watchdog = lambda: None  # type: ignore[method-assign]
     queue = load_object(queue_path).from_crawler(crawler, FifoMemoryQueue, "")
     requests = [Request(f"http://s{n}.test:8080/page.html") for n in range(count)]

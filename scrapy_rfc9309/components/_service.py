@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy import signals
@@ -23,6 +22,7 @@ from ..sites._outcome import Kind, SiteOutcome
 from ..sites._site import robots_url, site_of
 from ..sites._sitetable import SiteState, SiteTable
 from ._deferral import Deferrals
+from ._download_slots import DownloadSlots
 from ._engine import engine_is_closing, wake_engine
 from ._fetch_log import log_outcome
 from ._fetcher import RobotsTxtFetcher, dotted_name
@@ -43,13 +43,6 @@ logger = logging.getLogger("scrapy_rfc9309.middleware")
 
 #: How often, while a robots.txt is being fetched, to look for a closing engine.
 CLOSE_POLL_SECONDS = 0.1
-#: A robots.txt download in flight this long (seconds) is *slow*: it no longer
-#: counts against ``ROBOTSTXT_CONCURRENT_DOWNLOADS``, so files that hang never
-#: keep other sites' robots.txt waiting for ``ROBOTSTXT_DOWNLOAD_TIMEOUT``.
-SLOW_AFTER = 0.5
-#: robots.txt downloads in flight, slow ones included, are at most this many
-#: times ``ROBOTSTXT_CONCURRENT_DOWNLOADS``.
-SLOW_FACTOR = 8
 #: The crawler attribute the service is kept in.
 _ATTRIBUTE = "_robotstxt_site_service"
 _KIND_BITS = {kind: index for index, kind in enumerate(Kind)}
@@ -99,20 +92,10 @@ class SiteService:
         self.stats = crawler.stats
         #: each site's outcome and the fetch in flight; waiters are Deferreds
         self._table: SiteTable[Deferred[SiteOutcome | None]] = SiteTable(settings.cache_max_sites)
+        #: the robots.txt downloads in flight, and the sites waiting for one
+        self._slots: DownloadSlots[Deferred[None]] = DownloadSlots(settings.concurrent_downloads)
         #: site -> its robots.txt download in flight (cancelled at close)
-        self._downloads: dict[str, Deferred[None]] = {}
-        #: sites waited on whose fetch waits for one of ROBOTSTXT_CONCURRENT_DOWNLOADS
-        self._backlog: deque[str] = deque()
-        #: sites fetched ahead of need whose fetch waits for a download, or for room
-        #: in the site table (ROBOTSTXT_CACHE_MAX_SITES)
-        self._ahead: deque[str] = deque()
-        #: deferred sites whose next attempt waits for a download (after first attempts)
-        self._retries: deque[str] = deque()
-        #: site -> when its download started, for those in flight under SLOW_AFTER
-        #: (in start order: the oldest first)
-        self._young: dict[str, float] = {}
-        #: deferred sites whose attempt is in flight
-        self._retrying: set[str] = set()
+        self._downloads = self._slots.in_flight
         #: our scheduler queues (memory and disk), told when a site is settled
         self._queues: list[SiteListener] = []
         #: site -> the outcome kinds already counted for it (a bit per kind), so
@@ -259,7 +242,7 @@ class SiteService:
 
     def unpin(self, site: str) -> None:
         """A request of ``site`` left the queue; fetches ahead start if room freed."""
-        if self._table.unpin(site) and self._ahead:
+        if self._table.unpin(site) and self._slots.ahead:
             self._start_waiting()
 
     def prefetch(self, site: str, request: Request | None = None) -> None:
@@ -293,7 +276,7 @@ class SiteService:
         if self._table.join(site, waiter):
             self._launch(site, request, ahead=False)
         elif first and site not in self._downloads:  # fetched ahead, not started: wanted now
-            self._backlog.append(site)
+            self._slots.waited.append(site)
             self._start_waiting()
         return await maybe_deferred_to_future(waiter)
 
@@ -303,14 +286,8 @@ class SiteService:
             self._launch(site, request, ahead=False)
 
     def _may_start(self, site: str, ahead: bool, *, retry: bool = False) -> bool:
-        """Whether the site's download may start now: fewer than
-        ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` in flight under :data:`SLOW_AFTER`,
-        fewer than :data:`SLOW_FACTOR` times as many in all, and, for an
-        attempt of a deferred site, fewer than half as many attempts in flight."""
-        limit = self.settings.concurrent_downloads
-        if len(self._downloads) >= limit * SLOW_FACTOR or self._young_count() >= limit:
-            return False
-        if retry and len(self._retrying) >= max(1, limit // 2):
+        """Whether the site's download may start now (see :class:`DownloadSlots`)."""
+        if not self._slots.free(time.monotonic(), retry=retry):
             return False
         # with our queue, a fetch ahead waits for room in the site table, so that
         # the outcomes of sites with queued requests (never evicted) stay bounded
@@ -322,20 +299,9 @@ class SiteService:
         ahead of need, while the site table has no room)."""
         self._start_watchdog()
         if not self._may_start(site, ahead):
-            (self._ahead if ahead else self._backlog).append(site)
+            (self._slots.ahead if ahead else self._slots.waited).append(site)
             return
         self._download(site, request)
-
-    def _young_count(self) -> int:
-        """Downloads in flight for less than :data:`SLOW_AFTER` (the oldest are dropped)."""
-        young = self._young
-        cutoff = time.monotonic() - SLOW_AFTER
-        while young:
-            oldest = next(iter(young))
-            if young[oldest] > cutoff:
-                break
-            del young[oldest]
-        return len(young)
 
     def _retry(self, site: str) -> None:
         """A deferred site's attempt is due (HTTP: The Definitive Guide ch. 9): it
@@ -343,8 +309,9 @@ class SiteService:
         if not self._table.start(site):
             return
         self._start_watchdog()
-        if self._backlog or self._ahead or not self._may_start(site, False, retry=True):
-            self._retries.append(site)
+        slots = self._slots
+        if slots.waited or slots.ahead or not self._may_start(site, False, retry=True):
+            slots.retries.append(site)
             self._start_waiting()
         else:
             self._download(site, None, retry=True)
@@ -359,10 +326,7 @@ class SiteService:
         return True
 
     def _download(self, site: str, request: Request | None, *, retry: bool = False) -> None:
-        self._young.pop(site, None)
-        self._young[site] = time.monotonic()
-        if retry:
-            self._retrying.add(site)
+        self._slots.starting(site, time.monotonic(), retry=retry)
         download = deferred_from_coro(self._fetch(site, request))
         if not download.called:
             self._downloads[site] = download
@@ -370,11 +334,7 @@ class SiteService:
     def _start_waiting(self) -> None:
         """Start the fetches waiting, as downloads (and room) allow: those waited on
         first, then those fetched ahead, then the attempts of deferred sites."""
-        for backlog, ahead, retry in (
-            (self._backlog, False, False),
-            (self._ahead, True, False),
-            (self._retries, False, True),
-        ):
+        for backlog, ahead, retry in self._slots.lines():
             while backlog:
                 site = backlog[0]
                 if not self._table.is_pending(site) or site in self._downloads:
@@ -388,9 +348,7 @@ class SiteService:
                 self._download(site, None, retry=retry)
 
     def _download_done(self, site: str) -> None:
-        self._downloads.pop(site, None)
-        self._young.pop(site, None)
-        self._retrying.discard(site)
+        self._slots.done(site)
         self._start_waiting()
 
     async def _fetch(self, site: str, request: Request | None) -> None:
@@ -533,7 +491,7 @@ class SiteService:
             self._stop_watchdog()
         elif engine_is_closing(self.crawler):
             self.release_all()
-        elif self._backlog or self._ahead or self._retries:
+        elif self._slots.waiting():
             self._start_waiting()  # downloads turned slow: others may start
 
     def release_all(self) -> None:
@@ -550,13 +508,8 @@ class SiteService:
             )
         for _, waiters in abandoned:
             self._hand_back(waiters, None)
-        self._backlog.clear()
-        self._ahead.clear()
-        self._retries.clear()
-        self._young.clear()
-        self._retrying.clear()
+        downloads = self._slots.clear()
         self.deferrals.cancel_all()
-        downloads, self._downloads = self._downloads, {}
         for download in downloads.values():
             download.cancel()
         if self.tdmrep is not None:  # its downloads cancelled, its waiting requests dropped
