@@ -42,6 +42,11 @@ f. stall: 64 pages of a site whose robots.txt never answers, scheduled
    middleware, bounded by ``ROBOTSTXT_HELD_SHARE``) against no robots.txt;
 g. round trip: 200 sites x 5 pages, every robots.txt answering after
    300 ms, pages at once: crawl time against ``ROBOTSTXT_OBEY = False``.
+h. hanging: 2,000 sites x 3 pages on ports of 127.0.0.1, the robots.txt of
+   every fourth hanging, the add-on at its default settings: when the last
+   healthy page came against the same crawl without the hanging sites, the
+   longest deferral, the whole crawl, the most pages in flight
+   (``hanging``, in ``hanging.py``; needs no corpus).
 
 ``ours`` uses the add-on, so its own scheduler queue
 (``RobotsTxtPriorityQueue``); ``builtin`` and ``off`` use Scrapy's plain
@@ -51,7 +56,7 @@ queued domains per request).
 Usage::
 
     python benchmarks/crawl.py [throughput|memory|blocking|rotating|page-directives|
-                                stall|roundtrip|all]
+                                stall|roundtrip|hanging|all]
         [--sites N] [--pages N] [--rounds N] [--memory-sites N [N ...]]
 """
 
@@ -687,6 +692,7 @@ def main() -> int:
             "page-directives",
             "stall",
             "roundtrip",
+            "hanging",
             "memory-queue",
             "all",
         ],
@@ -696,7 +702,15 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--memory-sites", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--defer", type=float, default=30.0, help="(h) UNREACHABLE_DEFER")
+    parser.add_argument("--hanging-sites", type=int, default=2000, help="(h) sites")
     args = parser.parse_args()
+    if args.what == "hanging":  # needs no corpus
+        import hanging
+
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+        hanging.run(args.hanging_sites, 3, args.defer)
+        return 0
     if args.what == "page-directives":  # needs no corpus
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
         page_directives(args.sites, args.pages, args.rounds)

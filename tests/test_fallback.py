@@ -231,14 +231,14 @@ async def test_2_3_set_aside_pages_go_after_their_robots_txt_decided_by_its_rule
 
 @deferred_f_from_coro_f
 async def test_2_3_every_request_set_aside_the_spider_waits_for_its_robots_txt(sites) -> None:
-    """CONCURRENT_REQUESTS = 1: one request waits in the middleware (0.5 of 1
-    rounds to 0, and at least one is held), every other page is set aside;
-    the spider stays open until the pages are scheduled again, and fetches
-    them all."""
+    """CONCURRENT_REQUESTS = 2: one request waits in the middleware (0.5 of 2),
+    every other page is set aside; the spider stays open until the pages are
+    scheduled again, and fetches them all. (With CONCURRENT_REQUESTS = 1 the
+    request held takes the only place: no other reaches the middleware.)"""
     body = "User-agent: *\n" + "".join(f"Disallow: /x{i}\n" for i in range(20_000))
     site = sites(routes={"/robots.txt": delayed(0.5, text(body))}, default=PAGE)
     urls = [site.url(f"/p{i}") for i in range(5)]
-    spider, stats = await run(urls, {"CONCURRENT_REQUESTS": 1, **PLAIN})
+    spider, stats = await run(urls, {"CONCURRENT_REQUESTS": 2, **PLAIN})
     assert sorted(spider.fetched) == sorted(urls)
     assert stats["robotstxt/set_aside"] >= 1
     assert stats["robotstxt/held/max"] == 1

@@ -361,7 +361,7 @@ class _StubRobots:
     def site_for(self, request: Request, *, cached: bool = True) -> str:
         return request.url.split("/", 3)[2]
 
-    def site_state(self, site: str) -> Any:
+    def site_state(self, site: str, request: Any = None) -> Any:
         from scrapy_rfc9309.sites._sitetable import SiteState
 
         self.looked_up += 1
@@ -375,6 +375,9 @@ class _StubRobots:
 
     def register(self, queue: Any) -> None:
         self.queues.append(queue)
+
+    def mark_released(self, site: str, request: Any) -> None:
+        pass
 
     def settle(self, site: str) -> None:
         from scrapy_rfc9309.sites._sitetable import SiteState
@@ -455,12 +458,14 @@ def _held_bytes_per_site(queue_path: str, count: int) -> float:
     from scrapy.utils.misc import load_object
     from twisted.internet.defer import Deferred
 
+    from scrapy_rfc9309.components._download_slots import SLOW_FACTOR
     from scrapy_rfc9309.components._middleware import RobotsTxtMiddleware
 
     crawler = get_crawler(Spider, {**BASE_SETTINGS, "ADDONS": {"scrapy_rfc9309.Addon": 100}})
     middleware = RobotsTxtMiddleware(crawler).service
-    limit = middleware.settings.concurrent_downloads
-    middleware._downloads = {f"busy{n}": Deferred() for n in range(limit)}
+    # every download slot busy, slow downloads included
+    limit = middleware.settings.concurrent_downloads * SLOW_FACTOR
+    middleware._downloads.update({f"busy{n}": Deferred() for n in range(limit)})
     middleware._start_watchdog = lambda: None  # type: ignore[method-assign]
     queue = load_object(queue_path).from_crawler(crawler, FifoMemoryQueue, "")
     requests = [Request(f"http://s{n}.test:8080/page.html") for n in range(count)]

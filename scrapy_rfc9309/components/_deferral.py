@@ -40,6 +40,7 @@ class Deferrals:
         *,
         retry: Callable[[str], None],
         release: Callable[[str], None],
+        give_up: Callable[[str], bool],
         clock: Clock | None = None,
     ) -> None:
         #: the time and the timers (the crawl's :class:`Clock`)
@@ -49,6 +50,9 @@ class Deferrals:
         self.stats = stats
         self._retry = retry
         self._release = release
+        #: ends the attempt of a site whose deadline passed while it waited for a
+        #: download (``False``: it is downloading, and goes on)
+        self._give_up = give_up
         #: site -> the timer of its next attempt while deferred
         self._timers: dict[str, Any] = {}
 
@@ -95,9 +99,32 @@ class Deferrals:
         deferral = self._table.deferral(site)
         if deferral is None:
             return
-        if deferral.retry_at is not None and self.clock.monotonic() < deferral.deadline:
+        now = self.clock.monotonic()
+        if deferral.retry_at is not None and now < deferral.deadline:
             self._retry(site)
+            if (
+                self._table.deferral(site) is deferral
+                and self._table.is_pending(site)
+                and site not in self._timers  # none set by an attempt that ended at once
+            ):
+                # the deadline holds while the attempt waits for a download
+                self._timers[site] = self.clock.call_later(
+                    deferral.deadline - now, self._deadline_passed, site
+                )
             return
+        self._table.end_deferral(site)
+        self._expired(site)
+        self._release(site)
+
+    def _deadline_passed(self, site: str) -> None:
+        """The deadline came while the site's attempt waited for a download, or
+        downloaded: the requests are dropped now (RFC 9309 2.3.1.4). An attempt
+        not started is not made; one in flight goes on (within
+        ``ROBOTSTXT_DOWNLOAD_TIMEOUT``), its outcome kept for later requests."""
+        self._timers.pop(site, None)
+        if self._table.deferral(site) is None:
+            return
+        self._give_up(site)
         self._table.end_deferral(site)
         self._expired(site)
         self._release(site)

@@ -5,8 +5,8 @@ Scrapy 2.13 to 2.19 and do nothing when they are missing, so an engine that
 changes them loses the optimisation, never the crawl:
 
 * :func:`wake_engine`: ``engine._slot.nextcall`` (private);
-* :func:`robots_download`: ``engine.downloader.total_concurrency`` (public
-  attribute, not documented);
+* :func:`robots_download`, :func:`add_to_total_concurrency`:
+  ``engine.downloader.total_concurrency`` (public attribute, not documented);
 * :func:`release_file_slot`: ``engine.downloader.slots`` (public attribute)
   and ``Slot.close()``;
 * :func:`engine_is_closing`: ``engine._slot.closing`` (private).
@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args
 __all__ = [
     "FILES",
     "FileName",
+    "add_to_total_concurrency",
     "engine_is_closing",
     "file_slot",
     "file_slot_key",
@@ -129,6 +130,18 @@ def robots_download(crawler: Any) -> Iterator[None]:
         yield
     finally:
         downloader.total_concurrency -= 1
+
+
+def add_to_total_concurrency(crawler: Any, delta: int) -> bool:
+    """Add ``delta`` to the downloader's total concurrency (``CONCURRENT_REQUESTS``
+    as Scrapy's downloader applies it); ``False``: nothing done (no limit, or
+    no such attribute)."""
+    downloader: Any = getattr(getattr(crawler, "engine", None), "downloader", None)
+    total = getattr(downloader, "total_concurrency", None)
+    if not isinstance(total, int) or total <= 0:  # 0: no limit
+        return False
+    downloader.total_concurrency = total + delta
+    return True
 
 
 def engine_is_closing(crawler: Any) -> bool:

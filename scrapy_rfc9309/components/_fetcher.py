@@ -49,7 +49,7 @@ from ..sites._records import RETRY_AFTER_MIN
 from ..sites._site import site_of
 from . import _compat
 from ._decode import accept_encoding, decode_body, split_encodings
-from ._engine import file_slot
+from ._engine import add_to_total_concurrency, file_slot
 from ._file_download import (
     MAX_REDIRECTS,
     RETRY_AFTER_STATUSES,
@@ -121,6 +121,12 @@ class RobotsTxtFetcher:
         #: whether Scrapy's RetryMiddleware may retry a robots.txt download; off
         #: while unreachable sites are deferred (our back-off tries them again)
         self.scrapy_retry = True
+        #: robots.txt requests counted on top of the downloader's total concurrency
+        self._counted: set[Request] = set()
+        crawler.signals.connect(
+            self._on_reached_downloader, signal=signals.request_reached_downloader
+        )
+        crawler.signals.connect(self._on_left_downloader, signal=signals.request_left_downloader)
         crawler.signals.connect(self._on_headers_received, signal=signals.headers_received)
         crawler.signals.connect(self._on_bytes_received, signal=signals.bytes_received)
         crawler.signals.connect(self._on_response_downloaded, signal=signals.response_downloaded)
@@ -148,10 +154,18 @@ class RobotsTxtFetcher:
             # RetryMiddleware as configured, but not past a Retry-After; none while
             # deferral tries again itself (HTTP: The Definitive Guide ch. 9)
             retry=self.scrapy_retry,
-            meta={_META_SIZE_LIMIT: self.settings.max_size},
+            meta={
+                _META_SIZE_LIMIT: self.settings.max_size,
+                # ROBOTSTXT_DOWNLOAD_TIMEOUT: a robots.txt that hangs gives up
+                # its place among the robots.txt downloads soon
+                "download_timeout": self.settings.download_timeout,
+            },
             # only what _parsed can decode within ROBOTSTXT_MAX_SIZE; a header set
             # here is kept by Scrapy's compression middleware
             headers={b"Accept-Encoding": _ACCEPT_ENCODING},
+            # before Scrapy's downloader counts it in `active`, and as it leaves
+            entering=self._count,
+            leaving=self._uncount,
         )
         return await self._outcome(download, request)
 
@@ -363,6 +377,38 @@ class RobotsTxtFetcher:
                     slice_ends = time.perf_counter() + PARSE_SLICE_SECONDS
         finally:
             self._parse_lock.release()
+
+    # -- robots.txt downloads on top of CONCURRENT_REQUESTS ------------------------
+
+    def _count(self, request: Request) -> None:
+        """While a robots.txt request is in Scrapy's downloader, it does not take
+        one of the pages' ``CONCURRENT_REQUESTS``: the downloader's total
+        concurrency is one higher.
+
+        ``engine.download_async`` counts it in ``downloader.active`` (never held
+        back by ``CONCURRENT_REQUESTS``, but counted in it), so the engine would
+        take that many fewer pages while robots.txt files download. The limit is
+        raised just before the request enters ``active`` (and again for a retry of
+        it, when it reaches the downloader) and lowered as it leaves the
+        downloader (``request_left_downloader``, while still in ``active``): the
+        pages in flight never exceed ``CONCURRENT_REQUESTS``, whatever the
+        parse, the redirects or the retries of robots.txt files do meanwhile;
+        ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` bounds the robots.txt downloads.
+        """
+        if request not in self._counted and add_to_total_concurrency(self.crawler, 1):
+            self._counted.add(request)
+
+    def _uncount(self, request: Request) -> None:
+        if request in self._counted:
+            self._counted.discard(request)
+            add_to_total_concurrency(self.crawler, -1)
+
+    def _on_reached_downloader(self, request: Request) -> None:
+        if _META_SIZE_LIMIT in request.meta:  # a robots.txt request (a retry of one)
+            self._count(request)
+
+    def _on_left_downloader(self, request: Request) -> None:
+        self._uncount(request)
 
     def _on_headers_received(self, request: Request) -> None:
         if _META_SIZE_LIMIT in request.meta:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import logging
 
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
+    from scrapy.http import Request, Response
 
 __all__ = [
     "FOLLOWED_SCHEMES",
@@ -264,6 +264,10 @@ def _never() -> bool:
     return False
 
 
+def _nothing(request: Request) -> None:
+    pass
+
+
 async def download_file(
     crawler: Crawler,
     url: str,
@@ -277,6 +281,8 @@ async def download_file(
     meta: Mapping[str, Any] | None = None,
     headers: Mapping[bytes, bytes] | None = None,
     closing: Callable[[], bool] = _never,
+    entering: Callable[[Request], None] = _nothing,
+    leaving: Callable[[Request], None] = _nothing,
 ) -> FileDownload:
     """Download the file ``name`` at ``url`` in download slot ``slot``, following
     redirects (RFC 9309 2.3.1.2); every response counted in
@@ -285,7 +291,9 @@ async def download_file(
     ``max_size``, ``retry``, ``meta``, ``headers``: the request's, as
     :func:`~._site_files.file_request` takes them. ``closing``: whether the
     caller is cancelling its downloads (a Twisted ``CancelledError`` is then
-    the close, raised, not a file over ``download_maxsize``). Never raises
+    the close, raised, not a file over ``download_maxsize``). ``entering`` and
+    ``leaving``: told of each request (a redirect's too) as it goes to Scrapy's
+    downloader and as its download ends, whatever the end. Never raises
     for what the server or the network does; anything else propagates, and
     so does cancellation.
     """
@@ -297,6 +305,7 @@ async def download_file(
         request = file_request(
             url, slot, max_size=max_size, retry=retry, meta=meta, headers=headers
         )
+        entering(request)
         try:
             response = await _compat.download(crawler, request)
         except IgnoreRequest as exc:
@@ -315,6 +324,8 @@ async def download_file(
                 raise
             chain.append((url, None))
             return FileDownload(Ending.FAILED, tuple(chain), error=exc)
+        finally:
+            leaving(request)
         status = response.status
         chain.append((url, status))
         stats.inc_value(f"{stats_prefix}/response_status_count/{status}")

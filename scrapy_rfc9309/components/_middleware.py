@@ -107,7 +107,7 @@ class RobotsTxtMiddleware:
             return None
         aside = self._aside
         aside.restore(request)  # a copy given back: its own dont_filter again
-        outcome = service.fresh(site)
+        outcome = service.outcome_for(site, request)  # fresh, or the one that released it
         if outcome is None:
             if aside.must(request, self._held):
                 self._set_aside(site, request)

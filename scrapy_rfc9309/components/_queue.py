@@ -160,7 +160,7 @@ class RobotsTxtPriorityQueue:
             site = robots.site_for(request, cached=False)
             if site is None:
                 return request
-            state = robots.site_state(site)
+            state = robots.site_state(site, request)
             if state is SiteState.READY:
                 robots.unpin(site)
                 return request
@@ -247,6 +247,9 @@ class RobotsTxtPriorityQueue:
             if held is None:
                 continue
             requests = _listed(held)
+            if self._robots is not None:  # decided by the outcome that released them
+                for request in requests:
+                    self._robots.mark_released(site, request)
             self._held_count -= len(requests)
             moved += len(requests)
             batch.append(requests)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy import signals
@@ -23,7 +22,8 @@ from ..sites._site import robots_url, site_of
 from ..sites._sitetable import SiteState, SiteTable
 from ._clock import Clock
 from ._deferral import Deferrals
-from ._engine import engine_is_closing, robots_download, wake_engine
+from ._download_slots import DownloadSlots
+from ._engine import engine_is_closing, wake_engine
 from ._fetch_log import log_outcome
 from ._fetcher import RobotsTxtFetcher, dotted_name
 from ._report import report_for
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
-__all__ = ["SiteListener", "SiteService", "site_service"]
+__all__ = ["META_RELEASED", "SiteListener", "SiteService", "site_service"]
 
 # the middleware's logger: these lines are documented under its name
 logger = logging.getLogger("scrapy_rfc9309.middleware")
@@ -46,6 +46,12 @@ CLOSE_POLL_SECONDS = 0.1
 #: The crawler attribute the service is kept in.
 _ATTRIBUTE = "_robotstxt_site_service"
 _KIND_BITS = {kind: index for index, kind in enumerate(Kind)}
+#: Meta key of a request released by its site's settling (or the end of its
+#: deferral): the outcome that released it (its expiry time, as a key). The
+#: request is decided by that outcome even if it has expired by the time it
+#: is handed out, so a lifetime of 0 s means "fetch again for the next
+#: request that needs it", never a download loop.
+META_RELEASED = "_robotstxt_released"
 
 
 def site_service(crawler: Crawler, *, create: bool = True) -> SiteService | None:
@@ -90,13 +96,10 @@ class SiteService:
         self.stats = crawler.stats
         #: each site's outcome and the fetch in flight; waiters are Deferreds
         self._table: SiteTable[Deferred[SiteOutcome | None]] = SiteTable(settings.cache_max_sites)
+        #: the robots.txt downloads in flight, and the sites waiting for one
+        self._slots: DownloadSlots[Deferred[None]] = DownloadSlots(settings.concurrent_downloads)
         #: site -> its robots.txt download in flight (cancelled at close)
-        self._downloads: dict[str, Deferred[None]] = {}
-        #: sites waited on whose fetch waits for one of ROBOTSTXT_CONCURRENT_DOWNLOADS
-        self._backlog: deque[str] = deque()
-        #: sites fetched ahead of need whose fetch waits for a download, or for room
-        #: in the site table (ROBOTSTXT_CACHE_MAX_SITES)
-        self._ahead: deque[str] = deque()
+        self._downloads = self._slots.in_flight
         #: our scheduler queues (memory and disk), told when a site is settled
         self._queues: list[SiteListener] = []
         #: site -> the outcome kinds already counted for it (a bit per kind), so
@@ -126,8 +129,9 @@ class SiteService:
             self._table,
             settings,
             self.stats,
-            retry=self.prefetch,
+            retry=self._retry,
             release=self.release,
+            give_up=self._give_up_retry,
             clock=self.clock,
         )
         self.set_aside = SetAside(
@@ -178,13 +182,46 @@ class SiteService:
         """The site's outcome if it is in force now."""
         return self._table.fresh(site, self.clock.monotonic())
 
-    def site_state(self, site: str) -> SiteState:
+    def site_state(self, site: str, request: Request | None = None) -> SiteState:
         """What a request of ``site`` can do now (O(1)). With a declared purpose
-        that needs tdmrep.json, a site is ``READY`` once that is settled too."""
+        that needs tdmrep.json, a site is ``READY`` once that is settled too.
+
+        A ``request`` released by an outcome (:meth:`mark_released`) is
+        ``READY`` while that outcome is the site's last, expired or not.
+        """
         state = self._table.state(site, self.clock.monotonic())
+        if (
+            state is not SiteState.READY
+            and request is not None
+            and self._released_by(site, request) is not None
+        ):
+            state = SiteState.READY
         if state is SiteState.READY and self.tdmrep is not None:
             return self.tdmrep.state(site)
         return state
+
+    def outcome_for(self, site: str, request: Request) -> SiteOutcome | None:
+        """The outcome that decides ``request`` now: the site's fresh one, else
+        the one that released it (:meth:`mark_released`) even if expired since;
+        ``None``: it must wait for a fetch."""
+        outcome = self.fresh(site)
+        released = self._released_by(site, request)
+        request.meta.pop(META_RELEASED, None)
+        return released if outcome is None else outcome
+
+    def mark_released(self, site: str, request: Request) -> None:
+        """``request`` waited for ``site``'s fetch, now settled: it is decided by
+        that outcome, even once expired (one download per need, never a loop)."""
+        outcome = self._table.stale(site)
+        if outcome is not None:
+            request.meta[META_RELEASED] = outcome.expires_at
+
+    def _released_by(self, site: str, request: Request) -> SiteOutcome | None:
+        marker = request.meta.get(META_RELEASED)
+        if marker is None:
+            return None
+        outcome = self._table.stale(site)
+        return outcome if outcome is not None and outcome.expires_at == marker else None
 
     def _pending(self, site: str) -> bool:
         """Whether the site's robots.txt or tdmrep.json is still to be settled."""
@@ -217,7 +254,7 @@ class SiteService:
         """A request of ``site`` left the queue; fetches ahead start if room freed."""
         if self.tdmrep is not None:
             self.tdmrep.unpin(site)
-        if self._table.unpin(site) and self._ahead:
+        if self._table.unpin(site) and self._slots.ahead:
             self._start_waiting()
 
     def prefetch(self, site: str, request: Request | None = None) -> None:
@@ -232,7 +269,7 @@ class SiteService:
 
     def release(self, site: str) -> None:
         """``site`` is settled (or no longer deferred): its requests go on."""
-        self.set_aside.give_back(site)
+        self.set_aside.give_back(site, mark=self.mark_released)
         for queue in self._queues:
             queue.site_released(site)
         if self._queues:
@@ -251,7 +288,7 @@ class SiteService:
         if self._table.join(site, waiter):
             self._launch(site, request, ahead=False)
         elif first and site not in self._downloads:  # fetched ahead, not started: wanted now
-            self._backlog.append(site)
+            self._slots.waited.append(site)
             self._start_waiting()
         return await maybe_deferred_to_future(waiter)
 
@@ -260,8 +297,9 @@ class SiteService:
         if self._table.start(site):
             self._launch(site, request, ahead=False)
 
-    def _may_start(self, site: str, ahead: bool) -> bool:
-        if len(self._downloads) >= self.settings.concurrent_downloads:
+    def _may_start(self, site: str, ahead: bool, *, retry: bool = False) -> bool:
+        """Whether the site's download may start now (see :class:`DownloadSlots`)."""
+        if not self._slots.free(self.clock.monotonic(), retry=retry):
             return False
         # with our queue, a fetch ahead waits for room in the site table, so that
         # the outcomes of sites with queued requests (never evicted) stay bounded
@@ -273,30 +311,56 @@ class SiteService:
         ahead of need, while the site table has no room)."""
         self._start_watchdog()
         if not self._may_start(site, ahead):
-            (self._ahead if ahead else self._backlog).append(site)
+            (self._slots.ahead if ahead else self._slots.waited).append(site)
             return
         self._download(site, request)
 
-    def _download(self, site: str, request: Request | None) -> None:
+    def _retry(self, site: str) -> None:
+        """A deferred site's attempt is due (HTTP: The Definitive Guide ch. 9): it
+        starts after the first attempts waiting, within half the downloads."""
+        if not self._table.start(site):
+            return
+        self._start_watchdog()
+        slots = self._slots
+        if slots.waited or slots.ahead or not self._may_start(site, False, retry=True):
+            slots.retries.append(site)
+            self._start_waiting()
+        else:
+            self._download(site, None, retry=True)
+
+    def _give_up_retry(self, site: str) -> bool:
+        """The site's deferral ends while its attempt waits for a download: the
+        attempt is not made (``True``); ``False``: it is downloading, and goes on."""
+        if site in self._downloads:
+            return False
+        if self._table.is_pending(site):
+            self._hand_back(self._table.abandon(site), self._table.stale(site))
+        return True
+
+    def _download(self, site: str, request: Request | None, *, retry: bool = False) -> None:
+        self._slots.starting(site, self.clock.monotonic(), retry=retry)
         download = deferred_from_coro(self._fetch(site, request))
         if not download.called:
             self._downloads[site] = download
 
     def _start_waiting(self) -> None:
-        """Start the fetches waiting, as downloads (and room) allow: those waited on first."""
-        for backlog, ahead in ((self._backlog, False), (self._ahead, True)):
+        """Start the fetches waiting, as downloads (and room) allow: those waited on
+        first, then those fetched ahead, then the attempts of deferred sites."""
+        for backlog, ahead, retry in self._slots.lines():
             while backlog:
                 site = backlog[0]
                 if not self._table.is_pending(site) or site in self._downloads:
                     backlog.popleft()  # settled, abandoned, or started meanwhile
                     continue
-                if not self._may_start(site, ahead and not self._table.waited_on(site)):
+                if not self._may_start(
+                    site, ahead and not self._table.waited_on(site), retry=retry
+                ):
                     break
                 backlog.popleft()
-                self._download(site, None)
+                self._download(site, None, retry=retry)
 
     def _download_done(self, site: str) -> None:
-        self._downloads.pop(site, None)
+        self._slots.done(site)
         self._start_waiting()
 
     async def _fetch(self, site: str, request: Request | None) -> None:
@@ -315,8 +379,7 @@ class SiteService:
                     self.stats.inc_value("robotstxt/deferred/retries")
                 elif self._table.stale(site) is not None:
                     self.stats.inc_value("robotstxt/refetch")
-                with robots_download(self.crawler):
-                    outcome = await self._fetcher.fetch(url, request)
+                outcome = await self._fetcher.fetch(url, request)
         except (CancelledError, asyncio.CancelledError):
             if self._store is not None:
                 self._store.abandoned(site)
@@ -355,6 +418,7 @@ class SiteService:
         if settled.outcome.kind is Kind.UNREACHABLE and self._queues:
             deferral = self.deferrals.defer(site, settled.outcome, was_deferred)
         elif was_deferred:
+            self.deferrals.cancel(site)  # its deadline's timer
             self.deferrals.recovered(outcome, url)
         if settled.kept_stale:
             # RFC 9309 2.4: while unreachable, a copy cached earlier stays in use.
@@ -441,6 +505,8 @@ class SiteService:
             self._stop_watchdog()
         elif engine_is_closing(self.crawler):
             self.release_all()
+        elif self._slots.waiting():
+            self._start_waiting()  # downloads turned slow: others may start
 
     def release_all(self) -> None:
         """Drop every waiting request and cancel every robots.txt download
@@ -456,10 +522,8 @@ class SiteService:
             )
         for _, waiters in abandoned:
             self._hand_back(waiters, None)
-        self._backlog.clear()
-        self._ahead.clear()
+        downloads = self._slots.clear()
         self.deferrals.cancel_all()
-        downloads, self._downloads = self._downloads, {}
         for download in downloads.values():
             download.cancel()
         if self.tdmrep is not None:  # its downloads cancelled, its waiting requests dropped

@@ -165,11 +165,15 @@ class SetAside:
                 extra={"spider": self.crawler.spider},
             )
 
-    def give_back(self, site: str) -> None:
-        """Schedule the copies set aside for ``site`` again; its outcome is known."""
+    def give_back(self, site: str, mark: Callable[[str, Request], None] | None = None) -> None:
+        """Schedule the copies set aside for ``site`` again; its outcome is known
+        (``mark``: each copy is decided by it, even once expired)."""
         copies = self._aside.pop(site, None)
         if not copies:
             return
+        if mark is not None:
+            for copy in copies:
+                mark(site, copy)
         engine = self.crawler.engine
         if engine is None or engine_is_closing(self.crawler):
             self.drop({site: copies})

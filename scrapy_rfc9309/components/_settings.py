@@ -60,6 +60,7 @@ DEFAULT_HELD_SHARE = 0.5
 #: robots.txt downloads in flight at most (they do not take the pages'
 #: ``CONCURRENT_REQUESTS``).
 DEFAULT_CONCURRENT_DOWNLOADS = 64
+DEFAULT_DOWNLOAD_TIMEOUT = 10.0
 
 
 class SettingError(ValueError):
@@ -332,6 +333,9 @@ class RobotsTxtSettings:
     unreachable_defer: float = DEFAULT_UNREACHABLE_DEFER
     #: robots.txt downloads in flight at most.
     concurrent_downloads: int = DEFAULT_CONCURRENT_DOWNLOADS
+    #: ``ROBOTSTXT_DOWNLOAD_TIMEOUT``: seconds one robots.txt download may take
+    #: (its ``download_timeout``); default: 10, or ``DOWNLOAD_TIMEOUT`` if smaller.
+    download_timeout: float = DEFAULT_DOWNLOAD_TIMEOUT
     #: ``ROBOTSTXT_PURPOSES``: declared uses (usage categories); empty: none declared.
     purposes: tuple[str, ...] = ()
     #: With a scheduler queue that is not ours: requests held in the middleware
@@ -513,14 +517,20 @@ def identity_warning(settings: BaseSettings) -> str | None:
     )
 
 
-def _concurrency(settings: BaseSettings) -> dict[str, int]:
-    """``concurrent_downloads``, from ``ROBOTSTXT_CONCURRENT_DOWNLOADS``."""
+def _concurrency(settings: BaseSettings) -> dict[str, Any]:
+    """``concurrent_downloads`` and ``download_timeout``, from
+    ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` and ``ROBOTSTXT_DOWNLOAD_TIMEOUT``."""
+    pages = _number(settings, "DOWNLOAD_TIMEOUT", 180.0, integer=False)
+    default = min(DEFAULT_DOWNLOAD_TIMEOUT, pages) if pages > 0 else DEFAULT_DOWNLOAD_TIMEOUT
+    timeout = _number(settings, "ROBOTSTXT_DOWNLOAD_TIMEOUT", default, integer=False)
+    if timeout <= 0:
+        raise SettingError(f"ROBOTSTXT_DOWNLOAD_TIMEOUT must be above 0, got {timeout}")
     downloads = _number(
         settings, "ROBOTSTXT_CONCURRENT_DOWNLOADS", DEFAULT_CONCURRENT_DOWNLOADS, integer=True
     )
     if downloads < 1:
         raise SettingError(f"ROBOTSTXT_CONCURRENT_DOWNLOADS must be at least 1, got {downloads}")
-    return {"concurrent_downloads": downloads}
+    return {"concurrent_downloads": downloads, "download_timeout": timeout}
 
 
 def _held_max(settings: BaseSettings) -> int | None:

@@ -1,0 +1,225 @@
+"""Many robots.txt that hang never stall healthy sites (RFC 9309 2.3.1.4; HTTP:
+The Definitive Guide ch. 9): each robots.txt download has a deadline of its own
+(``ROBOTSTXT_DOWNLOAD_TIMEOUT``), downloads that hang stop counting against
+``ROBOTSTXT_CONCURRENT_DOWNLOADS``, first attempts go ahead of the attempts of
+deferred sites, the deferral's deadline holds while an attempt waits for a
+download, and pages in flight never exceed ``CONCURRENT_REQUESTS``. Real crawls
+against the local test server, asserting on what it served, and when."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from .conftest import crawl
+from .server import delayed, hang, text
+
+OURS = "scrapy_rfc9309.RobotsTxtPriorityQueue"
+PLAIN = "scrapy.pqueues.ScrapyPriorityQueue"
+RULES = "User-agent: *\nDisallow: /no\n"
+
+
+def counted(route: Any, gauge: dict[str, int]) -> Any:
+    """``route``, with the pages in flight at the server counted in ``gauge``
+    (``now``, and the most at once in ``max``)."""
+
+    def wrapped(request: Any) -> Any:
+        gauge["now"] += 1
+        gauge["max"] = max(gauge["max"], gauge["now"])
+
+        def done(_: Any) -> None:
+            gauge["now"] -= 1
+
+        request.notifyFinish().addBoth(done)
+        return route(request)
+
+    return wrapped
+
+
+def pages(site: Any) -> list[float]:
+    return [t for path, t in zip(site.hits, site.hit_times, strict=True) if path != "/robots.txt"]
+
+
+def robots(site: Any) -> list[float]:
+    return [t for path, t in zip(site.hits, site.hit_times, strict=True) if path == "/robots.txt"]
+
+
+def hanging_sites(sites: Any, gauge: dict[str, int]) -> tuple[list[Any], list[Any], list[str]]:
+    """40 sites x 3 pages, the robots.txt of every fourth hanging; the URLs
+    breadth first (the first page of every site, then the second, ...)."""
+    page = counted(delayed(0.05, text("<html>page</html>", content_type=b"text/html")), gauge)
+    every = [
+        sites(routes={"/robots.txt": hang() if index % 4 == 0 else text(RULES)}, default=page)
+        for index in range(40)
+    ]
+    hung = every[::4]
+    healthy = [site for index, site in enumerate(every) if index % 4]
+    urls = [site.url(f"/p{n}") for n in range(3) for site in every]
+    return hung, healthy, urls
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_hanging_robots_txt_never_stall_healthy_sites_and_deferral_holds(
+    sites, caplog: pytest.LogCaptureFixture
+) -> None:
+    """10 of 40 robots.txt hang, 4 robots.txt downloads at a time: the healthy
+    sites' pages are all fetched within ~1-2 s, each hanging robots.txt gives up
+    after ROBOTSTXT_DOWNLOAD_TIMEOUT (1 s, not DOWNLOAD_TIMEOUT), its site is
+    deferred and its requests dropped at ROBOTSTXT_UNREACHABLE_DEFER (3 s, an
+    attempt in flight then or not), and at most 4 pages are in flight."""
+    gauge = {"now": 0, "max": 0}
+    hung, healthy, urls = hanging_sites(sites, gauge)
+    caplog.set_level(logging.WARNING, logger="scrapy_rfc9309.middleware")
+    started = time.monotonic()
+    wall = time.time() - started  # a log record's time -> the server's clock
+    spider, stats = await crawl(
+        urls,
+        {
+            "SCHEDULER_PRIORITY_QUEUE": OURS,
+            "CONCURRENT_REQUESTS": 4,
+            "DOWNLOAD_TIMEOUT": 5,
+            "ROBOTSTXT_DOWNLOAD_TIMEOUT": 1,
+            "ROBOTSTXT_CONCURRENT_DOWNLOADS": 4,
+            "ROBOTSTXT_UNREACHABLE_DEFER": 3,
+            "LOG_LEVEL": "INFO",
+        },
+    )
+    healthy_urls = [url for url in urls if not any(url.startswith(s.origin) for s in hung)]
+    assert sorted(spider.fetched) == sorted(healthy_urls)
+    assert sorted(spider.dropped) == sorted(set(urls) - set(healthy_urls))
+    last_healthy = max(t for site in healthy for t in pages(site))
+    # 90 pages of 0.05 s, 4 at a time, take 1.1 s; a hanging robots.txt in the
+    # way would cost 5 s (DOWNLOAD_TIMEOUT; 11 s in all before this was fixed)
+    assert last_healthy - started < 3.5
+    assert all(pages(site) == [] for site in hung)
+    # each site's deferral ends 3 s after its first unreachable answer (its first
+    # download timed out after 1 s), an attempt in flight then or not
+    expired = [
+        record
+        for record in caplog.records
+        if "still unreachable after ROBOTSTXT_UNREACHABLE_DEFER" in record.getMessage()
+    ]
+    assert len(expired) == 10 == stats["robotstxt/deferred/expired"]
+    for site in hung:
+        (record,) = [r for r in expired if site.origin in r.getMessage()]
+        deferred = record.created - wall - (robots(site)[0] + 1)
+        assert 3 - 0.2 < deferred < 3 + 0.5, deferred
+    assert stats["robotstxt/forbidden/unreachable"] == 30
+    assert gauge["max"] <= 4
+
+
+@pytest.mark.parametrize("queue", [OURS, PLAIN], ids=["our-queue", "another-queue"])
+@deferred_f_from_coro_f
+async def test_2_3_pages_in_flight_never_exceed_concurrent_requests(sites, queue: str) -> None:
+    """60 sites whose robots.txt are large enough to take parsing time, with a
+    small site table (ROBOTSTXT_CACHE_MAX_SITES = 8): robots.txt downloads come
+    on top of CONCURRENT_REQUESTS only while in the downloader, so the pages in
+    flight at the server never exceed CONCURRENT_REQUESTS."""
+    gauge = {"now": 0, "max": 0}
+    page = counted(delayed(0.05, text("<html>page</html>", content_type=b"text/html")), gauge)
+    big = RULES + "".join(f"Disallow: /x{n}/*/y$\n" for n in range(3000))
+    many = [sites(routes={"/robots.txt": text(big)}, default=page) for _ in range(60)]
+    urls = [site.url(f"/p{n}") for n in range(3) for site in many]
+    spider, _ = await crawl(
+        urls,
+        {
+            "SCHEDULER_PRIORITY_QUEUE": queue,
+            "CONCURRENT_REQUESTS": 4,
+            "ROBOTSTXT_CACHE_MAX_SITES": 8,
+            "LOG_LEVEL": "INFO",
+        },
+    )
+    assert sorted(spider.fetched) == sorted(urls)
+    assert gauge["max"] <= 4
+
+
+@deferred_f_from_coro_f
+async def test_http_guide_ch9_an_attempt_waiting_for_a_download_past_the_deadline_is_not_made(
+    sites, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One robots.txt download at a time (ROBOTSTXT_CONCURRENT_DOWNLOADS = 1), 6
+    robots.txt that hang, ROBOTSTXT_UNREACHABLE_DEFER = 1.2 s: a deferred site's
+    attempt waits behind the first attempts of the others, its deadline passes
+    while it waits, and it is not made: the requests are dropped at the
+    deadline (RFC 9309 2.3.1.4), never after another download."""
+    page = text("<html>page</html>", content_type=b"text/html")
+    hung = [sites(routes={"/robots.txt": hang()}, default=page) for _ in range(6)]
+    urls = [site.url(f"/p{n}") for n in range(2) for site in hung]
+    caplog.set_level(logging.WARNING, logger="scrapy_rfc9309.middleware")
+    started = time.monotonic()
+    wall = time.time() - started
+    spider, stats = await crawl(
+        urls,
+        {
+            "SCHEDULER_PRIORITY_QUEUE": OURS,
+            "DOWNLOAD_TIMEOUT": 1,
+            "ROBOTSTXT_DOWNLOAD_TIMEOUT": 1,
+            "ROBOTSTXT_CONCURRENT_DOWNLOADS": 1,
+            "ROBOTSTXT_UNREACHABLE_DEFER": 1.2,
+            "LOG_LEVEL": "INFO",
+        },
+    )
+    assert spider.fetched == [] and sorted(spider.dropped) == sorted(urls)
+    assert stats["robotstxt/deferred/expired"] == 6
+    for site in hung:
+        deadline = robots(site)[0] + 1 + 1.2  # first unreachable answer + the deferral
+        assert all(hit < deadline + 0.1 for hit in robots(site)), "attempt past the deadline"
+        (record,) = [
+            r
+            for r in caplog.records
+            if site.origin in r.getMessage() and "still unreachable" in r.getMessage()
+        ]
+        assert record.created - wall < deadline + 0.4  # at the deadline
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({}, 10.0),  # Scrapy's DOWNLOAD_TIMEOUT is 180 s
+        ({"DOWNLOAD_TIMEOUT": 4}, 4.0),
+        ({"DOWNLOAD_TIMEOUT": 4, "ROBOTSTXT_DOWNLOAD_TIMEOUT": 2.5}, 2.5),
+        ({"ROBOTSTXT_DOWNLOAD_TIMEOUT": 30}, 30.0),
+    ],
+)
+def test_robots_txt_download_timeout_defaults_to_10_s_or_download_timeout(
+    settings: dict[str, Any], expected: float
+) -> None:
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309.components._settings import RobotsTxtSettings
+
+    assert RobotsTxtSettings.from_settings(Settings(settings)).download_timeout == expected
+
+
+@pytest.mark.parametrize("value", [0, -1, "soon"])
+def test_invalid_robots_txt_download_timeout_names_the_setting(value: Any) -> None:
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
+
+    with pytest.raises(SettingError, match="ROBOTSTXT_DOWNLOAD_TIMEOUT"):
+        RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_DOWNLOAD_TIMEOUT": value}))
+
+
+@deferred_f_from_coro_f
+async def test_robots_txt_request_carries_its_download_timeout(sites) -> None:
+    """The robots.txt request's ``download_timeout`` is ROBOTSTXT_DOWNLOAD_TIMEOUT:
+    a robots.txt that hangs gives up after 1 s, with DOWNLOAD_TIMEOUT 30 s."""
+    hung = sites(routes={"/robots.txt": hang()}, default=text("page"))
+    started = time.monotonic()
+    spider, stats = await crawl(
+        [hung.url("/p")],
+        {
+            "SCHEDULER_PRIORITY_QUEUE": PLAIN,
+            "DOWNLOAD_TIMEOUT": 30,
+            "ROBOTSTXT_DOWNLOAD_TIMEOUT": 1,
+            "LOG_LEVEL": "INFO",
+        },
+    )
+    assert time.monotonic() - started < 5
+    assert list(spider.dropped) == [hung.url("/p")]
+    assert stats["robotstxt/forbidden/unreachable"] == 1
