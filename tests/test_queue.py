@@ -352,8 +352,8 @@ class _StubRobots:
         self.queues: list[Any] = []
         self.pins: dict[str, int] = {}
 
-    def pin(self, site: str) -> None:
-        self.pins[site] = self.pins.get(site, 0) + 1
+    def pin(self, site: str, requests: int = 1) -> None:
+        self.pins[site] = self.pins.get(site, 0) + requests
 
     def unpin(self, site: str) -> None:
         self.pins[site] -= 1

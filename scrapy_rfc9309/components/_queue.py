@@ -23,10 +23,12 @@ robots.txt is known.
   memory and written back at close, so a resumed crawl finds it (its
   robots.txt is fetched again only if no longer cached).
 
-* **pinned**: each queued request pins its site's outcome in the site table,
-  so ``ROBOTSTXT_CACHE_MAX_SITES`` never evicts a site whose requests still
+* **pinned**: each request to be handed out pins its site's outcome in the
+  site table (a held request from the moment its site is settled), so
+  ``ROBOTSTXT_CACHE_MAX_SITES`` never evicts a site whose requests still
   wait (they would find it unknown, and fetch it again); fetches ahead stop
-  while pinned sites fill the table, and resume as their requests leave.
+  while pinned sites fill the table, and resume as their requests leave. A
+  pending site costs no pin: nothing of it can be evicted yet.
 
 The site states come from the crawler's :class:`~._service.SiteService`; the
 decision stays in :class:`~scrapy_rfc9309.RobotsTxtMiddleware`: a request
@@ -117,6 +119,10 @@ class RobotsTxtPriorityQueue:
         self._held_count = 0
         #: sites settled since, whose held requests go back to ``_ready``
         self._released: deque[str] = deque()
+        #: the same sites, to pin each once (a site may be released twice: its
+        #: robots.txt, then its tdmrep.json)
+        #: with the number of their requests pinned then
+        self._releasing: dict[str, int] = {}
         #: a disk queue stores every request it is given at once, so that
         #: requests that cannot be stored go to the memory queue instead
         self._persistent = bool(key)
@@ -143,9 +149,11 @@ class RobotsTxtPriorityQueue:
             # on disk now (it may fail to serialise: the scheduler then uses
             # its memory queue); set aside when popped if still not settled
             self._ready.push(request)
+            robots.pin(site)  # to be handed out: its outcome is kept until then
         else:
+            # held: pinned once its site is settled (site_released), so that a
+            # pending site costs no pin (nothing of it can be evicted yet)
             self._hold(site, request)
-        robots.pin(site)  # queued: its outcome is kept until it is handed out
 
     def pop(self) -> Request | None:
         if self._released:
@@ -161,8 +169,8 @@ class RobotsTxtPriorityQueue:
             if site is None:
                 return request
             state = robots.site_state(site, request)
+            robots.unpin(site)  # out of _ready: handed out, or held until released
             if state is SiteState.READY:
-                robots.unpin(site)
                 return request
             if state is SiteState.UNKNOWN:  # expired, evicted, or a resumed crawl
                 robots.prefetch(site, request)
@@ -202,6 +210,7 @@ class RobotsTxtPriorityQueue:
         self._held.clear()
         self._held_count = 0
         self._released.clear()
+        self._releasing.clear()
         if held and self._persistent:
             for request in held:  # written back: the resumed crawl finds them
                 self._ready.push(request)
@@ -232,9 +241,16 @@ class RobotsTxtPriorityQueue:
         self._held_count += 1
 
     def site_released(self, site: str) -> None:
-        """The middleware settled ``site`` (or gave up deferring it)."""
-        if site in self._held:
-            self._released.append(site)
+        """The middleware settled ``site`` (or gave up deferring it): its held
+        requests are pinned at once (another site settling before the next
+        ``pop`` never evicts this outcome), and go back to ``_ready`` then."""
+        held = self._held.get(site)
+        if held is None or site in self._releasing:
+            return
+        self._releasing[site] = count = len(_listed(held))
+        self._released.append(site)
+        if self._robots is not None:
+            self._robots.pin(site, count)
 
     def _move_released(self) -> None:
         """Held requests of the sites settled since the last ``pop`` go back to
@@ -243,10 +259,13 @@ class RobotsTxtPriorityQueue:
         moved = 0
         while self._released and moved < RELEASE_BUDGET:
             site = self._released.popleft()
+            pinned = self._releasing.pop(site, 0)
             held = self._held.pop(site, None)
             if held is None:
                 continue
             requests = _listed(held)
+            if self._robots is not None and len(requests) > pinned:  # held since
+                self._robots.pin(site, len(requests) - pinned)
             if self._robots is not None:  # decided by the outcome that released them
                 for request in requests:
                     self._robots.mark_released(site, request)

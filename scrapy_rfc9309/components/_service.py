@@ -243,12 +243,12 @@ class SiteService:
         if not self._queues:
             self._fetcher.scrapy_retry = True
 
-    def pin(self, site: str) -> None:
-        """A request of ``site`` is queued: its outcome is not evicted meanwhile
-        (nor its tdmrep.json, when a declared purpose needs it)."""
-        self._table.pin(site)
+    def pin(self, site: str, requests: int = 1) -> None:
+        """``requests`` of ``site`` are queued, to be handed out: its outcome is not
+        evicted meanwhile (nor its tdmrep.json, when a declared purpose needs it)."""
+        self._table.pin(site, requests)
         if self.tdmrep is not None:
-            self.tdmrep.pin(site)
+            self.tdmrep.pin(site, requests)
 
     def unpin(self, site: str) -> None:
         """A request of ``site`` left the queue; fetches ahead start if room freed."""

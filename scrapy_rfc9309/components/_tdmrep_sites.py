@@ -114,9 +114,9 @@ class TdmRepSites:
     def has_pending(self) -> bool:
         return self._table.has_pending()
 
-    def pin(self, site: str) -> None:
-        """A request of ``site`` is queued: its tdmrep.json is not evicted meanwhile."""
-        self._table.pin(site)
+    def pin(self, site: str, requests: int = 1) -> None:
+        """``requests`` of ``site`` are queued: its tdmrep.json is not evicted meanwhile."""
+        self._table.pin(site, requests)
 
     def unpin(self, site: str) -> None:
         """A request of ``site`` left the queue; fetches ahead start if room freed."""

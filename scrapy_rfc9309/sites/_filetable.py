@@ -169,10 +169,11 @@ class FileTable(Generic[W, V]):
 
     # -- pins: requests still queued for a site -------------------------------------
 
-    def pin(self, site: str) -> None:
-        """A request of ``site`` was queued: its value is kept until it is handed out."""
+    def pin(self, site: str, requests: int = 1) -> None:
+        """``requests`` of ``site`` were queued: its value is kept until they are
+        handed out."""
         count = self._pins.get(site, 0)
-        self._pins[site] = count + 1
+        self._pins[site] = count + requests
         if not count and site in self._settled:
             self._pinned_settled += 1
 
