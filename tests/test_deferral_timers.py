@@ -37,6 +37,7 @@ class Harness:
             self.stats,
             retry=lambda site: self.retried.append(self.ticks.seconds()),
             release=lambda site: self.released.append(self.ticks.seconds()),
+            give_up=lambda site: True,
             clock=self.clock,
         )
 
