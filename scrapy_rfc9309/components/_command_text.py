@@ -83,7 +83,7 @@ def _source(answer: dict[str, Any]) -> str:
     chain = answer["robots_txt"]
     if not chain:
         return ""
-    text = chain[0]["url"]
+    text = str(chain[0]["url"])
     for before, after in pairwise(chain):
         text += f" -> {after['url']} ({before['status']})"
     return text

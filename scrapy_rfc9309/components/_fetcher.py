@@ -371,7 +371,8 @@ class RobotsTxtFetcher:
                 try:
                     next(steps)
                 except StopIteration as done:
-                    return done.value
+                    parsed: RobotsTxt = done.value
+                    return parsed
                 if time.perf_counter() > slice_ends:
                     await _reactor_turn()
                     slice_ends = time.perf_counter() + PARSE_SLICE_SECONDS

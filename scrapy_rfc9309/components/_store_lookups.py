@@ -286,7 +286,7 @@ class StoreLookups:
             return
         except Exception as exc:
             for answer in batch.values():
-                answer.errback(Failure(exc))
+                answer.errback(Failure(exc))  # type: ignore[no-untyped-call]
             return
         for site, answer in batch.items():
             state, found = result[site]

@@ -116,8 +116,11 @@ class StoreWorker:
     def available(self) -> bool:
         return not self.closed and time.monotonic() >= self._down_until
 
-    def failed(self, what: str, exc: BaseException) -> None:
-        """A store call failed: the crawl goes on from memory; one ERROR per outage."""
+    def failed(self, what: str, exc: BaseException | None) -> None:
+        """A store call failed: the crawl goes on from memory; one ERROR per outage.
+        (``None``: a Twisted failure that carried no exception.)"""
+        if exc is None:
+            exc = RuntimeError("no error given")
         self.stats.inc_value("robotstxt/store/errors")
         self._down_until = time.monotonic() + self.retry_seconds
         if not self._outage:

@@ -27,4 +27,5 @@ def run_to_end(steps: Steps[T]) -> T:
         try:
             next(steps)
         except StopIteration as done:
-            return done.value
+            result: T = done.value
+            return result
