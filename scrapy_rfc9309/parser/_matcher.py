@@ -15,7 +15,9 @@ What one check costs:
   compiled for the first 8 checks: a check tests them all with
   ``str.startswith(tuple)`` and, when one matches, scans them for the most
   specific; the ninth check compiles them, so a site checked a few times
-  never pays for an index;
+  never pays for an index; up to 64 rules already in canonical form with
+  wildcards (``/*.pdf$``) are scanned the same way, each tried with a
+  left-to-right ``str.find`` scan, with no literal-prefix shortcut;
 * plain-prefix rules live in a prefix index (``_prefixes``): a few tried
   one by one, a dict probed once per distinct pattern length, or for
   hundreds one sorted string searched with ``bisect``; the cost does not
@@ -69,6 +71,9 @@ _NEEDLE_LIMIT = 8
 # A rule value that is not empty nor a canonical plain prefix, in the of a group joined by LF.
 # values of a group joined by LF (a final ``*``, as in ``/private/*``, is plain).
 _NOT_PLAIN = re.compile(rb"(?:\A|\n)[^/\n]|[^A-Za-z0-9\-._~!&'()+,;=:@/?\[\]\n*]|\*(?!\n|\Z)")
+# A rule value that is not empty nor in canonical form with its stars and
+# dollars (``/*.pdf$``, ``*?``), in the values of a group joined by LF.
+_NOT_GLOB = re.compile(rb"(?:\A|\n)[^/*\n]|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]\n]")
 
 
 #: One allow/disallow line as read: allow, its value as written, its line.
@@ -168,6 +173,31 @@ def _wildcard_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path
     return True
 
 
+def _glob_matches(text: str, path: str) -> bool:
+    """Whether a rule in canonical form (stars and a final ``$`` allowed)
+    matches ``path``: :func:`_wildcard_matches` without compiling the rule."""
+    anchored = text[-1] == "$"
+    if anchored:
+        text = text[:-1]
+    star = text.find("*")
+    if star < 0:
+        return path == text if anchored else path.startswith(text)
+    if not path.startswith(text[:star]):
+        return False
+    parts = text.split("*")
+    last = parts.pop() if anchored else None
+    position = star
+    for piece in parts[1:]:
+        if piece:
+            found = path.find(piece, position)
+            if found < 0:
+                return False
+            position = found + len(piece)
+    if last is not None:
+        return len(path) - len(last) >= position and path.endswith(last)
+    return True
+
+
 def _literal(fragment: str) -> str:
     """A rule fragment in canonical form; ``%2A``/``%24`` become literal."""
     return normalize(fragment)
@@ -257,6 +287,7 @@ class AgentMatcher:
         "_checks",
         "_compiled",
         "_exact",
+        "_globs",
         "_gram_index",
         "_keys",
         "_plain",
@@ -279,6 +310,8 @@ class AgentMatcher:
     _prefix_lengths: list[int]
     _compiled: dict[_Key, _Wildcard]
     _keys: list[_Key] | None
+    #: With :attr:`_keys`: the rules as written when some have wildcards.
+    _globs: list[str] | None
     _any: tuple[str, ...]
     _checks: int
     #: The literal prefixes (before any ``*``) of the disallow rules, when
@@ -313,11 +346,29 @@ class AgentMatcher:
                         if not allow:
                             deny.add(prefix)
                 self._any, self._keys, self._checks = tuple(prefixes), keys, 0
+                self._globs = None
                 self.rule_count = len(keys)
                 self.deny = None if "/" in deny else tuple(deny)
                 self.needles = ()
                 return
+            if _NOT_GLOB.search(joined) is None:
+                # Canonical with wildcards: scanned as written, split only when tried.
+                self._scan_globs_of(joined.decode("ascii").split("\n"), rules)
+                return
         self._compile(rules)
+
+    def _scan_globs_of(self, texts: list[str], rules: list[Rule]) -> None:
+        globs: list[str] = []
+        keys: list[_Key] = []
+        for text, (allow, _, line) in zip(texts, rules, strict=True):
+            if text:
+                globs.append(text)
+                keys.append(
+                    ((len(text) << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _LOW_BITS
+                )
+        self._globs, self._keys, self._checks, self._any = globs, keys, 0, ()
+        self.rule_count = len(keys)
+        self.deny, self.needles = None, ()
 
     def _compile(self, rules: Iterable[Rule]) -> None:
         tables = _Tables()
@@ -333,6 +384,8 @@ class AgentMatcher:
     @classmethod
     def compile_steps(cls, rules: Iterable[Rule]) -> Steps[AgentMatcher]:
         """Compile ``rules`` in steps of :data:`STEP` rules (see ``_steps``)."""
+        if isinstance(rules, list) and len(rules) <= _FEW_RULES:
+            return cls(rules)  # few rules: scanned at first, never a step's worth
         matcher = cls.__new__(cls)
         tables = _Tables()
         iterator = iter(rules)
@@ -358,7 +411,7 @@ class AgentMatcher:
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
 
     def _set_prefixes(self, tables: _Tables) -> None:
-        self._keys = None
+        self._keys = self._globs = None
         self.rule_count = tables.count
         self.deny, self.needles = _deny(tables) if tables.count <= _DENY_FROM else (None, ())
         self._plain = prefix_index(tables.plain)
@@ -374,6 +427,8 @@ class AgentMatcher:
         if self._keys is not None:
             if self._checks < _SCAN_CHECKS:
                 self._checks += 1
+                if self._globs is not None:
+                    return self._scan_globs(path)
                 return self._scan_plain(path)
             self._compile(self._scanned_rules())
         best = self._plain.longest(path)
@@ -417,10 +472,25 @@ class AgentMatcher:
                 best = key
         return None if best < 0 else best
 
+    def _scan_globs(self, path: str) -> _Key | None:
+        """The most specific rule of ``path`` among few canonical rules, by a scan."""
+        keys, globs = self._keys, self._globs
+        assert keys is not None and globs is not None
+        best = -1
+        for text, key in zip(globs, keys, strict=True):
+            if key > best and _glob_matches(text, path):
+                best = key
+        return None if best < 0 else best
+
     def _scanned_rules(self) -> list[Rule]:
         """The rules of a scanning matcher as read, to compile them."""
         keys = self._keys
         assert keys is not None
+        if self._globs is not None:
+            return [
+                (bool((key >> _ALLOW_BIT) & 1), text.encode(), key_line(key))
+                for text, key in zip(self._globs, keys, strict=True)
+            ]
         rules = []
         for prefix, key in zip(self._any, keys, strict=True):
             starred = key >> (_ALLOW_BIT + 1) > len(prefix)
