@@ -228,20 +228,23 @@ _PLAIN_PATTERN = st.text(alphabet="/ab", max_size=6).map(lambda s: "/" + s)
 def test_2_2_2_first_checks_by_scan_and_the_deny_shortcut_agree_with_the_compiled_index(
     rules: list[tuple[bool, str]], paths: list[str]
 ) -> None:
-    """A matcher of few plain rules scans them for its first checks, then
-    compiles; a path that starts with no disallow prefix is allowed without
-    a check. Both agree with the compiled index, key for key."""
+    """A matcher of few plain rules, or of few canonical rules with
+    wildcards, scans them for its first checks, then compiles (also when
+    built in steps); a path that starts with no disallow prefix is allowed
+    without a check. All agree with the compiled index, key for key."""
     from scrapy_rfc9309.parser._matcher import AgentMatcher
     from scrapy_rfc9309.parser._steps import run_to_end
 
     read = [(allow, pattern.encode(), line) for line, (allow, pattern) in enumerate(rules, 2)]
     lazy = AgentMatcher(list(read))
-    compiled = run_to_end(AgentMatcher.compile_steps(list(read)))
-    assert lazy.rule_count == compiled.rule_count
+    stepped = run_to_end(AgentMatcher.compile_steps(list(read)))
+    compiled = AgentMatcher(iter(read))  # not a list: compiled at once
+    assert lazy.rule_count == stepped.rule_count == compiled.rule_count
     for path in paths:  # more than the scanned checks: the lazy one compiles on the way
         expected = compiled.decide(path)
         assert lazy.decide(path) == expected, (rules, path)
-        for matcher in (lazy, compiled):
+        assert stepped.decide(path) == expected, (rules, path)
+        for matcher in (lazy, stepped, compiled):
             deny, needles = matcher.deny, matcher.needles
             if (
                 deny is not None

@@ -229,7 +229,7 @@ class _Fold:
                     value = value[:comment]
                 value = value.strip(b" \t")
             else:
-                if not text:
+                if not text or text[0] == 35:  # blank, or a comment from its first octet
                     continue
                 line = split_line(text)
                 if not line[0]:

@@ -15,7 +15,9 @@ What one check costs:
   compiled for the first 8 checks: a check tests them all with
   ``str.startswith(tuple)`` and, when one matches, scans them for the most
   specific; the ninth check compiles them, so a site checked a few times
-  never pays for an index;
+  never pays for an index; up to 64 rules already in canonical form with
+  wildcards (``/*.pdf$``) are scanned the same way, each tried with a
+  left-to-right ``str.find`` scan, with no literal-prefix shortcut;
 * plain-prefix rules live in a prefix index (``_prefixes``): a few tried
   one by one, a dict probed once per distinct pattern length, or for
   hundreds one sorted string searched with ``bisect``; the cost does not
@@ -48,7 +50,7 @@ from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import LINE_BITS as _LINE_BITS
 from ._rulekey import LINE_MAX as _LINE_MAX
 from ._rulekey import OFFSET_BITS as _LOW_BITS
-from ._rulekey import RuleKey, key_line, pack
+from ._rulekey import RuleKey, pack
 from ._steps import STEP, Steps, run_to_end
 
 __all__ = ["AgentMatcher", "Rule", "Verdict", "is_url", "rule_pattern"]
@@ -66,9 +68,38 @@ _SCAN_CHECKS = 8
 _DENY_FROM = 256
 _DENY_LIMIT = 64
 _NEEDLE_LIMIT = 8
-# A rule value that is not empty nor a canonical plain prefix, in the of a group joined by LF.
-# values of a group joined by LF (a final ``*``, as in ``/private/*``, is plain).
-_NOT_PLAIN = re.compile(rb"(?:\A|\n)[^/\n]|[^A-Za-z0-9\-._~!&'()+,;=:@/?\[\]\n*]|\*(?!\n|\Z)")
+# The values of a group joined by LF, tested in C for the forms a matcher
+# can scan as written: an octet outside the canonical set (RFC 3986
+# unreserved, sub-delims, ":@/?[]"), a value that starts with neither "/"
+# nor (for wildcard rules) "*", or a star before a plain prefix's end. Each
+# pattern is a character class or starts with a literal, which the regex
+# engine searches for fast; one alternation over every octet was 7x slower.
+_OUTSIDE_PLAIN = re.compile(rb"[^A-Za-z0-9\-._~!&'()+,;=:@/?\[\]\n*]")
+_OUTSIDE_GLOB = re.compile(rb"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]\n]")
+_BAD_START_PLAIN = re.compile(rb"\n[^/\n]")
+_BAD_START_GLOB = re.compile(rb"\n[^/*\n]")
+_STAR_INSIDE = re.compile(rb"\*(?!\n|\Z)")
+
+
+def _all_plain(joined: bytes) -> bool:
+    """Whether every value in ``joined`` is empty or a canonical plain prefix
+    (a final ``*`` allowed, as in ``/private/*``)."""
+    return (
+        joined[:1] in (b"/", b"\n", b"")
+        and _OUTSIDE_PLAIN.search(joined) is None
+        and _BAD_START_PLAIN.search(joined) is None
+        and (b"*" not in joined or _STAR_INSIDE.search(joined) is None)
+    )
+
+
+def _all_glob(joined: bytes) -> bool:
+    """Whether every value in ``joined`` is empty or in canonical form with
+    its stars and dollars (``/*.pdf$``, ``*?``)."""
+    return (
+        joined[:1] in (b"/", b"*", b"\n", b"")
+        and _OUTSIDE_GLOB.search(joined) is None
+        and _BAD_START_GLOB.search(joined) is None
+    )
 
 
 #: One allow/disallow line as read: allow, its value as written, its line.
@@ -168,6 +199,31 @@ def _wildcard_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path
     return True
 
 
+def _glob_matches(text: str, path: str) -> bool:
+    """Whether a rule in canonical form (stars and a final ``$`` allowed)
+    matches ``path``: :func:`_wildcard_matches` without compiling the rule."""
+    anchored = text[-1] == "$"
+    if anchored:
+        text = text[:-1]
+    star = text.find("*")
+    if star < 0:
+        return path == text if anchored else path.startswith(text)
+    if not path.startswith(text[:star]):
+        return False
+    parts = text.split("*")
+    last = parts.pop() if anchored else None
+    position = star
+    for piece in parts[1:]:
+        if piece:
+            found = path.find(piece, position)
+            if found < 0:
+                return False
+            position = found + len(piece)
+    if last is not None:
+        return len(path) - len(last) >= position and path.endswith(last)
+    return True
+
+
 def _literal(fragment: str) -> str:
     """A rule fragment in canonical form; ``%2A``/``%24`` become literal."""
     return normalize(fragment)
@@ -253,18 +309,21 @@ class AgentMatcher:
     """The rules that apply to one product token, compiled for fast checks."""
 
     __slots__ = (
+        "_allows",
         "_any",
         "_checks",
         "_compiled",
         "_exact",
+        "_globs",
         "_gram_index",
-        "_keys",
+        "_lines",
         "_plain",
         "_prefix_index",
         "_prefix_lengths",
         "_scan",
         "_short_index",
         "_starred",
+        "_texts",
         "deny",
         "needles",
         "rule_count",
@@ -278,7 +337,13 @@ class AgentMatcher:
     _short_index: dict[str, list[_Entry]]
     _prefix_lengths: list[int]
     _compiled: dict[_Key, _Wildcard]
-    _keys: list[_Key] | None
+    #: Few rules scanned as written (``None`` once compiled), with their
+    #: ``allow`` flags and lines; keys are computed for matching rules only.
+    _texts: list[str] | None
+    _allows: tuple[bool, ...]
+    _lines: tuple[int, ...]
+    #: Whether the scanned rules have wildcards (else all plain prefixes).
+    _globs: bool
     _any: tuple[str, ...]
     _checks: int
     #: The literal prefixes (before any ``*``) of the disallow rules, when
@@ -292,32 +357,38 @@ class AgentMatcher:
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         if isinstance(rules, list) and len(rules) <= _FEW_RULES:
-            # One regex search over the joined values proves every rule a
-            # canonical plain prefix: then no index is built before it pays.
+            # A few searches in C over the joined values prove every rule a
+            # canonical plain prefix, or canonical with wildcards: then no
+            # index is built before it pays, and no deny shortcut either
+            # (a scan starts with one ``str.startswith(tuple)`` test).
             joined = b"\n".join([rule[1] for rule in rules])
-            if _NOT_PLAIN.search(joined) is None:
-                texts = joined.decode("ascii").split("\n") if rules else []
-                starred = b"*" in joined
-                prefixes: list[str] = []
-                keys: list[_Key] = []
-                deny: set[str] = set()
-                for text, (allow, _, line) in zip(texts, rules, strict=True):
-                    if text:
-                        # "/private*" matches as "/private", one octet more specific.
-                        prefix = text.removesuffix("*") if starred else text
-                        prefixes.append(prefix)
-                        keys.append(
-                            ((len(text) << 1 | allow) << _LINE_BITS | (_LINE_MAX - line))
-                            << _LOW_BITS
-                        )
-                        if not allow:
-                            deny.add(prefix)
-                self._any, self._keys, self._checks = tuple(prefixes), keys, 0
-                self.rule_count = len(keys)
-                self.deny = None if "/" in deny else tuple(deny)
-                self.needles = ()
+            if _all_plain(joined):
+                self._scan_of(joined, rules, plain=True)
+                return
+            if _all_glob(joined):
+                self._scan_of(joined, rules, plain=False)
                 return
         self._compile(rules)
+
+    def _scan_of(self, joined: bytes, rules: list[Rule], plain: bool) -> None:
+        """Keep few rules as written to scan them: no key, no index."""
+        text = joined.decode("ascii")
+        texts = text.split("\n") if rules else []
+        if "" in texts:  # empty rules match nothing (RFC 9309 2.2.2)
+            kept = [(value, rule) for value, rule in zip(texts, rules, strict=True) if value]
+            texts, rules = [value for value, _ in kept], [rule for _, rule in kept]
+            text = "\n".join(texts)
+        columns = list(zip(*rules, strict=True))  # in C: allow flags, values, lines
+        self._allows, self._lines = (columns[0], columns[2]) if rules else ((), ())
+        self._texts, self._globs, self._checks = texts, not plain, 0
+        self.rule_count = len(texts)
+        self.deny, self.needles = None, ()
+        if plain:
+            # "/private*" matches as "/private", one octet more specific.
+            self._any = tuple(text.replace("*", "").split("\n") if "*" in text else texts)
+        else:
+            # Canonical with wildcards: each split only when tried.
+            self._any = ()
 
     def _compile(self, rules: Iterable[Rule]) -> None:
         tables = _Tables()
@@ -333,6 +404,8 @@ class AgentMatcher:
     @classmethod
     def compile_steps(cls, rules: Iterable[Rule]) -> Steps[AgentMatcher]:
         """Compile ``rules`` in steps of :data:`STEP` rules (see ``_steps``)."""
+        if isinstance(rules, list) and len(rules) <= _FEW_RULES:
+            return cls(rules)  # few rules: scanned at first, never a step's worth
         matcher = cls.__new__(cls)
         tables = _Tables()
         iterator = iter(rules)
@@ -358,7 +431,7 @@ class AgentMatcher:
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
 
     def _set_prefixes(self, tables: _Tables) -> None:
-        self._keys = None
+        self._texts = None
         self.rule_count = tables.count
         self.deny, self.needles = _deny(tables) if tables.count <= _DENY_FROM else (None, ())
         self._plain = prefix_index(tables.plain)
@@ -371,9 +444,11 @@ class AgentMatcher:
         ``None`` if no rule matches; else the compiled rule: see
         :func:`key_allows` and :func:`key_line`.
         """
-        if self._keys is not None:
+        if self._texts is not None:
             if self._checks < _SCAN_CHECKS:
                 self._checks += 1
+                if self._globs:
+                    return self._scan_globs(path)
                 return self._scan_plain(path)
             self._compile(self._scanned_rules())
         best = self._plain.longest(path)
@@ -409,24 +484,37 @@ class AgentMatcher:
         """The longest plain prefix rule of ``path``, by a scan (few rules)."""
         if not path.startswith(self._any):  # one C-level test: most paths match none
             return None
-        keys = self._keys
-        assert keys is not None
+        texts = self._texts
+        assert texts is not None
         best = -1
-        for prefix, key in zip(self._any, keys, strict=True):
-            if key > best and path.startswith(prefix):
-                best = key
+        for index, prefix in enumerate(self._any):
+            if path.startswith(prefix):
+                best = max(best, self._key(index, len(texts[index])))
         return None if best < 0 else best
+
+    def _scan_globs(self, path: str) -> _Key | None:
+        """The most specific rule of ``path`` among few canonical rules, by a scan."""
+        texts = self._texts
+        assert texts is not None
+        best = -1
+        for index, text in enumerate(texts):
+            if _glob_matches(text, path):
+                best = max(best, self._key(index, len(text)))
+        return None if best < 0 else best
+
+    def _key(self, index: int, specificity: int) -> _Key:
+        """The key of scanned rule ``index`` (see ``_rulekey``)."""
+        allow, line = self._allows[index], self._lines[index]
+        return ((specificity << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _LOW_BITS
 
     def _scanned_rules(self) -> list[Rule]:
         """The rules of a scanning matcher as read, to compile them."""
-        keys = self._keys
-        assert keys is not None
-        rules = []
-        for prefix, key in zip(self._any, keys, strict=True):
-            starred = key >> (_ALLOW_BIT + 1) > len(prefix)
-            text = prefix + "*" if starred else prefix
-            rules.append((bool((key >> _ALLOW_BIT) & 1), text.encode(), key_line(key)))
-        return rules
+        texts = self._texts
+        assert texts is not None
+        return [
+            (allow, text.encode(), line)
+            for text, allow, line in zip(texts, self._allows, self._lines, strict=True)
+        ]
 
     def _candidates(self, path: str) -> Iterable[_Entry]:
         """The indexed wildcard rules that could match ``path``, best first.
