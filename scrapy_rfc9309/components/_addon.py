@@ -20,6 +20,9 @@ SPIDER_MIDDLEWARE_PRIORITY = 950
 OUR_CACHE_POLICY = "scrapy_rfc9309.RobotsMetaCachePolicy"
 OUR_QUEUE = "scrapy_rfc9309.RobotsTxtPriorityQueue"
 MIDDLEWARE_PRIORITY = 100
+#: Just after ours: only requests it let through wait for their site's turn.
+OUR_PACING_MIDDLEWARE = "scrapy_rfc9309.components._pacing_middleware.ClusterDelayMiddleware"
+PACING_MIDDLEWARE_PRIORITY = 101
 EXTENSION_PRIORITY = 100
 
 
@@ -51,6 +54,9 @@ class Addon:
         if settings.getdict("DOWNLOADER_MIDDLEWARES").get(BUILTIN_MIDDLEWARE) is None:
             _set_component(settings, "DOWNLOADER_MIDDLEWARES", BUILTIN_MIDDLEWARE, None)
         _set_component(settings, "DOWNLOADER_MIDDLEWARES", OUR_MIDDLEWARE, MIDDLEWARE_PRIORITY)
+        _set_component(
+            settings, "DOWNLOADER_MIDDLEWARES", OUR_PACING_MIDDLEWARE, PACING_MIDDLEWARE_PRIORITY
+        )
         _set_component(settings, "EXTENSIONS", OUR_EXTENSION, EXTENSION_PRIORITY)
         _set_component(
             settings, "SPIDER_MIDDLEWARES", OUR_SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_PRIORITY

@@ -627,3 +627,44 @@ def _store_prefix(settings: BaseSettings) -> str:
     if not isinstance(raw, str):
         raise SettingError(f"ROBOTSTXT_STORE_PREFIX must be a string, got {raw!r}")
     return raw
+
+
+# -- the cluster-wide delay (Redis) --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClusterDelaySettings:
+    """Spacing a site's requests across the processes of a cluster, read at start-up."""
+
+    #: the Redis that keeps each site's next allowed time (the store's); ``None``: off
+    redis_url: str | None
+    #: ``ROBOTSTXT_STORE_PREFIX``
+    prefix: str
+    #: ``ROBOTSTXT_CRAWL_DELAY``: a site's Crawl-delay is kept cluster-wide
+    crawl_delay: bool
+    #: ``ROBOTSTXT_CLUSTER_DELAY``: seconds between a site's requests for sites
+    #: without a Crawl-delay; ``None``: none
+    cluster_delay: float | None
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> ClusterDelaySettings:
+        raw = settings.get("ROBOTSTXT_CLUSTER_DELAY")
+        cluster_delay = None
+        if raw is not None:
+            cluster_delay = _number(settings, "ROBOTSTXT_CLUSTER_DELAY", 0.0, integer=False)
+            if cluster_delay > 86400:
+                raise SettingError(
+                    f"ROBOTSTXT_CLUSTER_DELAY must be at most 86400 seconds, got {raw!r}"
+                )
+            cluster_delay = cluster_delay or None
+        crawl_delay = _bool(settings, "ROBOTSTXT_CRAWL_DELAY")
+        store = StoreSettings.from_settings(settings)
+        url = store.redis_url if store.uri == "redis" else store.uri
+        if not (url and url.startswith(("redis://", "rediss://"))):
+            url = None
+        return cls(
+            redis_url=url,
+            prefix=store.redis_prefix,
+            crawl_delay=crawl_delay,
+            cluster_delay=cluster_delay,
+        )
