@@ -588,6 +588,9 @@ class StoreSettings:
     lease_seconds: float
     #: ``ROBOTSTXT_STORE_PREFIX``: the Redis store's keys start with it
     redis_prefix: str = "robotstxt:"
+    #: ``ROBOTSTXT_STORE_ARCHIVE``: records kept per site, the current one
+    #: included; ``None``: all (``"all"``), ``0``: the current one only (``"off"``)
+    archive: int | None = None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, uri: str | None = None) -> StoreSettings:
@@ -611,11 +614,34 @@ class StoreSettings:
             redis_url=str(redis_url) if redis_url else None,
             lease_seconds=timeout + STORE_LEASE_MARGIN,
             redis_prefix=_store_prefix(settings),
+            archive=store_archive(settings),
         )
 
 
 #: ``ROBOTSTXT_STORE_PREFIX``'s default.
 DEFAULT_STORE_PREFIX = "robotstxt:"
+
+
+def store_archive(settings: BaseSettings) -> int | None:
+    """``ROBOTSTXT_STORE_ARCHIVE``: ``"all"`` (the default: every fetch kept),
+    ``"off"`` (the current record of each site only: ``0``), or a positive
+    integer N (each site's last N records, the current one included)."""
+    raw = settings.get("ROBOTSTXT_STORE_ARCHIVE")
+    if raw is None:
+        return None
+    text = raw.strip().lower() if isinstance(raw, str) else raw
+    if text == "all":
+        return None
+    if text == "off":
+        return 0
+    if isinstance(text, str) and text.isascii() and text.isdigit():
+        text = int(text)
+    if isinstance(text, bool) or not isinstance(text, int) or not 1 <= text <= 1_000_000:
+        raise SettingError(
+            "ROBOTSTXT_STORE_ARCHIVE must be 'all', 'off' or a number of records to keep "
+            f"per site (1 to 1000000), got {raw!r}"
+        )
+    return text
 
 
 def _store_prefix(settings: BaseSettings) -> str:
