@@ -327,3 +327,111 @@ async def test_2_4_the_prune_subcommand(tmp_path: Path) -> None:
         assert store.current("http://old.test:80") is None
     finally:
         store.close()
+
+
+# -- Redis Cluster ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[RedisServer]]:
+    """Three ``redis-server --cluster-enabled yes`` nodes on loopback ports, joined
+    with ``redis-cli --cluster create`` (no replicas)."""
+    import shutil
+    import subprocess
+
+    binary = require_redis_server()
+    cli = shutil.which("redis-cli")
+    if cli is None:
+        pytest.skip("redis-cli is not installed")
+    base = tmp_path_factory.mktemp("cluster")
+    nodes: list[RedisServer] = []
+    try:
+        for number in range(3):
+            args = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+            nodes.append(RedisServer(base / f"node{number}", binary, extra_args=args).start())
+        created = subprocess.run(
+            [cli, "--cluster", "create", *(f"127.0.0.1:{n.port}" for n in nodes),
+             "--cluster-replicas", "0", "--cluster-yes"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert created.returncode == 0, created.stdout + created.stderr
+        client = redis.Redis.from_url(nodes[0].url)
+        deadline = time.monotonic() + 20
+        while client.cluster("info").get("cluster_state") != "ok":
+            assert time.monotonic() < deadline, "the cluster did not come up"
+            time.sleep(0.1)
+        yield nodes
+    finally:
+        for node in nodes:
+            node.stop(kill=True)
+
+
+def test_2_4_the_store_on_redis_cluster(redis_cluster: list[RedisServer], prefix: str) -> None:
+    """Every call touches one slot (the site's hash tag): saves, look-ups, the
+    archive, leases, release messages and the cluster-wide delay all work on a
+    three-node Redis Cluster, the sites spread over its nodes."""
+    from scrapy_rfc9309.sites._cluster_clock import ClusterClock
+
+    store = RedisStore(redis_cluster[0].url, prefix=prefix, archive=2)
+    other = RedisStore(redis_cluster[1].url, prefix=prefix)
+    clock = ClusterClock.open(redis_cluster[2].url, prefix)
+    heard: list[str] = []
+    try:
+        assert store.cluster and other.cluster
+        assert other.watch(heard.append)
+        time.sleep(0.3)
+        now = time.time()
+        sites = [f"http://s{n}.test:80" for n in range(30)]
+        looked = store.look_many(sites, "me", 30, lambda r: True)
+        assert {state for state, _ in looked.values()} == {"lease"}
+        assert not other.acquire(sites[0], "you", 30)
+        for number, body in enumerate(bodies(3)):
+            store.save_many(
+                [(record(now + number, body, site=s), body) for s in sites], sites, "me"
+            )
+        looked = other.look_many(sites, "you", 30, lambda r: True)
+        assert all(state == "fresh" for state, _ in looked.values())
+        assert [r.fetched_at for r in other.history(sites[7])] == [now + 2, now + 1]
+        assert other.at(sites[7], now + 1.5) == (
+            record(now + 1, bodies(3)[1], site=sites[7]),
+            bodies(3)[1],
+        )
+        assert clock.take(sites[3], 5) == 0.0 and clock.take(sites[3], 5) > 4
+        counts = [redis.Redis.from_url(node.url).dbsize() for node in redis_cluster]
+        assert all(counts), counts  # spread over the three nodes
+        deadline = time.monotonic() + 5
+        while len(set(heard)) < len(sites) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert set(heard) == set(sites)
+    finally:
+        store.close()
+        other.close()
+        clock.close()
+
+
+@deferred_f_from_coro_f
+async def test_2_4_crawls_share_a_redis_cluster_store(
+    sites: Any, redis_cluster: list[RedisServer], prefix: str
+) -> None:
+    """A crawl saves to the cluster through one node; the next, through another
+    node, loads it without a download, and keeps its Crawl-delay cluster-wide."""
+    site = sites(
+        routes={"/robots.txt": text(b"User-agent: *\nDisallow: /private\nCrawl-delay: 0.5\n")},
+        default=text("page"),
+    )
+    urls = [site.url("/a"), site.url("/b"), site.url("/private")]
+    for node in redis_cluster[:2]:
+        spider, stats = await crawl(
+            urls,
+            {
+                "ROBOTSTXT_STORE_URI": node.url,
+                "ROBOTSTXT_STORE_PREFIX": prefix,
+                "ROBOTSTXT_CRAWL_DELAY": True,
+                "ADDONS": {"scrapy_rfc9309.Addon": 100},
+                "DOWNLOADER_MIDDLEWARES": {},
+            },
+        )
+        assert sorted(spider.fetched) == urls[:2]
+    assert site.count("/robots.txt") == 1
+    assert stats["robotstxt/store/loaded"] == 1
+    assert stats.get("robotstxt/cluster_delay/waited", 0) >= 1

@@ -66,15 +66,18 @@ class ClusterClock:
     def open(cls, url: str, prefix: str, *, timeout: float = 1.0) -> ClusterClock:
         """A clock on the Redis at ``url``; calls fail after ``timeout`` seconds
         (they are made on the reactor: a Redis that hangs must not hold it long)."""
-        from ._redis_store import public_uri
+        from ._redis_store import cluster_client, cluster_enabled, public_uri
 
         uri = public_uri(url)
         try:
-            client = redis.Redis.from_url(
+            client: Any = redis.Redis.from_url(
                 url, socket_timeout=timeout, socket_connect_timeout=timeout
             )
         except (ValueError, TypeError) as exc:
             raise StoreError(f"cannot read the Redis address {uri}: {exc}") from exc
+        if cluster_enabled(client):  # the site's key names its slot (hash tag)
+            client.close()
+            client = cluster_client(url, timeout, uri)
         return cls(client, prefix, uri)
 
     def take(self, site: str, delay: float) -> float:

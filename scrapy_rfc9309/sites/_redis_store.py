@@ -287,7 +287,7 @@ class RedisStore(RobotsStore):
         #: called with a site when another process saved it or gave its lease up
         self._listener: Any = None
         try:
-            self._redis: redis.Redis = client or redis.Redis.from_url(
+            self._redis: Any = client or redis.Redis.from_url(
                 url,
                 socket_timeout=timeout,
                 socket_connect_timeout=timeout,
@@ -302,10 +302,6 @@ class RedisStore(RobotsStore):
             )
         except (ValueError, TypeError) as exc:
             raise StoreError(f"cannot read the Redis address {self.uri}: {exc}") from exc
-        self._renew = self._redis.register_script(_RENEW)
-        self._release = self._redis.register_script(_RELEASE)
-        self._take_over = self._redis.register_script(_TAKE_OVER)
-        self._save = self._redis.register_script(_SAVE)
         try:
             self._redis.ping()
         except (redis.AuthenticationError, redis.exceptions.NoPermissionError) as exc:
@@ -321,6 +317,15 @@ class RedisStore(RobotsStore):
         except (redis.RedisError, OSError) as exc:
             self._redis.close()
             raise StoreError(f"cannot reach Redis at {self.uri}: {exc}") from exc
+        #: a Redis Cluster (found at open): scripts are not pipelined there
+        self.cluster = client is None and cluster_enabled(self._redis)
+        if self.cluster:
+            self._redis.close()
+            self._redis = cluster_client(url, timeout, self.uri)
+        self._renew = self._redis.register_script(_RENEW)
+        self._release = self._redis.register_script(_RELEASE)
+        self._take_over = self._redis.register_script(_TAKE_OVER)
+        self._save = self._redis.register_script(_SAVE)
 
     # -- keys ------------------------------------------------------------------------
 
@@ -449,15 +454,20 @@ class RedisStore(RobotsStore):
     ) -> None:
         """Saves and leases given up in one round trip (a pipeline; each save one
         script, atomic on its site's slot)."""
-        pipe = self._redis.pipeline(transaction=False)
+        # Redis Cluster does not pipeline scripts: one call each there
+        pipe = None if self.cluster else self._redis.pipeline(transaction=False)
+        target = self._redis if pipe is None else pipe
         for record, body in records:
             keys, args = self._save_args(record, body)
-            self._save(keys=keys, args=args, client=pipe)
+            self._save(keys=keys, args=args, client=target)
         for site in release:
             self._release(
-                keys=[self._lease_key(site)], args=[holder, self._channel(site), site], client=pipe
+                keys=[self._lease_key(site)],
+                args=[holder, self._channel(site), site],
+                client=target,
             )
-        pipe.execute()
+        if pipe is not None:
+            pipe.execute()
 
     def save_many(
         self,
@@ -628,7 +638,10 @@ class RedisStore(RobotsStore):
     @property
     def timeout(self) -> float | None:
         """How long one Redis call may wait for an answer (seconds; ``None``: no limit)."""
-        value = self._redis.connection_pool.connection_kwargs.get("socket_timeout")
+        pool = getattr(self._redis, "connection_pool", None)
+        if pool is None:  # Redis Cluster: each node's pool, made alike
+            pool = self._redis.get_nodes()[0].redis_connection.connection_pool
+        value = pool.connection_kwargs.get("socket_timeout")
         return None if value is None else float(value)
 
     def close(self) -> None:
@@ -640,6 +653,25 @@ class RedisStore(RobotsStore):
 
     def __repr__(self) -> str:
         return f"<RedisStore {self.uri} prefix={self.prefix!r}>"
+
+
+def cluster_enabled(client: Any) -> bool:
+    """Whether the Redis ``client`` talks to is a node of a Redis Cluster."""
+    try:
+        info = client.info("cluster")
+    except (redis.RedisError, OSError):  # not allowed to ask: taken for one server
+        return False
+    return bool(isinstance(info, dict) and info.get("cluster_enabled") == 1)
+
+
+def cluster_client(url: str, timeout: float, uri: str) -> Any:
+    """A Redis Cluster client from one node's address (the others are discovered)."""
+    from redis.cluster import RedisCluster
+
+    try:
+        return RedisCluster.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+    except (redis.RedisError, OSError, ValueError, TypeError) as exc:
+        raise StoreError(f"cannot reach the Redis Cluster at {uri}: {exc}") from exc
 
 
 def open_redis_store(
