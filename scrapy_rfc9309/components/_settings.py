@@ -694,3 +694,18 @@ class ClusterDelaySettings:
             crawl_delay=crawl_delay,
             cluster_delay=cluster_delay,
         )
+
+
+#: ``ROBOTSTXT_SET_ASIDE_MAX``'s default: about 130 MB of copies with short URLs
+DEFAULT_SET_ASIDE_MAX = 100_000
+
+
+def set_aside_max(settings: BaseSettings) -> int:
+    """``ROBOTSTXT_SET_ASIDE_MAX``: with a scheduler queue that is not ours, the most
+    request copies set aside in memory at once (past it, requests wait in the
+    middleware, taking concurrency, as beyond none)."""
+    raw = settings.get("ROBOTSTXT_SET_ASIDE_MAX")
+    if raw is None:
+        return DEFAULT_SET_ASIDE_MAX
+    value = _number(settings, "ROBOTSTXT_SET_ASIDE_MAX", DEFAULT_SET_ASIDE_MAX, integer=True)
+    return int(value)
