@@ -72,6 +72,8 @@ class RobotsTxtExtension:
             if other and (not delay or other > delay):
                 delay = other
         if not delay:
+            if self._pacer is not None and (site := site_of(request.url)) is not None:
+                self._pacer.set_crawl_delay(site, None)  # none any more
             return
         floor = min(delay, self.settings.crawl_delay_max)
         downloader = self.crawler.engine.downloader

@@ -54,8 +54,12 @@ class ClusterPacer:
         self.queue_paces = False
         self._down_until = 0.0
 
-    def set_crawl_delay(self, site: str, delay: float) -> None:
-        """``site``'s robots.txt asks ``delay`` seconds between requests (capped)."""
+    def set_crawl_delay(self, site: str, delay: float | None) -> None:
+        """``site``'s robots.txt asks ``delay`` seconds between requests (capped);
+        ``None``: it asks none (any more)."""
+        if delay is None:
+            self._delays.pop(site, None)
+            return
         if not self.settings.crawl_delay:
             return
         if site not in self._delays and len(self._delays) >= MAX_SITES_TRACKED:
