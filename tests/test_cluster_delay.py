@@ -69,6 +69,7 @@ def test_cluster_clock_grants_a_site_once_per_delay(redis_server: RedisServer, p
         other.close()
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_crawl_delay_kept_across_three_processes(
     sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
@@ -100,6 +101,7 @@ async def test_crawl_delay_kept_across_three_processes(
         assert s.get("log_count/ERROR", 0) == 0
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_cluster_delay_with_another_queue_waits_in_the_downloader(
     sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
@@ -132,6 +134,7 @@ async def test_cluster_delay_with_another_queue_waits_in_the_downloader(
     assert sum(r["stats"].get("robotstxt/cluster_delay/waited", 0) for r in results) >= 3
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_redis_lost_falls_back_to_per_process_delays_with_one_error(
     sites: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture

@@ -54,6 +54,7 @@ def scrapy_redis_settings(server: RedisServer, name: str) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_3_pending_sites_wait_in_redis_and_survive_a_killed_process(
     sites: Any, redis_server: RedisServer, tmp_path: Path

@@ -263,6 +263,7 @@ def test_2_4_redis_release_messages_reach_watchers(redis_server: RedisServer, pr
         writer.close()
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_4_a_waiting_crawl_is_woken_by_the_release_message(
     sites: Any, redis_server: RedisServer, prefix: str, monkeypatch: pytest.MonkeyPatch
@@ -302,6 +303,7 @@ async def test_2_4_a_waiting_crawl_is_woken_by_the_release_message(
     assert stats["robotstxt/store/waited"] == 1
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_4_the_prune_subcommand(tmp_path: Path) -> None:
     """``scrapy robotstxt prune --store URI``: expired current records, archive
@@ -366,6 +368,7 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Red
             node.stop(kill=True)
 
 
+@pytest.mark.slow
 def test_2_4_the_store_on_redis_cluster(redis_cluster: list[RedisServer], prefix: str) -> None:
     """Every call touches one slot (the site's hash tag): saves, look-ups, the
     archive, leases, release messages and the cluster-wide delay all work on a
@@ -409,6 +412,7 @@ def test_2_4_the_store_on_redis_cluster(redis_cluster: list[RedisServer], prefix
         clock.close()
 
 
+@pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_2_4_crawls_share_a_redis_cluster_store(
     sites: Any, redis_cluster: list[RedisServer], prefix: str
