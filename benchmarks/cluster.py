@@ -20,14 +20,25 @@ all processes over the wall time from the first spider opening to the last
 page), and robots.txt downloads per site (counted by the server). Printed:
 the medians, and the median of the paired ratios store / none per P.
 
+With ``--politeness``: 1, 2, 4 and 8 processes over the same sites whose
+robots.txt asks ``Crawl-delay`` (``ROBOTSTXT_CRAWL_DELAY``, the shared Redis
+store): the server records when each page arrives, and the benchmark prints,
+per number of processes, the highest rate a site saw (pages per second over
+its closest two arrivals, and over any window of ``Crawl-delay`` x 4) against
+the limit 1 / Crawl-delay, the robots.txt downloads per site, and the Redis
+memory per site after the crawl (``MEMORY USAGE`` of one site's keys, and
+the ``INFO memory`` used_memory growth over the crawl divided by the sites).
+
 Usage::
 
     python benchmarks/cluster.py [--sites N] [--pages N] [--rounds N]
+    python benchmarks/cluster.py --politeness [--sites N] [--pages N] [--crawl-delay S]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -44,6 +55,7 @@ from server_process import ServerProcess
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 PROCESSES = (1, 2, 4)
+POLITE_PROCESSES = (1, 2, 4, 8)
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
 PAGE = b"<html><head><title>bench</title></head><body>bench</body></html>"
 
@@ -56,16 +68,19 @@ def robots_delay(site: int) -> float:
 # -- the site server (its own process) -----------------------------------------------
 
 
-def serve(port_file: Path) -> None:
+def serve(port_file: Path, crawl_delay: str = "") -> None:
     """Every ``s<N>.test``: its robots.txt after :func:`robots_delay`, pages at once.
     ``/_count`` (any host) answers the robots.txt downloads per site so far, as JSON,
-    and ``/_reset`` forgets them."""
+    ``/_times`` the pages' arrival times per site, and ``/_reset`` forgets them.
+    ``crawl_delay``: the robots.txt asks it (``Crawl-delay``)."""
     from collections import Counter
 
     from twisted.internet import reactor
     from twisted.web import resource, server
 
     counts: Counter[str] = Counter()
+    times: dict[str, list[float]] = {}
+    robots = ROBOTS + (f"Crawl-delay: {crawl_delay}\n".encode() if crawl_delay else b"")
 
     class Sites(resource.Resource):
         isLeaf = True
@@ -74,8 +89,11 @@ def serve(port_file: Path) -> None:
             host = (request.getHeader(b"host") or b"").decode().split(":")[0]
             if request.path == b"/_count":
                 return json.dumps(dict(counts)).encode()
+            if request.path == b"/_times":
+                return json.dumps(times).encode()
             if request.path == b"/_reset":
                 counts.clear()
+                times.clear()
                 return b"ok"
             if request.path == b"/robots.txt":
                 counts[host] += 1
@@ -83,12 +101,13 @@ def serve(port_file: Path) -> None:
                 def answer() -> None:
                     if not request.finished and not request._disconnected:
                         request.setHeader(b"Content-Type", b"text/plain")
-                        request.write(ROBOTS)
+                        request.write(robots)
                         request.finish()
 
                 site = int(host[1:-5]) if host.startswith("s") and host.endswith(".test") else 0
                 reactor.callLater(robots_delay(site), answer)
                 return server.NOT_DONE_YET
+            times.setdefault(host, []).append(time.time())
             request.setHeader(b"Content-Type", b"text/html")
             return PAGE
 
@@ -164,9 +183,10 @@ def crawl(config: dict[str, Any]) -> None:
 
 
 class SiteServer(ServerProcess):
-    def __init__(self) -> None:
+    def __init__(self, crawl_delay: float | None = None) -> None:
         super().__init__()
-        self.start(__file__, str(self.port_file))
+        extra = [] if crawl_delay is None else [str(crawl_delay)]
+        self.start(__file__, str(self.port_file), *extra)
 
     def get(self, path: str) -> bytes:
         from urllib.request import urlopen
@@ -201,12 +221,7 @@ def run_cluster(
                 text=True,
             )
         )
-    results = []
-    for proc in running:
-        out, _ = proc.communicate(timeout=600)
-        if proc.returncode:
-            raise SystemExit(f"a crawler process failed ({proc.returncode})")
-        results.append(json.loads(out.strip().splitlines()[-1]))
+    results = collect(running)
     fetched = sum(r["fetched"] for r in results)
     dropped = sum(r["dropped"] for r in results)
     errors = sum(r["errors"] for r in results)
@@ -222,9 +237,120 @@ def run_cluster(
     }
 
 
+def collect(running: list[subprocess.Popen[str]]) -> list[dict[str, Any]]:
+    """The JSON results of the crawler processes, once they have ended."""
+    results = []
+    for proc in running:
+        out, _ = proc.communicate(timeout=600)
+        if proc.returncode:
+            raise SystemExit(f"a crawler process failed ({proc.returncode})")
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    return results
+
+
+def start_processes(
+    server: SiteServer, processes: int, config: dict[str, Any]
+) -> list[subprocess.Popen[str]]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)])}
+    return [
+        subprocess.Popen(
+            [sys.executable, __file__, "crawl", json.dumps({**config, "index": index})],
+            cwd=HERE,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for index in range(processes)
+    ]
+
+
+def max_rates(times: list[float], window: float) -> tuple[float, float]:
+    """A site's highest rate (pages/s): over its closest two arrivals, and over
+    any window of ``window`` seconds (pages in it minus one, over ``window``)."""
+    times = sorted(times)
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    closest = 1 / min(gaps) if gaps and min(gaps) > 0 else float("inf") if gaps else 0.0
+    most = 0
+    start = 0
+    for end, arrival in enumerate(times):
+        while arrival - times[start] > window:
+            start += 1
+        most = max(most, end - start)
+    return closest, most / window
+
+
+def politeness(args: argparse.Namespace) -> int:
+    """Crawl-delay kept across 1, 2, 4 and 8 processes (see the module docstring)."""
+    import redis as redis_client
+
+    from tests.redis_server import RedisServer
+
+    delay = args.crawl_delay
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores; {args.sites} sites x "
+        f"{args.pages} pages dealt out to the processes; Crawl-delay {delay} s "
+        f"(limit {1 / delay:.2f} pages/s per site); shared Redis store"
+    )
+    print(
+        f"\n{'processes':>9} {'max rate (closest pair)':>24} {'max rate (window)':>18} "
+        f"{'limit':>6} {'robots.txt/site':>16} {'wall s':>7}"
+    )
+    memory: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
+        client = redis_client.Redis.from_url(redis.url)
+        server = SiteServer(crawl_delay=delay)
+        try:
+            for processes in POLITE_PROCESSES:
+                server.get("/_reset")
+                prefix = f"polite-{uuid.uuid4().hex[:8]}:"
+                before = int(client.info("memory")["used_memory"])
+                config = {
+                    "port": server.port,
+                    "sites": args.sites,
+                    "pages": args.pages,
+                    "processes": processes,
+                    "settings": {
+                        "ROBOTSTXT_STORE_URI": redis.url,
+                        "ROBOTSTXT_STORE_PREFIX": prefix,
+                        "ROBOTSTXT_CRAWL_DELAY": True,
+                    },
+                }
+                started = time.time()
+                results = collect(start_processes(server, processes, config))
+                wall = time.time() - started
+                fetched = sum(r["fetched"] for r in results)
+                if fetched != args.sites * args.pages:
+                    raise SystemExit(f"lost pages: {fetched} fetched")
+                times = json.loads(server.get("/_times"))
+                rates = [max_rates(t, delay * 4) for t in times.values()]
+                counts = json.loads(server.get("/_count"))
+                print(
+                    f"{processes:>9} {max(r[0] for r in rates):24.2f} "
+                    f"{max(r[1] for r in rates):18.2f} {1 / delay:6.2f} "
+                    f"{sum(counts.values()) / args.sites:16.2f} {wall:7.1f}"
+                )
+                if processes == POLITE_PROCESSES[-1]:
+                    site = f"http://s0.test:{server.port}"
+                    keys = [
+                        f"{prefix}{kind}:{{{site}}}"
+                        for kind in ("current", "archive", "bodies", "next")
+                    ]
+                    usage = {key.split(":")[1]: client.memory_usage(key) or 0 for key in keys}
+                    after = int(client.info("memory")["used_memory"])
+                    memory.append(
+                        f"Redis memory per site: MEMORY USAGE {sum(usage.values())} bytes "
+                        f"({', '.join(f'{k} {v}' for k, v in usage.items())}); used_memory "
+                        f"growth over the crawl / sites: {(after - before) / args.sites:.0f} bytes"
+                    )
+        finally:
+            server.close()
+    print("\n".join(["", *memory]))
+    return 0
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "serve":
-        serve(Path(sys.argv[2]))
+        serve(Path(sys.argv[2]), *sys.argv[3:4])
         return 0
     if len(sys.argv) > 1 and sys.argv[1] == "crawl":
         crawl(json.loads(sys.argv[2]))
@@ -233,8 +359,14 @@ def main() -> int:
     parser.add_argument("--sites", type=int, default=100)
     parser.add_argument("--pages", type=int, default=8, help="pages per site")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--politeness", action="store_true", help="Crawl-delay across 1, 2, 4, 8 processes"
+    )
+    parser.add_argument("--crawl-delay", type=float, default=0.5)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
+    if args.politeness:
+        return politeness(args)
     from tests.redis_server import RedisServer, redis_server_binary
 
     if redis_server_binary() is None:

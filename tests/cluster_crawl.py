@@ -11,7 +11,9 @@ the processes of a test really run at the same time.
 ``config["lease_margin"]`` and ``config["retry_seconds"]`` shorten the
 store's lease margin (past ``DOWNLOAD_TIMEOUT``) and its retry delay after a
 failure, so that the tests take seconds instead of minutes;
-``config["close_wait_seconds"]`` the store's wait for its writes at close.
+``config["close_wait_seconds"]`` the store's wait for its writes at close;
+``config["dont_filter"] = False`` lets a shared duplicate filter (scrapy-redis)
+keep one of the requests the processes all send.
 """
 
 from __future__ import annotations
@@ -58,8 +60,9 @@ def main(config_path: str) -> None:
                     if time.monotonic() > deadline:
                         raise RuntimeError("the other crawler processes did not start")
                     await sleep(0.02)
+            dont_filter = config.get("dont_filter", True)
             for url in config["urls"]:
-                yield Request(url, self.parse, errback=self.failed, dont_filter=True)
+                yield Request(url, self.parse, errback=self.failed, dont_filter=dont_filter)
 
         def parse(self, response: Any) -> None:
             result["fetched"].append(response.url)

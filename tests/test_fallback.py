@@ -461,3 +461,25 @@ def test_held_share_of_concurrent_requests(share: float, concurrent: int, held: 
 
     settings = Settings({"ROBOTSTXT_HELD_SHARE": share, "CONCURRENT_REQUESTS": concurrent})
     assert RobotsTxtSettings.from_settings(settings).held_max == held
+
+
+@deferred_f_from_coro_f
+async def test_2_3_set_aside_copies_bounded_by_robotstxt_set_aside_max(sites) -> None:
+    """``ROBOTSTXT_SET_ASIDE_MAX = 5``: at most 5 copies wait in memory; past it,
+    requests wait in the middleware (beyond ``ROBOTSTXT_HELD_SHARE``), and every
+    request is still decided once by the robots.txt that answered after 1 s."""
+    slow = sites(
+        routes={"/robots.txt": delayed(1.0, text("User-agent: *\nDisallow: /private\n"))},
+        default=PAGE,
+    )
+    urls = [slow.url(f"/private/{i}") for i in range(10)] + [
+        slow.url(f"/ok/{i}") for i in range(10)
+    ]
+    spider, stats = await run(
+        urls, {"CONCURRENT_REQUESTS": 4, "ROBOTSTXT_SET_ASIDE_MAX": 5, **FIFO}, dont_filter=False
+    )
+    assert sorted(spider.fetched) == sorted(urls[10:])
+    assert sorted(url for url, _ in spider.errbacks) == sorted(urls[:10])
+    assert stats["robotstxt/set_aside"] <= 5
+    assert stats["robotstxt/held/max"] > 2  # past the bound: held in the middleware
+    assert_none_lost(spider, stats, len(urls))

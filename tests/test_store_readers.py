@@ -214,7 +214,7 @@ CREATE TABLE leases (site TEXT PRIMARY KEY, holder TEXT NOT NULL, until REAL NOT
 INSERT INTO archive (site, fetched_at, chain, kind, detail, lifetime, expires_at,
     retry_after, size, sha256)
 VALUES ('http://example.com:80', 1000.0, '[["http://example.com/robots.txt", 403]]',
-    'unavailable', 'HTTP 403', '', 5000.0, 0, 0, NULL);
+    'unavailable', 'HTTP 403', '', 4102444800.0, 0, 0, NULL);
 INSERT INTO current (site, archive_id) VALUES ('http://example.com:80', 1);
 """
 

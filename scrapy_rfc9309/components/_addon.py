@@ -19,7 +19,13 @@ OUR_SPIDER_MIDDLEWARE = "scrapy_rfc9309.RobotsMetaMiddleware"
 SPIDER_MIDDLEWARE_PRIORITY = 950
 OUR_CACHE_POLICY = "scrapy_rfc9309.RobotsMetaCachePolicy"
 OUR_QUEUE = "scrapy_rfc9309.RobotsTxtPriorityQueue"
+#: scrapy-redis's scheduler, and our queue for it (requests of pending sites wait in Redis)
+SCRAPY_REDIS_SCHEDULER = "scrapy_redis.scheduler.Scheduler"
+OUR_REDIS_QUEUE = "scrapy_rfc9309.components._redis_queue.RobotsTxtRedisQueue"
 MIDDLEWARE_PRIORITY = 100
+#: Just after ours: only requests it let through wait for their site's turn.
+OUR_PACING_MIDDLEWARE = "scrapy_rfc9309.components._pacing_middleware.ClusterDelayMiddleware"
+PACING_MIDDLEWARE_PRIORITY = 101
 EXTENSION_PRIORITY = 100
 
 
@@ -41,7 +47,9 @@ class Addon:
     * sets ``SCHEDULER_PRIORITY_QUEUE`` to
       :class:`~scrapy_rfc9309.RobotsTxtPriorityQueue` at add-on priority
       (requests wait for robots.txt in the scheduler); a queue set in the
-      project's settings still wins.
+      project's settings still wins; with scrapy-redis's ``SCHEDULER``, sets
+      ``SCHEDULER_QUEUE_CLASS`` to ``RobotsTxtRedisQueue`` likewise (requests
+      of pending sites wait in Redis).
     """
 
     def update_settings(self, settings: BaseSettings) -> None:
@@ -51,12 +59,21 @@ class Addon:
         if settings.getdict("DOWNLOADER_MIDDLEWARES").get(BUILTIN_MIDDLEWARE) is None:
             _set_component(settings, "DOWNLOADER_MIDDLEWARES", BUILTIN_MIDDLEWARE, None)
         _set_component(settings, "DOWNLOADER_MIDDLEWARES", OUR_MIDDLEWARE, MIDDLEWARE_PRIORITY)
+        _set_component(
+            settings, "DOWNLOADER_MIDDLEWARES", OUR_PACING_MIDDLEWARE, PACING_MIDDLEWARE_PRIORITY
+        )
         _set_component(settings, "EXTENSIONS", OUR_EXTENSION, EXTENSION_PRIORITY)
         _set_component(
             settings, "SPIDER_MIDDLEWARES", OUR_SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_PRIORITY
         )
         _wrap_cache_policy(settings)
         settings.set("SCHEDULER_PRIORITY_QUEUE", OUR_QUEUE, "addon")
+        scheduler = settings.get("SCHEDULER")
+        name = scheduler if isinstance(scheduler, str) else getattr(scheduler, "__qualname__", "")
+        if name == SCRAPY_REDIS_SCHEDULER or (
+            getattr(scheduler, "__module__", "") == "scrapy_redis.scheduler" and name == "Scheduler"
+        ):
+            settings.set("SCHEDULER_QUEUE_CLASS", OUR_REDIS_QUEUE, "addon")
 
 
 def _set_component(settings: BaseSettings, name: str, path: str, priority: int | None) -> None:

@@ -108,6 +108,7 @@ With a robots.txt store (ROBOTSTXT_STORE_URI, or --store URI): 'history URL'
 lists the versions of the site's robots.txt the store has seen, and
 'URL --at TIME' explains the verdict of the newest copy at TIME (ISO 8601,
 UTC unless it says otherwise, or Unix seconds), without a download.
+'prune' drops what the store no longer needs (ROBOTSTXT_STORE_ARCHIVE).
 """
 
 
@@ -131,6 +132,7 @@ class RobotsTxtCommand(ScrapyCommand):
             "[URL ...] [--agent TOKEN] [--file PATH] [--purpose NAME] [--page] [--json] "
             "| --lint FILE|URL [--json]"
             " | URL ... --at TIME [--store URI] | history URL [--store URI] [--json]"
+            " | prune [--store URI]"
         )
 
     def short_desc(self) -> str:
@@ -205,6 +207,11 @@ class RobotsTxtCommand(ScrapyCommand):
         token = check_agent(opts.agent) if opts.agent else settings.token_for(None)
         if args and args[0] == "history" and not opts.lint:
             self.exitcode = run_history(self.settings, args[1:], opts)
+            return
+        if args and args[0] == "prune" and not opts.lint:
+            from ._command_prune import prune
+
+            self.exitcode = prune(self.settings, args[1:], opts.store)
             return
         if opts.at is not None:
             if opts.lint or opts.file or opts.page:

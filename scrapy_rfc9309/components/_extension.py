@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from ..sites._site import site_of
 from . import _compat
 from ._engine import page_slot_key
+from ._pacing import cluster_pacer
 from ._report import CrawlReport, report_for
 from ._settings import ReportSettings, RobotsTxtSettings, httpcache_honours_noarchive
 
@@ -46,6 +48,8 @@ class RobotsTxtExtension:
         self.report_settings = ReportSettings.from_settings(crawler.settings)
         self._floors: dict[str, float] = {}
         self._noarchive_honoured = httpcache_honours_noarchive(crawler.settings)
+        #: with a Redis store: Crawl-delay kept across the cluster's processes too
+        self._pacer = cluster_pacer(crawler) if self.settings.obey else None
         if self.settings.obey and self.settings.crawl_delay:
             crawler.signals.connect(self._on_robots_parsed, signal=_compat.ROBOTS_PARSED)
             crawler.signals.connect(self._enforce, signal=signals.request_reached_downloader)
@@ -68,6 +72,8 @@ class RobotsTxtExtension:
             if other and (not delay or other > delay):
                 delay = other
         if not delay:
+            if self._pacer is not None and (site := site_of(request.url)) is not None:
+                self._pacer.set_crawl_delay(site, None)  # none any more
             return
         floor = min(delay, self.settings.crawl_delay_max)
         downloader = self.crawler.engine.downloader
@@ -75,6 +81,9 @@ class RobotsTxtExtension:
         if key not in self._floors and len(self._floors) >= MAX_SLOTS_TRACKED:
             self._floors.pop(next(iter(self._floors)))
         self._floors[key] = floor
+        site = site_of(request.url) if self._pacer is not None else None
+        if self._pacer is not None and site is not None:
+            self._pacer.set_crawl_delay(site, floor)
         logger.info(
             "Crawl-delay %s s for %s (robots.txt asks %s s; ROBOTSTXT_CRAWL_DELAY_MAX %s s)",
             floor,

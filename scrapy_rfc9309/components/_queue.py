@@ -49,6 +49,7 @@ from scrapy.pqueues import ScrapyPriorityQueue
 
 from ..sites._sitetable import SiteState
 from ._engine import wake_engine
+from ._pacing import cluster_pacer
 from ._report import report_for
 from ._service import site_service
 
@@ -130,6 +131,16 @@ class RobotsTxtPriorityQueue:
         self._robots = site_service(crawler, create=False)
         if self._robots is not None:
             self._robots.register(self)
+        #: with a Redis store: each site's requests spaced across the cluster;
+        #: site -> requests of a READY site waiting for its turn, and its timer
+        self._pacer = None if self._robots is None else cluster_pacer(crawler)
+        if self._pacer is not None:
+            self._pacer.queue_paces = True
+        self._paced: dict[str, deque[Request]] = {}
+        self._paced_count = 0
+        self._pace_timers: dict[str, Any] = {}
+        #: sites whose first paced request is back in ``_ready`` to ask again
+        self._trying: set[str] = set()
 
     # -- the scheduler's calls ----------------------------------------------------
 
@@ -171,6 +182,8 @@ class RobotsTxtPriorityQueue:
             state = robots.site_state(site, request)
             robots.unpin(site)  # out of _ready: handed out, or held until released
             if state is SiteState.READY:
+                if self._pacer is not None and not self._turn(site, request):
+                    continue  # waits for its site's turn in the cluster
                 return request
             if state is SiteState.UNKNOWN:  # expired, evicted, or a resumed crawl
                 robots.prefetch(site, request)
@@ -202,11 +215,15 @@ class RobotsTxtPriorityQueue:
 
     def _write_back_or_drop_held(self) -> None:
         held = [request for requests in self._held.values() for request in _listed(requests)]
+        paced = self._drop_paced()
+        held.extend(request for _, request in paced)
         if held and not self._persistent:
             report = report_for(self.crawler)  # the JSON report's per-site drops
             for site, requests in self._held.items():
                 for _ in _listed(requests):
                     report.dropped_at_close(site)
+            for site, _ in paced:
+                report.dropped_at_close(site)
         self._held.clear()
         self._held_count = 0
         self._released.clear()
@@ -221,12 +238,13 @@ class RobotsTxtPriorityQueue:
                 stats.inc_value("robotstxt/forbidden/closing", len(held))
             logger.info(
                 "Spider closed: dropping %d scheduled requests that waited for their site's "
-                "robots.txt (or its tdmrep.json, with declared purposes)",
+                "robots.txt (or its tdmrep.json, with declared purposes, or its turn in the "
+                "cluster)",
                 len(held),
             )
 
     def __len__(self) -> int:
-        return len(self._ready) + self._held_count
+        return len(self._ready) + self._held_count + self._paced_count
 
     # -- held requests ----------------------------------------------------------------
 
@@ -274,6 +292,76 @@ class RobotsTxtPriorityQueue:
             batch.append(requests)
         for request in interleaved(batch):
             self._ready.push(request)
+
+    # -- requests waiting for their site's turn in the cluster ---------------------------
+
+    def _turn(self, site: str, request: Request) -> bool:
+        """Whether ``request`` (its site settled) may go now; otherwise it waits
+        here, in its site's line, until the site's next allowed time."""
+        assert self._pacer is not None and self._robots is not None
+        line = self._paced.get(site)
+        if line is not None and site not in self._trying:
+            line.append(request)  # behind the site's first waiting request
+            self._robots.pin(site)  # kept while it waits (unpinned when popped)
+            self._paced_count += 1
+            self._pacer.count_waited()
+            return False
+        trying = site in self._trying
+        self._trying.discard(site)
+        wait = self._pacer.wait(site)
+        if wait <= 0:
+            if line:  # the others wait for the next turn
+                self._arm(site, self._pacer.delay_for(site) or 0.0)
+            return True
+        if line is None:
+            line = self._paced[site] = deque()
+        self._robots.pin(site)  # waiting here: its outcome is kept (unpinned when popped)
+        if trying:
+            line.appendleft(request)
+        else:
+            line.append(request)
+            self._pacer.count_waited()
+        self._paced_count += 1
+        self._arm(site, wait)
+        return False
+
+    def _arm(self, site: str, seconds: float) -> None:
+        from twisted.internet import reactor as _reactor
+
+        reactor: Any = _reactor
+        timer = self._pace_timers.pop(site, None)
+        if timer is not None and timer.active():
+            timer.cancel()
+        self._pace_timers[site] = reactor.callLater(max(0.0, seconds), self._turn_due, site)
+
+    def _turn_due(self, site: str) -> None:
+        """The site's next allowed time has come: its first waiting request goes
+        back to ``_ready`` to ask for the turn."""
+        self._pace_timers.pop(site, None)
+        line = self._paced.get(site)
+        if not line:
+            self._paced.pop(site, None)
+            return
+        request = line.popleft()
+        self._paced_count -= 1
+        if line:
+            self._trying.add(site)
+        else:
+            del self._paced[site]
+        self._ready.push(request)
+        wake_engine(self.crawler)
+
+    def _drop_paced(self) -> list[tuple[str, Request]]:
+        """Requests waiting for their site's turn, with their sites, taken out (at close)."""
+        for timer in self._pace_timers.values():
+            if timer.active():
+                timer.cancel()
+        self._pace_timers.clear()
+        paced = [(site, request) for site, line in self._paced.items() for request in line]
+        self._paced.clear()
+        self._paced_count = 0
+        self._trying.clear()
+        return paced
 
 
 def interleaved(batches: list[list[Request]]) -> Iterator[Request]:

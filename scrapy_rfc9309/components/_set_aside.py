@@ -20,6 +20,7 @@ from scrapy.http.request import NO_CALLBACK
 
 from ..sites._site import robots_url
 from ._engine import engine_is_closing
+from ._settings import set_aside_max
 from ._site_files import count_dropped_at_close
 
 if TYPE_CHECKING:
@@ -72,6 +73,9 @@ class SetAside:
         self._site_pending = site_pending
         #: site -> copies of its requests set aside, scheduled again once it is settled
         self._aside: dict[str, list[Request]] = {}
+        #: how many copies ``_aside`` holds; at most ``ROBOTSTXT_SET_ASIDE_MAX``
+        self._aside_count = 0
+        self._aside_max = set_aside_max(crawler.settings)
         self._told = False
         #: requests held in the middleware for their site's robots.txt (put back in
         #: a scheduler that keeps its queue when the spider closes)
@@ -120,12 +124,14 @@ class SetAside:
         pending sites itself), once ``held_max`` requests wait there. Requests
         that did not come from the scheduler (``callback=NO_CALLBACK``: media
         pipelines send them with ``engine.download_async``) always wait: their
-        sender awaits their response.
+        sender awaits their response. Past ``ROBOTSTXT_SET_ASIDE_MAX`` copies in
+        memory, requests wait in the middleware again.
         """
         limit = self.settings.held_max
         return (
             limit is not None
             and held >= limit
+            and self._aside_count < self._aside_max
             and not self._queues
             and request.callback is not NO_CALLBACK
             and not engine_is_closing(self.crawler)
@@ -151,6 +157,7 @@ class SetAside:
         copy = request.replace(dont_filter=True)
         copy.meta[META_SET_ASIDE] = request.dont_filter
         self._aside.setdefault(site, []).append(copy)
+        self._aside_count += 1
         request.errback = None
         stats = self.crawler.stats
         assert stats is not None
@@ -174,6 +181,7 @@ class SetAside:
         if mark is not None:
             for copy in copies:
                 mark(site, copy)
+        self._aside_count -= len(copies)
         engine = self.crawler.engine
         if engine is None or engine_is_closing(self.crawler):
             self.drop({site: copies})
@@ -188,7 +196,9 @@ class SetAside:
     def drop_site(self, site: str) -> None:
         """The site's fetch was cancelled: its copies are dropped (or put back)."""
         if site in self._aside:
-            self.drop({site: self._aside.pop(site)})
+            copies = self._aside.pop(site)
+            self._aside_count -= len(copies)
+            self.drop({site: copies})
 
     def on_spider_idle(self) -> None:
         """Keep the spider open while requests are set aside for a pending site.
@@ -228,6 +238,7 @@ class SetAside:
             and self._robots_pending(site)  # abandoned next, so it ends with no outcome
         ]
         aside, self._aside = self._aside, {}
+        self._aside_count = 0
         copies = [copy for site_copies in aside.values() for copy in site_copies]
         for request in waiting:
             copy = request.replace(dont_filter=True)
@@ -252,8 +263,10 @@ class SetAside:
         """Drop copies set aside (all of them by default): the spider closes."""
         if aside is None:
             aside, self._aside = self._aside, {}
+            self._aside_count = 0
         if self.settings.keeps_queue and not self.closed and self.crawler.engine is not None:
             self._aside.update(aside)
+            self._aside_count += sum(len(copies) for copies in aside.values())
             if self.requeue_at_close(held=False):
                 return
         dropped = sum(len(copies) for copies in aside.values())

@@ -588,6 +588,9 @@ class StoreSettings:
     lease_seconds: float
     #: ``ROBOTSTXT_STORE_PREFIX``: the Redis store's keys start with it
     redis_prefix: str = "robotstxt:"
+    #: ``ROBOTSTXT_STORE_ARCHIVE``: records kept per site, the current one
+    #: included; ``None``: all (``"all"``), ``0``: the current one only (``"off"``)
+    archive: int | None = None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings, uri: str | None = None) -> StoreSettings:
@@ -611,11 +614,34 @@ class StoreSettings:
             redis_url=str(redis_url) if redis_url else None,
             lease_seconds=timeout + STORE_LEASE_MARGIN,
             redis_prefix=_store_prefix(settings),
+            archive=store_archive(settings),
         )
 
 
 #: ``ROBOTSTXT_STORE_PREFIX``'s default.
 DEFAULT_STORE_PREFIX = "robotstxt:"
+
+
+def store_archive(settings: BaseSettings) -> int | None:
+    """``ROBOTSTXT_STORE_ARCHIVE``: ``"all"`` (the default: every fetch kept),
+    ``"off"`` (the current record of each site only: ``0``), or a positive
+    integer N (each site's last N records, the current one included)."""
+    raw = settings.get("ROBOTSTXT_STORE_ARCHIVE")
+    if raw is None:
+        return None
+    text = raw.strip().lower() if isinstance(raw, str) else raw
+    if text == "all":
+        return None
+    if text == "off":
+        return 0
+    if isinstance(text, str) and text.isascii() and text.isdigit():
+        text = int(text)
+    if isinstance(text, bool) or not isinstance(text, int) or not 1 <= text <= 1_000_000:
+        raise SettingError(
+            "ROBOTSTXT_STORE_ARCHIVE must be 'all', 'off' or a number of records to keep "
+            f"per site (1 to 1000000), got {raw!r}"
+        )
+    return text
 
 
 def _store_prefix(settings: BaseSettings) -> str:
@@ -627,3 +653,59 @@ def _store_prefix(settings: BaseSettings) -> str:
     if not isinstance(raw, str):
         raise SettingError(f"ROBOTSTXT_STORE_PREFIX must be a string, got {raw!r}")
     return raw
+
+
+# -- the cluster-wide delay (Redis) --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClusterDelaySettings:
+    """Spacing a site's requests across the processes of a cluster, read at start-up."""
+
+    #: the Redis that keeps each site's next allowed time (the store's); ``None``: off
+    redis_url: str | None
+    #: ``ROBOTSTXT_STORE_PREFIX``
+    prefix: str
+    #: ``ROBOTSTXT_CRAWL_DELAY``: a site's Crawl-delay is kept cluster-wide
+    crawl_delay: bool
+    #: ``ROBOTSTXT_CLUSTER_DELAY``: seconds between a site's requests for sites
+    #: without a Crawl-delay; ``None``: none
+    cluster_delay: float | None
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> ClusterDelaySettings:
+        raw = settings.get("ROBOTSTXT_CLUSTER_DELAY")
+        cluster_delay = None
+        if raw is not None:
+            cluster_delay = _number(settings, "ROBOTSTXT_CLUSTER_DELAY", 0.0, integer=False)
+            if cluster_delay > 86400:
+                raise SettingError(
+                    f"ROBOTSTXT_CLUSTER_DELAY must be at most 86400 seconds, got {raw!r}"
+                )
+            cluster_delay = cluster_delay or None
+        crawl_delay = _bool(settings, "ROBOTSTXT_CRAWL_DELAY")
+        store = StoreSettings.from_settings(settings)
+        url = store.redis_url if store.uri == "redis" else store.uri
+        if not (url and url.startswith(("redis://", "rediss://"))):
+            url = None
+        return cls(
+            redis_url=url,
+            prefix=store.redis_prefix,
+            crawl_delay=crawl_delay,
+            cluster_delay=cluster_delay,
+        )
+
+
+#: ``ROBOTSTXT_SET_ASIDE_MAX``'s default: about 130 MB of copies with short URLs
+DEFAULT_SET_ASIDE_MAX = 100_000
+
+
+def set_aside_max(settings: BaseSettings) -> int:
+    """``ROBOTSTXT_SET_ASIDE_MAX``: with a scheduler queue that is not ours, the most
+    request copies set aside in memory at once (past it, requests wait in the
+    middleware, taking concurrency, as beyond none)."""
+    raw = settings.get("ROBOTSTXT_SET_ASIDE_MAX")
+    if raw is None:
+        return DEFAULT_SET_ASIDE_MAX
+    value = _number(settings, "ROBOTSTXT_SET_ASIDE_MAX", DEFAULT_SET_ASIDE_MAX, integer=True)
+    return int(value)

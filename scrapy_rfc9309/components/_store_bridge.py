@@ -48,6 +48,7 @@ from ._robotparser import RFC9309RobotParser
 from ._settings import SettingError, StoreSettings
 from ._store_lookups import INLINE_SITES, PRELOAD_MAX_SITES, PRELOAD_WAIT_SECONDS, StoreLookups
 from ._store_saves import COPY_SEARCH_LIMIT, StoreSaves, last_copy_of, utc_iso
+from ._store_wakeups import ReleaseWakeups
 from ._store_worker import Skipped, StoreWorker
 
 if TYPE_CHECKING:
@@ -106,6 +107,7 @@ def open_bridge(
             data_dir=store_settings.data_dir,
             redis_url=store_settings.redis_url,
             redis_prefix=store_settings.redis_prefix,
+            archive=store_settings.archive,
         )
     except BadStoreURI as exc:  # its message names the setting
         raise SettingError(str(exc)) from None
@@ -147,6 +149,8 @@ class StoreBridge:
         self._saves = StoreSaves(self._worker, self.holder, settings.max_size)
         crawler.signals.connect(self.close, signal=signals.spider_closed)
         self._lookups = StoreLookups(crawler, self._worker, self.limits, self.holder, lease_seconds)
+        #: waits for another process's fetch, woken when the store says it ended
+        self._wakeups = ReleaseWakeups(store, reactor)
 
     def available(self) -> bool:
         """Whether the store is asked now (not closed, not left alone after a failure)."""
@@ -211,7 +215,7 @@ class StoreBridge:
             if not told and time.monotonic() - started >= WAIT_NOTICE_SECONDS:
                 told = True
                 await self._lookups.tell_waiting(site)
-            await _sleep(POLL_SECONDS)
+            await self._wakeups.nap(site, POLL_SECONDS)
         return None
 
     async def _outcome_of(
@@ -336,12 +340,6 @@ class StoreBridge:
 def _unreachable(record: FetchRecord) -> bool:
     """Whether a stored record says the robots.txt was unreachable (RFC 9309 2.3.1.4)."""
     return record.kind == Kind.UNREACHABLE.value
-
-
-async def _sleep(seconds: float) -> None:
-    from twisted.internet import reactor, task
-
-    await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
 
 
 def without_password(uri: str) -> str:

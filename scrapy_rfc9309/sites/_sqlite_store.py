@@ -42,6 +42,8 @@ BUSY_TIMEOUT = 5.0
 _CHUNK = 500
 #: the largest body decompressed from the file (hostile or damaged contents)
 _MAX_BODY = 64 * 1024 * 1024
+#: seconds a current record is kept past its own expiry; pruned after
+EXPIRY_GRACE = 86_400.0
 #: SQLite's primary result codes for "another connection holds the lock"
 _BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
 
@@ -79,6 +81,7 @@ CREATE TABLE IF NOT EXISTS archive (
     max_size INTEGER
 );
 CREATE INDEX IF NOT EXISTS archive_site_time ON archive (site, fetched_at);
+CREATE INDEX IF NOT EXISTS archive_sha256 ON archive (sha256);
 CREATE TABLE IF NOT EXISTS current (
     site TEXT PRIMARY KEY,
     archive_id INTEGER NOT NULL REFERENCES archive(id)
@@ -184,11 +187,17 @@ class SQLiteStore(RobotsStore):
         clock: Callable[[], float] = time.time,
         read_only: bool = False,
         non_waiting: bool = False,
+        archive: int | None = None,
     ) -> None:
         """``read_only``: for reports (``scrapy robotstxt history``, ``--at``): the
         file is opened ``mode=ro`` and never made; a missing one is a
         ``StoreError`` saying there is no store at its path. ``non_waiting``: see
-        :meth:`non_waiting` (the file is not made, its tables are not checked)."""
+        :meth:`non_waiting` (the file is not made, its tables are not checked).
+        ``archive`` (``ROBOTSTXT_STORE_ARCHIVE``): records kept per site, the
+        current one included (``None``: all; ``0``: the current one only);
+        a store opened for writing is pruned at once (:meth:`prune`)."""
+        self.archive = archive
+        self.pruned_at_open: dict[str, int] = {}
         if busy_timeout is None:
             busy_timeout = BUSY_TIMEOUT
         if non_waiting:
@@ -250,6 +259,8 @@ class SQLiteStore(RobotsStore):
                         db.execute(f"ALTER TABLE archive ADD COLUMN {name} {kind}")
             self._check()
             self._find_columns()
+            #: what the prune at open removed (by table)
+            self.pruned_at_open = self._prune()
         except StoreError:
             self._db.close()
             raise
@@ -445,10 +456,46 @@ class SQLiteStore(RobotsStore):
                         "ON CONFLICT(site) DO UPDATE SET archive_id = excluded.archive_id",
                         (record.site, cursor.lastrowid),
                     )
+                if self.archive is not None:
+                    for site in dict.fromkeys(record.site for record, *_ in rows):
+                        _trim_site(db, site, max(1, self.archive))
                 for site in release:
                     db.execute("DELETE FROM leases WHERE site = ? AND holder = ?", (site, holder))
 
         self._call("saving a record", run)
+
+    def prune(self, now: float | None = None) -> dict[str, int]:
+        """Drop what the store no longer needs: current records expired more than
+        :data:`EXPIRY_GRACE` ago (their archive rows stay, as the archive setting
+        says), archive rows beyond ``archive`` per site, and bodies no row names.
+        Counts of what was removed, by table."""
+        return self._call("pruning", lambda: self._prune(now))
+
+    def _prune(self, now: float | None = None) -> dict[str, int]:
+        cutoff = (self._clock() if now is None else now) - EXPIRY_GRACE
+        with self._write() as db:
+            current = db.execute(
+                "DELETE FROM current WHERE archive_id IN "
+                "(SELECT id FROM archive WHERE expires_at < ?)",
+                (cutoff,),
+            ).rowcount
+            archive = 0
+            if self.archive is not None:
+                archive = db.execute(
+                    "DELETE FROM archive WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER() "
+                    "OVER (PARTITION BY site ORDER BY fetched_at DESC, id DESC) AS n "
+                    "FROM archive) WHERE n > ?) AND id NOT IN (SELECT archive_id FROM current)",
+                    (max(1, self.archive),),
+                ).rowcount
+                if self.archive == 0:  # no archive: rows of no current record go
+                    archive += db.execute(
+                        "DELETE FROM archive WHERE id NOT IN (SELECT archive_id FROM current)"
+                    ).rowcount
+            bodies = db.execute(
+                "DELETE FROM bodies WHERE NOT EXISTS "
+                "(SELECT 1 FROM archive WHERE archive.sha256 = bodies.sha256)"
+            ).rowcount
+        return {"current": current, "archive": archive, "bodies": bodies}
 
     def _current_of(self, sites: Sequence[str]) -> dict[str, FetchRecord]:
         """The current records of ``sites`` (those that have one), in few queries."""
@@ -617,3 +664,29 @@ class SQLiteStore(RobotsStore):
 
     def __repr__(self) -> str:
         return f"<SQLiteStore {self.path}>"
+
+
+def _trim_site(db: sqlite3.Connection, site: str, keep: int) -> None:
+    """Drop the site's archive rows beyond its newest ``keep`` (never its current
+    one), and the bodies no row names any more."""
+    shas = [
+        row[0]
+        for row in db.execute(
+            "SELECT DISTINCT sha256 FROM archive WHERE site = ? AND sha256 IS NOT NULL "
+            "AND id NOT IN (SELECT id FROM archive WHERE site = ? "
+            "ORDER BY fetched_at DESC, id DESC LIMIT ?)",
+            (site, site, keep),
+        )
+    ]
+    db.execute(
+        "DELETE FROM archive WHERE site = ? AND id NOT IN (SELECT id FROM archive WHERE site = ? "
+        "ORDER BY fetched_at DESC, id DESC LIMIT ?) "
+        "AND id NOT IN (SELECT archive_id FROM current WHERE site = ?)",
+        (site, site, keep, site),
+    )
+    for sha in shas:
+        db.execute(
+            "DELETE FROM bodies WHERE sha256 = ? AND NOT EXISTS "
+            "(SELECT 1 FROM archive WHERE archive.sha256 = ?)",
+            (sha, sha),
+        )

@@ -302,6 +302,7 @@ def open_store(
     redis_url: str | None = None,
     redis_prefix: str | None = None,
     read_only: bool = False,
+    archive: int | None = None,
 ) -> RobotsStore:
     """The store ``ROBOTSTXT_STORE_URI`` names.
 
@@ -318,7 +319,8 @@ def open_store(
     ``redis_prefix`` (``ROBOTSTXT_STORE_PREFIX``) is passed to it as ``prefix=``.
     A SQLite URI takes no query string or fragment (``?mode=ro`` would be part
     of the file name): :class:`BadStoreURI`. ``read_only`` (reports): a SQLite file is opened
-    read-only and never made.
+    read-only and never made. ``archive`` (``ROBOTSTXT_STORE_ARCHIVE``): records
+    kept per site, the current one included (``None``: all; ``0``: the current one).
     """
     text = uri.strip() if isinstance(uri, str) else uri
     if not isinstance(text, str) or not text:
@@ -344,7 +346,7 @@ def open_store(
             path = os.path.join(data_dir, path)
         from ._sqlite_store import SQLiteStore
 
-        return SQLiteStore(path, read_only=read_only)
+        return SQLiteStore(path, read_only=read_only, archive=archive)
     if text == "redis" or text.startswith(("redis://", "rediss://")):
         if text == "redis":
             if not redis_url:
@@ -361,9 +363,10 @@ def open_store(
             ) from exc
         opener = getattr(module, "open_redis_store", None) or module.RedisStore
         # ROBOTSTXT_STORE_PREFIX: the start of the store's keys (None: the default)
-        store: RobotsStore = (
-            opener(text) if redis_prefix is None else opener(text, prefix=redis_prefix)
-        )
+        options: dict[str, object] = {} if redis_prefix is None else {"prefix": redis_prefix}
+        if archive is not None:
+            options["archive"] = archive
+        store: RobotsStore = opener(text, **options)
         return store
     raise BadStoreURI(
         f"{SETTING}: {uri!r} is not a store URI; use sqlite:///path or redis://host:port/db"

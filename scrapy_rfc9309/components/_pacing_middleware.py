@@ -1,0 +1,62 @@
+"""``ClusterDelayMiddleware``: with a scheduler queue that is not ours, a request
+waits in the downloader for its site's turn in the cluster. Scrapy glue.
+
+Our scheduler queue keeps a request whose site's turn has not come (it takes
+no concurrency, and other sites go on). Another scheduler (scrapy-redis) hands
+requests out itself, so they wait here instead, after
+:class:`~scrapy_rfc9309.RobotsTxtMiddleware` has let them through, as a
+request waits for Scrapy's own ``DOWNLOAD_DELAY``: in the downloader, taking
+one of ``CONCURRENT_REQUESTS`` meanwhile.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import NotConfigured
+
+from ..sites._site import site_of
+from ._pacing import cluster_pacer
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+
+__all__ = ["ClusterDelayMiddleware"]
+
+
+async def _sleep(seconds: float) -> None:
+    from scrapy.utils.defer import maybe_deferred_to_future
+    from twisted.internet import reactor, task
+
+    await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
+
+
+class ClusterDelayMiddleware:
+    """Waits for the site's turn (``ROBOTSTXT_CRAWL_DELAY``, ``ROBOTSTXT_CLUSTER_DELAY``
+    with a Redis store) when our scheduler queue does not."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+            raise NotConfigured("ROBOTSTXT_OBEY is off")
+        pacer = cluster_pacer(crawler)
+        if pacer is None:
+            raise NotConfigured("no site is spaced across a cluster")
+        self.pacer = pacer
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ClusterDelayMiddleware:
+        return cls(crawler)
+
+    async def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        if self.pacer.queue_paces or request.meta.get("dont_obey_robotstxt"):
+            return
+        site = site_of(request.url)
+        if site is None:
+            return
+        waited = False
+        while (wait := self.pacer.wait(site)) > 0:
+            if not waited:
+                waited = True
+                self.pacer.count_waited()
+            await _sleep(wait)

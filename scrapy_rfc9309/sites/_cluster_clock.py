@@ -1,0 +1,96 @@
+"""A per-site next-allowed-time kept in Redis, so that a cluster of crawler
+processes spaces a site's requests as one crawler would. Pure (no Scrapy).
+
+``Crawl-delay`` is not part of RFC 9309; a site that asks for it asks it of
+the crawler, not of each of its processes. Each site has one key,
+``{prefix}next:{<site>}`` (the site between braces: a Redis Cluster hash tag,
+so that a site's keys share a slot), holding the earliest time (Redis's own
+clock, in milliseconds) at which the next request of the site may be sent.
+:meth:`ClusterClock.take` reads and moves it in one Lua script, atomic across
+every process::
+
+    if now >= next then next = now + delay; return 0 else return next - now
+
+so that grants are at least ``delay`` apart whatever the number of
+processes. Redis's clock is used, not the processes': their clocks need not
+agree. A key expires by itself a second after its time has passed.
+
+Every failure of Redis raises ``StoreError`` (the caller then spaces requests
+per process, as without a cluster).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any
+
+import redis
+
+from ._store import StoreError
+
+__all__ = ["ClusterClock", "delay_key"]
+
+#: ``KEYS[1]``: the site's key; ``ARGV[1]``: the delay in ms. Returns 0 when
+#: the request may go now (the next time moved ``delay`` past now), else the
+#: milliseconds left to wait. ``redis.call('TIME')`` before a write needs
+#: effects replication, the default since Redis 5 (and the only mode from 7).
+_TAKE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local nxt = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+if now >= nxt then
+    local delay = tonumber(ARGV[1])
+    redis.call('SET', KEYS[1], now + delay, 'PX', delay + 1000)
+    return 0
+end
+return nxt - now
+"""
+
+
+def delay_key(prefix: str, site: str) -> str:
+    """The key of ``site``'s next allowed time (hash-tagged on the site)."""
+    return f"{prefix}next:{{{site}}}"
+
+
+class ClusterClock:
+    """Per-site next-allowed times in one Redis (see the module docstring)."""
+
+    def __init__(self, client: Any, prefix: str, uri: str) -> None:
+        self._redis = client
+        self.prefix = prefix
+        self.uri = uri
+        self._take = client.register_script(_TAKE)
+
+    @classmethod
+    def open(cls, url: str, prefix: str, *, timeout: float = 1.0) -> ClusterClock:
+        """A clock on the Redis at ``url``; calls fail after ``timeout`` seconds
+        (they are made on the reactor: a Redis that hangs must not hold it long)."""
+        from ._redis_store import cluster_client, cluster_enabled, public_uri
+
+        uri = public_uri(url)
+        try:
+            client: Any = redis.Redis.from_url(
+                url, socket_timeout=timeout, socket_connect_timeout=timeout
+            )
+        except (ValueError, TypeError) as exc:
+            raise StoreError(f"cannot read the Redis address {uri}: {exc}") from exc
+        if cluster_enabled(client):  # the site's key names its slot (hash tag)
+            client.close()
+            client = cluster_client(url, timeout, uri)
+        return cls(client, prefix, uri)
+
+    def take(self, site: str, delay: float) -> float:
+        """0.0: a request of ``site`` may be sent now (the next one not before
+        ``delay`` seconds); else the seconds to wait before asking again."""
+        ms = max(1, math.ceil(delay * 1000))
+        try:
+            left = self._take(keys=[delay_key(self.prefix, site)], args=[ms])
+        except (redis.RedisError, OSError) as exc:
+            detail = str(exc) or type(exc).__name__
+            raise StoreError(f"Redis at {self.uri}: taking a site's turn failed: {detail}") from exc
+        return max(0, int(left)) / 1000
+
+    def close(self) -> None:
+        with contextlib.suppress(redis.RedisError, OSError):
+            self._redis.close()

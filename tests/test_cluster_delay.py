@@ -1,0 +1,169 @@
+"""Crawl-delay kept across the processes of a cluster (a Redis store).
+
+``Crawl-delay`` is not part of RFC 9309; a site that asks for it asks it of
+the crawler. With a Redis store, each site's next allowed time is kept in
+Redis, so that the site receives its pages at least that far apart whatever
+the number of processes. Real ``redis-server``, real crawler processes
+(``tests/cluster_crawl.py``), asserting on when the site's server saw each page.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_rfc9309.sites._cluster_clock import ClusterClock, delay_key
+
+from .conftest import crawl
+from .redis_server import RedisServer
+from .server import text
+from .test_redis_store import CrawlerProc, cluster_settings, require_redis_server
+
+PAGES = [f"/page/{number}" for number in range(12)]
+#: the add-on: our queue, the extension (Crawl-delay) and the pacing middleware
+ADDON = {"ADDONS": {"scrapy_rfc9309.Addon": 100}, "DOWNLOADER_MIDDLEWARES": {}}
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    with RedisServer(tmp_path_factory.mktemp("redis"), require_redis_server()) as server:
+        yield server
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"test-{uuid.uuid4().hex[:8]}:"
+
+
+def page_gaps(site: Any) -> list[float]:
+    """Seconds between the pages' arrivals at the site's server, in order."""
+    times = sorted(
+        t for path, t in zip(site.hits, site.hit_times, strict=True) if path != "/robots.txt"
+    )
+    return [later - earlier for earlier, later in itertools.pairwise(times)]
+
+
+def test_cluster_clock_grants_a_site_once_per_delay(redis_server: RedisServer, prefix: str) -> None:
+    """The Lua script: a second request of the site within the delay is told how
+    long to wait; another site is not; the key is hash-tagged on the site."""
+    clock = ClusterClock.open(redis_server.url, prefix)
+    other = ClusterClock.open(redis_server.url, prefix)  # another process
+    try:
+        assert clock.take("http://a.example:80", 2.0) == 0.0
+        left = other.take("http://a.example:80", 2.0)
+        assert 1.5 < left <= 2.0
+        assert other.take("http://b.example:80", 2.0) == 0.0
+        key = delay_key(prefix, "http://a.example:80")
+        assert key == prefix + "next:{http://a.example:80}"
+        assert 2000 < redis.Redis.from_url(redis_server.url).pttl(key) <= 3000  # expires
+    finally:
+        clock.close()
+        other.close()
+
+
+@pytest.mark.slow
+@deferred_f_from_coro_f
+async def test_crawl_delay_kept_across_three_processes(
+    sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
+) -> None:
+    """Three processes, ``Crawl-delay: 1``, 4 pages each: the site receives its
+    12 pages at least 0.8 s apart (without the cluster: three at a time)."""
+    site = sites(
+        routes={"/robots.txt": text(b"User-agent: *\nCrawl-delay: 1\n")}, default=text("page")
+    )
+    settings = cluster_settings(redis_server, prefix, ROBOTSTXT_CRAWL_DELAY=True, **ADDON)
+    procs = [
+        CrawlerProc(
+            tmp_path,
+            f"crawler{n}",
+            [site.url(path) for path in PAGES[n::3]],
+            settings,
+            barrier=[str(tmp_path), 3],
+        )
+        for n in range(3)
+    ]
+    results = [await proc.finished() for proc in procs]
+    assert sorted(p for p in site.hits if p != "/robots.txt") == sorted(PAGES)
+    gaps = page_gaps(site)
+    assert min(gaps) >= 0.8, gaps
+    stats = [result["stats"] for result in results]
+    assert sum(s.get("robotstxt/cluster_delay/waited", 0) for s in stats) >= 6
+    assert sum(s.get("robotstxt/cluster_delay/wait_seconds", 0) for s in stats) > 0
+    for s in stats:
+        assert s.get("log_count/ERROR", 0) == 0
+
+
+@pytest.mark.slow
+@deferred_f_from_coro_f
+async def test_cluster_delay_with_another_queue_waits_in_the_downloader(
+    sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
+) -> None:
+    """``ROBOTSTXT_CLUSTER_DELAY`` for a site without Crawl-delay, with Scrapy's
+    own priority queue (not ours): the requests wait in the downloader, and the
+    site still receives its pages at least the delay apart across two processes."""
+    site = sites(routes={"/robots.txt": text(b"User-agent: *\nDisallow:\n")}, default=text("page"))
+    settings = cluster_settings(
+        redis_server,
+        prefix,
+        ROBOTSTXT_CLUSTER_DELAY=1,
+        **ADDON,
+        SCHEDULER_PRIORITY_QUEUE="scrapy.pqueues.ScrapyPriorityQueue",
+    )
+    procs = [
+        CrawlerProc(
+            tmp_path,
+            f"crawler{n}",
+            [site.url(path) for path in PAGES[n:6:2]],
+            settings,
+            barrier=[str(tmp_path), 2],
+        )
+        for n in range(2)
+    ]
+    results = [await proc.finished() for proc in procs]
+    assert sorted(p for p in site.hits if p != "/robots.txt") == sorted(PAGES[:6])
+    gaps = page_gaps(site)
+    assert min(gaps) >= 0.8, gaps
+    assert sum(r["stats"].get("robotstxt/cluster_delay/waited", 0) for r in results) >= 3
+
+
+@pytest.mark.slow
+@deferred_f_from_coro_f
+async def test_redis_lost_falls_back_to_per_process_delays_with_one_error(
+    sites: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis gone after start-up: one ERROR line, the pages are still fetched,
+    spaced by the process's own Crawl-delay floor."""
+    binary = require_redis_server()
+    server = RedisServer(tmp_path / "redis", binary).start()
+    site = sites(
+        routes={"/robots.txt": text(b"User-agent: *\nCrawl-delay: 0.5\n")}, default=text("page")
+    )
+
+    settings = cluster_settings(server, "lost:", ROBOTSTXT_CRAWL_DELAY=True, **ADDON)
+    urls = [site.url(path) for path in PAGES[:3]]
+
+    def stop_redis(request: Any) -> bytes:
+        server.stop(kill=True)
+        return b"User-agent: *\nCrawl-delay: 0.5\n"
+
+    site.routes["/robots.txt"] = stop_redis
+    try:
+        with caplog.at_level(logging.INFO):
+            spider, stats = await crawl(urls, settings, allow_errors=True)
+    finally:
+        server.stop(kill=True)
+    assert sorted(spider.fetched) == sorted(urls)
+    errors = [
+        r for r in caplog.records if r.levelno >= logging.ERROR and "site's turn" in r.getMessage()
+    ]
+    assert len(errors) == 1, [r.getMessage() for r in errors]
+    assert stats.get("robotstxt/cluster_delay/errors") == 1
+    assert min(page_gaps(site)) >= 0.4

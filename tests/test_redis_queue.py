@@ -1,0 +1,113 @@
+"""scrapy-redis with the robots-aware Redis queue: requests of a site whose
+robots.txt is not settled wait in Redis (RFC 9309 2.3: none of the site's
+pages is fetched before its robots.txt is known), not in a process's memory.
+
+Real ``redis-server``, real crawler processes (``tests/cluster_crawl.py``)
+sharing one scrapy-redis queue and duplicate filter. Skipped without
+scrapy-redis (not a dependency of the package).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from .redis_server import RedisServer
+from .server import delayed, text
+from .test_redis_store import CrawlerProc, _sleep, require_redis_server
+
+pytest.importorskip("scrapy_redis")
+
+ROBOTS = b"User-agent: *\nDisallow: /private\n"
+PAGES = [f"/page/{n}" for n in range(12)]
+PRIVATE = [f"/private/{n}" for n in range(4)]
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    with RedisServer(tmp_path_factory.mktemp("redis"), require_redis_server()) as server:
+        yield server
+
+
+def scrapy_redis_settings(server: RedisServer, name: str) -> dict[str, Any]:
+    return {
+        "ADDONS": {"scrapy_rfc9309.Addon": 100},
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+        "SCHEDULER_QUEUE_KEY": f"{name}:requests",
+        "SCHEDULER_DUPEFILTER_KEY": f"{name}:dupefilter",
+        "SCHEDULER_PERSIST": True,  # one process closing leaves the others' queue
+        "REDIS_URL": server.url,
+        "USER_AGENT": "ClusterBot/1.0 (+https://example.com/bot)",
+        "CONCURRENT_REQUESTS": 2,
+        "DOWNLOAD_TIMEOUT": 10,
+        "RETRY_ENABLED": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "LOG_LEVEL": "DEBUG",
+    }
+
+
+@pytest.mark.slow
+@deferred_f_from_coro_f
+async def test_2_3_pending_sites_wait_in_redis_and_survive_a_killed_process(
+    sites: Any, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Three processes on one scrapy-redis queue; the site's robots.txt answers
+    after 4 s; one process is killed (SIGKILL) 1.5 s in, while the site's
+    requests wait: the survivors fetch every allowed page exactly once, none
+    of the disallowed ones, and then finish by themselves."""
+    site = sites(routes={"/robots.txt": delayed(4.0, text(ROBOTS))}, default=text("page"))
+    urls = [site.url(path) for path in PAGES + PRIVATE]
+    name = f"q-{uuid.uuid4().hex[:8]}"
+    settings = scrapy_redis_settings(redis_server, name)
+    procs = [
+        CrawlerProc(
+            tmp_path, f"crawler{n}", urls, settings, barrier=[str(tmp_path), 3], dont_filter=False
+        )
+        for n in range(3)
+    ]
+    client = redis.Redis.from_url(redis_server.url)
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.glob("*.ready"))) < 3:
+        assert time.monotonic() < deadline, "the crawler processes did not start"
+        await _sleep(0.05)
+    await _sleep(1.5)
+    waiting = client.zcard(f"{name}:requests:waiting")
+    lists = sum(client.zcard(k) for k in client.scan_iter(f"{name}:requests:waiting:*"))
+    procs[0].kill()
+    assert waiting == 1 and lists == len(urls)  # all of them in Redis, none in memory
+    assert [p for p in site.hits if p != "/robots.txt"] == []
+    results = [await proc.finished(timeout=60) for proc in procs[1:]]
+    fetched = [p for p in site.hits if p != "/robots.txt"]
+    assert sorted(fetched) == sorted(PAGES)  # each exactly once, none disallowed
+    assert client.zcard(f"{name}:requests") == 0
+    assert client.zcard(f"{name}:requests:waiting") == 0
+    for result in results:
+        assert result["stats"].get("robotstxt/set_aside", 0) == 0
+        assert result["stats"].get("log_count/ERROR", 0) == 0
+    survivors = [url for result in results for url in result["fetched"]]
+    assert sorted(survivors) == sorted(site.url(p) for p in PAGES)
+
+
+def test_the_addon_sets_the_queue_only_for_scrapy_redis() -> None:
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309.components._addon import OUR_REDIS_QUEUE, Addon
+
+    settings = Settings({"SCHEDULER": "scrapy_redis.scheduler.Scheduler"})
+    Addon().update_settings(settings)
+    assert settings.get("SCHEDULER_QUEUE_CLASS") == OUR_REDIS_QUEUE
+    mine = Settings({"SCHEDULER": "scrapy_redis.scheduler.Scheduler"})
+    mine.set("SCHEDULER_QUEUE_CLASS", "scrapy_redis.queue.FifoQueue", "project")
+    Addon().update_settings(mine)
+    assert mine.get("SCHEDULER_QUEUE_CLASS") == "scrapy_redis.queue.FifoQueue"  # yours wins
+    plain = Settings()
+    Addon().update_settings(plain)
+    assert plain.get("SCHEDULER_QUEUE_CLASS") != OUR_REDIS_QUEUE
