@@ -26,6 +26,7 @@ test: $(STAMP)
 	$(BIN)/ruff check scrapy_rfc9309 tests benchmarks example_project docs
 	$(BIN)/ruff format --check scrapy_rfc9309 tests benchmarks example_project docs
 	$(BIN)/mypy scrapy_rfc9309
+	$(BIN)/mypy tests
 	$(BIN)/python -m pytest -rs -n $(TEST_WORKERS)
 
 lint: $(STAMP)

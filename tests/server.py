@@ -54,7 +54,9 @@ def endless(chunk: bytes = b"# filler line of an endless robots.txt\n") -> Route
     """Send ``chunk`` forever (every reactor turn), until the client goes away."""
 
     def route(request: server.Request) -> int:
-        from twisted.internet import reactor
+        from twisted.internet import reactor as _reactor
+
+        reactor: Any = _reactor
 
         request.setHeader(b"Content-Type", b"text/plain")
         request.write(b"User-agent: *\nDisallow: /private\n")
@@ -75,7 +77,9 @@ def endless(chunk: bytes = b"# filler line of an endless robots.txt\n") -> Route
 
 def slow(seconds: float, body: bytes = b"slow page") -> Route:
     def route(request: server.Request) -> int:
-        from twisted.internet import reactor
+        from twisted.internet import reactor as _reactor
+
+        reactor: Any = _reactor
 
         def finish() -> None:
             if not request.finished and not request._disconnected:
@@ -128,7 +132,9 @@ class MockSite:
         return self.hits.count(path)
 
     def start(self) -> MockSite:
-        from twisted.internet import reactor
+        from twisted.internet import reactor as _reactor
+
+        reactor: Any = _reactor
 
         self.port = reactor.listenTCP(0, server.Site(_Root(self)), interface=self.host)
         return self
@@ -181,9 +187,9 @@ def _compress(body: bytes, encoding: str) -> bytes:
         return bytes(brotli.compress(body, quality=5))
     if encoding == "zstd":
         try:
-            from compression import zstd  # type: ignore[import-not-found]
+            from compression import zstd
         except ImportError:
-            from backports import zstd  # type: ignore[import-not-found,no-redef]
+            from backports import zstd
         return bytes(zstd.compress(body))
     raise ValueError(encoding)
 
@@ -241,7 +247,9 @@ def delayed(seconds: float, route: Route) -> Route:
     """``route``'s answer, given ``seconds`` after the request arrived."""
 
     def wrapped(request: server.Request) -> int:
-        from twisted.internet import reactor
+        from twisted.internet import reactor as _reactor
+
+        reactor: Any = _reactor
 
         def answer() -> None:
             if request.finished or request._disconnected:

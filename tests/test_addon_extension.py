@@ -104,7 +104,7 @@ async def test_close_summary_names_outcomes_and_top_rules(sites, caplog) -> None
 class ReenablesBuiltin(RecordingSpider):
     """Scrapy's own robots.txt middleware enabled in the spider's custom_settings."""
 
-    custom_settings: ClassVar[dict[str, Any]] = {"DOWNLOADER_MIDDLEWARES": {BUILTIN: 100}}
+    custom_settings: ClassVar[dict[str, Any]] = {"DOWNLOADER_MIDDLEWARES": {BUILTIN: 100}}  # type: ignore[misc]
 
 
 @deferred_f_from_coro_f

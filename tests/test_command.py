@@ -470,7 +470,7 @@ async def test_http_guide_ch9_page_that_cannot_be_read_says_why_and_exits_5(
             ),
         }
     )
-    options = ("--agent", "ExampleBot", "--page", "-s", "RETRY_ENABLED=0")
+    options: tuple[str, ...] = ("--agent", "ExampleBot", "--page", "-s", "RETRY_ENABLED=0")
     options += ("-s", "DOWNLOAD_TIMEOUT=1")
     # one run per output format, the four pages together; each page's own exit
     # status is what exit_code() makes of its answer alone

@@ -151,7 +151,7 @@ def test_2_2_2_every_shortcut_agrees_with_the_compiled_index_on_every_corpus_fil
     from scrapy_rfc9309.parser._matcher import AgentMatcher
     from scrapy_rfc9309.parser._steps import run_to_end
 
-    differences = []
+    differences: list[tuple[str, ...]] = []
     for path in FILES:
         body = path.read_bytes()[:512_000]
         urls = ["/", "/index.html", "/search?q=1", "/%E3%83%84", "/wp-admin/admin-ajax.php"]

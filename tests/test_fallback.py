@@ -133,14 +133,16 @@ async def run(
     crawler = get_crawler(CountingSpider, {**BASE_SETTINGS, **settings})
     if stop_after is not None:
         from scrapy.utils.defer import deferred_from_coro
-        from twisted.internet import reactor
+        from twisted.internet import reactor as _reactor
+
+        reactor: Any = _reactor
 
         def stop() -> Any:  # Crawler.stop_async since Scrapy 2.14, stop() before
             if hasattr(crawler, "stop_async"):
                 return deferred_from_coro(crawler.stop_async())
             return crawler.stop()
 
-        reactor.callLater(stop_after, stop)  # type: ignore[attr-defined]
+        reactor.callLater(stop_after, stop)
     await _compat.crawl(crawler, urls=urls, **kwargs)
     assert crawler.stats is not None
     spider = crawler.spider

@@ -544,15 +544,19 @@ async def test_2_3_1_4_an_ftp_server_that_drops_the_connection_is_unreachable_no
     """RFC 9309 2.3.1.4: a robots.txt whose server fails (here an FTP server that
     closes the connection, through Scrapy's FTP download handler) is unreachable:
     the site's requests are dropped as such, never as an internal error."""
-    from twisted.internet import protocol, reactor
+    from twisted.internet import protocol
+    from twisted.internet import reactor as _reactor
+
+    reactor: Any = _reactor
 
     class Closer(protocol.Protocol):
         def connectionMade(self) -> None:
-            reactor.callLater(0.1, self.transport.loseConnection)  # type: ignore[attr-defined]
+            assert self.transport is not None
+            reactor.callLater(0.1, self.transport.loseConnection)  # type: ignore[misc]
 
     factory = protocol.ServerFactory()
     factory.protocol = Closer
-    port = reactor.listenTCP(0, factory, interface="127.0.0.1")  # type: ignore[attr-defined]
+    port = reactor.listenTCP(0, factory, interface="127.0.0.1")
     try:
         url = f"ftp://127.0.0.1:{port.getHost().port}/x"
         spider, stats = await crawl([url], {"ROBOTSTXT_UNREACHABLE_DEFER": 0})

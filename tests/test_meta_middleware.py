@@ -67,7 +67,7 @@ class MetaSpider(Spider):
 class AsyncMetaSpider(MetaSpider):
     name = "meta-async"
 
-    async def parse(self, response: Any) -> Any:  # type: ignore[override]
+    async def parse(self, response: Any) -> Any:
         for output in MetaSpider.parse(self, response):
             yield output
 
@@ -572,9 +572,9 @@ def test_sync_output_path_drops_like_the_async_one() -> None:
 
     crawler = get_crawler(MetaSpider, {"ROBOTSTXT_OBEY": True, "USER_AGENT": AGENT})
     try:
-        crawler.stats.open_spider()  # type: ignore[union-attr]
+        crawler.stats.open_spider()
     except TypeError:  # Scrapy < 2.14 wants the spider
-        crawler.stats.open_spider(MetaSpider())  # type: ignore[union-attr]
+        crawler.stats.open_spider(MetaSpider())
     middleware = RobotsMetaMiddleware.from_crawler(crawler)
     request = Request("http://x.test/page")
     response = HtmlResponse(
@@ -593,7 +593,7 @@ def test_sync_output_path_drops_like_the_async_one() -> None:
     )
     middleware.process_spider_input(other)
     assert list(middleware.process_spider_output(other, outputs)) == outputs
-    assert crawler.stats.get_value("robotsmeta/nofollow") == 1  # type: ignore[union-attr]
+    assert crawler.stats.get_value("robotsmeta/nofollow") == 1
 
 
 # -- the limits of the reading: content past them is not read, and the user is told -------

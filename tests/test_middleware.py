@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -231,7 +232,9 @@ async def test_2_4_result_refetched_after_cache_ttl(sites) -> None:
     def change_rules() -> None:
         site.routes["/robots.txt"] = text("User-agent: *\nDisallow: /c\n")
 
-    from twisted.internet import reactor
+    from twisted.internet import reactor as _reactor
+
+    reactor: Any = _reactor
 
     reactor.callLater(0.5, change_rules)
     spider, stats = await crawl(
@@ -249,7 +252,9 @@ async def test_2_4_unreachable_refetch_keeps_the_cached_copy(sites) -> None:
         default=PAGE,
     )
     followups = {site.url("/slow"): [site.url("/public"), site.url("/private")]}
-    from twisted.internet import reactor
+    from twisted.internet import reactor as _reactor
+
+    reactor: Any = _reactor
 
     reactor.callLater(0.5, lambda: site.routes.update({"/robots.txt": status(503)}))
     spider, stats = await crawl(
@@ -266,7 +271,9 @@ async def test_2_3_1_4_unreachable_tried_again_after_its_ttl(sites) -> None:
     site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
     other = sites(routes={"/slow": slow(1.6)})
     followups = {other.url("/slow"): [site.url("/a")]}
-    from twisted.internet import reactor
+    from twisted.internet import reactor as _reactor
+
+    reactor: Any = _reactor
 
     reactor.callLater(0.5, lambda: site.routes.update({"/robots.txt": text("User-agent: *\n")}))
     spider, stats = await crawl(

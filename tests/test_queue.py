@@ -116,6 +116,7 @@ async def test_priorities_are_kept_for_requests_that_waited(sites) -> None:
     settings = {**BASE_SETTINGS, "CONCURRENT_REQUESTS": 1, **QUEUE}
     crawler = get_crawler(PrioritySpider, settings)
     await _compat.crawl(crawler, urls=urls)
+    assert isinstance(crawler.spider, PrioritySpider)
     assert crawler.spider.fetched == [site.url(f"/p{p}") for p in (9, 5, 3, 2, 1)]
     assert [path for path in site.hits if path != "/robots.txt"] == [
         f"/p{p}" for p in (9, 5, 3, 2, 1)

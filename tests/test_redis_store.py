@@ -308,7 +308,9 @@ def test_hostile_record_is_ignored(
     # a record of another site under this site's key is not this site's
     other = record(site="http://other.test:80")
     store.save(other, BODY)
-    client.set(key(store.prefix, "current"), client.get(key(store.prefix, "current", other.site)))
+    current = client.get(key(store.prefix, "current", other.site))
+    assert current is not None
+    client.set(key(store.prefix, "current"), current)
     assert store.current(SITE) is None
 
 
@@ -804,9 +806,7 @@ def test_store_prefix_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 def test_missing_redis_server_skips_locally_and_fails_under_ci(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from . import redis_server as module
-
-    monkeypatch.setattr(module.shutil, "which", lambda name: None)
+    monkeypatch.setattr("tests.redis_server.shutil.which", lambda name: None)
     monkeypatch.delenv("CI", raising=False)
     with pytest.raises(pytest.skip.Exception, match="redis-server is not installed"):
         require_redis_server()

@@ -164,7 +164,8 @@ def test_http_guide_ch9_deferral_backs_off_and_ends_at_its_deadline() -> None:
     table.settle(A, outcome(Kind.UNREACHABLE, 610.0, "HTTP 503"))
     assert table.defer(A, now=10.0, limit=10.0) is None
     assert table.state(A, now=10.0) is SiteState.READY
-    assert table.fresh(A, now=10.0).kind is Kind.UNREACHABLE
+    fresh = table.fresh(A, now=10.0)
+    assert fresh is not None and fresh.kind is Kind.UNREACHABLE
 
 
 def test_http_guide_ch9_a_deferral_that_ran_out_does_not_start_again() -> None:

@@ -917,8 +917,8 @@ def test_2_4_no_pid_check_on_windows(monkeypatch) -> None:
     signalled: list[int] = []
     holder = f"{socket.gethostname()}:{ended.pid}:abcd1234"
     with monkeypatch.context() as patch:  # undone before pytest reports (pathlib reads os.name)
-        patch.setattr(_store.os, "name", "nt")
-        patch.setattr(_store.os, "kill", lambda pid, sig: signalled.append(pid))
+        patch.setattr("scrapy_rfc9309.sites._store.os.name", "nt")
+        patch.setattr("scrapy_rfc9309.sites._store.os.kill", lambda pid, sig: signalled.append(pid))
         gone = _store.holder_is_gone(holder)
     assert not gone
     assert signalled == []
@@ -1188,10 +1188,11 @@ async def test_2_4_a_locked_store_at_look_up_falls_back_to_the_worker(
     when a site is looked up: the reactor's non-waiting connection gives up at once
     (nothing waits on the reactor), the look-up is made again on the worker, which
     waits for the lock; the robots.txt is fetched once, saved, the lease given up."""
-    from twisted.internet import reactor
+    from twisted.internet import reactor as _reactor
 
     from scrapy_rfc9309.components._store_bridge import StoreBridge
 
+    reactor: Any = _reactor
     path = tmp_path / "robots.db"
     calls = _slow_on_worker(monkeypatch, 0.0)
     locker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -1261,8 +1262,6 @@ def test_2_4_reports_read_a_store_in_a_folder_they_cannot_write(
     """An archive on read-only media: SQLite cannot make the ``-shm`` file a
     read-only open of a write-ahead-log store needs, so the store is read as it
     is on disk (``immutable``) instead of being reported as unreadable."""
-    from scrapy_rfc9309.sites import _sqlite_store
-
     path = tmp_path / "robots.db"
     store = SQLiteStore(str(path))
     store.save(record(), ROBOTS_V1)
@@ -1276,8 +1275,8 @@ def test_2_4_reports_read_a_store_in_a_folder_they_cannot_write(
             return real_connect(f"file:{tmp_path}/missing/x.db?mode=ro", uri=True)
         return db
 
-    monkeypatch.setattr(_sqlite_store.sqlite3, "connect", read_only_folder)
-    monkeypatch.setattr(_sqlite_store.os, "access", lambda *_: False)
+    monkeypatch.setattr("scrapy_rfc9309.sites._sqlite_store.sqlite3.connect", read_only_folder)
+    monkeypatch.setattr("scrapy_rfc9309.sites._sqlite_store.os.access", lambda *_: False)
     reader = SQLiteStore(str(path), read_only=True)
     try:
         assert [kept.site for kept in reader.history(SITE)] == [SITE]

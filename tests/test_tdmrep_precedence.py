@@ -46,7 +46,7 @@ CASES = {
 }
 
 
-def _route(header: str | None, meta: str | None):  # type: ignore[no-untyped-def]
+def _route(header: str | None, meta: str | None):
     headers = [(b"tdm-reservation", header.encode())] if header is not None else []
     head = f'<meta name="tdm-reservation" content="{meta}">' if meta is not None else ""
     return page_with_headers(html_page(head), headers)
@@ -84,15 +84,21 @@ def test_tdmrep_precedence_in_the_one_decision() -> None:
     reserved = tdm_usage(False, "/.well-known/tdmrep.json", "x")
     free = tdm_usage(True, "/.well-known/tdmrep.json", "x")
     page = UsageSources().with_page([("tdm-reservation header", "0")])
-    assert applicable_usage(page._replace(tdmrep=reserved)).get("train-ai").allowed
+    preference = applicable_usage(page._replace(tdmrep=reserved)).get("train-ai")
+    assert preference is not None
+    assert preference.allowed
     meta = page.with_page([("tdm-reservation header", "0"), ('<meta name="tdm-reservation">', "1")])
-    assert not applicable_usage(meta._replace(tdmrep=free)).get("train-ai").allowed
+    preference = applicable_usage(meta._replace(tdmrep=free)).get("train-ai")
+    assert preference is not None
+    assert not preference.allowed
     # a robots.txt Content-Usage (AIPREF) n is not superseded by a TDMRep 0
     line = Preference("train-ai", False, "robots.txt", 3, "Content-Usage: train-ai=n")
     robots = page._replace(robots_txt=Usage({"train-ai": line}))
     assert applicable_usage(robots).get("train-ai") == line
     # an absent value resets nothing: no header, no meta, the file's reservation stays
-    assert not applicable_usage(UsageSources(tdmrep=reserved)).get("train-ai").allowed
+    preference = applicable_usage(UsageSources(tdmrep=reserved)).get("train-ai")
+    assert preference is not None
+    assert not preference.allowed
 
 
 @deferred_f_from_coro_f

@@ -150,7 +150,7 @@ async def test_2_2_2_explain_meta_gives_the_deciding_line_of_allowed_requests(si
 async def test_no_verdict_in_meta_unless_asked(sites) -> None:
     site = sites(routes={"/robots.txt": text(ROBOTS)}, default=PAGE)
     crawler = get_crawler(ExplainingSpider, BASE_SETTINGS)
-    crawler.spidercls.make = RecordingSpider.make  # type: ignore[method-assign]
+    crawler.spidercls.make = RecordingSpider.make  # type: ignore[attr-defined]
     await _compat.crawl(crawler, urls=[site.url("/b/open")])
     assert crawler.spider.verdicts == {site.url("/b/open"): None}  # type: ignore[union-attr]
 
