@@ -77,7 +77,7 @@ def _google() -> Callable[[bytes, str, str], bool] | None:
 
 
 def _documented_difference(robots: RobotsTxt, url: str, agent: str) -> bool:
-    """The differences from Google's parser listed in the README, each where
+    """The differences from Google's parser listed in the documentation (docs/parser.md), each where
     we follow RFC 9309 or a documented lenient reading."""
     verdict = robots.check(url=url, agent=agent)
     if url.endswith("/robots.txt"):

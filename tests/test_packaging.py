@@ -32,6 +32,27 @@ def test_readme_links_work_on_a_package_index() -> None:
     assert relative == []
 
 
+def test_readme_links_each_documentation_page_and_each_exists() -> None:
+    """README is the front page: it links every page of the documentation, at
+    the repository's address (``[project.urls] Source``), and each link names
+    a file of the repository."""
+    readme = ROOT / "README.md"
+    if not readme.exists() or not (ROOT / "docs").is_dir():
+        pytest.skip("run from a copy of the tests, against the installed wheel")
+    source = re.search(r'^Source = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert source is not None
+    prefix = f"{source.group(1)}/blob/main/"
+    targets = re.findall(r"\]\(([^)]+)\)", readme.read_text())
+    files = [target.removeprefix(prefix) for target in targets if target.startswith(prefix)]
+    assert [name for name in files if not (ROOT / name).is_file()] == []
+    pages = {
+        page.relative_to(ROOT).as_posix()
+        for page in (ROOT / "docs").rglob("*.md")
+        if "_build" not in page.parts and page.name not in {"index.md", "changelog.md"}
+    }
+    assert sorted(pages - set(files)) == []
+
+
 def test_robots_parsed_is_scrapys_signal_where_scrapy_has_one() -> None:
     from scrapy import signals
 

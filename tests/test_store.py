@@ -842,7 +842,7 @@ async def test_2_4_the_lease_of_a_killed_crawl_is_taken_over_at_once(
         assert time.monotonic() - started < 10  # not the 150 s lease
     finally:
         process.wait()
-    # taken over at the first look: nothing waited for (README: robotstxt/store/waited)
+    # taken over at the first look: nothing waited for (docs/store.md: robotstxt/store/waited)
     assert "robotstxt/store/waited" not in stats
     assert site.count("/robots.txt") == 2  # fetched again by this crawl
     assert spider.fetched == [site.url("/a")]

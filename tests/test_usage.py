@@ -1501,20 +1501,23 @@ def test_purposes_setting_refuses_retired_names_saying_what_replaced_them(
         RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_PURPOSES": [name, "search"]}))
 
 
-def test_spec_versions_table_is_the_readme_table() -> None:
-    """The versions followed are named in one table (SPEC_VERSIONS); the README
-    names each."""
+def test_spec_versions_table_is_the_documented_table() -> None:
+    """The versions followed are named in one table (SPEC_VERSIONS); the
+    documentation's usage page names each."""
     from pathlib import Path
 
     from scrapy_rfc9309.parser._usage import SPEC_VERSIONS
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    page = Path(__file__).parent.parent / "docs" / "usage.md"
+    if not page.exists():
+        pytest.skip("run from a copy of the tests, without docs/")
+    text = page.read_text(encoding="utf-8")
     assert {spec.version for spec in SPEC_VERSIONS} >= {
         "draft-ietf-aipref-vocab-08",
         "draft-ietf-aipref-attach-05",
     }
     for spec in SPEC_VERSIONS:
-        assert f"| {spec.name} | {spec.version} | {spec.url} |" in readme, spec
+        assert f"| {spec.name} | {spec.version} | {spec.url} |" in text, spec
 
 
 def test_lint_says_where_usage_lines_group_differently_from_the_attach_grammar() -> None:
