@@ -503,21 +503,7 @@ class RedisStore(RobotsStore):
             return found
 
         found = self._call("reading the current records", run)
-        result: dict[str, Looked] = {}
-        for site in unique:
-            record = found[site]
-            if record is not None and fresh(record[0]):
-                result[site] = ("fresh", record)
-            elif self.acquire(site, holder, seconds):
-                again = self.current(site)
-                if again is not None and fresh(again[0]):
-                    self.release(site, holder)
-                    result[site] = ("fresh", again)
-                else:
-                    result[site] = ("lease", again or record)
-            else:
-                result[site] = ("held", record)
-        return result
+        return {site: self.look_found(site, found[site], holder, seconds, fresh) for site in unique}
 
     def history(self, site: str, limit: int = 100) -> list[FetchRecord]:
         def run() -> list[FetchRecord]:

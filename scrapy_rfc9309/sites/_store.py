@@ -159,21 +159,31 @@ class RobotsStore(Protocol):
         lease is taken, so a record another process saved meanwhile is used.
         ``bodies`` is a hint (a store may answer ``("fresh", None)`` without it).
         """
-        result: dict[str, Looked] = {}
-        for site in dict.fromkeys(sites):
-            found = self.current(site)
-            if found is not None and fresh(found[0]):
-                result[site] = ("fresh", found)
-            elif self.acquire(site, holder, seconds):
-                again = self.current(site)
-                if again is not None and fresh(again[0]):
-                    self.release(site, holder)
-                    result[site] = ("fresh", again)
-                else:
-                    result[site] = ("lease", again or found)
-            else:
-                result[site] = ("held", found)
-        return result
+        return {
+            site: self.look_found(site, self.current(site), holder, seconds, fresh)
+            for site in dict.fromkeys(sites)
+        }
+
+    def look_found(
+        self,
+        site: str,
+        found: tuple[FetchRecord, bytes | None] | None,
+        holder: str,
+        seconds: float,
+        fresh: Callable[[FetchRecord], bool],
+    ) -> Looked:
+        """What :meth:`look_many` answers for ``site`` whose current record is
+        ``found``: it, when fresh; else the lease taken (the record read again
+        once taken: another process may have saved one meanwhile); else held."""
+        if found is not None and fresh(found[0]):
+            return ("fresh", found)
+        if not self.acquire(site, holder, seconds):
+            return ("held", found)
+        again = self.current(site)
+        if again is not None and fresh(again[0]):
+            self.release(site, holder)
+            return ("fresh", again)
+        return ("lease", again or found)
 
     def save_many(
         self,
