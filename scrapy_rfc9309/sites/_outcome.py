@@ -208,24 +208,24 @@ class SiteOutcome:
             return _NOT_CHECKED if self.kind is Kind.NOT_DOWNLOADABLE else _ALLOWED_WITHOUT_RULES
         verdict = robots.denial(url=url, agent=token)
         if verdict is not None:
-            return Decision(
-                False,
-                verdict,
-                f'Forbidden by robots.txt line {verdict.line}: "{verdict.rule}"'
-                f"{_matched(verdict, url)} ({self.source or robots_url(site)})",
-            )
+            return self._refused(verdict, url, site, "")
         for agent in also:  # empty unless ROBOTSTXT_ALSO_OBEY: the hot path skips it
             verdict = robots.denial(url=url, agent=agent)
             if verdict is not None:
-                return Decision(
-                    False,
-                    verdict,
-                    f"Forbidden by robots.txt line {verdict.line} for {agent} "
-                    f'(ROBOTSTXT_ALSO_OBEY): "{verdict.rule}"{_matched(verdict, url)} '
-                    f"({self.source or robots_url(site)})",
-                    agent=agent,
-                )
+                return self._refused(verdict, url, site, agent)
         return _ALLOWED_BY_RULES  # the hot path: no Verdict built
+
+    def _refused(self, verdict: Verdict, url: str, site: str, agent: str) -> Decision:
+        """A request a rule refuses: the rule, its line and the file; ``agent``: the
+        ``ROBOTSTXT_ALSO_OBEY`` token whose group refused it (empty: our own)."""
+        whose = f" for {agent} (ROBOTSTXT_ALSO_OBEY)" if agent else ""
+        return Decision(
+            False,
+            verdict,
+            f'Forbidden by robots.txt line {verdict.line}{whose}: "{verdict.rule}"'
+            f"{_matched(verdict, url)} ({self.source or robots_url(site)})",
+            agent=agent or None,
+        )
 
     def _disallow_all(self, site: str) -> Decision:
         where = self.source or robots_url(site)
