@@ -118,3 +118,17 @@ async def test_addon_refuses_the_builtin_middleware_enabled_in_custom_settings(s
         await _compat.crawl(crawler, urls=[site.url("/x")])
     assert "custom_settings" in str(error.value)
     assert site.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_a_plain_crawl_with_the_addon_logs_no_warning(sites, caplog) -> None:
+    """The add-on enables components that turn themselves off when not needed (the
+    cluster-wide delay without a Redis store): they say nothing at WARNING, so a
+    healthy crawl under a named User-Agent logs no WARNING at all."""
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /private\n")}, default=PAGE)
+    settings = {**ADDON_ONLY, "USER_AGENT": "ExampleBot/1.0 (+https://example.com/bot)"}
+    with caplog.at_level(logging.WARNING):
+        spider, stats = await crawl([site.url("/x"), site.url("/private/y")], settings)
+    assert spider.fetched == [site.url("/x")]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert "log_count/WARNING" not in stats

@@ -37,11 +37,14 @@ class ClusterDelayMiddleware:
     with a Redis store) when our scheduler queue does not."""
 
     def __init__(self, crawler: Crawler) -> None:
+        # NotConfigured without a message: Scrapy logs one at WARNING, and the
+        # add-on enables this middleware in every crawl, most of which space
+        # no site across a cluster
         if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
-            raise NotConfigured("ROBOTSTXT_OBEY is off")
+            raise NotConfigured
         pacer = cluster_pacer(crawler)
         if pacer is None:
-            raise NotConfigured("no site is spaced across a cluster")
+            raise NotConfigured
         self.pacer = pacer
 
     @classmethod
