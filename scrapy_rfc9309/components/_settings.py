@@ -377,6 +377,9 @@ class RobotsTxtSettings:
         )
         if cache_max_sites < 1:
             raise SettingError("ROBOTSTXT_CACHE_MAX_SITES must be at least 1")
+        if settings.get("ROBOTS_META_HTTPCACHE_POLICY"):
+            # loaded only when HTTPCACHE_ENABLED: a bad name stops the crawl anyway
+            wrapped_cache_policy(settings, "")
         return cls(
             obey=_bool(settings, "ROBOTSTXT_OBEY"),
             user_agent_token=token or None,
