@@ -291,3 +291,29 @@ def unreachable_for(seconds: float, then: Route) -> Route:
         return then(request)
 
     return route
+
+
+def silent_server(drop_after: float = 20.0) -> Any:
+    """A TCP server on 127.0.0.1 that accepts connections and never says a word
+    (an FTP server that hangs before its greeting), dropping each connection after
+    ``drop_after`` s, as real servers do after their own idle time-out. Returns
+    the listening port (``.getHost().port``; ``.stopListening()`` when done)."""
+    from twisted.internet import protocol
+    from twisted.internet import reactor as _reactor
+
+    reactor: Any = _reactor
+
+    class Silent(protocol.Protocol):
+        drop: Any = None
+
+        def connectionMade(self) -> None:
+            transport: Any = self.transport
+            self.drop = reactor.callLater(drop_after, transport.abortConnection)
+
+        def connectionLost(self, reason: Any = None) -> None:
+            if self.drop is not None and self.drop.active():
+                self.drop.cancel()
+
+    factory = protocol.ServerFactory()
+    factory.protocol = Silent
+    return reactor.listenTCP(0, factory, interface="127.0.0.1")

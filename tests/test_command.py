@@ -30,7 +30,7 @@ from scrapy_rfc9309.parser._lint import MAX_RULE_LENGTH, MAX_RULES, lint
 from scrapy_rfc9309.parser._robotstxt import RobotsTxt
 from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 
-from .server import redirect, status, text
+from .server import redirect, silent_server, status, text
 
 ROBOTS = "User-agent: *\nDisallow: /private\nCrawl-delay: 2\nSitemap: https://e.com/s.xml\n"
 
@@ -283,6 +283,31 @@ async def test_command_lint_page_url_names_its_robots_txt_and_a_bom_is_no_findin
     assert "byte order mark" not in output
     assert lint(RobotsTxt.parse(b"\xef\xbb\xbfDisallow: /early\n"))[0][0] == 1  # others stay
     assert RobotsTxt.parse(b"\xef\xbb\xbfUser-agent: *\n").warnings  # the parser still says
+
+
+@deferred_f_from_coro_f
+async def test_command_2_3_1_4_an_ftp_server_that_never_answers_is_unreachable_in_time(
+    tmp_path,
+) -> None:
+    """RFC 9309 2.3.1.4: a robots.txt server that accepts and never answers is
+    unreachable once ROBOTSTXT_DOWNLOAD_TIMEOUT has passed, even through Scrapy's
+    FTP handler (which ignores download_timeout): exit 3, no traceback, not held
+    until the server drops the connection (here after 20 s)."""
+    import time
+
+    port = silent_server(drop_after=20.0)
+    try:
+        url = f"ftp://127.0.0.1:{port.getHost().port}/x"
+        started = time.monotonic()
+        output, code = await scrapy(url, "-s", "ROBOTSTXT_DOWNLOAD_TIMEOUT=1", cwd=tmp_path)
+        took = time.monotonic() - started
+    finally:
+        port.stopListening()
+    assert code == EXIT_NO_ROBOTS, output
+    assert "outcome:     unreachable (timed out after 1 s)" in output
+    assert "DISALLOWED: robots.txt unreachable" in output
+    assert "Traceback" not in output
+    assert took < 15, took
 
 
 @deferred_f_from_coro_f

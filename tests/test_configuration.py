@@ -78,11 +78,16 @@ async def test_unusable_setting_stops_the_crawl_at_start_naming_it(
     assert site.hits == []
 
 
+@pytest.mark.parametrize("cache", [True, False], ids=["cache_on", "cache_off"])
 @deferred_f_from_coro_f
-async def test_unloadable_meta_httpcache_policy_stops_the_crawl_naming_it(sites, tmp_path) -> None:
+async def test_unloadable_meta_httpcache_policy_stops_the_crawl_naming_it(
+    sites, tmp_path, cache: bool
+) -> None:
+    """A ROBOTS_META_HTTPCACHE_POLICY that cannot be loaded stops the crawl at
+    start-up naming it, whether Scrapy's HTTP cache is on or off."""
     site = sites(default=PAGE)
     settings = {
-        "HTTPCACHE_ENABLED": True,
+        "HTTPCACHE_ENABLED": cache,
         "HTTPCACHE_DIR": str(tmp_path),
         "HTTPCACHE_POLICY": "scrapy_rfc9309.RobotsMetaCachePolicy",
         "ROBOTS_META_HTTPCACHE_POLICY": "no",

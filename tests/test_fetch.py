@@ -565,3 +565,34 @@ async def test_2_3_1_4_an_ftp_server_that_drops_the_connection_is_unreachable_no
     assert "robotstxt/internal_error" not in stats
     assert stats["robotstxt/forbidden/unreachable"] == 1
     assert "unreachable" in spider.dropped[url]
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_an_ftp_server_that_never_answers_is_unreachable_after_the_timeout(
+    sites,
+) -> None:
+    """RFC 9309 2.3.1.4: a robots.txt server that accepts and never answers (through
+    Scrapy's FTP handler, which ignores download_timeout) makes the site
+    unreachable after ROBOTSTXT_DOWNLOAD_TIMEOUT: its request is dropped as such,
+    not held until the server drops the connection (here after 20 s)."""
+    import time
+
+    from .server import silent_server
+
+    port = silent_server(drop_after=20.0)
+    other = sites(routes={"/robots.txt": text("User-agent: *\nAllow: /\n")}, default=PAGE)
+    try:
+        url = f"ftp://127.0.0.1:{port.getHost().port}/x"
+        started = time.monotonic()
+        spider, stats = await crawl(
+            [url, other.url("/ok")],
+            {"ROBOTSTXT_DOWNLOAD_TIMEOUT": 1, "ROBOTSTXT_UNREACHABLE_DEFER": 0},
+        )
+        took = time.monotonic() - started
+    finally:
+        port.stopListening()
+    assert took < 10, took
+    assert spider.fetched == [other.url("/ok")]
+    assert "robotstxt/internal_error" not in stats
+    assert stats["robotstxt/forbidden/unreachable"] == 1
+    assert "robots.txt unreachable (timed out after 1 s)" in spider.dropped[url]

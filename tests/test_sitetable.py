@@ -9,6 +9,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from scrapy_rfc9309.sites._filetable import EVICTIONS_REMEMBERED
 from scrapy_rfc9309.sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
 from scrapy_rfc9309.sites._sitetable import (
     BACKOFF_MAX,
@@ -112,6 +113,37 @@ def test_least_recently_used_sites_are_evicted_never_a_fetch_in_flight() -> None
     assert table.is_pending("http://c:80") and len(table) == 2
     table.settle("http://c:80", outcome(Kind.PARSED, 100.0))
     assert A in table and B not in table and table.evictions == 1
+
+
+def test_2_4_a_site_evicted_while_fresh_is_told_when_fetched_again() -> None:
+    """RFC 9309 2.4: an outcome is used for its lifetime; one fetched again only
+    because the bound evicted it is told apart (once), and the record of evictions
+    stays within ``max_sites`` entries."""
+    table: SiteTable[str] = SiteTable(2)
+    remembered = EVICTIONS_REMEMBERED * 2
+    sites = [f"http://s{i}:80" for i in range(remembered + 4)]
+    for site in sites:
+        table.start(site)
+        table.settle(site, outcome(Kind.PARSED, expires_at=100.0))
+    assert table.evictions == remembered + 2
+    assert len(table._evicted) == remembered  # only the last evictions
+    assert not table.evicted_fresh(sites[0], now=1.0)  # forgotten: beyond the record
+    assert table.evicted_fresh(sites[3], now=1.0)  # in force until 100 s, asked at 1 s
+    assert not table.evicted_fresh(sites[3], now=1.0)  # told once
+    assert not table.evicted_fresh(sites[2], now=100.0)  # expired anyway: a plain refetch
+    assert not table.evicted_fresh(sites[-1], now=1.0)  # never evicted
+    table.start(sites[4])
+    table.settle(sites[4], outcome(Kind.PARSED, expires_at=200.0))  # back in the table
+    assert not table.evicted_fresh(sites[4], now=1.0)
+
+
+def test_a_site_settled_again_is_no_longer_an_eviction() -> None:
+    table: SiteTable[str] = SiteTable(1)
+    for site in (A, B, A):  # A evicted by B, then settled again (from a store, say)
+        table.start(site)
+        table.settle(site, outcome(Kind.PARSED, expires_at=100.0))
+    assert not table.evicted_fresh(A, now=1.0)
+    assert table.evicted_fresh(B, now=1.0)
 
 
 def test_abandon_hands_back_waiters_and_stores_nothing() -> None:

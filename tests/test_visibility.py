@@ -300,3 +300,60 @@ async def test_report_file_stats_include_page_level_counts(sites, tmp_path) -> N
     meta = {key: value for key, value in stats.items() if key.startswith("robotsmeta/")}
     assert meta.get("robotsmeta/nofollow") == 1, stats
     assert {k: v for k, v in report["stats"].items() if k.startswith("robotsmeta/")} == meta
+
+
+@pytest.mark.parametrize(("bound", "thrashing"), [(20, True), (100, False)])
+@deferred_f_from_coro_f
+async def test_2_4_a_cache_bound_that_evicts_fresh_robots_txt_warns_once(
+    sites, caplog, bound: int, thrashing: bool
+) -> None:
+    """RFC 9309 2.4: a robots.txt is used for its lifetime. 60 sites whose pages
+    come interleaved (every /a, then every /b, then every /c) under a bound of 20:
+    each site is evicted before its next page, so every page costs a download.
+    Memory stays bounded, so the downloads happen, but never silently: counted,
+    and one WARNING naming ROBOTSTXT_CACHE_MAX_SITES, its value and the fixes."""
+    many = [sites(routes={"/robots.txt": text(ROBOTS)}, default=PAGE) for _ in range(60)]
+    urls = [site.url(path) for path in ("/p/a", "/p/b", "/p/c") for site in many]
+    settings = {**ADDON_ONLY, "ROBOTSTXT_CACHE_MAX_SITES": bound, "LOG_LEVEL": "INFO"}
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
+        spider, stats = await crawl(urls, settings)
+    assert len(spider.fetched) == 180
+    served = sum(site.count("/robots.txt") for site in many)
+    assert served == stats["robotstxt/request_count"]
+    warnings = [r.getMessage() for r in caplog.records if "CACHE_MAX_SITES" in r.getMessage()]
+    if not thrashing:
+        assert served == 60
+        assert "robotstxt/cache/refetched_evicted" not in stats
+        assert warnings == []
+        return
+    assert served == 180  # one download per page: the bound is too small
+    assert stats["robotstxt/cache/refetched_evicted"] == 120
+    [warning] = warnings
+    assert f"ROBOTSTXT_CACHE_MAX_SITES = {bound}" in warning
+    assert "Raise ROBOTSTXT_CACHE_MAX_SITES" in warning
+    assert "ROBOTSTXT_STORE_URI" in warning
+
+
+@deferred_f_from_coro_f
+async def test_summary_lists_a_site_scrapy_cannot_download_and_never_counts_it_allowed(
+    sites, caplog
+) -> None:
+    """A scheme with no download handler (``htp:``) is not the site's answer (RFC
+    9309 2.3.1.4 speaks of the server): its requests go to Scrapy unchecked. The
+    summary lists the site under its own outcome, and its request is counted as
+    passed unchecked, never as allowed."""
+    site = sites(routes={"/robots.txt": text(ROBOTS)}, default=PAGE)
+    bad = f"htp://127.0.0.1:{site.port.getHost().port}/x"
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        spider, stats = await crawl([bad, site.url("/ok")], ADDON_ONLY, allow_errors=True)
+    assert "Unsupported URL scheme 'htp'" in spider.dropped[bad]
+    assert spider.fetched == [site.url("/ok")]
+    assert stats["robotstxt/not_downloadable"] == 1
+    assert stats["robotstxt/passed_unchecked"] == 1
+    assert stats["robotstxt/allowed"] == 1  # only the page that was checked
+    summary = _summary(caplog)
+    assert (
+        "2 sites checked (1 parsed, 0 unavailable: allow all, 0 unreachable: disallow all, "
+        "1 not downloadable: passed to Scrapy unchecked); "
+        "1 request allowed, 1 passed unchecked, 0 dropped"
+    ) in summary

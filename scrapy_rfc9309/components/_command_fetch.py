@@ -30,6 +30,7 @@ from ._command_answer import (
     no_site_reason,
 )
 from ._fetcher import dotted_name, is_download_failure, is_not_downloadable
+from ._file_download import download_within
 from ._settings import RobotsTxtSettings
 
 __all__ = ["describe_download_error", "fetch_page", "fetch_tdmreps", "fetcher_spider", "read_file"]
@@ -87,7 +88,15 @@ def fetcher_spider(
                     DeferredList(
                         [
                             deferred_from_coro(
-                                fetch_page(self.crawler, u, found, token, pages, settings.also_obey)
+                                fetch_page(
+                                    self.crawler,
+                                    u,
+                                    found,
+                                    token,
+                                    pages,
+                                    settings.also_obey,
+                                    settings.page_download_timeout,
+                                )
                             )
                             for u in urls
                         ]
@@ -127,16 +136,17 @@ async def fetch_page(
     token: str,
     pages: dict[str, PageResult],
     also: tuple[str, ...] = (),
+    timeout: float = 0.0,
 ) -> None:
     """Fetch ``url`` if its robots.txt outcome allows it, and read its page-level
     directives for ``token`` (HTTP: The Definitive Guide ch. 9: the robots META
     tag; ``X-Robots-Tag``). A page robots.txt disallows is never fetched.
-    ``also``: the ``ROBOTSTXT_ALSO_OBEY`` tokens, obeyed too, as a crawl does."""
+    ``also``: the ``ROBOTSTXT_ALSO_OBEY`` tokens, obeyed too, as a crawl does.
+    ``timeout``: ``DOWNLOAD_TIMEOUT``, held whatever the download handler does."""
     from scrapy.http import Request
     from scrapy.http.request import NO_CALLBACK
 
     from ..parser._page_directives import read_page_directives, read_usage_signals
-    from . import _compat
 
     site = site_of(url) if "://" in url else None
     if site is None:
@@ -155,7 +165,7 @@ async def fetch_page(
     # A redirect is not followed: its target may be another site, under other rules.
     request.meta["dont_redirect"] = True
     try:
-        response = await _compat.download(crawler, request)
+        response = await download_within(crawler, request, timeout)
     except Exception as error:
         if is_not_downloadable(error):
             pages[url] = PageNotRead(f"not downloadable: {describe_download_error(error)}")

@@ -130,10 +130,18 @@ class RobotsTxtExtension:
         )
         sites = get("robotstxt/sites", parsed + unavailable + unreachable)
         restricted, internal = get("robotstxt/restricted", 0), get("robotstxt/internal_error", 0)
+        not_downloadable = get("robotstxt/not_downloadable", 0)
         # a site counts once in each outcome it had during the crawl
-        extra_kinds = (f", {restricted} restricted: disallow all" if restricted else "") + (
-            f", {internal} internal errors" if internal else ""
+        extra_kinds = (
+            (f", {restricted} restricted: disallow all" if restricted else "")
+            + (f", {internal} internal errors" if internal else "")
+            + (
+                f", {not_downloadable} not downloadable: passed to Scrapy unchecked"
+                if not_downloadable
+                else ""
+            )
         )
+        unchecked = get("robotstxt/passed_unchecked", 0)
         extra_drops = "".join(
             f", {get(f'robotstxt/forbidden/{cause}', 0)} {label}"
             for cause, label in (
@@ -152,7 +160,8 @@ class RobotsTxtExtension:
                 f"{_unreachable(unreachable, report_for(self.crawler).recoveries(), get)}"
                 f"{extra_kinds}); "
                 f"{_plural(get('robotstxt/allowed', 0), 'request')} allowed, "
-                f"{get('robotstxt/forbidden', 0)} dropped "
+                + (f"{unchecked} passed unchecked, " if unchecked else "")
+                + f"{get('robotstxt/forbidden', 0)} dropped "
                 f"({get('robotstxt/forbidden/rule', 0)} by rules, "
                 f"{get('robotstxt/forbidden/unreachable', 0)} unreachable{extra_drops}, "
                 f"{get('robotstxt/forbidden/closing', 0)} at close)"

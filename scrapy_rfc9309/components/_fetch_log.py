@@ -14,7 +14,7 @@ from ..sites._outcome import Kind
 if TYPE_CHECKING:
     from ..sites._outcome import SiteOutcome
 
-__all__ = ["kept_for", "log_outcome"]
+__all__ = ["kept_for", "log_outcome", "warn_refetched_evicted"]
 
 logger = logging.getLogger("scrapy_rfc9309.middleware")
 
@@ -60,3 +60,18 @@ def log_outcome(outcome: SiteOutcome, url: str, site: str) -> None:
             outcome.robots,
             kept_for(outcome),
         )
+
+
+def warn_refetched_evicted(site: str, max_sites: int) -> None:
+    """The one WARNING of a crawl whose ``ROBOTSTXT_CACHE_MAX_SITES`` evicts outcomes
+    still fresh (RFC 9309 2.4): each such site's next request downloads its
+    robots.txt again."""
+    logger.warning(
+        "robots.txt of %s downloaded again: its outcome was evicted while still fresh, "
+        "as this crawl goes through more sites than ROBOTSTXT_CACHE_MAX_SITES = %d keeps; "
+        "each such download is counted in robotstxt/cache/refetched_evicted (said once). "
+        "Raise ROBOTSTXT_CACHE_MAX_SITES, or set ROBOTSTXT_STORE_URI: a store serves "
+        "evicted sites without a download",
+        site,
+        max_sites,
+    )

@@ -53,6 +53,7 @@ from ._engine import add_to_total_concurrency, file_slot
 from ._file_download import (
     MAX_REDIRECTS,
     RETRY_AFTER_STATUSES,
+    DownloadTimedOut,
     Ending,
     FileDownload,
     dotted_name,
@@ -154,6 +155,8 @@ class RobotsTxtFetcher:
             # RetryMiddleware as configured, but not past a Retry-After; none while
             # deferral tries again itself (HTTP: The Definitive Guide ch. 9)
             retry=self.scrapy_retry,
+            # bounded even where a download handler ignores download_timeout (FTP)
+            timeout=self.settings.download_timeout,
             meta={
                 _META_SIZE_LIMIT: self.settings.max_size,
                 # ROBOTSTXT_DOWNLOAD_TIMEOUT: a robots.txt that hangs gives up
@@ -181,6 +184,8 @@ class RobotsTxtFetcher:
             if ending is Ending.NOT_DOWNLOADABLE:
                 return self.not_downloadable(error, chain)
             self.stats.inc_value(f"robotstxt/exception_count/{dotted_name(error)}")
+            if isinstance(error, DownloadTimedOut):  # "timed out after 10 s"
+                return self.unreachable(str(error), chain)
             return self.unreachable(f"{dotted_name(error)}: {error}", chain)
         response = download.response
         assert response is not None

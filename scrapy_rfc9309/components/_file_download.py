@@ -7,7 +7,9 @@ classifies what ended the download by exception class: a download failure
 (:func:`is_download_failure`: the network, the server, RFC 9309 2.3.1.4), a
 URL this crawler cannot download (:func:`is_not_downloadable`: the
 crawler's side), a request dropped by a downloader middleware, a file over
-Scrapy's ``download_maxsize``. Anything else (a bug, an incompatible
+Scrapy's ``download_maxsize``, a download past its time bound
+(:func:`download_within`, whatever the download handler does with
+``download_timeout``). Anything else (a bug, an incompatible
 component) is raised: never passed off as the site's answer. The result is
 plain (:class:`FileDownload`); each file's reader says what it means
 (:class:`~._fetcher.RobotsTxtFetcher` for robots.txt, RFC 9309 2.3.1.x;
@@ -16,6 +18,7 @@ plain (:class:`FileDownload`); each file's reader says what it means
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import enum
 import time
@@ -40,10 +43,12 @@ __all__ = [
     "FOLLOWED_SCHEMES",
     "MAX_REDIRECTS",
     "RETRY_AFTER_STATUSES",
+    "DownloadTimedOut",
     "Ending",
     "FileDownload",
     "dotted_name",
     "download_file",
+    "download_within",
     "is_download_failure",
     "is_not_downloadable",
     "retry_after_seconds",
@@ -89,6 +94,10 @@ _SCRAPY_DOWNLOAD_ERRORS = frozenset(
 #: 2.14+, from a handler given a scheme it does not serve). The crawler's side,
 #: not the site's: never "unreachable".
 _SCRAPY_NOT_DOWNLOADABLE = frozenset({"NotSupported", "UnsupportedURLSchemeError"})
+#: Seconds past a download's bound before :func:`download_within` cancels it:
+#: Scrapy's own time-out (HTTP) comes first and is reported as such; the timer is
+#: for download handlers that ignore ``download_timeout`` (FTP).
+TIMEOUT_MARGIN = 1.0
 #: A refused redirect target is named in logs up to this many characters
 #: (a ``data:`` URL carries its whole content).
 _TARGET_SHOWN = 80
@@ -260,12 +269,67 @@ class FileDownload:
         return retry_after_seconds(response.headers.get(b"Retry-After"))
 
 
-def _never() -> bool:
-    return False
+class DownloadTimedOut(TimeoutError):
+    """A download went past its time bound and was cancelled (:func:`download_within`):
+    the server did not answer in time (RFC 9309 2.3.1.4: unreachable)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"timed out after {seconds:g} s")
+        self.seconds = seconds
 
 
 def _nothing(request: Request) -> None:
     pass
+
+
+async def download_within(
+    crawler: Crawler,
+    request: Request,
+    timeout: float,
+    entering: Callable[[Request], None] = _nothing,
+) -> Response:
+    """Download ``request`` through the crawl's engine, given up after ``timeout``
+    seconds (plus :data:`TIMEOUT_MARGIN`) whatever the download handler does:
+    Scrapy's FTP handler ignores ``download_timeout``, so a server that accepts
+    and never answers would hold it until the server drops the connection.
+    Raises :class:`DownloadTimedOut` then; ``timeout`` 0: no bound of ours.
+    ``entering`` is told of the request in the same step as it goes to the
+    engine (no other request can start in between)."""
+    if timeout <= 0:
+        entering(request)
+        return await _compat.download(crawler, request)
+    from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+    from twisted.internet import reactor as installed
+    from twisted.internet.defer import CancelledError
+
+    reactor: Any = installed
+
+    async def enter() -> Response:
+        entering(request)
+        return await _compat.download(crawler, request)
+
+    download: Any = deferred_from_coro(enter())
+    expired: list[bool] = []
+
+    def expire() -> None:
+        expired.append(True)
+        download.cancel()
+
+    timer = reactor.callLater(timeout + TIMEOUT_MARGIN, expire)
+    try:
+        response: Response = await maybe_deferred_to_future(download)
+        return response
+    except (CancelledError, asyncio.CancelledError):
+        if expired:
+            raise DownloadTimedOut(timeout) from None
+        raise
+    finally:
+        if timer.active():
+            timer.cancel()
+
+
+def _never() -> bool:
+    return False
 
 
 async def download_file(
@@ -278,6 +342,7 @@ async def download_file(
     stats_prefix: str,
     max_size: int,
     retry: bool,
+    timeout: float,
     meta: Mapping[str, Any] | None = None,
     headers: Mapping[bytes, bytes] | None = None,
     closing: Callable[[], bool] = _never,
@@ -289,7 +354,8 @@ async def download_file(
     ``{stats_prefix}/response_status_count/{status}``.
 
     ``max_size``, ``retry``, ``meta``, ``headers``: the request's, as
-    :func:`~._site_files.file_request` takes them. ``closing``: whether the
+    :func:`~._site_files.file_request` takes them. ``timeout``: seconds each
+    request may take (:func:`download_within`). ``closing``: whether the
     caller is cancelling its downloads (a Twisted ``CancelledError`` is then
     the close, raised, not a file over ``download_maxsize``). ``entering`` and
     ``leaving``: told of each request (a redirect's too) as it goes to Scrapy's
@@ -305,9 +371,8 @@ async def download_file(
         request = file_request(
             url, slot, max_size=max_size, retry=retry, meta=meta, headers=headers
         )
-        entering(request)
         try:
-            response = await _compat.download(crawler, request)
+            response = await download_within(crawler, request, timeout, entering)
         except IgnoreRequest as exc:
             chain.append((url, None))
             return FileDownload(Ending.DROPPED, tuple(chain), error=exc)
@@ -315,6 +380,9 @@ async def download_file(
             if is_not_downloadable(exc):  # the crawler's side; its pages fail likewise
                 chain.append((url, None))
                 return FileDownload(Ending.NOT_DOWNLOADABLE, tuple(chain), error=exc)
+            if isinstance(exc, DownloadTimedOut):  # the server's silence, even at close
+                chain.append((url, None))
+                return FileDownload(Ending.FAILED, tuple(chain), error=exc)
             if closing():
                 raise
             if max_size and size_cancelled(exc):

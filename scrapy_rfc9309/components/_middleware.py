@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
+from ..sites._outcome import Kind
 from ..sites._site import robots_url
 from ._report import allowed_verdict
 from ._service import SiteListener, SiteService, site_service
@@ -125,6 +126,9 @@ class RobotsTxtMiddleware:
             answer = answer_from_copy(outcome, site, request, self.crawler.spider, self.stats)
             if answer is not None:
                 return answer
+            if outcome.kind is Kind.NOT_DOWNLOADABLE:  # Scrapy fails it with NotSupported
+                self.stats.inc_value("robotstxt/passed_unchecked")  # never checked: not allowed
+                return None
             token = service.token(request)
             decision = outcome.decide(request.url, token, site, self.settings.also_obey)
             usage = service.usage

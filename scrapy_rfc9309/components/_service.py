@@ -24,7 +24,7 @@ from ._clock import Clock
 from ._deferral import Deferrals
 from ._download_slots import DownloadSlots
 from ._engine import engine_is_closing, wake_engine
-from ._fetch_log import log_outcome
+from ._fetch_log import log_outcome, warn_refetched_evicted
 from ._fetcher import RobotsTxtFetcher, dotted_name
 from ._report import report_for
 from ._set_aside import SetAside
@@ -105,6 +105,8 @@ class SiteService:
         #: site -> the outcome kinds already counted for it (a bit per kind), so
         #: per-site stats count each site once per crawl, whatever its refetches
         self._counted: dict[str, int] = {}
+        #: whether a download caused by ROBOTSTXT_CACHE_MAX_SITES was warned about
+        self._evictions_warned = False
         self.report = report_for(crawler)
         self._watchdog: Any = None
         self._fetcher = RobotsTxtFetcher(crawler, settings)
@@ -379,6 +381,8 @@ class SiteService:
                     self.stats.inc_value("robotstxt/deferred/retries")
                 elif self._table.stale(site) is not None:
                     self.stats.inc_value("robotstxt/refetch")
+                elif self._table.evicted_fresh(site, self.clock.monotonic()):
+                    self._refetched_evicted(site)
                 outcome = await self._fetcher.fetch(url, request)
         except (CancelledError, asyncio.CancelledError):
             if self._store is not None:
@@ -406,6 +410,14 @@ class SiteService:
                 self._store.fetched(site, outcome)
             return
         self._settle(site, outcome, url, stored)
+
+    def _refetched_evicted(self, site: str) -> None:
+        """``site``'s robots.txt is downloaded again only because the bound evicted
+        its outcome while fresh: counted, and said once per crawl."""
+        self.stats.inc_value("robotstxt/cache/refetched_evicted")
+        if not self._evictions_warned:
+            self._evictions_warned = True
+            warn_refetched_evicted(site, self.settings.cache_max_sites)
 
     def _settle(self, site: str, outcome: SiteOutcome, url: str, stored: bool) -> None:
         """Put the outcome in force, defer the site or release its requests, and tell."""

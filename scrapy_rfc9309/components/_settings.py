@@ -61,6 +61,8 @@ DEFAULT_HELD_SHARE = 0.5
 #: ``CONCURRENT_REQUESTS``).
 DEFAULT_CONCURRENT_DOWNLOADS = 64
 DEFAULT_DOWNLOAD_TIMEOUT = 10.0
+#: Scrapy's ``DOWNLOAD_TIMEOUT`` default.
+DEFAULT_PAGE_DOWNLOAD_TIMEOUT = 180.0
 
 
 class SettingError(ValueError):
@@ -336,6 +338,9 @@ class RobotsTxtSettings:
     #: ``ROBOTSTXT_DOWNLOAD_TIMEOUT``: seconds one robots.txt download may take
     #: (its ``download_timeout``); default: 10, or ``DOWNLOAD_TIMEOUT`` if smaller.
     download_timeout: float = DEFAULT_DOWNLOAD_TIMEOUT
+    #: ``DOWNLOAD_TIMEOUT``: seconds a page (or a tdmrep.json) download may take;
+    #: 0: no bound (Scrapy's own handlers may still apply one).
+    page_download_timeout: float = DEFAULT_PAGE_DOWNLOAD_TIMEOUT
     #: ``ROBOTSTXT_PURPOSES``: declared uses (usage categories); empty: none declared.
     purposes: tuple[str, ...] = ()
     #: With a scheduler queue that is not ours: requests held in the middleware
@@ -377,6 +382,9 @@ class RobotsTxtSettings:
         )
         if cache_max_sites < 1:
             raise SettingError("ROBOTSTXT_CACHE_MAX_SITES must be at least 1")
+        if settings.get("ROBOTS_META_HTTPCACHE_POLICY"):
+            # loaded only when HTTPCACHE_ENABLED: a bad name stops the crawl anyway
+            wrapped_cache_policy(settings, "")
         return cls(
             obey=_bool(settings, "ROBOTSTXT_OBEY"),
             user_agent_token=token or None,
@@ -518,9 +526,10 @@ def identity_warning(settings: BaseSettings) -> str | None:
 
 
 def _concurrency(settings: BaseSettings) -> dict[str, Any]:
-    """``concurrent_downloads`` and ``download_timeout``, from
-    ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` and ``ROBOTSTXT_DOWNLOAD_TIMEOUT``."""
-    pages = _number(settings, "DOWNLOAD_TIMEOUT", 180.0, integer=False)
+    """``concurrent_downloads``, ``download_timeout`` and ``page_download_timeout``,
+    from ``ROBOTSTXT_CONCURRENT_DOWNLOADS``, ``ROBOTSTXT_DOWNLOAD_TIMEOUT`` and
+    ``DOWNLOAD_TIMEOUT``."""
+    pages = _number(settings, "DOWNLOAD_TIMEOUT", DEFAULT_PAGE_DOWNLOAD_TIMEOUT, integer=False)
     default = min(DEFAULT_DOWNLOAD_TIMEOUT, pages) if pages > 0 else DEFAULT_DOWNLOAD_TIMEOUT
     timeout = _number(settings, "ROBOTSTXT_DOWNLOAD_TIMEOUT", default, integer=False)
     if timeout <= 0:
@@ -530,7 +539,11 @@ def _concurrency(settings: BaseSettings) -> dict[str, Any]:
     )
     if downloads < 1:
         raise SettingError(f"ROBOTSTXT_CONCURRENT_DOWNLOADS must be at least 1, got {downloads}")
-    return {"concurrent_downloads": downloads, "download_timeout": timeout}
+    return {
+        "concurrent_downloads": downloads,
+        "download_timeout": timeout,
+        "page_download_timeout": pages,
+    }
 
 
 def _held_max(settings: BaseSettings) -> int | None:

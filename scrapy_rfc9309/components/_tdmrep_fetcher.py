@@ -83,6 +83,7 @@ class TdmRepFetcher:
             stats_prefix="robotstxt/tdmrep",
             max_size=self.settings.max_size,  # a larger file is not read: nothing stated
             retry=False,  # unreachable until ROBOTSTXT_UNREACHABLE_TTL
+            timeout=self.settings.page_download_timeout,  # DOWNLOAD_TIMEOUT, as before
             closing=closing,
         )
         return self.read(site, download)

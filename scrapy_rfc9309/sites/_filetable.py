@@ -11,7 +11,12 @@ current time passed in, so they are testable without a reactor:
   recently used first; a fetch in flight is never evicted, nor a site
   *pinned* by requests still queued for it (they would find it unknown and
   fetch it again): fetches ahead of need start only while pinned settled
-  sites leave room (:meth:`FileTable.has_room`), so the bound holds.
+  sites leave room (:meth:`FileTable.has_room`), so the bound holds;
+* **evictions remembered**: the last ``EVICTIONS_REMEMBERED * max_sites``
+  evictions are kept as the site's hash -> its value's expiry (about 140
+  bytes each), so a fetch that only an eviction made necessary is told
+  (:meth:`FileTable.evicted_fresh`): a bound too small for the sites a crawl
+  rotates through costs a download per request.
 
 robots.txt's table (:class:`~._sitetable.SiteTable`) adds its stale copies
 and deferral on top. No Scrapy import, no I/O, no clock of its own.
@@ -23,7 +28,11 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-__all__ = ["Expiring", "FileTable", "Settled"]
+__all__ = ["EVICTIONS_REMEMBERED", "Expiring", "FileTable", "Settled"]
+
+#: Evictions remembered, per site of ``max_sites``: a crawl rotating through up
+#: to ``EVICTIONS_REMEMBERED + 1`` times the bound has its refetches told.
+EVICTIONS_REMEMBERED = 4
 
 
 class Expiring(Protocol):
@@ -53,6 +62,7 @@ class FileTable(Generic[W, V]):
     """site -> settled value (LRU-bounded, pins) and site -> fetch in flight (waiters ``W``)."""
 
     __slots__ = (
+        "_evicted",
         "_pending",
         "_pinned_settled",
         "_pins",
@@ -79,6 +89,9 @@ class FileTable(Generic[W, V]):
         self._pins: dict[str, int] = {}
         #: how many settled sites are pinned
         self._pinned_settled = 0
+        #: hash(site) -> when its evicted value would have expired, the last
+        #: ``EVICTIONS_REMEMBERED * max_sites`` evictions (the oldest forgotten first)
+        self._evicted: OrderedDict[int, float] = OrderedDict()
 
     # -- looking up ----------------------------------------------------------------
 
@@ -149,6 +162,8 @@ class FileTable(Generic[W, V]):
             self._pinned_settled += 1
         self._settled[site] = in_force
         self._settled.move_to_end(site)
+        if self._evicted:
+            self._evicted.pop(hash(site), None)
         self._evict()
         return Settled(in_force, waiters, kept is not None)
 
@@ -164,8 +179,19 @@ class FileTable(Generic[W, V]):
             if oldest in self._pins:  # still awaited: kept, looked at again last
                 settled.move_to_end(oldest)
                 continue
-            settled.popitem(last=False)
+            _, value = settled.popitem(last=False)
             self.evictions += 1
+            evicted = self._evicted
+            evicted[hash(oldest)] = value.expires_at
+            if len(evicted) > EVICTIONS_REMEMBERED * self.max_sites:
+                evicted.popitem(last=False)
+
+    def evicted_fresh(self, site: str, now: float) -> bool:
+        """Whether ``site``'s value was evicted (by the bound) while it would still be
+        in force at ``now``: fetching it again is a cost of the bound, not of its
+        lifetime (RFC 9309 2.4). Forgets the eviction: asked once per fetch."""
+        expires_at = self._evicted.pop(hash(site), None) if self._evicted else None
+        return expires_at is not None and expires_at > now
 
     # -- pins: requests still queued for a site -------------------------------------
 
