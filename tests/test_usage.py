@@ -914,8 +914,11 @@ async def test_command_purpose_reads_tdmrep_json_and_exits_4_on_a_refusal(sites,
         'purposes:    train-ai: REFUSED, train-ai=n by tdmrep.json: location "/news/*", '
         "tdm-reservation 1" in output
     )
+    # TDMRep: the page may supersede the file; the answer says so when --page is not asked
+    assert "supersedes tdmrep.json (TDMRep)" in output and "--page shows" in output
     output, code = await scrapy(site.url("/no-ai/x"), "--purpose", "train-ai", cwd=tmp_path)
     assert code == EXIT_USAGE_REFUSED, output
+    assert "supersedes tdmrep.json" not in output  # a robots.txt line: no page lifts it
     assert (
         'purposes:    train-ai: REFUSED, train-ai=n by robots.txt line 3: "Content-Usage: '
         '/no-ai/ train-ai=n"' in output

@@ -49,13 +49,13 @@ def robots_lines(answer: dict[str, Any]) -> list[str]:
     for other in answer.get("also_obey") or ():
         word = "allowed" if other["verdict"] == "allowed" else "DISALLOWED"
         rule = (
-            "no rule matches"
+            "(no rule matches)"
             if other["line"] is None
             else f'by line {other["line"]}: "{other["rule"]}"'
         )
         group = ", ".join(f"line {agent['line']}: {agent['text']}" for agent in other["group"])
         lines.append(
-            f"also obey:   {other['agent']}: {word}, {rule} (group: {group or 'none applies'})"
+            f"also obey:   {other['agent']}: {word} {rule} (group: {group or 'none applies'})"
         )
     if not answer["groups"]:
         lines.append("group:       none applies (no group for this agent and no '*' group)")
@@ -162,6 +162,16 @@ def _print_purposes(answer: dict[str, Any]) -> None:
             f"{_policy(refused)}"
         )
     print(f"purposes:    {', '.join(parts)}")
+    if "page" not in answer and any(
+        refused is not None and refused["source"] == TDMREP_PATH for refused in refusals.values()
+    ):
+        # TDMRep: the page's header or meta supersedes the file; a crawl reading
+        # page signals downloads such a page and decides by it
+        print(
+            "note:        the page's own tdm-reservation header or meta supersedes "
+            "tdmrep.json (TDMRep); a crawl downloads such a page and decides by it: "
+            "--page shows that decision"
+        )
 
 
 def _policy(preference: dict[str, Any]) -> str:
