@@ -219,10 +219,10 @@ class TdmRepFetcher:
                 response.url,
             )
         if rules.ignored:
-            detail += f"; {rules.ignored} not rules, ignored"
+            detail += f"; {rules.ignored} stating nothing"
             logger.info(
-                "tdmrep.json has %d entries that are not rules (no string location, or a "
-                "tdm-reservation neither 0 nor 1), ignored: %s",
+                "tdmrep.json has %d entries that state nothing (no string location: not a "
+                "rule; or a tdm-reservation neither 0 nor 1: the rule matches, unset): %s",
                 rules.ignored,
                 response.url,
             )
