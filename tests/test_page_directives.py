@@ -620,3 +620,20 @@ def test_many_references_in_meta_tags_stay_linear() -> None:
     started = time.perf_counter()
     assert meta(body) == set()
     assert time.perf_counter() - started < 1.0
+
+
+def test_usage_signals_read_tdm_policy_header_and_meta_as_written() -> None:
+    """TDMRep final report, "TDM Metadata in HTML Content": "`tdm-policy` is
+    expressed as value of the `name` attribute of a second `meta` element"; the
+    header carries it too. A URL: case kept, not split at commas, entities decoded."""
+    body = (
+        b'<html><head><META NAME="TDM-Policy" CONTENT="https://Ex.com/A,B?x=1&amp;Y=2">'
+        b'<meta name="tdm-reservation" content="1"></head><body>'
+        b'<meta name="tdm-policy" content="https://late/"></body>'
+    )
+    headers = {"Content-Type": "text/html", "TDM-Policy": "https://H/Pol.json"}
+    assert read_usage_signals(200, headers, body) == [
+        ("tdm-policy header", "https://H/Pol.json"),
+        ('<meta name="tdm-policy">', "https://Ex.com/A,B?x=1&Y=2"),
+        ('<meta name="tdm-reservation">', "1"),
+    ]

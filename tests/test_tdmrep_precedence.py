@@ -129,3 +129,110 @@ async def test_tdm_policy_in_the_drop_message_and_the_command(sites, tmp_path, c
     output, _ = await scrapy(url, "--purpose", "train-ai", "--json", cwd=tmp_path)
     (answer,) = json_lines(output)
     assert answer["refused"]["policy"] == POLICY
+
+
+PAGE_POLICY = "http://127.0.0.1/Policies/TDM,v2.json?Lang=EN"
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "head", "source"),
+    [
+        pytest.param(
+            "/header-policy",
+            [(b"tdm-reservation", b"1"), (b"tdm-policy", PAGE_POLICY.encode())],
+            "",
+            "tdm-reservation header",
+            id="tdmrep-sec-tdm-header",
+        ),
+        pytest.param(
+            "/meta-policy",
+            [],
+            '<meta name="tdm-reservation" content="1">'
+            f'<meta name="TDM-Policy" content="{PAGE_POLICY.replace("&", "&amp;")}">',
+            '<meta name="tdm-reservation">',
+            id="tdmrep-sec-tdm-html-meta",
+        ),
+    ],
+)
+@deferred_f_from_coro_f
+async def test_page_tdm_policy_in_the_drop_line_report_and_command(
+    sites, tmp_path, caplog, path, headers, head, source
+) -> None:
+    """TDMRep final report, "TDM Header Field in HTTP Responses": "`tdm-reservation`
+    and the optional `tdm-policy` are two properties added to the HTTP header of
+    the response"; "TDM Metadata in HTML Content": "`tdm-policy` is expressed as
+    value of the `name` attribute of a second `meta` element". A page reserving
+    with a policy names it in the item-drop DEBUG line, the JSON report and
+    ``scrapy robotstxt --page --json`` (``refused.policy``), as written."""
+    report = tmp_path / "report.json"
+    site = sites(
+        routes={
+            "/robots.txt": text("User-agent: *\nAllow: /\n"),
+            path: page_with_headers(html_page(head), headers),
+        }
+    )
+    url = site.url(path)
+    settings = {
+        "ROBOTSTXT_PURPOSES": ["train-ai"],
+        "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0},
+        "ROBOTSTXT_REPORT_FILE": str(report),
+    }
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309"):
+        _, items, stats = await usage_crawl([url], settings)
+    assert items == [] and site.count(path) == 1
+    assert stats["robotsmeta/usage"] == 1
+    (line,) = [r.getMessage() for r in caplog.records if "Dropped an item of" in r.getMessage()]
+    assert f"policy {PAGE_POLICY}" in line and source in line, line
+    sites_reported = json.loads(report.read_text())["sites"]
+    (record,) = [entry for entry in sites_reported if entry["usage_dropped"]]
+    (dropped,) = record["usage_dropped"]
+    assert f"policy {PAGE_POLICY}" in dropped["preference"], dropped
+    output, code = await scrapy(url, "--purpose", "train-ai", "--page", "--json", cwd=tmp_path)
+    assert code == EXIT_USAGE_REFUSED, output
+    (answer,) = json_lines(output)
+    assert answer["refused"]["policy"] == PAGE_POLICY
+    assert answer["refused"]["source"] == source
+    output, _ = await scrapy(url, "--purpose", "train-ai", "--page", cwd=tmp_path)
+    assert f"tdm-policy {PAGE_POLICY}" in output
+
+
+def test_tdm_policy_precedence_in_the_one_decision() -> None:
+    """TDMRep final report, "Processing priority": "The values of
+    `tdm-reservation` and `tdm-policy` found in this header supercede any value
+    inferred from a TDM file on the origin server"; the meta's "supercede
+    previous values"; "tdm-policy": with a reservation of 0, "TDM Agents SHOULD
+    NOT process `tdm-policy` in this case". Each property on its own: an absent
+    one resets nothing."""
+    from scrapy_rfc9309.parser._tdmrep import tdm_usage
+
+    file_1 = tdm_usage(False, "/.well-known/tdmrep.json", "x", "https://file/p")
+    header = ("tdm-reservation header", "1")
+
+    def policy(sources: UsageSources, *signals: tuple[str, str]) -> str | None:
+        preference = applicable_usage(sources.with_page(signals)).get("train-ai")
+        assert preference is not None
+        return None if preference.allowed else (preference.policy or "")
+
+    # the header's policy supersedes the file's; the meta's supersedes both
+    assert policy(UsageSources(tdmrep=file_1), ("tdm-policy header", "https://h/p")) == (
+        "https://h/p"
+    )
+    meta = ('<meta name="tdm-policy">', "https://m/p")
+    assert policy(UsageSources(tdmrep=file_1), ("tdm-policy header", "https://h/p"), meta) == (
+        "https://m/p"
+    )
+    # a header reservation without a policy keeps the file's policy (absent resets nothing)
+    assert policy(UsageSources(tdmrep=file_1), header) == "https://file/p"
+    # a page policy with a page reservation, no file
+    assert policy(UsageSources(), header, ("tdm-policy header", " https://h/p ")) == "https://h/p"
+    # reservation 0 on the page: not reserved, the policy is not processed
+    assert policy(UsageSources(tdmrep=file_1), ("tdm-reservation header", "0"), meta) is None
+    # a policy without any reservation states nothing
+    assert not applicable_usage(UsageSources().with_page([meta]))
+    # an empty policy is none; a control character is escaped (it is logged)
+    assert policy(UsageSources(), header, ("tdm-policy header", "  ")) == ""
+    escaped = policy(UsageSources(), header, ('<meta name="tdm-policy">', "https://x/\nForged"))
+    assert escaped == "https://x/\\nForged"
+    # the page's own usage (scrapy robotstxt --page) carries it too
+    page = UsageSources().with_page([header, meta]).page.get("train-ai")
+    assert page is not None and page.policy == "https://m/p"

@@ -302,6 +302,8 @@ class _Collector:
     """Directives and their sources, combined over several tags and headers."""
 
     __slots__ = ("lenient", "now", "sources", "truncated")
+    #: ``<meta name>`` names whose content is one value as written (case kept, not split)
+    verbatim: frozenset[str] = frozenset()
 
     def __init__(self, now: datetime | None) -> None:
         self.sources: dict[str, list[str]] = {}
@@ -496,9 +498,13 @@ class _Lower:
                 return None
 
 
-def _meta_attributes(low: bytes, start: int) -> tuple[dict[bytes, bytes], int, str | None]:
+def _meta_attributes(
+    low: bytes, start: int, original: bytes | None = None
+) -> tuple[dict[bytes, bytes], int, str | None]:
     """The ``name`` and ``content`` attributes of the tag whose name ends at
-    ``start``; where the tag ends; the limit met, if any.
+    ``start``; where the tag ends; the limit met, if any. ``original``: the
+    window ``low`` is the lower-cased copy of (same offsets); values are then
+    taken from it, as written.
 
     A tag is read over at most :data:`MAX_TAG_BYTES` and
     :data:`MAX_TAG_ATTRIBUTES` attributes (one regular-expression match
@@ -518,6 +524,10 @@ def _meta_attributes(low: bytes, start: int) -> tuple[dict[bytes, bytes], int, s
             return attributes, -1, LIMIT_TAG_ATTRIBUTES
         if name in _WANTED_ATTRIBUTES and name not in attributes:  # the first wins, as in HTML
             attributes[name] = double if double is not None else single or bare or b""
+            if original is not None:
+                group = 3 if double is not None else 4 if single is not None else 5
+                begin, end = match.span(group)
+                attributes[name] = original[begin:end] if begin >= 0 else b""
         pos = match.end()
     return attributes, -1, LIMIT_TAG_BYTES if limit == start + MAX_TAG_BYTES else None
 
@@ -733,8 +743,14 @@ def _read_metas(state: _HeadState, start: int, end: int) -> None:
         name_text = name_text.strip()
         if name_text != "robots" and name_text not in state.tokens:
             continue
+        source = f'<meta name="{name_text}">'
+        if name_text in state.collector.verbatim:  # a URL: its case matters (one tag re-read)
+            content = _meta_attributes(low, tag + 5, state.low.window)[0].get(b"content", b"")
+            value = html.unescape(content.decode("utf-8", "replace")).strip()
+            state.collector.add_all([value] if value else [], source)
+            continue
         text = html.unescape(content.decode("utf-8", "replace"))
-        state.collector.add_all(state.collector.split(text), f'<meta name="{name_text}">')
+        state.collector.add_all(state.collector.split(text), source)
 
 
 # -- the whole response ---------------------------------------------------------------------
@@ -791,31 +807,40 @@ def read_page_directives(
 USAGE_HEADERS = (
     ("Content-Usage", "Content-Usage header"),
     ("tdm-reservation", "tdm-reservation header"),
+    ("tdm-policy", "tdm-policy header"),
 )
 TDM_META = "tdm-reservation"
+#: TDMRep's ``<meta name="tdm-policy" content="https://...">``: the policy URL
+TDM_POLICY_META = "tdm-policy"
+#: The ``<meta name>`` usage signals read (lower case), each a source ``<meta name="...">``
+USAGE_META = (TDM_META, TDM_POLICY_META)
 
 
 class _NamedMeta(_Collector):
-    """Keeps the content of ``<meta name="<name>">`` tags only."""
+    """Keeps the content of ``<meta name="<name>">`` tags of some names only, in order."""
 
-    __slots__ = ("found", "name")
+    __slots__ = ("found", "names")
+    #: a URL: read as written (case kept, not split at commas)
+    verbatim = frozenset({TDM_POLICY_META})
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, names: Iterable[str]) -> None:
         super().__init__(None)
-        self.name = f'<meta name="{name}">'
-        self.found: list[str] = []
+        self.names = frozenset(f'<meta name="{name}">' for name in names)
+        self.found: list[tuple[str, str]] = []
 
     def add_all(self, directives: Iterable[str], source: str) -> None:
-        if source == self.name:
-            self.found.extend(directives)
+        if source in self.names:
+            self.found.extend((source, directive) for directive in directives)
 
 
 def read_usage_signals(status: int, headers: Any, body: bytes | None) -> list[tuple[str, str]]:
     """``(source, value)`` of each usage signal of a response, in order.
 
     The ``Content-Usage`` header (IETF AIPREF attach draft), the
-    ``tdm-reservation`` header and, in an HTML head, ``<meta
-    name="tdm-reservation" content="1">`` (TDMRep). Bounded as
+    ``tdm-reservation`` and ``tdm-policy`` headers and, in an HTML head,
+    ``<meta name="tdm-reservation" content="1">`` and ``<meta
+    name="tdm-policy" content="https://...">`` (TDMRep; the policy's content
+    as written: case kept, not split at commas). Bounded as
     :func:`read_page_directives`; never raises on content.
     """
     found: list[tuple[str, str]] = []
@@ -826,9 +851,9 @@ def read_usage_signals(status: int, headers: Any, body: bytes | None) -> list[tu
             content_type = next(iter(_header_values(headers, "Content-Type")), None)
             head = ascii_compatible_head(body, content_type)
             if _is_html(content_type, head):
-                collector = _NamedMeta(TDM_META)
-                _read_head(head, frozenset({TDM_META}), collector)
-                found.extend((f'<meta name="{TDM_META}">', value) for value in collector.found)
+                collector = _NamedMeta(USAGE_META)
+                _read_head(head, frozenset(USAGE_META), collector)
+                found.extend(collector.found)
     except (AttributeError, TypeError, ValueError):  # malformed headers object
         pass
     return found

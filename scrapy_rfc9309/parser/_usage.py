@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 import http_sf
@@ -476,21 +476,63 @@ def usage_index_of(
     return UsageIndex(by_group, by_token)
 
 
+#: TDMRep's ``tdm-policy`` sources of a response (``read_usage_signals``), the
+#: meta first: "The values of `tdm-reservation` and `tdm-policy` found here
+#: [HTML metadata] supercede previous values" (the header's).
+TDM_POLICY_SOURCES = ('<meta name="tdm-policy">', "tdm-policy header")
+#: Characters of a ``tdm-policy`` kept (as of a tdmrep.json rule's): a URL
+MAX_POLICY_CHARS = 2000
+
+
+def tdm_policy_value(value: str) -> str | None:
+    """A ``tdm-policy`` header or meta value as kept: stripped, at most
+    :data:`MAX_POLICY_CHARS`, control characters escaped (it is logged);
+    ``None`` when empty."""
+    text = value.strip()[:MAX_POLICY_CHARS]
+    if not text:
+        return None
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
+def with_tdm_policy(usage: Usage, policy: str | None) -> Usage:
+    """``usage`` with TDMRep's ``policy`` on each reservation (a refusal): it goes
+    with ``tdm-reservation: 1`` only ("TDM rights are reserved. If a TDM Policy
+    is set, TDM Agents MAY use it"; with ``0``, "TDM Agents SHOULD NOT process
+    `tdm-policy`"). ``None``: ``usage`` unchanged."""
+    preferences = usage.preferences
+    if policy is None or all(p.allowed or p.policy == policy for p in preferences.values()):
+        return usage
+    return Usage(
+        {
+            category: p if p.allowed else replace(p, policy=policy)
+            for category, p in preferences.items()
+        }
+    )
+
+
 def response_usage(signals: Iterable[tuple[str, str]]) -> Usage:
     """The preferences a response states (see ``read_usage_signals``).
 
     ``Content-Usage`` field lines are combined into one value before parsing
     (RFC 9651 4.2), so the last of a key applies across lines too; a
     ``tdm-reservation`` of ``1`` refuses :data:`TDM_CATEGORIES`, ``0`` allows
-    them. Between the header and the TDMRep signals, the most restrictive wins.
+    them; a ``tdm-policy`` (the meta's, else the header's; the first stated of
+    each) goes with the reservations (:func:`with_tdm_policy`). Between the
+    header and the TDMRep signals, the most restrictive wins.
     """
     usage = NO_PREFERENCES
     usage_lines: list[tuple[str, str]] = []
+    policies: dict[str, str] = {}
     for source, value in signals:
         text = value.strip()
         if source.startswith("Content-Usage"):
             if text:
                 usage_lines.append((source, text))
+            continue
+        if source in TDM_POLICY_SOURCES:
+            policy = tdm_policy_value(text)
+            if policy is not None:
+                policies.setdefault(source, policy)
             continue
         reserved = _header_reservation(text)
         if reserved is None:
@@ -499,6 +541,9 @@ def response_usage(signals: Iterable[tuple[str, str]]) -> Usage:
         if source.startswith("<meta"):
             rule = f'{source[:-1]} content="{text[:200]}">'
         usage = usage.merged(_stated(source, rule, [(c, not reserved) for c in TDM_CATEGORIES]))
+    if policies:
+        policy = next(policies[source] for source in TDM_POLICY_SOURCES if source in policies)
+        usage = with_tdm_policy(usage, policy)
     if usage_lines:
         source = usage_lines[0][0]
         text = ", ".join(text for _, text in usage_lines)

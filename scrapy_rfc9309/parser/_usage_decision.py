@@ -7,12 +7,14 @@ it) and for ``scrapy robotstxt --purpose`` alike, so that both always agree:
 * :class:`UsageSources` holds what each source states for one URL: the
   robots.txt ``Content-Usage`` / ``Content-Signal`` lines of our groups, the
   site's ``/.well-known/tdmrep.json`` (TDMRep), and the page's own signals
-  (``Content-Usage`` header, IETF AIPREF attach draft; ``tdm-reservation``
-  header and ``<meta name="tdm-reservation">``, TDMRep);
+  (``Content-Usage`` header, IETF AIPREF attach draft; ``tdm-reservation`` /
+  ``tdm-policy`` headers and ``<meta name="tdm-reservation">`` /
+  ``<meta name="tdm-policy">``, TDMRep);
 * :func:`applicable_usage` is the ONE place where the sources are merged:
   the TDMRep sources in the report's order of precedence (tdmrep.json, then
-  the ``tdm-reservation`` header, then the HTML meta, each stated value
-  superseding the one before, an absent value resetting nothing), and that
+  the headers, then the HTML meta, each stated value -- reservation and
+  policy alike -- superseding the one before, an absent value resetting
+  nothing; a policy goes with a reservation of 1 only), and that
   with the AIPREF sources (robots.txt ``Content-Usage`` / ``Content-Signal``,
   the ``Content-Usage`` header) per category the most restrictive, ``n``
   beating ``y`` (the AIPREF vocabulary's combination rule);
@@ -25,7 +27,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._usage import NO_PREFERENCES, Preference, Usage, response_usage
+from ._usage import (
+    NO_PREFERENCES,
+    TDM_POLICY_SOURCES,
+    Preference,
+    Usage,
+    response_usage,
+    tdm_policy_value,
+    with_tdm_policy,
+)
 
 #: Page directives read as a refusal of ``train-ai`` with ``ROBOTS_META_NOAI``
 #: (de-facto values some sites write; no specification defines them).
@@ -33,6 +43,7 @@ NOAI_DIRECTIVES = ("noai", "noimageai")
 #: The sources of a response's usage signals (``read_usage_signals``).
 _TDM_HEADER = "tdm-reservation header"
 _TDM_META = "<meta"
+_POLICY_HEADER, _POLICY_META = "tdm-policy header", '<meta name="tdm-policy">'
 
 if TYPE_CHECKING:
     from ._robotstxt import Verdicts
@@ -63,6 +74,10 @@ class UsageSources(NamedTuple):
     tdm_meta: Usage = NO_PREFERENCES
     #: ``noai`` / ``noimageai`` page directives, with ``ROBOTS_META_NOAI`` (not standard)
     noai: Usage = NO_PREFERENCES
+    #: the response's ``tdm-policy`` header (TDMRep; ``None``: none stated)
+    tdm_header_policy: str | None = None
+    #: the response's ``<meta name="tdm-policy">`` (TDMRep; ``None``: none stated)
+    tdm_meta_policy: str | None = None
 
     def with_page(self, signals: Iterable[tuple[str, str]]) -> UsageSources:
         """These sources with the response's signals (``read_usage_signals``), each
@@ -70,8 +85,13 @@ class UsageSources(NamedTuple):
         header: list[tuple[str, str]] = []
         tdm_header: list[tuple[str, str]] = []
         tdm_meta: list[tuple[str, str]] = []
+        policies: dict[str, str] = {}
         for source, value in signals:
-            if source.startswith(_TDM_HEADER):
+            if source in TDM_POLICY_SOURCES:
+                policy = tdm_policy_value(value)
+                if policy is not None:  # the first stated of each source
+                    policies.setdefault(source, policy)
+            if source.startswith(_TDM_HEADER) or source == _POLICY_HEADER:
                 tdm_header.append((source, value))
             elif source.startswith(_TDM_META):
                 tdm_meta.append((source, value))
@@ -81,6 +101,8 @@ class UsageSources(NamedTuple):
             header=response_usage(header),
             tdm_header=response_usage(tdm_header),
             tdm_meta=response_usage(tdm_meta),
+            tdm_header_policy=policies.get(_POLICY_HEADER),
+            tdm_meta_policy=policies.get(_POLICY_META),
         )
 
     def with_noai(self, sources: Mapping[str, Iterable[str]]) -> UsageSources:
@@ -135,15 +157,35 @@ def superseded(base: Usage, over: Usage) -> Usage:
 
 def tdm_usage_of(sources: UsageSources) -> Usage:
     """The TDMRep preference, as the TDMRep final community group report orders
-    its techniques: the ``tdm-reservation`` header supersedes tdmrep.json, the
-    HTML metadata supersedes both, and "at every step, the absence of a
-    property MUST not reset current values"."""
-    return superseded(superseded(sources.tdmrep, sources.tdm_header), sources.tdm_meta)
+    its techniques: the header supersedes tdmrep.json, the HTML metadata
+    supersedes both, and "at every step, the absence of a property MUST not
+    reset current values".
+
+    ``tdm-reservation`` and ``tdm-policy`` are two properties, each superseded
+    on its own ("The values of `tdm-reservation` and `tdm-policy` found in this
+    header supercede any value inferred from a TDM file"; the meta's
+    "supercede previous values"): the policy that applies is the meta's, else
+    the header's, else the matching tdmrep.json rule's. It goes with a
+    reservation of 1 only ("TDM rights are reserved. If a TDM Policy is set,
+    TDM Agents MAY use it"; with 0, "TDM Agents SHOULD NOT process
+    `tdm-policy`").
+    """
+    usage = superseded(superseded(sources.tdmrep, sources.tdm_header), sources.tdm_meta)
+    policy = sources.tdm_meta_policy or sources.tdm_header_policy or _stated_policy(sources.tdmrep)
+    return with_tdm_policy(usage, policy)
 
 
 def _page_usage(sources: UsageSources) -> Usage:
-    page_tdm = superseded(sources.tdm_header, sources.tdm_meta)
+    page_tdm = with_tdm_policy(
+        superseded(sources.tdm_header, sources.tdm_meta),
+        sources.tdm_meta_policy or sources.tdm_header_policy,
+    )
     return sources.header.merged(page_tdm).merged(sources.noai)
+
+
+def _stated_policy(usage: Usage) -> str | None:
+    """The policy a reservation of 1 in ``usage`` carries (tdmrep.json's rule)."""
+    return next((p.policy for p in usage.preferences.values() if p.policy and not p.allowed), None)
 
 
 def applicable_usage(sources: UsageSources) -> Usage:
