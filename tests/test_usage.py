@@ -1234,7 +1234,9 @@ async def test_tdmrep_json_true_reserves_nothing_in_a_real_crawl(sites, caplog) 
     _, items, stats = await usage_crawl([site.url("/p")], {"ROBOTSTXT_PURPOSES": ["train-ai"]})
     assert items == [site.url("/p")] and site.count("/p") == 1
     assert "robotstxt/forbidden/usage" not in stats
-    assert any("state nothing" in r.getMessage() for r in caplog.records if r.levelno == logging.INFO)
+    assert any(
+        "state nothing" in r.getMessage() for r in caplog.records if r.levelno == logging.INFO
+    )
 
 
 @deferred_f_from_coro_f
