@@ -117,6 +117,7 @@ async def test_addon_refuses_the_builtin_middleware_enabled_in_custom_settings(s
     with pytest.raises(SettingError, match="both are enabled") as error:
         await _compat.crawl(crawler, urls=[site.url("/x")])
     assert "custom_settings" in str(error.value)
+    assert "enable the add-on" not in str(error.value)  # it is enabled: the entry is the fix
     assert site.hits == []
 
 

@@ -49,16 +49,37 @@ def refuse_builtin_middleware(crawler: Crawler) -> None:
         item if isinstance(item, str) else f"{item.__module__}.{item.__qualname__}"
         for item in enabled
     }
-    if BUILTIN_MIDDLEWARE in names:
+    if BUILTIN_MIDDLEWARE not in names:
+        return
+    addons = crawler.settings.getdict("ADDONS")
+    if any(_is_our_addon(addon) for addon in addons):
+        # the add-on turns the built-in one off: this entry is the user's own
         raise SettingError(
-            "scrapy_rfc9309.RobotsTxtMiddleware replaces Scrapy's built-in robots.txt "
-            "middleware, and both are enabled. Disable the built-in one in settings.py "
-            "(and in the spider's custom_settings):\n"
-            f'    DOWNLOADER_MIDDLEWARES = {{"{BUILTIN_MIDDLEWARE}": None, '
-            '"scrapy_rfc9309.RobotsTxtMiddleware": 100}\n'
-            'or enable the add-on, ADDONS = {"scrapy_rfc9309.Addon": 100}, and leave the '
-            "built-in one out of DOWNLOADER_MIDDLEWARES"
+            "scrapy_rfc9309.Addon replaces Scrapy's built-in robots.txt middleware, and "
+            "both are enabled: DOWNLOADER_MIDDLEWARES enables it again "
+            f"({BUILTIN_MIDDLEWARE}, in settings.py or in the spider's custom_settings); "
+            "remove that entry, or set it to None"
         )
+    raise SettingError(
+        "scrapy_rfc9309.RobotsTxtMiddleware replaces Scrapy's built-in robots.txt "
+        "middleware, and both are enabled. Disable the built-in one in settings.py "
+        "(and in the spider's custom_settings):\n"
+        f'    DOWNLOADER_MIDDLEWARES = {{"{BUILTIN_MIDDLEWARE}": None, '
+        '"scrapy_rfc9309.RobotsTxtMiddleware": 100}\n'
+        'or enable the add-on, ADDONS = {"scrapy_rfc9309.Addon": 100}, and leave the '
+        "built-in one out of DOWNLOADER_MIDDLEWARES"
+    )
+
+
+def _is_our_addon(addon: object) -> bool:
+    """Whether an ``ADDONS`` key (a path or the class) names our add-on."""
+    if isinstance(addon, str):
+        return addon in ("scrapy_rfc9309.Addon", "scrapy_rfc9309.components.Addon") or (
+            addon.startswith("scrapy_rfc9309.") and addon.endswith(".Addon")
+        )
+    from ._addon import Addon
+
+    return isinstance(addon, type) and issubclass(addon, Addon)
 
 
 class RobotsTxtMiddleware:
