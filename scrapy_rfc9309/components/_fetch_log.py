@@ -1,4 +1,5 @@
-"""The log line of each settled robots.txt fetch, worded per outcome kind.
+"""What the robots.txt fetches say: each settled fetch logged (worded per outcome
+kind) and counted per site, internal errors, and the lines at start-up.
 
 Logged as ``scrapy_rfc9309.middleware``, the logger these lines are documented under.
 """
@@ -9,12 +10,27 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from ..sites._outcome import Kind
+from ..sites._outcome import Kind, SiteOutcome
+from ._file_download import dotted_name
+from ._settings import RFC_MIN_SIZE, identity_warning
 
 if TYPE_CHECKING:
-    from ..sites._outcome import SiteOutcome
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+    from scrapy.statscollectors import StatsCollector
 
-__all__ = ["kept_for", "log_outcome", "warn_refetched_evicted"]
+    from ._settings import RobotsTxtSettings
+
+__all__ = [
+    "SiteCounts",
+    "internal_error",
+    "kept_for",
+    "log_outcome",
+    "log_start",
+    "warn_refetched_evicted",
+]
+
+_KIND_BITS = {kind: index for index, kind in enumerate(Kind)}
 
 logger = logging.getLogger("scrapy_rfc9309.middleware")
 
@@ -75,3 +91,66 @@ def warn_refetched_evicted(site: str, max_sites: int) -> None:
         site,
         max_sites,
     )
+
+
+def log_start(settings: RobotsTxtSettings, crawler_settings: BaseSettings) -> None:
+    """The lines at start-up: the token obeyed, a size below RFC 9309's minimum,
+    ``ROBOTSTXT_AUTH_DISALLOW``, and a crawler that does not say who it is."""
+    if settings.max_size < RFC_MIN_SIZE:
+        logger.warning(
+            "ROBOTSTXT_MAX_SIZE is %d bytes: RFC 9309 2.5 asks for at least %d; "
+            "rules past the limit are ignored",
+            settings.max_size,
+            RFC_MIN_SIZE,
+        )
+    logger.info("Obeying robots.txt (RFC 9309) as %s", settings.describe_token())
+    if settings.auth_disallow:
+        logger.info(
+            "ROBOTSTXT_AUTH_DISALLOW: a robots.txt answering 401 or 403 disallows the "
+            "whole site (HTTP: The Definitive Guide ch. 9; RFC 9309 2.3.1.3 allows it)"
+        )
+    if warning := identity_warning(crawler_settings):
+        logger.warning(warning)
+
+
+def internal_error(
+    stats: StatsCollector, crawler: Crawler, exc: Exception, url: str, expires_at: float
+) -> SiteOutcome:
+    """A failure that is not the site's answer: a bug or an incompatible component.
+
+    Logged at ERROR with its traceback and counted in
+    ``robotstxt/internal_error``; the site is disallowed (nothing is known of
+    its rules) until ``expires_at`` (``ROBOTSTXT_UNREACHABLE_TTL`` from now).
+    """
+    stats.inc_value("robotstxt/internal_error")
+    logger.error(
+        "Internal error while fetching %s; requests to its site are dropped "
+        "(this is not the site's answer)",
+        url,
+        exc_info=exc,
+        extra={"spider": crawler.spider},
+    )
+    return SiteOutcome(Kind.INTERNAL_ERROR, None, f"{dotted_name(exc)}: {exc}", expires_at)
+
+
+class SiteCounts:
+    """Per-site stats: each site once per crawl in ``robotstxt/sites`` and once per
+    outcome kind (``robotstxt/parsed``, ...), whatever its refetches."""
+
+    __slots__ = ("_counted", "_stats")
+
+    def __init__(self, stats: StatsCollector) -> None:
+        self._stats = stats
+        #: site -> the outcome kinds already counted for it, a bit per kind
+        self._counted: dict[str, int] = {}
+
+    def count(self, site: str, kind: Kind) -> None:
+        bit = 1 << _KIND_BITS[kind]
+        seen = self._counted.get(site)
+        if seen is None:
+            self._stats.inc_value("robotstxt/sites")
+            seen = 0
+        if not seen & bit:
+            self._counted[site] = seen | bit
+            if kind is not Kind.INTERNAL_ERROR:  # that one counts each error
+                self._stats.inc_value(f"robotstxt/{kind.value}")

@@ -24,11 +24,11 @@ from ._clock import Clock
 from ._deferral import Deferrals
 from ._download_slots import DownloadSlots
 from ._engine import engine_is_closing, wake_engine
-from ._fetch_log import log_outcome, warn_refetched_evicted
-from ._fetcher import RobotsTxtFetcher, dotted_name
+from ._fetch_log import SiteCounts, internal_error, log_outcome, log_start, warn_refetched_evicted
+from ._fetcher import RobotsTxtFetcher
 from ._report import report_for
 from ._set_aside import SetAside
-from ._settings import RFC_MIN_SIZE, RobotsTxtSettings, identity_warning
+from ._settings import RobotsTxtSettings
 from ._store_bridge import open_bridge
 from ._usage_gate import TdmRepSites, UsageGate
 
@@ -45,7 +45,6 @@ logger = logging.getLogger("scrapy_rfc9309.middleware")
 CLOSE_POLL_SECONDS = 0.1
 #: The crawler attribute the service is kept in.
 _ATTRIBUTE = "_robotstxt_site_service"
-_KIND_BITS = {kind: index for index, kind in enumerate(Kind)}
 #: Meta key of a request released by its site's settling (or the end of its
 #: deferral): the outcome that released it (its expiry time, as a key). The
 #: request is decided by that outcome even if it has expired by the time it
@@ -102,9 +101,8 @@ class SiteService:
         self._downloads = self._slots.in_flight
         #: our scheduler queues (memory and disk), told when a site is settled
         self._queues: list[SiteListener] = []
-        #: site -> the outcome kinds already counted for it (a bit per kind), so
-        #: per-site stats count each site once per crawl, whatever its refetches
-        self._counted: dict[str, int] = {}
+        #: per-site stats: each site once per crawl, whatever its refetches
+        self._counts = SiteCounts(self.stats)
         #: whether a download caused by ROBOTSTXT_CACHE_MAX_SITES was warned about
         self._evictions_warned = False
         self.report = report_for(crawler)
@@ -141,25 +139,7 @@ class SiteService:
         )
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(self.set_aside.on_spider_idle, signal=signals.spider_idle)
-        self._log_start()
-
-    def _log_start(self) -> None:
-        settings = self.settings
-        if settings.max_size < RFC_MIN_SIZE:
-            logger.warning(
-                "ROBOTSTXT_MAX_SIZE is %d bytes: RFC 9309 2.5 asks for at least %d; "
-                "rules past the limit are ignored",
-                settings.max_size,
-                RFC_MIN_SIZE,
-            )
-        logger.info("Obeying robots.txt (RFC 9309) as %s", settings.describe_token())
-        if settings.auth_disallow:
-            logger.info(
-                "ROBOTSTXT_AUTH_DISALLOW: a robots.txt answering 401 or 403 disallows the "
-                "whole site (HTTP: The Definitive Guide ch. 9; RFC 9309 2.3.1.3 allows it)"
-            )
-        if warning := identity_warning(self.crawler.settings):
-            logger.warning(warning)
+        log_start(settings, crawler.settings)
 
     # -- looking up ------------------------------------------------------------------
 
@@ -393,7 +373,13 @@ class SiteService:
             self.set_aside.drop_site(site)
             return
         except Exception as exc:  # not an answer of the site: never pass it off as one
-            outcome = self._internal_error(exc, url)
+            outcome = internal_error(
+                self.stats,
+                self.crawler,
+                exc,
+                url,
+                self.clock.monotonic() + self.settings.unreachable_ttl,
+            )
         if (
             self._store is not None
             and outcome.kind is Kind.UNREACHABLE
@@ -440,7 +426,7 @@ class SiteService:
                 outcome.source or url,
             )
         else:
-            self._count_site(site, outcome.kind)
+            self._counts.count(site, outcome.kind)
             self.report.fetched(site, outcome)
             if deferral is not None:
                 self.deferrals.log(outcome, url, site, deferral, first=not was_deferred)
@@ -458,36 +444,6 @@ class SiteService:
     ) -> None:
         for waiter in waiters:
             waiter.callback(outcome)
-
-    def _internal_error(self, exc: Exception, url: str) -> SiteOutcome:
-        """A failure that is not the site's answer: a bug or an incompatible component.
-
-        Logged at ERROR with its traceback and counted in
-        ``robotstxt/internal_error``; the site is disallowed (nothing is
-        known of its rules) and tried again after ``ROBOTSTXT_UNREACHABLE_TTL``.
-        """
-        self.stats.inc_value("robotstxt/internal_error")
-        logger.error(
-            "Internal error while fetching %s; requests to its site are dropped "
-            "(this is not the site's answer)",
-            url,
-            exc_info=exc,
-            extra={"spider": self.crawler.spider},
-        )
-        expires = self.clock.monotonic() + self.settings.unreachable_ttl
-        return SiteOutcome(Kind.INTERNAL_ERROR, None, f"{dotted_name(exc)}: {exc}", expires)
-
-    def _count_site(self, site: str, kind: Kind) -> None:
-        """Per-site stats: each site once per crawl in ``robotstxt/sites`` and per kind."""
-        bit = 1 << _KIND_BITS[kind]
-        seen = self._counted.get(site)
-        if seen is None:
-            self.stats.inc_value("robotstxt/sites")
-            seen = 0
-        if not seen & bit:
-            self._counted[site] = seen | bit
-            if kind is not Kind.INTERNAL_ERROR:  # that one counts each error
-                self.stats.inc_value(f"robotstxt/{kind.value}")
 
     # -- closing -------------------------------------------------------------------------
 
