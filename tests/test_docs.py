@@ -112,3 +112,13 @@ def test_leniency_table_lists_every_lenient_reading() -> None:
     assert tagged
     page = (DOCS / "parser.md").read_text(encoding="utf-8")
     assert sorted(name for name in tagged if f"| `{name}` |" not in page) == []
+
+
+def test_architecture_page_names_every_module() -> None:
+    """The architecture page's module table lists every module of the package, so a
+    module added without saying its job there fails."""
+    page = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    package = Path(__file__).resolve().parents[1] / "scrapy_rfc9309"
+    modules = sorted(f"{path.parent.name}/{path.name}" for path in package.glob("*/_*.py"))
+    assert modules
+    assert [module for module in modules if f"| `{module}` |" not in page] == []
