@@ -23,6 +23,8 @@ if TYPE_CHECKING:
         RobotsTxtPriorityQueue,
         robots_sitemaps,
     )
+    from .components._pacing_middleware import ClusterDelayMiddleware
+    from .components._redis_queue import RobotsTxtRedisQueue
 
     robots_parsed: Any
 
@@ -30,6 +32,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Addon",
+    "ClusterDelayMiddleware",
     "Preference",
     "RFC9309RobotParser",
     "RobotsMetaCachePolicy",
@@ -38,6 +41,7 @@ __all__ = [
     "RobotsTxtExtension",
     "RobotsTxtMiddleware",
     "RobotsTxtPriorityQueue",
+    "RobotsTxtRedisQueue",
     "Usage",
     "Verdict",
     "robots_parsed",
@@ -59,9 +63,19 @@ _SCRAPY_COMPONENTS = frozenset(
 )
 
 
+#: Public names whose module needs an optional package (scrapy-redis) or is loaded
+#: only when named: each from its own module, imported on first use.
+_OWN_MODULES = {
+    "ClusterDelayMiddleware": ".components._pacing_middleware",
+    "RobotsTxtRedisQueue": ".components._redis_queue",
+}
+
+
 def __getattr__(name: str) -> Any:
-    if name not in _SCRAPY_COMPONENTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from importlib import import_module
 
+    if name in _OWN_MODULES:
+        return getattr(import_module(_OWN_MODULES[name], __name__), name)
+    if name not in _SCRAPY_COMPONENTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(import_module(".components", __name__), name)

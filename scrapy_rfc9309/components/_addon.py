@@ -21,10 +21,10 @@ OUR_CACHE_POLICY = "scrapy_rfc9309.RobotsMetaCachePolicy"
 OUR_QUEUE = "scrapy_rfc9309.RobotsTxtPriorityQueue"
 #: scrapy-redis's scheduler, and our queue for it (requests of pending sites wait in Redis)
 SCRAPY_REDIS_SCHEDULER = "scrapy_redis.scheduler.Scheduler"
-OUR_REDIS_QUEUE = "scrapy_rfc9309.components._redis_queue.RobotsTxtRedisQueue"
+OUR_REDIS_QUEUE = "scrapy_rfc9309.RobotsTxtRedisQueue"
 MIDDLEWARE_PRIORITY = 100
 #: Just after ours: only requests it let through wait for their site's turn.
-OUR_PACING_MIDDLEWARE = "scrapy_rfc9309.components._pacing_middleware.ClusterDelayMiddleware"
+OUR_PACING_MIDDLEWARE = "scrapy_rfc9309.ClusterDelayMiddleware"
 PACING_MIDDLEWARE_PRIORITY = 101
 EXTENSION_PRIORITY = 100
 
