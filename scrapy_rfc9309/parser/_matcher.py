@@ -208,20 +208,8 @@ def _glob_matches(text: str, path: str) -> bool:
     star = text.find("*")
     if star < 0:
         return path == text if anchored else path.startswith(text)
-    if not path.startswith(text[:star]):
-        return False
-    parts = text.split("*")
-    last = parts.pop() if anchored else None
-    position = star
-    for piece in parts[1:]:
-        if piece:
-            found = path.find(piece, position)
-            if found < 0:
-                return False
-            position = found + len(piece)
-    if last is not None:
-        return len(path) - len(last) >= position and path.endswith(last)
-    return True
+    prefix, *pieces = text.split("*")
+    return _wildcard_matches(prefix, tuple(pieces), anchored, path)
 
 
 def _literal(fragment: str) -> str:
