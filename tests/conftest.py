@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +13,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309.components import _compat
 
+from .redis_server import RedisServer, require_redis_server
 from .server import MockSite
 
 # Property tests run beside real crawls on a 2-core machine (two pytest workers):
@@ -126,3 +128,16 @@ def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> float:
 
     monkeypatch.setattr(_sitetable, "BACKOFF_FIRST", FAST_BACKOFF)
     return FAST_BACKOFF
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One real redis-server for a module's tests (each test uses its own prefix)."""
+    with RedisServer(tmp_path_factory.mktemp("redis"), require_redis_server()) as server:
+        yield server
+
+
+@pytest.fixture
+def prefix() -> str:
+    """A key prefix of the test alone, in a shared redis-server."""
+    return f"test-{uuid.uuid4().hex[:8]}:"

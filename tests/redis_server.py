@@ -133,3 +133,16 @@ class RedisServer:
 def in_ci() -> bool:
     """Whether the tests run under CI (``CI`` set), where a missing server is a failure."""
     return bool(os.environ.get("CI"))
+
+
+def require_redis_server() -> str:
+    """The redis-server binary; the test is skipped without one (failed in CI)."""
+    import pytest
+
+    binary = redis_server_binary()
+    if binary is None:
+        message = "redis-server is not installed (apt-get install redis-server)"
+        if in_ci():
+            pytest.fail(f"{message}; CI must run the Redis store tests")
+        pytest.skip(message)
+    return binary

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,24 +21,13 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy_rfc9309.sites._cluster_clock import ClusterClock, delay_key
 
 from .conftest import crawl
-from .redis_server import RedisServer
+from .redis_server import RedisServer, require_redis_server
 from .server import text
-from .test_redis_store import CrawlerProc, cluster_settings, require_redis_server
+from .test_redis_store import CrawlerProc, cluster_settings
 
 PAGES = [f"/page/{number}" for number in range(12)]
 #: the add-on: our queue, the extension (Crawl-delay) and the pacing middleware
 ADDON = {"ADDONS": {"scrapy_rfc9309.Addon": 100}, "DOWNLOADER_MIDDLEWARES": {}}
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with RedisServer(tmp_path_factory.mktemp("redis"), require_redis_server()) as server:
-        yield server
-
-
-@pytest.fixture
-def prefix() -> str:
-    return f"test-{uuid.uuid4().hex[:8]}:"
 
 
 def page_gaps(site: Any) -> list[float]:

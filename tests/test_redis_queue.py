@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,19 +20,13 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from .redis_server import RedisServer
 from .server import delayed, text
-from .test_redis_store import CrawlerProc, _sleep, require_redis_server
+from .test_redis_store import CrawlerProc, _sleep
 
 pytest.importorskip("scrapy_redis")
 
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
 PAGES = [f"/page/{n}" for n in range(12)]
 PRIVATE = [f"/private/{n}" for n in range(4)]
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with RedisServer(tmp_path_factory.mktemp("redis"), require_redis_server()) as server:
-        yield server
 
 
 def scrapy_redis_settings(server: RedisServer, name: str) -> dict[str, Any]:

@@ -38,29 +38,11 @@ from scrapy_rfc9309.sites._redis_store import (
 from scrapy_rfc9309.sites._store import FetchRecord, StoreError, open_store
 
 from .conftest import BASE_SETTINGS, crawl
-from .redis_server import RedisServer, in_ci, redis_server_binary
+from .redis_server import RedisServer, require_redis_server
 from .server import delayed, hang, sequence, text, unreachable_for
 
 SITE = "http://127.0.0.1:8001"
 BODY = b"User-agent: *\nDisallow: /private\n" + b"# a comment line\n" * 200
-
-
-def require_redis_server() -> str:
-    binary = redis_server_binary()
-    if binary is None:
-        message = "redis-server is not installed (apt-get install redis-server)"
-        if in_ci():
-            pytest.fail(f"{message}; CI must run the Redis store tests")
-        pytest.skip(message)
-    return binary
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    """One real redis-server for the module's tests (each test uses its own prefix)."""
-    binary = require_redis_server()
-    with RedisServer(tmp_path_factory.mktemp("redis"), binary) as server:
-        yield server
 
 
 @pytest.fixture
@@ -69,11 +51,6 @@ def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
     binary = require_redis_server()
     with RedisServer(tmp_path / "redis", binary) as server:
         yield server
-
-
-@pytest.fixture
-def prefix() -> str:
-    return f"test-{uuid.uuid4().hex[:8]}:"
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-import uuid
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,9 +26,8 @@ from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
 from scrapy_rfc9309.sites._store import FetchRecord
 
 from .conftest import crawl
-from .redis_server import RedisServer
+from .redis_server import RedisServer, require_redis_server
 from .server import text
-from .test_redis_store import require_redis_server
 
 SITE = "http://example.com:80"
 
@@ -53,17 +51,6 @@ def record(
 
 def bodies(count: int) -> list[bytes]:
     return [f"User-agent: *\nDisallow: /v{n}\n".encode() for n in range(count)]
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with RedisServer(tmp_path_factory.mktemp("redis"), require_redis_server()) as server:
-        yield server
-
-
-@pytest.fixture
-def prefix() -> str:
-    return f"test-{uuid.uuid4().hex[:8]}:"
 
 
 def key(prefix: str, kind: str, site: str = SITE) -> str:
