@@ -23,7 +23,8 @@ the medians, and the median of the paired ratios store / none per P.
 With ``--politeness``: 1, 2, 4 and 8 processes over the same sites whose
 robots.txt asks ``Crawl-delay`` (``ROBOTSTXT_CRAWL_DELAY``, the shared Redis
 store): the server records when each page arrives, and the benchmark prints,
-per number of processes, the highest rate a site saw (pages per second over
+per number of processes, the smallest gap between two arrivals at a site
+(against the delay), the highest rate a site saw (pages per second over
 its closest two arrivals, and over any window of ``Crawl-delay`` x 4) against
 the limit 1 / Crawl-delay, the robots.txt downloads per site, and the Redis
 memory per site after the crawl (``MEMORY USAGE`` of one site's keys, and
@@ -292,8 +293,8 @@ def politeness(args: argparse.Namespace) -> int:
         f"(limit {1 / delay:.2f} pages/s per site); shared Redis store"
     )
     print(
-        f"\n{'processes':>9} {'max rate (closest pair)':>24} {'max rate (window)':>18} "
-        f"{'limit':>6} {'robots.txt/site':>16} {'wall s':>7}"
+        f"\n{'processes':>9} {'smallest gap s':>15} {'max rate (closest pair)':>24} "
+        f"{'max rate (window)':>18} {'limit':>6} {'robots.txt/site':>16} {'wall s':>7}"
     )
     memory: list[str] = []
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
@@ -323,9 +324,11 @@ def politeness(args: argparse.Namespace) -> int:
                     raise SystemExit(f"lost pages: {fetched} fetched")
                 times = json.loads(server.get("/_times"))
                 rates = [max_rates(t, delay * 4) for t in times.values()]
+                gaps = [b - a for t in times.values() for a, b in itertools.pairwise(sorted(t))]
                 counts = json.loads(server.get("/_count"))
                 print(
-                    f"{processes:>9} {max(r[0] for r in rates):24.2f} "
+                    f"{processes:>9} {min(gaps, default=0.0):15.3f} "
+                    f"{max(r[0] for r in rates):24.2f} "
                     f"{max(r[1] for r in rates):18.2f} {1 / delay:6.2f} "
                     f"{sum(counts.values()) / args.sites:16.2f} {wall:7.1f}"
                 )

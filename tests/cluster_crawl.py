@@ -14,6 +14,10 @@ failure, so that the tests take seconds instead of minutes;
 ``config["close_wait_seconds"]`` the store's wait for its writes at close;
 ``config["dont_filter"] = False`` lets a shared duplicate filter (scrapy-redis)
 keep one of the requests the processes all send.
+
+:class:`SlowAfterPop`, enabled in a process's ``DOWNLOADER_MIDDLEWARES``,
+holds each request ``SLOW_AFTER_POP_SECONDS`` after the scheduler handed it
+out (a busy engine or a slow middleware of the project).
 """
 
 from __future__ import annotations
@@ -23,6 +27,28 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+
+class SlowAfterPop:
+    """A downloader middleware that holds each request a while before passing it on."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> SlowAfterPop:
+        return cls(crawler.settings.getfloat("SLOW_AFTER_POP_SECONDS"))
+
+    async def process_request(self, request: Any, spider: Any = None) -> None:
+        if not request.meta.get("dont_obey_robotstxt"):
+            await _sleep(self.seconds)
+
+
+async def _sleep(seconds: float) -> None:
+    from scrapy.utils.defer import maybe_deferred_to_future
+    from twisted.internet import reactor, task
+
+    await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
 
 
 def main(config_path: str) -> None:
@@ -40,12 +66,6 @@ def main(config_path: str) -> None:
         _store_bridge.CLOSE_WAIT_SECONDS = float(config["close_wait_seconds"])
     result: dict[str, Any] = {"fetched": [], "dropped": {}}
 
-    async def sleep(seconds: float) -> None:
-        from scrapy.utils.defer import maybe_deferred_to_future
-        from twisted.internet import reactor, task
-
-        await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
-
     class ClusterSpider(Spider):
         name = "cluster"
 
@@ -59,7 +79,7 @@ def main(config_path: str) -> None:
                 while len(list(directory.glob("*.ready"))) < count:
                     if time.monotonic() > deadline:
                         raise RuntimeError("the other crawler processes did not start")
-                    await sleep(0.02)
+                    await _sleep(0.02)
             dont_filter = config.get("dont_filter", True)
             for url in config["urls"]:
                 yield Request(url, self.parse, errback=self.failed, dont_filter=dont_filter)

@@ -671,15 +671,15 @@ async def test_2_4_record_saved_between_look_up_and_lease_is_used(
     other = RedisStore(redis_server.url, prefix=prefix)
 
     class Racing(RedisStore):
-        def acquire(self, site_: str, holder: str, seconds: float) -> bool:
-            if site_ == site and not other.history(site):  # the other process, just in time
+        def _acquire_many(self, sites_: Any, holder: str, seconds: float) -> dict[str, bool]:
+            if site in sites_ and not other.history(site):  # the other process, just in time
                 assert other.acquire(site, "other", 30)
                 now = time.time()
                 other.save(
                     record(fetched_at=now, site=site, expires_at=now + 3600, body=ROBOTS), ROBOTS
                 )
                 other.release(site, "other")
-            return super().acquire(site_, holder, seconds)
+            return super()._acquire_many(sites_, holder, seconds)
 
     monkeypatch.setattr(
         _redis_store, "open_redis_store", lambda url, prefix: Racing(url, prefix=prefix)

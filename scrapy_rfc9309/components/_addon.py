@@ -23,9 +23,10 @@ OUR_QUEUE = "scrapy_rfc9309.RobotsTxtPriorityQueue"
 SCRAPY_REDIS_SCHEDULER = "scrapy_redis.scheduler.Scheduler"
 OUR_REDIS_QUEUE = "scrapy_rfc9309.RobotsTxtRedisQueue"
 MIDDLEWARE_PRIORITY = 100
-#: Just after ours: only requests it let through wait for their site's turn.
+#: Last, after every built-in one (HttpCache 900): a site's turn in the cluster
+#: is taken as close to the send as a middleware can be.
 OUR_PACING_MIDDLEWARE = "scrapy_rfc9309.ClusterDelayMiddleware"
-PACING_MIDDLEWARE_PRIORITY = 101
+PACING_MIDDLEWARE_PRIORITY = 10_000
 EXTENSION_PRIORITY = 100
 
 

@@ -4,9 +4,13 @@ With a Redis store, a site's ``Crawl-delay`` (``ROBOTSTXT_CRAWL_DELAY``) and
 ``ROBOTSTXT_CLUSTER_DELAY`` (sites without one) are kept across every process
 of the cluster through a per-site next-allowed time in Redis
 (:class:`~scrapy_rfc9309.sites._cluster_clock.ClusterClock`). Our scheduler
-queue asks :meth:`ClusterPacer.wait` before handing a request out, and keeps
-it while it must wait; with another scheduler
-:class:`~._pacing_middleware.ClusterDelayMiddleware` waits in the downloader.
+queue asks :meth:`ClusterPacer.wait` before handing a request out (the turn
+reserved), and keeps it while it must wait;
+:class:`~._pacing_middleware.ClusterDelayMiddleware`, the last downloader
+middleware, asks :meth:`ClusterPacer.at_send` just before the download (the
+reserved turn confirmed: the site's next time counts from the send), and
+waits in the downloader when another process was granted a turn meanwhile,
+or, with another scheduler, until the site's turn comes.
 
 Redis lost: one ERROR line, and the sites are spaced per process again (the
 extension's Crawl-delay floor on the download slot, ``DOWNLOAD_DELAY``) until
@@ -15,8 +19,11 @@ Redis answers again, tried after :data:`RETRY_SECONDS`.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
+import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..sites._store import StoreError
@@ -53,6 +60,10 @@ class ClusterPacer:
         #: our scheduler queue paces the requests it hands out (the middleware then does not)
         self.queue_paces = False
         self._down_until = 0.0
+        #: site -> the token of the turn the queue reserved for its request
+        #: handed out, confirmed at send (:meth:`at_send`)
+        self._reserved: dict[str, str] = {}
+        self._tokens = (f"{uuid.uuid4().hex[:12]}.{n}" for n in itertools.count())
 
     def set_crawl_delay(self, site: str, delay: float | None) -> None:
         """``site``'s robots.txt asks ``delay`` seconds between requests (capped);
@@ -71,16 +82,44 @@ class ClusterPacer:
         return self._delays.get(site, self.settings.cluster_delay)
 
     def wait(self, site: str) -> float:
-        """0.0: a request of ``site`` may go now (its turn is taken); else the
-        seconds to wait before asking again."""
+        """At the scheduler: 0.0: a request of ``site`` may be handed out now (its
+        turn is reserved, confirmed by :meth:`at_send`); else the seconds to
+        wait before asking again."""
         delay = self.delay_for(site)
         clock = self._clock
         if not delay or clock is None:
             return 0.0
+        token = next(self._tokens)
+        left = self._ask(clock.take, site, delay, token)
+        if left == 0 and not self._down_until:
+            if site not in self._reserved and len(self._reserved) >= MAX_SITES_TRACKED:
+                self._reserved.pop(next(iter(self._reserved)))  # never confirmed (dropped)
+            self._reserved[site] = token
+        return left
+
+    def at_send(self, site: str) -> float:
+        """Just before a request of ``site`` is downloaded: 0.0: it may go now (the
+        site's next turn counted from now); else the seconds to wait (another
+        process was granted a turn since the queue handed it out, or, with
+        another scheduler, the site's turn has not come)."""
+        delay = self.delay_for(site)
+        clock = self._clock
+        token = self._reserved.pop(site, "")
+        if not delay or clock is None:
+            return 0.0
+        return self._ask(clock.send, site, delay, token)
+
+    def _ask(
+        self, call: Callable[[str, float, str], float], site: str, delay: float, token: str
+    ) -> float:
+        """``call`` to Redis; 0.0 while Redis is lost (one ERROR line, tried
+        again after :data:`RETRY_SECONDS`)."""
+        clock = self._clock
+        assert clock is not None
         if self._down_until and time.monotonic() < self._down_until:
             return 0.0
         try:
-            left = clock.take(site, delay)
+            left = call(site, delay, token)
         except StoreError as exc:
             self._down_until = time.monotonic() + RETRY_SECONDS
             logger.error(
@@ -101,6 +140,11 @@ class ClusterPacer:
     def count_waited(self) -> None:
         """A request waited for its site's turn (counted once per request)."""
         self._inc("robotstxt/cluster_delay/waited")
+
+    def count_lost_turn(self) -> None:
+        """A request handed out in its site's turn found, at send, another
+        process's turn granted meanwhile (it waits in the downloader)."""
+        self._inc("robotstxt/cluster_delay/lost_turns")
 
     def _inc(self, key: str, value: float = 1) -> None:
         stats: Any = self.crawler.stats

@@ -1,10 +1,17 @@
-"""``ClusterDelayMiddleware``: with a scheduler queue that is not ours, a request
-waits in the downloader for its site's turn in the cluster. Scrapy glue.
+"""``ClusterDelayMiddleware``: a request's turn in the cluster taken just before
+it is downloaded, where it waits when its site's turn has not come. Scrapy glue.
 
-Our scheduler queue keeps a request whose site's turn has not come (it takes
-no concurrency, and other sites go on). Another scheduler (scrapy-redis) hands
-requests out itself, so they wait here instead, after
-:class:`~scrapy_rfc9309.RobotsTxtMiddleware` has let them through, as a
+The last downloader middleware (the add-on enables it at
+:data:`~._addon.PACING_MIDDLEWARE_PRIORITY`, after every built-in one, the
+HTTP cache included), so that the site's next allowed time counts from the
+send: a request that spent time in the engine or in earlier middlewares after
+the scheduler handed it out never comes closer than the delay to another
+process's. Our scheduler queue keeps a request whose site's turn has not
+come (it takes no concurrency, and other sites go on) and reserves the turn
+as it hands one out; here the reservation is confirmed, and the request
+waits only when another process was granted a turn meanwhile (a lost race,
+``robotstxt/cluster_delay/lost_turns``). Another scheduler (scrapy-redis)
+hands requests out itself, so they wait here for their site's turn, as a
 request waits for Scrapy's own ``DOWNLOAD_DELAY``: in the downloader, taking
 one of ``CONCURRENT_REQUESTS`` meanwhile.
 """
@@ -52,14 +59,17 @@ class ClusterDelayMiddleware:
         return cls(crawler)
 
     async def process_request(self, request: Request, spider: Spider | None = None) -> None:
-        if self.pacer.queue_paces or request.meta.get("dont_obey_robotstxt"):
+        if request.meta.get("dont_obey_robotstxt"):
             return
         site = site_of(request.url)
         if site is None:
             return
         waited = False
-        while (wait := self.pacer.wait(site)) > 0:
+        while (wait := self.pacer.at_send(site)) > 0:
             if not waited:
                 waited = True
-                self.pacer.count_waited()
+                if self.pacer.queue_paces:
+                    self.pacer.count_lost_turn()
+                else:
+                    self.pacer.count_waited()
             await _sleep(wait)

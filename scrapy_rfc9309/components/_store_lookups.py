@@ -10,8 +10,10 @@ never waits for a lock (a few hundredths of a millisecond a site); when it
 meets one (another process writing, the worker saving), that batch goes to
 the worker. A small store's fresh records are read once at open, and the
 spider's first requests wait for that read (at most
-:data:`PRELOAD_WAIT_SECONDS`). A store that does not batch (Redis) is asked
-one site at a time, each call given up past the store's own timeout.
+:data:`PRELOAD_WAIT_SECONDS`). A store that pipelines (Redis) is asked for
+the sites met together likewise, in one call of a few round trips, each
+site's look-up given up past the store's own timeout; any other store one
+site at a time, each call bounded likewise.
 """
 
 from __future__ import annotations
@@ -182,7 +184,11 @@ class StoreLookups:
         ``"held"`` by another holder. ``Skipped``, ``StoreError``: not known."""
         if self.store.batches:
             return await maybe_deferred_to_future(self._look_batched(site))
-        return await self._within_limit(site)
+        if self.store.pipelines:
+            return await self._within_limit(site, self._look_batched(site))
+        given_up = [False]
+        call = self.worker.call(self._look_one, site, given_up=given_up)
+        return await self._within_limit(site, call, given_up)
 
     def _look_one(self, site: str) -> Looked:
         """On the worker: one site's look-up."""
@@ -191,19 +197,21 @@ class StoreLookups:
             raise StoreError(f"no answer for {site}")
         return result[site]
 
-    async def _within_limit(self, site: str) -> Looked:
-        """The site's look-up, given up (``Skipped``) when the worker does not answer
-        within the store's timeout: a call in flight delays the ones behind it at
-        most that long. A lease the given-up call still takes is given back."""
-        given_up = [False]
-        call = self.worker.call(self._look_one, site, given_up=given_up)
+    async def _within_limit(
+        self, site: str, call: Deferred[Looked], given_up: list[bool] | None = None
+    ) -> Looked:
+        """The site's look-up (``call``), given up (``Skipped``) when the worker does
+        not answer within the store's timeout: a call in flight delays the ones
+        behind it at most that long. A lease the given-up call still takes is
+        given back."""
         if self._wait_limit is None:
             return await maybe_deferred_to_future(call)
         result: Deferred[Looked] = Deferred()
         limit = self._wait_limit
 
         def give_up() -> None:
-            given_up[0] = True
+            if given_up is not None:
+                given_up[0] = True
             exc = Skipped(f"Redis at {self.store.uri} did not answer within {limit:g} s")
             if self.worker.available():  # no failure came back yet: this is one
                 self.worker.failed("looking up a site", exc)

@@ -132,8 +132,9 @@ class StoreSaves:
     def later(self, site: str, record: FetchRecord | None, body: bytes | None, held: bool) -> None:
         """Save (and give the lease up) off the reactor: with a batching store, the
         fetches finished in one reactor turn, or while the previous batch was on the
-        worker, in one worker call and one transaction."""
-        if not self.store.batches:
+        worker, in one worker call and one transaction (a pipelining store: a few
+        round trips)."""
+        if not (self.store.batches or self.store.pipelines):
             what = "saving a record" if record is not None else "releasing a lease"
             self.worker.write(
                 what, int(record is not None), self._save_batch, [(site, record, body, held)]

@@ -2,18 +2,27 @@
 processes spaces a site's requests as one crawler would. Pure (no Scrapy).
 
 ``Crawl-delay`` is not part of RFC 9309; a site that asks for it asks it of
-the crawler, not of each of its processes. Each site has one key,
+the crawler, not of each of its processes. Each site has a key,
 ``{prefix}next:{<site>}`` (the site between braces: a Redis Cluster hash tag,
 so that a site's keys share a slot), holding the earliest time (Redis's own
 clock, in milliseconds) at which the next request of the site may be sent.
-:meth:`ClusterClock.take` reads and moves it in one Lua script, atomic across
-every process::
+One Lua script reads and moves it, atomic across every process::
 
     if now >= next then next = now + delay; return 0 else return next - now
 
 so that grants are at least ``delay`` apart whatever the number of
 processes. Redis's clock is used, not the processes': their clocks need not
 agree. A key expires by itself a second after its time has passed.
+
+The turn counts from the send, not from the grant: a turn granted with a
+token (:meth:`ClusterClock.take` at the scheduler, a reservation) is
+confirmed with it just before the request is sent
+(:meth:`ClusterClock.send`), which moves the site's next time to ``send +
+delay``. ``{prefix}turn:{<site>}`` holds the token of the last turn granted
+while it is not confirmed: a confirmation whose token is still there is the
+site's latest turn (nobody was granted one since: the send goes at once);
+otherwise (a later turn was granted meanwhile, or none reserved) the send
+asks for a turn of its own, as a grant does.
 
 Every failure of Redis raises ``StoreError`` (the caller then spaces requests
 per process, as without a cluster).
@@ -29,19 +38,35 @@ import redis
 
 from ._store import StoreError
 
-__all__ = ["ClusterClock", "delay_key"]
+__all__ = ["ClusterClock", "delay_key", "turn_key"]
 
-#: ``KEYS[1]``: the site's key; ``ARGV[1]``: the delay in ms. Returns 0 when
-#: the request may go now (the next time moved ``delay`` past now), else the
-#: milliseconds left to wait. ``redis.call('TIME')`` before a write needs
-#: effects replication, the default since Redis 5 (and the only mode from 7).
-_TAKE = """
+#: ``KEYS[1]``: the site's next allowed time, ``KEYS[2]``: the token of its
+#: turn not yet confirmed; ``ARGV[1]``: the delay in ms, ``ARGV[2]``: a token
+#: (``''``: none), ``ARGV[3]``: ``'1'`` to confirm the turn of that token at
+#: send. Returns 0 when the request may go now (the next time moved ``delay``
+#: past now), else the milliseconds left to wait. ``redis.call('TIME')``
+#: before a write needs effects replication, the default since Redis 5 (and
+#: the only mode from 7).
+_TURN = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local nxt = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local delay = tonumber(ARGV[1])
+local token = ARGV[2]
+if ARGV[3] == '1' and token ~= '' and redis.call('GET', KEYS[2]) == token then
+    redis.call('DEL', KEYS[2])
+    if now + delay > nxt then
+        redis.call('SET', KEYS[1], now + delay, 'PX', delay + 1000)
+    end
+    return 0
+end
 if now >= nxt then
-    local delay = tonumber(ARGV[1])
     redis.call('SET', KEYS[1], now + delay, 'PX', delay + 1000)
+    if ARGV[3] ~= '1' and token ~= '' then
+        redis.call('SET', KEYS[2], token, 'PX', delay + 1000)
+    else
+        redis.call('DEL', KEYS[2])
+    end
     return 0
 end
 return nxt - now
@@ -53,6 +78,11 @@ def delay_key(prefix: str, site: str) -> str:
     return f"{prefix}next:{{{site}}}"
 
 
+def turn_key(prefix: str, site: str) -> str:
+    """The key of the token of ``site``'s turn granted and not yet confirmed."""
+    return f"{prefix}turn:{{{site}}}"
+
+
 class ClusterClock:
     """Per-site next-allowed times in one Redis (see the module docstring)."""
 
@@ -60,7 +90,7 @@ class ClusterClock:
         self._redis = client
         self.prefix = prefix
         self.uri = uri
-        self._take = client.register_script(_TAKE)
+        self._turn = client.register_script(_TURN)
 
     @classmethod
     def open(cls, url: str, prefix: str, *, timeout: float = 1.0) -> ClusterClock:
@@ -80,12 +110,24 @@ class ClusterClock:
             client = cluster_client(url, timeout, uri)
         return cls(client, prefix, uri)
 
-    def take(self, site: str, delay: float) -> float:
+    def take(self, site: str, delay: float, token: str = "") -> float:
         """0.0: a request of ``site`` may be sent now (the next one not before
-        ``delay`` seconds); else the seconds to wait before asking again."""
+        ``delay`` seconds); else the seconds to wait before asking again. With
+        a ``token``, the turn is reserved for :meth:`send` to confirm."""
+        return self._call(site, delay, token, "0")
+
+    def send(self, site: str, delay: float, token: str = "") -> float:
+        """Just before a request of ``site`` is sent: 0.0 when it may go now, its
+        turn then counted from now (the turn reserved with ``token``, when no
+        other turn was granted since, or a turn free now); else the seconds to
+        wait before asking again."""
+        return self._call(site, delay, token, "1")
+
+    def _call(self, site: str, delay: float, token: str, confirm: str) -> float:
         ms = max(1, math.ceil(delay * 1000))
+        keys = [delay_key(self.prefix, site), turn_key(self.prefix, site)]
         try:
-            left = self._take(keys=[delay_key(self.prefix, site)], args=[ms])
+            left = self._turn(keys=keys, args=[ms, token, confirm])
         except (redis.RedisError, OSError) as exc:
             detail = str(exc) or type(exc).__name__
             raise StoreError(f"Redis at {self.uri}: taking a site's turn failed: {detail}") from exc

@@ -270,6 +270,9 @@ def _decode(raw: bytes | str, site: str) -> FetchRecord:
 class RedisStore(RobotsStore):
     """A robots.txt store in Redis (see the module docstring)."""
 
+    #: look-ups and saves of many sites pipelined (:meth:`look_many`, :meth:`save_many`)
+    pipelines = True
+
     def __init__(
         self,
         url: str,
@@ -378,11 +381,13 @@ class RedisStore(RobotsStore):
             )
             return None
 
-    def _body(self, record: FetchRecord) -> tuple[bool, bytes | None]:
-        """(usable, body): the record's body, checked against its size and digest."""
+    def _body(self, record: FetchRecord, data: Any = None) -> tuple[bool, bytes | None]:
+        """(usable, body): the record's body (``data``: as read already, compressed),
+        checked against its size and digest."""
         if record.sha256 is None:
             return True, None
-        data = self._redis.hget(self._bodies_key(record.site), record.sha256)
+        if data is None:
+            data = self._redis.hget(self._bodies_key(record.site), record.sha256)
         if data is None:  # the first layout
             data = self._redis.get(self._old_body_key(record.sha256))
         problem = "is missing"
@@ -486,24 +491,91 @@ class RedisStore(RobotsStore):
         fresh: Callable[[FetchRecord], bool],
         bodies: bool = True,
     ) -> dict[str, Looked]:
-        """The current records of ``sites`` read in one round trip (a pipeline),
-        then, for those without a fresh one, the leases taken one by one."""
+        """The current records of ``sites`` and their bodies read in two round
+        trips (pipelines); then, for those without a fresh one, the leases taken
+        in one (``SET NX``; a lease found taken is renewed or taken over site by
+        site) and the records of the sites leased read again, as
+        :meth:`~RobotsStore.look_found` does for one site."""
         unique = list(dict.fromkeys(sites))
 
-        def run() -> dict[Any, Any]:
-            pipe = self._redis.pipeline(transaction=False)
+        def run() -> dict[str, Looked]:
+            found = self._current_many(unique)
+            looked: dict[str, Looked] = {}
+            need = []
             for site in unique:
-                pipe.get(self._current_key(site))
-                pipe.get(self._old_current_key(site))
-            raws = pipe.execute()
-            found: dict[str, tuple[FetchRecord, bytes | None] | None] = {}
-            for number, site in enumerate(unique):
-                raw = raws[2 * number] if raws[2 * number] is not None else raws[2 * number + 1]
-                found[site] = self._with_body(self._decoded(raw, site))
-            return found
+                stored = found[site]
+                if stored is not None and fresh(stored[0]):
+                    looked[site] = ("fresh", stored)
+                else:
+                    need.append(site)
+            taken = self._acquire_many(need, holder, seconds)
+            again = self._current_many([site for site in need if taken[site]])
+            release = []
+            for site in need:
+                if not taken[site]:
+                    looked[site] = ("held", found[site])
+                elif (now := again[site]) is not None and fresh(now[0]):
+                    release.append(site)
+                    looked[site] = ("fresh", now)
+                else:
+                    looked[site] = ("lease", again[site] or found[site])
+            if release:
+                self._save_pipelined((), release, holder)
+            return looked
 
-        found = self._call("reading the current records", run)
-        return {site: self.look_found(site, found[site], holder, seconds, fresh) for site in unique}
+        return self._call("reading the current records", run)
+
+    def _current_many(
+        self, sites: Sequence[str]
+    ) -> dict[str, tuple[FetchRecord, bytes | None] | None]:
+        """The current records of ``sites`` with their bodies: two round trips."""
+        if not sites:
+            return {}
+        pipe = self._redis.pipeline(transaction=False)
+        for site in sites:
+            pipe.get(self._current_key(site))
+            pipe.get(self._old_current_key(site))
+        raws = pipe.execute()
+        records: dict[str, FetchRecord | None] = {}
+        for number, site in enumerate(sites):
+            raw = raws[2 * number] if raws[2 * number] is not None else raws[2 * number + 1]
+            records[site] = self._decoded(raw, site)
+        with_body = [
+            (site, kept.sha256)
+            for site, kept in records.items()
+            if kept is not None and kept.sha256 is not None
+        ]
+        data: dict[str, Any] = {}
+        if with_body:
+            pipe = self._redis.pipeline(transaction=False)
+            for site, sha in with_body:
+                pipe.hget(self._bodies_key(site), sha)
+            answers = pipe.execute()
+            data = {site: raw for (site, _), raw in zip(with_body, answers, strict=True)}
+        result: dict[str, tuple[FetchRecord, bytes | None] | None] = {}
+        for site, found in records.items():
+            if found is None:
+                result[site] = None
+                continue
+            usable, body = self._body(found, data.get(site))
+            result[site] = (found, body) if usable else None
+        return result
+
+    def _acquire_many(self, sites: Sequence[str], holder: str, seconds: float) -> dict[str, bool]:
+        """``holder``'s leases on ``sites`` taken in one round trip where free; a
+        lease found taken is asked again site by site (renewed when ours, taken
+        over when its holder is gone), as :meth:`acquire` does."""
+        if not sites:
+            return {}
+        ms = max(1, math.ceil(seconds * 1000))
+        pipe = self._redis.pipeline(transaction=False)
+        for site in sites:
+            pipe.set(self._lease_key(site), holder, nx=True, px=ms)
+        answers = pipe.execute()
+        return {
+            site: bool(answer) or self.acquire(site, holder, seconds)
+            for site, answer in zip(sites, answers, strict=True)
+        }
 
     def history(self, site: str, limit: int = 100) -> list[FetchRecord]:
         def run() -> list[FetchRecord]:

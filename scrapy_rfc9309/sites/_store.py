@@ -102,6 +102,10 @@ class RobotsStore(Protocol):
     #: many sites (the crawl then batches the sites met together); a store that
     #: does not is asked one site at a time, each call bounded by :attr:`timeout`.
     batches: bool = False
+    #: Whether :meth:`look_many` and :meth:`save_many` ask for many sites in a
+    #: few round trips (not one transaction): the crawl then batches the sites
+    #: met together too, each batch's look-up bounded by :attr:`timeout`.
+    pipelines: bool = False
 
     @property
     def timeout(self) -> float | None:
