@@ -18,6 +18,7 @@ one of ``CONCURRENT_REQUESTS`` meanwhile.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
@@ -53,19 +54,42 @@ class ClusterDelayMiddleware:
         if pacer is None:
             raise NotConfigured
         self.pacer = pacer
+        self.crawler = crawler
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ClusterDelayMiddleware:
         return cls(crawler)
 
+    def _slot_wait(self, request: Request) -> float:
+        """Seconds before this process's download slot of ``request`` lets it go
+        (``DOWNLOAD_DELAY``, the Crawl-delay floor): waited before the turn is
+        taken, not after (a timer fires late in a busy process)."""
+        engine = self.crawler.engine
+        downloader = getattr(engine, "downloader", None)
+        slots = getattr(downloader, "slots", None)
+        if downloader is None or not slots:
+            return 0.0
+        slot = slots.get(downloader.get_slot_key(request))
+        delay = getattr(slot, "delay", 0.0)
+        if slot is None or not delay:
+            return 0.0
+        return max(0.0, float(delay) - (time.monotonic() - float(slot.lastseen)))
+
     async def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if request.meta.get("dont_obey_robotstxt"):
             return
         site = site_of(request.url)
-        if site is None:
+        if site is None or not self.pacer.delay_for(site):
             return
         waited = False
-        while (wait := self.pacer.at_send(site)) > 0:
+        while True:
+            local = self._slot_wait(request)
+            if local > 0:  # this process's own delay first: the send follows the turn
+                await _sleep(local)
+                continue
+            wait = self.pacer.at_send(site)
+            if wait <= 0:
+                return
             if not waited:
                 waited = True
                 if self.pacer.queue_paces:
