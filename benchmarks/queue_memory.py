@@ -47,14 +47,16 @@ def measure(kind: str, sites: int, top: int = 0) -> float:
     from scrapy.squeues import FifoMemoryQueue
     from twisted.internet.defer import Deferred
 
+    from scrapy_rfc9309.components._download_slots import SLOW_FACTOR
     from scrapy_rfc9309.components._middleware import RobotsTxtMiddleware
     from scrapy_rfc9309.components._queue import RobotsTxtPriorityQueue
 
     crawler = _crawler()
     middleware = RobotsTxtMiddleware(crawler).service
-    # every robots.txt download slot busy: each new site waits in the backlog
-    limit = middleware.settings.concurrent_downloads
-    middleware._downloads = {f"busy{n}": Deferred() for n in range(limit)}
+    # every robots.txt download slot busy, slow downloads included: each new
+    # site waits in the backlog
+    limit = middleware.settings.concurrent_downloads * SLOW_FACTOR
+    middleware._downloads.update({f"busy{n}": Deferred() for n in range(limit)})
     middleware._start_watchdog = lambda: None  # type: ignore[method-assign]
     queue: Any
     if kind == "queue":

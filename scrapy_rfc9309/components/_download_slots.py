@@ -1,12 +1,14 @@
-"""``DownloadSlots``: how many robots.txt downloads may start now, and which wait for one.
+"""``DownloadSlots``: how many per-site file downloads may start now, and which wait for one.
 
-Pure bookkeeping (the clock passed in, no Scrapy): the downloads in flight,
-and three lines of sites waiting for one, started in this order: those a
-request waits for, those fetched ahead of need, the attempts of deferred
-sites (HTTP: The Definitive Guide ch. 9). Robots.txt files that hang never
-keep the others waiting long (RFC 9309 2.3.1.4 makes them unreachable after
-``ROBOTSTXT_DOWNLOAD_TIMEOUT``): a download unanswered after
-:data:`SLOW_AFTER` stops counting against ``ROBOTSTXT_CONCURRENT_DOWNLOADS``.
+Pure bookkeeping (the clock passed in, no Scrapy) for
+:class:`~._file_fetches.FileFetches`: the downloads in flight, and three
+lines of sites waiting for one, started in this order: those a request
+waits for, those fetched ahead of need, the attempts of deferred sites
+(HTTP: The Definitive Guide ch. 9). Robots.txt files that hang never keep
+the others waiting long (RFC 9309 2.3.1.4 makes them unreachable after
+``ROBOTSTXT_DOWNLOAD_TIMEOUT``): with a ``slow_factor`` above 1 (robots.txt:
+:data:`SLOW_FACTOR`), a download unanswered after :data:`SLOW_AFTER` stops
+counting against ``ROBOTSTXT_CONCURRENT_DOWNLOADS``.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from typing import Generic, TypeVar
 
 __all__ = ["SLOW_AFTER", "SLOW_FACTOR", "DownloadSlots"]
 
-#: A robots.txt download in flight this long (seconds) is *slow*: it no longer
-#: counts against ``ROBOTSTXT_CONCURRENT_DOWNLOADS``, so files that hang never
-#: keep other sites' robots.txt waiting for ``ROBOTSTXT_DOWNLOAD_TIMEOUT``.
+#: A download in flight this long (seconds) is *slow*: with a ``slow_factor``
+#: above 1 it no longer counts against ``ROBOTSTXT_CONCURRENT_DOWNLOADS``, so
+#: robots.txt files that hang never keep other sites' robots.txt waiting for
+#: ``ROBOTSTXT_DOWNLOAD_TIMEOUT``.
 SLOW_AFTER = 0.5
 #: robots.txt downloads in flight, slow ones included, are at most this many
 #: times ``ROBOTSTXT_CONCURRENT_DOWNLOADS``.
@@ -29,17 +32,20 @@ D = TypeVar("D")
 
 
 class DownloadSlots(Generic[D]):
-    """The robots.txt downloads in flight (site -> its download ``D``) and the
-    sites waiting for one, bounded by ``limit`` (``ROBOTSTXT_CONCURRENT_DOWNLOADS``)."""
+    """The downloads of one per-site file in flight (site -> its download ``D``)
+    and the sites waiting for one, bounded by ``limit``
+    (``ROBOTSTXT_CONCURRENT_DOWNLOADS``); slow downloads included, by
+    ``slow_factor`` times ``limit`` (1: every download in flight counts)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, slow_factor: int = 1) -> None:
         self.limit = limit
-        #: site -> its robots.txt download in flight (cancelled at close)
+        self.slow_factor = slow_factor
+        #: site -> its download in flight (cancelled at close)
         self.in_flight: dict[str, D] = {}
         #: sites waited on whose fetch waits for a download
         self.waited: deque[str] = deque()
         #: sites fetched ahead of need whose fetch waits for a download, or for
-        #: room in the site table (ROBOTSTXT_CACHE_MAX_SITES)
+        #: room in the file's table (ROBOTSTXT_CACHE_MAX_SITES)
         self.ahead: deque[str] = deque()
         #: deferred sites whose next attempt waits for a download
         self.retries: deque[str] = deque()
@@ -51,10 +57,13 @@ class DownloadSlots(Generic[D]):
 
     def free(self, now: float, *, retry: bool = False) -> bool:
         """Whether a download may start at ``now``: fewer than ``limit`` in flight
-        under :data:`SLOW_AFTER`, fewer than :data:`SLOW_FACTOR` times as many in
+        under :data:`SLOW_AFTER`, fewer than ``slow_factor`` times as many in
         all, and, for an attempt of a deferred site (``retry``), fewer than half
         of ``limit`` such attempts in flight."""
-        if len(self.in_flight) >= self.limit * SLOW_FACTOR or self._young_count(now) >= self.limit:
+        if (
+            len(self.in_flight) >= self.limit * self.slow_factor
+            or self._young_count(now) >= self.limit
+        ):
             return False
         return not retry or len(self._retrying) < max(1, self.limit // 2)
 

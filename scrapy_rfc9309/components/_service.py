@@ -2,31 +2,32 @@
 
 The scheduler queue asks it what a site's requests can do (:meth:`SiteService.site_state`)
 and has it fetch ahead (:meth:`SiteService.prefetch`); the middleware asks it
-for a site's outcome (:meth:`SiteService.wait_for`) and decides. Found
-through the crawler (:func:`site_service`), never through a registry.
+for a site's outcome (:meth:`SiteService.wait_for`) and decides. Each fetch,
+from its launch to its settling, is run by
+:class:`~._robotstxt_fetches.RobotsTxtFetches`. Found through the crawler
+(:func:`site_service`), never through a registry.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy import signals
-from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
-from twisted.internet.defer import CancelledError, Deferred
+from twisted.internet.defer import Deferred
 
-from ..sites._outcome import Kind, SiteOutcome
-from ..sites._site import robots_url, site_of
+from ..sites._outcome import SiteOutcome
+from ..sites._site import site_of
 from ..sites._sitetable import SiteState, SiteTable
 from ._clock import Clock
 from ._deferral import Deferrals
-from ._download_slots import DownloadSlots
 from ._engine import engine_is_closing, wake_engine
-from ._fetch_log import SiteCounts, internal_error, log_outcome, log_start, warn_refetched_evicted
+from ._fetch_log import log_start
 from ._fetcher import RobotsTxtFetcher
 from ._report import report_for
+from ._robotstxt_fetches import RobotsTxtFetches, hand_back
 from ._set_aside import SetAside
 from ._settings import RobotsTxtSettings
 from ._store_bridge import open_bridge
@@ -95,16 +96,8 @@ class SiteService:
         self.stats = crawler.stats
         #: each site's outcome and the fetch in flight; waiters are Deferreds
         self._table: SiteTable[Deferred[SiteOutcome | None]] = SiteTable(settings.cache_max_sites)
-        #: the robots.txt downloads in flight, and the sites waiting for one
-        self._slots: DownloadSlots[Deferred[None]] = DownloadSlots(settings.concurrent_downloads)
-        #: site -> its robots.txt download in flight (cancelled at close)
-        self._downloads = self._slots.in_flight
         #: our scheduler queues (memory and disk), told when a site is settled
         self._queues: list[SiteListener] = []
-        #: per-site stats: each site once per crawl, whatever its refetches
-        self._counts = SiteCounts(self.stats)
-        #: whether a download caused by ROBOTSTXT_CACHE_MAX_SITES was warned about
-        self._evictions_warned = False
         self.report = report_for(crawler)
         self._watchdog: Any = None
         self._fetcher = RobotsTxtFetcher(crawler, settings)
@@ -137,6 +130,24 @@ class SiteService:
         self.set_aside = SetAside(
             crawler, settings, self.report, self._queues, self._table.is_pending, self._pending
         )
+        #: each site's robots.txt fetch, from its launch to its settling
+        self._fetches = RobotsTxtFetches(
+            crawler,
+            settings,
+            self._table,
+            self.clock,
+            fetcher=self._fetcher,
+            store=self._store,
+            report=self.report,
+            deferrals=self.deferrals,
+            set_aside=self.set_aside,
+            release=self.release,
+            queued=lambda: bool(self._queues),
+        )
+        #: the robots.txt downloads in flight, and the sites waiting for one
+        self._launcher = self._fetches.launcher
+        #: site -> its robots.txt download in flight (cancelled at close)
+        self._downloads = self._launcher.in_flight
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(self.set_aside.on_spider_idle, signal=signals.spider_idle)
         log_start(settings, crawler.settings)
@@ -236,8 +247,8 @@ class SiteService:
         """A request of ``site`` left the queue; fetches ahead start if room freed."""
         if self.tdmrep is not None:
             self.tdmrep.unpin(site)
-        if self._table.unpin(site) and self._slots.ahead:
-            self._start_waiting()
+        if self._table.unpin(site) and self._launcher.has_waiting():
+            self._launcher.start_waiting()
 
     def prefetch(self, site: str, request: Request | None = None) -> None:
         """Start the site's robots.txt fetch ahead of its requests, unless one is in
@@ -269,9 +280,8 @@ class SiteService:
         first = not self._table.waited_on(site)
         if self._table.join(site, waiter):
             self._launch(site, request, ahead=False)
-        elif first and site not in self._downloads:  # fetched ahead, not started: wanted now
-            self._slots.waited.append(site)
-            self._start_waiting()
+        elif first:  # fetched ahead, perhaps not started: wanted now
+            self._launcher.wanted(site)
         return await maybe_deferred_to_future(waiter)
 
     def start_fetch(self, site: str, request: Request) -> None:
@@ -279,23 +289,12 @@ class SiteService:
         if self._table.start(site):
             self._launch(site, request, ahead=False)
 
-    def _may_start(self, site: str, ahead: bool, *, retry: bool = False) -> bool:
-        """Whether the site's download may start now (see :class:`DownloadSlots`)."""
-        if not self._slots.free(self.clock.monotonic(), retry=retry):
-            return False
-        # with our queue, a fetch ahead waits for room in the site table, so that
-        # the outcomes of sites with queued requests (never evicted) stay bounded
-        return not (ahead and self._queues) or self._table.admits(site, len(self._downloads))
-
     def _launch(self, site: str, request: Request | None, *, ahead: bool) -> None:
         """Start the download of a site whose fetch the table has just started,
         or queue it while ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` are in flight (or,
         ahead of need, while the site table has no room)."""
         self._start_watchdog()
-        if not self._may_start(site, ahead):
-            (self._slots.ahead if ahead else self._slots.waited).append(site)
-            return
-        self._download(site, request)
+        self._launcher.launch(site, request, ahead=ahead)
 
     def _retry(self, site: str) -> None:
         """A deferred site's attempt is due (HTTP: The Definitive Guide ch. 9): it
@@ -303,12 +302,7 @@ class SiteService:
         if not self._table.start(site):
             return
         self._start_watchdog()
-        slots = self._slots
-        if slots.waited or slots.ahead or not self._may_start(site, False, retry=True):
-            slots.retries.append(site)
-            self._start_waiting()
-        else:
-            self._download(site, None, retry=True)
+        self._launcher.retry(site)
 
     def _give_up_retry(self, site: str) -> bool:
         """The site's deferral ends while its attempt waits for a download: the
@@ -316,134 +310,8 @@ class SiteService:
         if site in self._downloads:
             return False
         if self._table.is_pending(site):
-            self._hand_back(self._table.abandon(site), self._table.stale(site))
+            hand_back(self._table.abandon(site), self._table.stale(site))
         return True
-
-    def _download(self, site: str, request: Request | None, *, retry: bool = False) -> None:
-        self._slots.starting(site, self.clock.monotonic(), retry=retry)
-        download = deferred_from_coro(self._fetch(site, request))
-        if not download.called:
-            self._downloads[site] = download
-
-    def _start_waiting(self) -> None:
-        """Start the fetches waiting, as downloads (and room) allow: those waited on
-        first, then those fetched ahead, then the attempts of deferred sites."""
-        for backlog, ahead, retry in self._slots.lines():
-            while backlog:
-                site = backlog[0]
-                if not self._table.is_pending(site) or site in self._downloads:
-                    backlog.popleft()  # settled, abandoned, or started meanwhile
-                    continue
-                if not self._may_start(
-                    site, ahead and not self._table.waited_on(site), retry=retry
-                ):
-                    break
-                backlog.popleft()
-                self._download(site, None, retry=retry)
-
-    def _download_done(self, site: str) -> None:
-        self._slots.done(site)
-        self._start_waiting()
-
-    async def _fetch(self, site: str, request: Request | None) -> None:
-        url = robots_url(site)
-        stored = False
-        try:
-            outcome = None
-            # an attempt while deferred, not a cached copy that expired (RFC 9309 2.4)
-            retrying = self._table.deferral(site) is not None
-            if self._store is not None:  # a fresh copy in the store, or its lease taken
-                outcome = await self._store.obtain(site, request, retrying=retrying)
-                stored = outcome is not None
-            if outcome is None:
-                self.stats.inc_value("robotstxt/request_count")
-                if retrying:
-                    self.stats.inc_value("robotstxt/deferred/retries")
-                elif self._table.stale(site) is not None:
-                    self.stats.inc_value("robotstxt/refetch")
-                elif self._table.evicted_fresh(site, self.clock.monotonic()):
-                    self._refetched_evicted(site)
-                outcome = await self._fetcher.fetch(url, request)
-        except (CancelledError, asyncio.CancelledError):
-            if self._store is not None:
-                self._store.abandoned(site)
-            logger.info("robots.txt download cancelled at close: %s", url)
-            self._download_done(site)
-            self._hand_back(self._table.abandon(site), None)
-            self.set_aside.drop_site(site)
-            return
-        except Exception as exc:  # not an answer of the site: never pass it off as one
-            outcome = internal_error(
-                self.stats,
-                self.crawler,
-                exc,
-                url,
-                self.clock.monotonic() + self.settings.unreachable_ttl,
-            )
-        if (
-            self._store is not None
-            and outcome.kind is Kind.UNREACHABLE
-            and self._table.is_pending(site)
-            and self._table.stale(site) is None
-        ):
-            # RFC 9309 2.4: a copy the store kept (a restarted crawl) may stay in force
-            copy = await self._store.last_copy(site, request)
-            if copy is not None:
-                self._table.offer_stale(site, copy.compact())
-        self._download_done(site)
-        if not self._table.is_pending(site):  # abandoned: the spider closed meanwhile
-            if self._store is not None and not stored:
-                self._store.fetched(site, outcome)
-            return
-        self._settle(site, outcome, url, stored)
-
-    def _refetched_evicted(self, site: str) -> None:
-        """``site``'s robots.txt is downloaded again only because the bound evicted
-        its outcome while fresh: counted, and said once per crawl."""
-        self.stats.inc_value("robotstxt/cache/refetched_evicted")
-        if not self._evictions_warned:
-            self._evictions_warned = True
-            warn_refetched_evicted(site, self.settings.cache_max_sites)
-
-    def _settle(self, site: str, outcome: SiteOutcome, url: str, stored: bool) -> None:
-        """Put the outcome in force, defer the site or release its requests, and tell."""
-        was_deferred = self._table.deferral(site) is not None
-        settled = self._table.settle(site, outcome.compact())
-        if self._store is not None and not stored:
-            # saved and the lease released, off the reactor
-            self._store.fetched(site, outcome, kept=settled.kept_stale)
-        deferral = None
-        if settled.outcome.kind is Kind.UNREACHABLE and self._queues:
-            deferral = self.deferrals.defer(site, settled.outcome, was_deferred)
-        elif was_deferred:
-            self.deferrals.cancel(site)  # its deadline's timer
-            self.deferrals.recovered(outcome, url)
-        if settled.kept_stale:
-            # RFC 9309 2.4: while unreachable, a copy cached earlier stays in use.
-            logger.warning(
-                "robots.txt unreachable (%s): %s; keeping the copy fetched earlier (RFC 9309 2.4)",
-                outcome.detail,
-                outcome.source or url,
-            )
-        else:
-            self._counts.count(site, outcome.kind)
-            self.report.fetched(site, outcome)
-            if deferral is not None:
-                self.deferrals.log(outcome, url, site, deferral, first=not was_deferred)
-            else:
-                log_outcome(outcome, url, site)
-        if self._table.evictions:
-            self.stats.set_value("robotstxt/cache/evicted", self._table.evictions)
-        self._hand_back(settled.waiters, settled.outcome)
-        if deferral is None:
-            self.release(site)
-
-    @staticmethod
-    def _hand_back(
-        waiters: list[Deferred[SiteOutcome | None]], outcome: SiteOutcome | None
-    ) -> None:
-        for waiter in waiters:
-            waiter.callback(outcome)
 
     # -- closing -------------------------------------------------------------------------
 
@@ -473,8 +341,8 @@ class SiteService:
             self._stop_watchdog()
         elif engine_is_closing(self.crawler):
             self.release_all()
-        elif self._slots.waiting():
-            self._start_waiting()  # downloads turned slow: others may start
+        elif self._launcher.waiting():
+            self._launcher.start_waiting()  # downloads turned slow: others may start
 
     def release_all(self) -> None:
         """Drop every waiting request and cancel every robots.txt download
@@ -489,11 +357,9 @@ class SiteService:
                 len(abandoned),
             )
         for _, waiters in abandoned:
-            self._hand_back(waiters, None)
-        downloads = self._slots.clear()
+            hand_back(waiters, None)
         self.deferrals.cancel_all()
-        for download in downloads.values():
-            download.cancel()
+        self._launcher.cancel_all()
         if self.tdmrep is not None:  # its downloads cancelled, its waiting requests dropped
             self.tdmrep.abandon_all()
         self.set_aside.drop()
