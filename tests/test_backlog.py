@@ -59,7 +59,7 @@ async def test_rfc9309_2_3_backlog_requests_dropped_or_failing_never_stall_the_s
         "RETRY_ENABLED": False,
     }
     started = time.monotonic()
-    spider, stats = await crawl(urls, settings)
+    spider, _ = await crawl(urls, settings)
     assert set(ok) <= set(spider.fetched)
     assert site.url("/no") in spider.dropped
     assert time.monotonic() - started < 4  # no wait for the engine's 5 s heartbeat
