@@ -79,6 +79,8 @@ RELEASE_BUDGET = 10_000
 #: Site backlogs a ``pop`` checks for requests dropped in the downloader's
 #: middlewares (no signal says so), while other requests are ready.
 CHECK_BUDGET = 4
+#: Site backlogs a ``pop`` checks so when nothing is ready and every window is full.
+GROW_CHECK_BUDGET = 64
 
 
 class RobotsTxtPriorityQueue:
@@ -156,7 +158,6 @@ class RobotsTxtPriorityQueue:
         self._backlogs = SiteBacklogs()
         if self._robots is not None:
             crawler.signals.connect(self._came_back, signal=signals.request_left_downloader)
-            crawler.signals.connect(self._came_back, signal=signals.response_received)
 
     # -- the scheduler's calls ----------------------------------------------------
 
@@ -285,8 +286,9 @@ class RobotsTxtPriorityQueue:
             self._ready.push(request)
 
     def _came_back(self, request: Request) -> None:
-        """A request left the downloader, or was answered without it: the next
-        of its site's backlog takes its place (the engine asks for it next)."""
+        """A request left the downloader: the next of its site's backlog takes
+        its place (the engine asks for it next). One that never reached it (a
+        downloader middleware dropped or answered it) is found by ``check``."""
         if self._backlogs:
             self._push_ready(self._backlogs.came_back(request))
 
@@ -296,12 +298,11 @@ class RobotsTxtPriorityQueue:
         return not in_downloader(self.crawler, request)
 
     def _grow(self) -> bool:
-        """Nothing else is ready: the backlogs are checked for requests gone,
-        and one window below its site's slot concurrency lets one more go."""
+        """Nothing else is ready: one window below its site's slot concurrency
+        lets one more go; if every window is full, more of them are checked
+        for requests gone."""
         backlogs = self._backlogs
-        freed = backlogs.check(self._gone)
-        if not freed:
-            freed = backlogs.grow()
+        freed = backlogs.grow() or backlogs.check(self._gone, GROW_CHECK_BUDGET)
         self._push_ready(freed)
         return bool(freed)
 
