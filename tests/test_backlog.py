@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -26,15 +27,31 @@ class DropSomePages:
             raise IgnoreRequest("dropped by another middleware")
 
 
+@pytest.mark.parametrize(
+    "slot",
+    [
+        {"CONCURRENT_REQUESTS_PER_DOMAIN": 2},
+        {"CONCURRENT_REQUESTS_PER_IP": 2},
+        {
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 2,
+            "AUTOTHROTTLE_ENABLED": True,
+            "AUTOTHROTTLE_START_DELAY": 0.01,
+            "AUTOTHROTTLE_MAX_DELAY": 0.02,
+        },
+    ],
+    ids=["per-domain", "per-ip", "autothrottle"],
+)
 @deferred_f_from_coro_f
-async def test_rfc9309_2_3_backlog_behind_slow_robots_txt_reuses_connections(sites) -> None:
+async def test_rfc9309_2_3_backlog_behind_slow_robots_txt_reuses_connections(
+    sites, slot: dict[str, Any]
+) -> None:
     """40 pages wait 0.3 s for robots.txt; let go at most the slot's
     concurrency (2) at once, the next as one comes back, they use about 2
     connections (Scrapy starts the next request of a full slot before the
     previous connection is back in the pool: one per page if all let go)."""
     site = sites(routes={"/robots.txt": delayed(0.3, status(404))}, default=PAGE)
     urls = [site.url(f"/p{index}") for index in range(40)]
-    settings = {**QUEUE, "CONCURRENT_REQUESTS": 16, "CONCURRENT_REQUESTS_PER_DOMAIN": 2}
+    settings = {**QUEUE, "CONCURRENT_REQUESTS": 16, **slot}
     spider, _ = await crawl(urls, settings)
     assert sorted(spider.fetched) == sorted(urls)
     assert site.connections <= 2 + 2, site.connections  # slot concurrency, robots.txt's, one spare
