@@ -111,6 +111,18 @@ class _Root(resource.Resource):
         return route(request)
 
 
+class _CountingSite(server.Site):
+    """A Twisted web site that counts the TCP connections it accepts."""
+
+    def __init__(self, site: MockSite) -> None:
+        super().__init__(_Root(site))
+        self.mock = site
+
+    def buildProtocol(self, addr: Any) -> Any:
+        self.mock.connections += 1
+        return super().buildProtocol(addr)
+
+
 @dataclass
 class MockSite:
     host: str = "127.0.0.1"
@@ -120,6 +132,8 @@ class MockSite:
     hit_times: list[float] = field(default_factory=list)
     open_requests: list[Any] = field(default_factory=list)
     port: Any = None
+    #: TCP connections the server accepted
+    connections: int = 0
 
     @property
     def origin(self) -> str:
@@ -136,7 +150,7 @@ class MockSite:
 
         reactor: Any = _reactor
 
-        self.port = reactor.listenTCP(0, server.Site(_Root(self)), interface=self.host)
+        self.port = reactor.listenTCP(0, _CountingSite(self), interface=self.host)
         return self
 
     def stop(self) -> None:

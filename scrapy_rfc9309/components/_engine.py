@@ -9,7 +9,10 @@ changes them loses the optimisation, never the crawl:
   ``engine.downloader.total_concurrency`` (public attribute, not documented);
 * :func:`release_file_slot`: ``engine.downloader.slots`` (public attribute)
   and ``Slot.close()``;
-* :func:`engine_is_closing`: ``engine._slot.closing`` (private).
+* :func:`engine_is_closing`: ``engine._slot.closing`` (private);
+* :func:`page_slot_concurrency`, :func:`in_downloader`:
+  ``engine.downloader.slots``, ``.per_slot_settings``, ``.active`` (public
+  attributes, not documented).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ __all__ = [
     "engine_is_closing",
     "file_slot",
     "file_slot_key",
+    "in_downloader",
+    "page_slot_concurrency",
     "page_slot_key",
     "release_file_slot",
     "robots_download",
@@ -157,3 +162,38 @@ def engine_is_closing(crawler: Any) -> bool:
         return True
     slot = getattr(engine, "_slot", None)
     return slot is not None and getattr(slot, "closing", None) is not None
+
+
+def _downloader(crawler: Any) -> Any:
+    """The crawl's downloader, ``None`` before the engine is made."""
+    try:
+        engine = crawler.engine
+    except RuntimeError:  # Scrapy 2.19: not set yet
+        return None
+    return getattr(engine, "downloader", None)
+
+
+def page_slot_concurrency(crawler: Any, request: Any) -> int:
+    """The concurrency of ``request``'s download slot as Scrapy's downloader
+    gives it (``CONCURRENT_REQUESTS_PER_DOMAIN``, per IP, or ``DOWNLOAD_SLOTS``);
+    1 when unknown."""
+    downloader = _downloader(crawler)
+    if downloader is None:
+        return 1
+    try:
+        key = downloader.get_slot_key(request)
+        slot = downloader.slots.get(key)
+        if slot is not None:
+            return max(1, int(slot.concurrency))
+        default = downloader.ip_concurrency or downloader.domain_concurrency
+        return max(1, int(downloader.per_slot_settings.get(key, {}).get("concurrency", default)))
+    except AttributeError:  # another downloader: no such attributes
+        return 1
+
+
+def in_downloader(crawler: Any, request: Any) -> bool:
+    """Whether ``request``, handed to the engine, is still in its downloader
+    (its middlewares, its slot's queue, or its transfer); ``False`` when
+    unknown."""
+    active = getattr(_downloader(crawler), "active", None)
+    return active is not None and request in active

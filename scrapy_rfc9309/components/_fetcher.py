@@ -124,13 +124,16 @@ class RobotsTxtFetcher:
         self.scrapy_retry = True
         #: robots.txt requests counted on top of the downloader's total concurrency
         self._counted: set[Request] = set()
-        crawler.signals.connect(
-            self._on_reached_downloader, signal=signals.request_reached_downloader
+        #: robots.txt downloads in flight: the download signal handlers are
+        #: connected while there is one (every page's download sends them)
+        self._downloading = 0
+        self._handlers = (
+            (self._on_reached_downloader, signals.request_reached_downloader),
+            (self._on_left_downloader, signals.request_left_downloader),
+            (self._on_headers_received, signals.headers_received),
+            (self._on_bytes_received, signals.bytes_received),
+            (self._on_response_downloaded, signals.response_downloaded),
         )
-        crawler.signals.connect(self._on_left_downloader, signal=signals.request_left_downloader)
-        crawler.signals.connect(self._on_headers_received, signal=signals.headers_received)
-        crawler.signals.connect(self._on_bytes_received, signal=signals.bytes_received)
-        crawler.signals.connect(self._on_response_downloaded, signal=signals.response_downloaded)
 
     async def fetch(self, url: str, request: Request | None = None) -> SiteOutcome:
         """Download the robots.txt at ``url``; ``request`` is the page that needs it.
@@ -141,7 +144,21 @@ class RobotsTxtFetcher:
         """
         assert self.crawler.engine is not None
         with file_slot(self.crawler, "robots.txt", site_of(url) or url) as slot:
-            return await self._fetch(url, request, slot)
+            self._listen(1)
+            try:
+                return await self._fetch(url, request, slot)
+            finally:
+                self._listen(-1)
+
+    def _listen(self, delta: int) -> None:
+        """Count a robots.txt download in (1) or out (-1): the download signal
+        handlers are connected as the first starts and disconnected as the
+        last ends, so pages downloaded meanwhile only cost their dispatch."""
+        self._downloading += delta
+        if self._downloading == (1 if delta > 0 else 0):
+            change = self.crawler.signals.connect if delta > 0 else self.crawler.signals.disconnect
+            for handler, signal in self._handlers:
+                change(handler, signal=signal)
 
     async def _fetch(self, url: str, request: Request | None, slot: str) -> SiteOutcome:
         download = await download_file(

@@ -29,6 +29,12 @@ robots.txt is known.
   wait (they would find it unknown, and fetch it again); fetches ahead stop
   while pinned sites fill the table, and resume as their requests leave. A
   pending site costs no pin: nothing of it can be evicted yet.
+* **backlogs let go gradually**: the requests that waited for a site go
+  back into the queue through its window (:class:`~._backlog.SiteBacklogs`):
+  one at a time while other requests are ready, more (up to the site's
+  download-slot concurrency) when nothing else is, the next as one comes
+  back, so the site's connection is reused rather than one opened per
+  request.
 
 The site states come from the crawler's :class:`~._service.SiteService`; the
 decision stays in :class:`~scrapy_rfc9309.RobotsTxtMiddleware`: a request
@@ -45,10 +51,12 @@ from collections.abc import Iterable, Iterator
 from itertools import zip_longest
 from typing import TYPE_CHECKING, Any
 
+from scrapy import signals
 from scrapy.pqueues import ScrapyPriorityQueue
 
 from ..sites._sitetable import SiteState
-from ._engine import wake_engine
+from ._backlog import SiteBacklogs
+from ._engine import in_downloader, page_slot_concurrency, wake_engine
 from ._pacing import cluster_pacer
 from ._report import report_for
 from ._service import site_service
@@ -68,6 +76,11 @@ logger = logging.getLogger("scrapy_rfc9309.queue")
 DIVERT_BUDGET = 1_000
 #: Requests of settled sites a ``pop`` moves back into the queue in one go.
 RELEASE_BUDGET = 10_000
+#: Site backlogs a ``pop`` checks for requests dropped in the downloader's
+#: middlewares (no signal says so), while other requests are ready.
+CHECK_BUDGET = 4
+#: Site backlogs a ``pop`` checks so when nothing is ready and every window is full.
+GROW_CHECK_BUDGET = 64
 
 
 class RobotsTxtPriorityQueue:
@@ -141,6 +154,10 @@ class RobotsTxtPriorityQueue:
         self._pace_timers: dict[str, Any] = {}
         #: sites whose first paced request is back in ``_ready`` to ask again
         self._trying: set[str] = set()
+        #: settled sites' backlogs, let go a few requests at a time
+        self._backlogs = SiteBacklogs()
+        if self._robots is not None:
+            crawler.signals.connect(self._came_back, signal=signals.request_left_downloader)
 
     # -- the scheduler's calls ----------------------------------------------------
 
@@ -156,6 +173,12 @@ class RobotsTxtPriorityQueue:
         if state is SiteState.UNKNOWN:
             robots.prefetch(site, request)  # fetch ahead
             state = SiteState.PENDING
+        if state is SiteState.READY and self._backlogs and not self._persistent:
+            let_go = self._backlogs.add(site, request)
+            if let_go is not None:  # behind its site's backlog
+                robots.pin(site)
+                self._push_ready(let_go)
+                return
         if state is SiteState.READY or self._persistent:
             # on disk now (it may fail to serialise: the scheduler then uses
             # its memory queue); set aside when popped if still not settled
@@ -172,15 +195,22 @@ class RobotsTxtPriorityQueue:
         robots = self._robots
         if robots is None:
             return self._ready.pop()
+        backlogs = self._backlogs
+        if backlogs:
+            self._push_ready(backlogs.check(self._gone, CHECK_BUDGET))
         for _ in range(DIVERT_BUDGET):
             request = self._ready.pop()
             if request is None:
-                return None
+                if not backlogs or not self._grow():
+                    return None
+                continue
             site = robots.site_for(request, cached=False)
             if site is None:
                 return request
             state = robots.site_state(site, request)
             robots.unpin(site)  # out of _ready: handed out, or held until released
+            if backlogs:
+                backlogs.handed_out(request)
             if state is SiteState.READY:
                 if self._pacer is not None and not self._turn(site, request):
                     continue  # waits for its site's turn in the cluster
@@ -217,6 +247,9 @@ class RobotsTxtPriorityQueue:
         held = [request for requests in self._held.values() for request in _listed(requests)]
         paced = self._drop_paced()
         held.extend(request for _, request in paced)
+        waiting = list(self._backlogs.take_all())
+        held.extend(request for _, request in waiting)
+        paced.extend(waiting)
         if held and not self._persistent:
             report = report_for(self.crawler)  # the JSON report's per-site drops
             for site, requests in self._held.items():
@@ -244,7 +277,34 @@ class RobotsTxtPriorityQueue:
             )
 
     def __len__(self) -> int:
-        return len(self._ready) + self._held_count + self._paced_count
+        return len(self._ready) + self._held_count + self._paced_count + len(self._backlogs)
+
+    # -- settled sites' backlogs ----------------------------------------------------
+
+    def _push_ready(self, requests: list[Request]) -> None:
+        for request in requests:
+            self._ready.push(request)
+
+    def _came_back(self, request: Request) -> None:
+        """A request left the downloader: the next of its site's backlog takes
+        its place (the engine asks for it next). One that never reached it (a
+        downloader middleware dropped or answered it) is found by ``check``."""
+        if self._backlogs:
+            self._push_ready(self._backlogs.came_back(request))
+
+    def _gone(self, request: Request) -> bool:
+        """Whether a handed-out ``request`` is no longer in the downloader
+        (a downloader middleware dropped it, or it went another way)."""
+        return not in_downloader(self.crawler, request)
+
+    def _grow(self) -> bool:
+        """Nothing else is ready: one window below its site's slot concurrency
+        lets one more go; if every window is full, more of them are checked
+        for requests gone."""
+        backlogs = self._backlogs
+        freed = backlogs.grow() or backlogs.check(self._gone, GROW_CHECK_BUDGET)
+        self._push_ready(freed)
+        return bool(freed)
 
     # -- held requests ----------------------------------------------------------------
 
@@ -289,6 +349,10 @@ class RobotsTxtPriorityQueue:
                     self._robots.mark_released(site, request)
             self._held_count -= len(requests)
             moved += len(requests)
+            if not self._persistent:  # let go through the site's window
+                requests = self._backlogs.start(
+                    site, requests, page_slot_concurrency(self.crawler, requests[0])
+                )
             batch.append(requests)
         for request in interleaved(batch):
             self._ready.push(request)

@@ -1,0 +1,84 @@
+"""A settled site's backlog handed out through its window (RFC 9309 2.3:
+requests wait for their site's robots.txt), with real crawls against a
+local server counting the TCP connections it accepted."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from .conftest import crawl
+from .server import delayed, status, text
+
+PAGE = text("<html>page</html>", content_type=b"text/html")
+QUEUE = {"SCHEDULER_PRIORITY_QUEUE": "scrapy_rfc9309.RobotsTxtPriorityQueue"}
+
+
+class DropSomePages:
+    """A downloader middleware that drops the pages whose path ends in ``drop``."""
+
+    def process_request(self, request: Request, spider: Any = None) -> None:
+        if request.url.endswith("drop"):
+            raise IgnoreRequest("dropped by another middleware")
+
+
+@pytest.mark.parametrize(
+    "slot",
+    [
+        {"CONCURRENT_REQUESTS_PER_DOMAIN": 2},
+        {"CONCURRENT_REQUESTS_PER_IP": 2},
+        {
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 2,
+            "AUTOTHROTTLE_ENABLED": True,
+            "AUTOTHROTTLE_START_DELAY": 0.01,
+            "AUTOTHROTTLE_MAX_DELAY": 0.02,
+        },
+    ],
+    ids=["per-domain", "per-ip", "autothrottle"],
+)
+@deferred_f_from_coro_f
+async def test_rfc9309_2_3_backlog_behind_slow_robots_txt_reuses_connections(
+    sites, slot: dict[str, Any]
+) -> None:
+    """40 pages wait 0.3 s for robots.txt; let go at most the slot's
+    concurrency (2) at once, the next as one comes back, they use about 2
+    connections (Scrapy starts the next request of a full slot before the
+    previous connection is back in the pool: one per page if all let go)."""
+    site = sites(routes={"/robots.txt": delayed(0.3, status(404))}, default=PAGE)
+    urls = [site.url(f"/p{index}") for index in range(40)]
+    settings = {**QUEUE, "CONCURRENT_REQUESTS": 16, **slot}
+    spider, _ = await crawl(urls, settings)
+    assert sorted(spider.fetched) == sorted(urls)
+    assert site.connections <= 2 + 2, site.connections  # slot concurrency, robots.txt's, one spare
+
+
+@deferred_f_from_coro_f
+async def test_rfc9309_2_3_backlog_requests_dropped_or_failing_never_stall_the_site(
+    sites,
+) -> None:
+    """With a window of one (slot concurrency 1), backlog pages dropped by
+    another downloader middleware, disallowed by robots.txt (RFC 9309 2.2.2)
+    or answered 500 free their place: every other page is fetched, at once."""
+    robots = delayed(0.3, text("User-agent: *\nDisallow: /no\n"))
+    site = sites(routes={"/robots.txt": robots, "/fail": status(500)}, default=PAGE)
+    ok = [site.url(f"/p{index}") for index in range(10)]
+    urls = [*[site.url(f"/{index}drop") for index in range(5)], site.url("/no"), site.url("/fail")]
+    urls += ok
+    settings = {
+        **QUEUE,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        "DOWNLOADER_MIDDLEWARES": {"tests.test_backlog.DropSomePages": 50},
+        "RETRY_ENABLED": False,
+    }
+    started = time.monotonic()
+    spider, _ = await crawl(urls, settings)
+    assert set(ok) <= set(spider.fetched)
+    assert site.url("/no") in spider.dropped
+    assert time.monotonic() - started < 4  # no wait for the engine's 5 s heartbeat
+    assert site.count("/fail") == 1
+    assert not any(url.endswith("drop") for url in spider.fetched)
