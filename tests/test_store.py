@@ -407,7 +407,8 @@ async def test_2_4_archive_history_and_at_after_the_robots_txt_changed(sites, tm
     assert re.search(r"; expired \d+ s before that time \(\d{4}-", output), output
     assert site.count("/robots.txt") == 2  # no download
 
-    iso_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 1))
+    # whole seconds: over 1 s after the second fetch, whenever within this second it was
+    iso_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 2))
     output, code = await run_command(
         site.url("/private/x"), site.url("/secret/y"), "--at", iso_now, "--store", uri,
         "--json", cwd=tmp_path,
