@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.reactor import install_reactor, is_reactor_installed
 from twisted.internet.defer import Deferred
 
 from ..parser._usage import CATEGORIES, RETIRED_PURPOSES, needs_tdmrep
@@ -69,6 +70,7 @@ from ._settings import RobotsTxtSettings, SettingError, reduce_agent_setting
 
 if TYPE_CHECKING:
     from scrapy.crawler import CrawlerRunnerBase
+    from scrapy.settings import BaseSettings
 
 __all__ = [
     "EXIT_ALLOWED",
@@ -206,12 +208,14 @@ class RobotsTxtCommand(ScrapyCommand):
     def run(self, args: list[str], opts: Namespace) -> None:
         """Run :meth:`answer` under the command's ``CrawlerProcess`` (its reactor
         runs until the answer is given); its exit status is the command's."""
-        from twisted.internet import reactor as installed
         from twisted.python.failure import Failure
 
-        reactor: Any = installed
         process = self.crawler_process
         assert process is not None
+        _install_configured_reactor(process.settings)
+        from twisted.internet import reactor as installed
+
+        reactor: Any = installed
         results: list[Any] = []
 
         def finish(result: Any) -> None:
@@ -376,6 +380,22 @@ class RobotsTxtCommand(ScrapyCommand):
         if missing:
             print(f"error:       the crawl did not fetch {', '.join(missing)}", file=sys.stderr)
         return found
+
+
+def _install_configured_reactor(settings: BaseSettings) -> None:
+    """Install the reactor ``TWISTED_REACTOR`` names unless one is installed already.
+
+    The command's crawls start once the reactor runs, so the first reactor the
+    process touches must be the configured one: Scrapy 2.13's ``CrawlerProcess``
+    installs it only with the first crawler, and importing
+    ``twisted.internet.reactor`` before would install the platform's default
+    (which that crawler then refuses). A reactor already installed is left as
+    it is (the crawler reports one that does not match, as ``scrapy crawl`` does).
+    """
+    if is_reactor_installed():
+        return
+    if settings.get("TWISTED_REACTOR"):
+        install_reactor(settings["TWISTED_REACTOR"], settings.get("ASYNCIO_EVENT_LOOP"))
 
 
 def _purposes(values: list[str]) -> tuple[str, ...]:
