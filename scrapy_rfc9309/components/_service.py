@@ -20,7 +20,7 @@ from twisted.internet.defer import CancelledError, Deferred
 from ..sites._outcome import Kind, SiteOutcome
 from ..sites._site import robots_url, site_of
 from ..sites._sitetable import SiteState, SiteTable
-from ._clock import Clock
+from ._clock import Clock, clock_of
 from ._deferral import Deferrals
 from ._download_slots import DownloadSlots
 from ._engine import engine_is_closing, wake_engine
@@ -90,7 +90,7 @@ class SiteService:
         self.crawler = crawler
         self.settings = settings
         #: the time and the timers of this crawl's site state (tests inject one)
-        self.clock = clock or Clock()
+        self.clock = clock or clock_of(crawler)
         assert crawler.stats is not None
         self.stats = crawler.stats
         #: each site's outcome and the fetch in flight; waiters are Deferreds
@@ -431,7 +431,7 @@ class SiteService:
             if deferral is not None:
                 self.deferrals.log(outcome, url, site, deferral, first=not was_deferred)
             else:
-                log_outcome(outcome, url, site)
+                log_outcome(outcome, url, site, self.clock.monotonic())
         if self._table.evictions:
             self.stats.set_value("robotstxt/cache/evicted", self._table.evictions)
         self._hand_back(settled.waiters, settled.outcome)
