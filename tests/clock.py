@@ -21,9 +21,12 @@ SLOW_PAGE = text("slow page")
 
 class SkippingClock(Clock):
     """Real time plus the seconds :meth:`skip` added: a crawl's outcomes expire,
-    and its timers fire, as if that much more time had passed."""
+    and its timers fire, as if that much more time had passed. A timer of at most
+    ``eager`` seconds fires at once, the time skipped to when it was due (a
+    deferral's back-off without the wait; its deadline still ahead)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, eager: float = 0.0) -> None:
+        self.eager = eager
         self.skipped = 0.0
         super().__init__(
             monotonic=lambda: time.monotonic() + self.skipped,
@@ -32,6 +35,14 @@ class SkippingClock(Clock):
         self._timers: list[Any] = []
 
     def call_later(self, seconds: float, fn: Callable[..., Any], *args: Any) -> Any:
+        if seconds <= self.eager:
+            due = self.monotonic() + seconds
+
+            def fire() -> None:
+                self.skipped += max(0.0, due - self.monotonic())
+                fn(*args)
+
+            return super().call_later(0.0, fire)
         timer = super().call_later(seconds, fn, *args)
         self._timers = [*(t for t in self._timers if t.active()), timer]
         return timer

@@ -14,7 +14,9 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309.components import _compat
+from scrapy_rfc9309.components._clock import Clock, use_clock
 
+from .clock import SkippingClock, skipping
 from .conftest import BASE_SETTINGS, RecordingSpider, crawl
 from .server import delayed, hang, sequence, slow, status, text
 
@@ -553,9 +555,11 @@ class TickSpider(Spider):
 
 
 async def tick_crawl(
-    target: Any, ticker: Any, ticks: int, settings: dict[str, Any]
+    target: Any, ticker: Any, ticks: int, settings: dict[str, Any], clock: Clock | None = None
 ) -> tuple[TickSpider, dict[str, Any]]:
     crawler = get_crawler(TickSpider, {**BASE_SETTINGS, **QUEUE, **settings})
+    if clock is not None:
+        use_clock(crawler, clock)
     await _compat.crawl(crawler, ticker=ticker.origin, target=target.origin, ticks=ticks)
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
@@ -608,13 +612,15 @@ async def test_2_4_refetch_counts_expired_copies_deferral_retries_apart(
     """``robotstxt/refetch`` means a cached outcome expired and was fetched
     again (RFC 9309 2.4); attempts while deferred (HTTP: The Definitive Guide
     ch. 9) are ``robotstxt/deferred/retries``."""
+    clock = SkippingClock()
     site = sites(
         routes={"/robots.txt": sequence(status(503), text("User-agent: *\nAllow: /\n"))},
         default=PAGE,
     )
-    ticker = sites(routes={"/robots.txt": status(404), "/tick": delayed(0.15, PAGE)})
+    tick = skipping(clock, 0.15, after=0.01, route=PAGE)
+    ticker = sites(routes={"/robots.txt": status(404), "/tick": tick})
     spider, stats = await tick_crawl(
-        site, ticker, 12, {"ROBOTSTXT_CACHE_TTL": 0.5, "ROBOTSTXT_CACHE_MIN_TTL": 0}
+        site, ticker, 12, {"ROBOTSTXT_CACHE_TTL": 0.5, "ROBOTSTXT_CACHE_MIN_TTL": 0}, clock
     )
     assert len(spider.fetched) == 13 and spider.dropped == {}
     downloads, ticker_downloads = site.count("/robots.txt"), ticker.count("/robots.txt")
