@@ -281,7 +281,7 @@ async def test_summary_says_a_deferred_site_recovered(sites, caplog) -> None:
     clock = SkippingClock(eager=5)  # the back-offs (1 s, 2 s) without the wait
     with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
         _, stats = await crawl([site.url("/a1"), site.url("/d")], ADDON_ONLY, clock=clock)
-    assert clock.skipped >= 3  # the crawl's time went by the back-offs
+    assert clock.skipped > 2  # the crawl's time went by the back-offs, not the test
     assert stats["robotstxt/deferred/recovered"] == 1
     summary = _summary(caplog)
     assert "1 unreachable: deferred, recovered after 3 attempts)" in summary
