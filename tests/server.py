@@ -102,7 +102,7 @@ class _Root(resource.Resource):
     def render(self, request: server.Request) -> bytes | int:
         path = request.uri.decode()
         self.site.hits.append(path)
-        self.site.hit_times.append(time.monotonic())
+        self.site.hit_times.append(self.site.now())
         route = self.site.routes.get(path.split("?")[0]) or self.site.default
         if route is None:
             request.setResponseCode(404)
@@ -120,6 +120,8 @@ class MockSite:
     hit_times: list[float] = field(default_factory=list)
     open_requests: list[Any] = field(default_factory=list)
     port: Any = None
+    #: the clock of ``hit_times`` (a test's crawl clock: ``SkippingClock.monotonic``)
+    now: Callable[[], float] = time.monotonic
 
     @property
     def origin(self) -> str:
