@@ -280,15 +280,18 @@ def sequence(*routes: Route) -> Route:
     return route
 
 
-def unreachable_for(seconds: float, then: Route) -> Route:
-    """503 for ``seconds`` from the first request, then ``then``'s answers."""
+def unreachable_for(
+    seconds: float, then: Route, now: Callable[[], float] = time.monotonic
+) -> Route:
+    """503 for ``seconds`` from the first request (by the clock ``now``: a test's
+    crawl clock), then ``then``'s answers."""
     first: list[float] = []
 
     def route(request: server.Request) -> bytes | int:
-        now = time.monotonic()
+        now_ = now()
         if not first:
-            first.append(now)
-        if now - first[0] < seconds:
+            first.append(now_)
+        if now_ - first[0] < seconds:
             return status(503)(request)
         return then(request)
 
