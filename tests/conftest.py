@@ -12,6 +12,7 @@ from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309.components import _compat
+from scrapy_rfc9309.components._clock import Clock, use_clock
 
 from .redis_server import RedisServer, require_redis_server
 from .server import MockSite
@@ -76,9 +77,12 @@ async def crawl(
     settings: dict[str, Any] | None = None,
     *,
     allow_errors: bool = False,
+    clock: Clock | None = None,
     **spider_kwargs: Any,
 ) -> tuple[RecordingSpider, dict[str, Any]]:
     """Run a real crawl; return the spider (what it saw) and the final stats.
+
+    ``clock``: the crawl's time (a test's :class:`~.clock.SkippingClock`).
 
     A crawl that logged an ERROR fails the test (Scrapy logs and swallows
     exceptions raised in signal handlers), unless ``allow_errors``.
@@ -89,6 +93,8 @@ async def crawl(
         if value is not UNSET
     }
     crawler = get_crawler(RecordingSpider, merged)
+    if clock is not None:
+        use_clock(crawler, clock)
     await _compat.crawl(crawler, urls=urls, **spider_kwargs)
     assert crawler.stats is not None
     spider = crawler.spider

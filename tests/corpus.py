@@ -1,6 +1,10 @@
 """Where the real-world corpus lives: ``../shared/corpus`` beside the clone,
 or ``$ROBOTSTXT_CORPUS``. The collections carry no licence of their own, so
-the project never copies them; tests that need them skip when absent."""
+the project never copies them; tests that need them skip when absent.
+
+The costly per-file checks run on a fixed sample of the files (every
+:data:`SAMPLE_STEP`-th, with the largest where size matters);
+``ROBOTSTXT_CORPUS_FULL=1`` runs them on every file."""
 
 from __future__ import annotations
 
@@ -17,6 +21,20 @@ def corpus_files() -> list[Path]:
     if not CORPUS.is_dir():
         return []
     return sorted(path for path in CORPUS.glob("*/*.txt") if path.parent.name != "urls")
+
+
+#: The sample's step through the sorted files (the full run's is 1).
+SAMPLE_STEP = 1 if os.environ.get("ROBOTSTXT_CORPUS_FULL") else 5
+
+
+def corpus_sample(files: list[Path], *, largest: int = 0) -> list[Path]:
+    """Every :data:`SAMPLE_STEP`-th of ``files`` and the ``largest`` largest, in
+    their order: the same sample on every run."""
+    if SAMPLE_STEP == 1:
+        return files
+    sizes = sorted(files, key=lambda path: path.stat().st_size)
+    biggest = set(sizes[len(sizes) - largest :])
+    return [path for i, path in enumerate(files) if i % SAMPLE_STEP == 0 or path in biggest]
 
 
 SKIP_REASON = f"the real-world corpus is not at {CORPUS} (set ROBOTSTXT_CORPUS)"

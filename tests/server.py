@@ -102,7 +102,7 @@ class _Root(resource.Resource):
     def render(self, request: server.Request) -> bytes | int:
         path = request.uri.decode()
         self.site.hits.append(path)
-        self.site.hit_times.append(time.monotonic())
+        self.site.hit_times.append(self.site.now())
         route = self.site.routes.get(path.split("?")[0]) or self.site.default
         if route is None:
             request.setResponseCode(404)
@@ -134,6 +134,8 @@ class MockSite:
     port: Any = None
     #: TCP connections the server accepted
     connections: int = 0
+    #: the clock of ``hit_times`` (a test's crawl clock: ``SkippingClock.monotonic``)
+    now: Callable[[], float] = time.monotonic
 
     @property
     def origin(self) -> str:
@@ -292,15 +294,18 @@ def sequence(*routes: Route) -> Route:
     return route
 
 
-def unreachable_for(seconds: float, then: Route) -> Route:
-    """503 for ``seconds`` from the first request, then ``then``'s answers."""
+def unreachable_for(
+    seconds: float, then: Route, now: Callable[[], float] = time.monotonic
+) -> Route:
+    """503 for ``seconds`` from the first request (by the clock ``now``: a test's
+    crawl clock), then ``then``'s answers."""
     first: list[float] = []
 
     def route(request: server.Request) -> bytes | int:
-        now = time.monotonic()
+        now_ = now()
         if not first:
-            first.append(now)
-        if now - first[0] < seconds:
+            first.append(now_)
+        if now_ - first[0] < seconds:
             return status(503)(request)
         return then(request)
 

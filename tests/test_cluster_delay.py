@@ -61,8 +61,8 @@ def test_cluster_clock_grants_a_site_once_per_delay(redis_server: RedisServer, p
 async def test_crawl_delay_kept_across_three_processes(
     sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
 ) -> None:
-    """Three processes, ``Crawl-delay: 1``, 4 pages each: the site receives its
-    12 pages at least 0.8 s apart (without the cluster: three at a time)."""
+    """Three processes, ``Crawl-delay: 1``, 2 pages each: the site receives its
+    6 pages at least 0.8 s apart (without the cluster: three at a time)."""
     site = sites(
         routes={"/robots.txt": text(b"User-agent: *\nCrawl-delay: 1\n")}, default=text("page")
     )
@@ -71,18 +71,18 @@ async def test_crawl_delay_kept_across_three_processes(
         CrawlerProc(
             tmp_path,
             f"crawler{n}",
-            [site.url(path) for path in PAGES[n::3]],
+            [site.url(path) for path in PAGES[:6][n::3]],
             settings,
             barrier=[str(tmp_path), 3],
         )
         for n in range(3)
     ]
     results = [await proc.finished() for proc in procs]
-    assert sorted(p for p in site.hits if p != "/robots.txt") == sorted(PAGES)
+    assert sorted(p for p in site.hits if p != "/robots.txt") == sorted(PAGES[:6])
     gaps = page_gaps(site)
     assert min(gaps) >= 0.8, gaps
     stats = [result["stats"] for result in results]
-    assert sum(s.get("robotstxt/cluster_delay/waited", 0) for s in stats) >= 6
+    assert sum(s.get("robotstxt/cluster_delay/waited", 0) for s in stats) >= 3
     assert sum(s.get("robotstxt/cluster_delay/wait_seconds", 0) for s in stats) > 0
     for s in stats:
         assert s.get("log_count/ERROR", 0) == 0
@@ -137,7 +137,7 @@ async def test_cluster_delay_with_another_queue_waits_in_the_downloader(
     settings = cluster_settings(
         redis_server,
         prefix,
-        ROBOTSTXT_CLUSTER_DELAY=1,
+        ROBOTSTXT_CLUSTER_DELAY=0.5,
         **ADDON,
         SCHEDULER_PRIORITY_QUEUE="scrapy.pqueues.ScrapyPriorityQueue",
     )
@@ -154,7 +154,7 @@ async def test_cluster_delay_with_another_queue_waits_in_the_downloader(
     results = [await proc.finished() for proc in procs]
     assert sorted(p for p in site.hits if p != "/robots.txt") == sorted(PAGES[:6])
     gaps = page_gaps(site)
-    assert min(gaps) >= 0.8, gaps
+    assert min(gaps) >= 0.4, gaps
     assert sum(r["stats"].get("robotstxt/cluster_delay/waited", 0) for r in results) >= 3
 
 

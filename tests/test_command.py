@@ -1,4 +1,7 @@
-"""``scrapy robotstxt``, run as a real process against real local sites."""
+"""``scrapy robotstxt`` against real local sites: in the test's reactor (``scrapy``,
+the command's own parsing and answer) and, for what only a process shows
+(arguments end to end, standard input, exit status, a project), as a real
+process (``scrapy_process``)."""
 
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from scrapy_rfc9309.parser._lint import MAX_RULE_LENGTH, MAX_RULES, lint
 from scrapy_rfc9309.parser._robotstxt import RobotsTxt
 from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 
+from .command_runner import robotstxt
 from .server import redirect, silent_server, status, text
 
 ROBOTS = "User-agent: *\nDisallow: /private\nCrawl-delay: 2\nSitemap: https://e.com/s.xml\n"
@@ -45,7 +49,7 @@ async def run_scrapy(
     done = await maybe_deferred_to_future(
         threads.deferToThread(
             subprocess.run,
-            [sys.executable, "-m", "scrapy", *args],
+            [str(Path(sys.executable).with_name("scrapy")), *args],  # what users run
             input=stdin if stdin is not None else "",
             capture_output=True,
             text=True,
@@ -58,11 +62,16 @@ async def run_scrapy(
     return done.stdout + done.stderr, done.returncode
 
 
-async def scrapy(
+async def scrapy_process(
     *args: str, cwd: Path, stdin: str | None = None, extra_env: dict[str, str] | None = None
 ) -> tuple[str, int]:
-    """Run ``scrapy robotstxt ARGS`` (see :func:`run_scrapy`)."""
+    """Run ``scrapy robotstxt ARGS`` as a process (see :func:`run_scrapy`)."""
     return await run_scrapy("robotstxt", *args, cwd=cwd, stdin=stdin, extra_env=extra_env)
+
+
+async def scrapy(*args: str, cwd: Path, stdin: str | None = None) -> tuple[str, int]:
+    """Run ``scrapy robotstxt ARGS`` in this test's reactor (see :mod:`.command_runner`)."""
+    return await robotstxt(*args, cwd=cwd, stdin=stdin)
 
 
 def json_lines(output: str) -> list[dict]:
@@ -120,12 +129,44 @@ async def test_command_several_urls_one_fetch_per_site_json(sites, tmp_path) -> 
 async def test_command_reads_urls_from_stdin(sites, tmp_path) -> None:
     site = sites(routes={"/robots.txt": text(ROBOTS)})
     stdin = f"{site.url('/a')}\n\n# a comment\n{site.url('/b')}\n"
-    output, code = await scrapy("--json", cwd=tmp_path, stdin=stdin)
+    output, code = await scrapy_process("--json", cwd=tmp_path, stdin=stdin)
     assert code == EXIT_ALLOWED, output
     assert [answer["url"] for answer in json_lines(output)] == [site.url("/a"), site.url("/b")]
     assert site.hits == ["/robots.txt"]
-    output, code = await scrapy("-", cwd=tmp_path, stdin=site.url("/private/z") + "\n")
+    output, code = await scrapy_process("-", cwd=tmp_path, stdin=site.url("/private/z") + "\n")
     assert code == EXIT_DISALLOWED, output
+
+
+@deferred_f_from_coro_f
+async def test_the_process_and_the_in_reactor_command_answer_alike(
+    sites, tmp_path, monkeypatch
+) -> None:
+    """``scrapy`` (in this reactor) is the command's own path: the process's
+    ``run`` and the test helper both drive ``RobotsTxtCommand.answer``, so the
+    same arguments give the same output and exit status (RFC 9309 2.2.2
+    verdict, 2.3.1.3 unavailable, a bad --agent)."""
+    from scrapy_rfc9309.components import RobotsTxtCommand
+
+    site = sites(routes={"/robots.txt": text(ROBOTS)})
+    gone = sites(routes={"/robots.txt": status(404)})
+    answered: list[list[str]] = []
+    answer = RobotsTxtCommand.answer
+
+    async def spy(self: Any, args: list[str], *rest: Any) -> int:
+        answered.append(list(args))
+        return await answer(self, args, *rest)
+
+    monkeypatch.setattr(RobotsTxtCommand, "answer", spy)
+    for args in (
+        (site.url("/private/x"), "--agent", "ExampleBot", gone.url("/a")),
+        (site.url("/a"), "--json"),
+        (site.url("/a"), "--agent", "/1.0 (x)"),
+    ):
+        in_reactor = await scrapy(*args, cwd=tmp_path)
+        assert in_reactor == await scrapy_process(*args, cwd=tmp_path)
+    # the helper went through the command's answer (the process's is its own)
+    urls = [site.url("/private/x"), gone.url("/a")]
+    assert answered == [urls, [site.url("/a")], [site.url("/a")]]
 
 
 @deferred_f_from_coro_f
@@ -182,7 +223,7 @@ async def test_command_errors_exit_2(tmp_path) -> None:
 
 @deferred_f_from_coro_f
 async def test_command_help_documents_exit_codes(tmp_path) -> None:
-    output, code = await scrapy("-h", cwd=tmp_path)
+    output, code = await scrapy_process("-h", cwd=tmp_path)
     assert code == 0, output
     assert "--lint FILE|URL" in output
     for line in (
@@ -202,7 +243,7 @@ HEADINGS = ("Usage", "Options", "Global Options")
 async def test_command_help_has_no_stray_headings(tmp_path, columns) -> None:
     """Scrapy's help formatter underlines any help line ending with ':' as a heading:
     no option's help wraps into one."""
-    output, code = await scrapy("-h", cwd=tmp_path, extra_env={"COLUMNS": columns})
+    output, code = await scrapy_process("-h", cwd=tmp_path, extra_env={"COLUMNS": columns})
     assert code == 0, output
     lines = output.splitlines()
     assert not [line for line in lines if line.rstrip().endswith("default:")], output
@@ -300,7 +341,7 @@ async def test_command_2_3_1_4_an_ftp_server_that_never_answers_is_unreachable_i
     try:
         url = f"ftp://127.0.0.1:{port.getHost().port}/x"
         started = time.monotonic()
-        output, code = await scrapy(url, "-s", "ROBOTSTXT_DOWNLOAD_TIMEOUT=1", cwd=tmp_path)
+        output, code = await scrapy_process(url, "-s", "ROBOTSTXT_DOWNLOAD_TIMEOUT=1", cwd=tmp_path)
         took = time.monotonic() - started
     finally:
         port.stopListening()

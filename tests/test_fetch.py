@@ -13,8 +13,9 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rfc9309 import robots_parsed
 
+from .clock import SkippingClock, skipping
 from .conftest import BASE_SETTINGS, crawl
-from .server import compressed, encoded, gzip_bomb, redirect, retry_after, slow, status, text
+from .server import compressed, encoded, gzip_bomb, redirect, retry_after, status, text
 
 PAGE = text("<html>page</html>", content_type=b"text/html")
 MIB = 1 << 20
@@ -337,21 +338,22 @@ async def test_internal_error_in_the_parser_is_reported_as_one(sites, monkeypatc
 @deferred_f_from_coro_f
 async def test_2_3_1_4_retry_after_seconds_is_honoured_even_with_retries_on(sites) -> None:
     answers = [retry_after(429, "1"), text("User-agent: *\n")]
-    served: list[bool] = []
+    clock = SkippingClock()
+    times: list[float] = []  # the crawl's time of each robots.txt request
 
     def first_429_then_200(request: Any) -> Any:
-        route = answers[1] if served else answers[0]
-        served.append(True)
+        route = answers[1] if times else answers[0]
+        times.append(clock.monotonic())
         return route(request)
 
     site = sites(routes={"/robots.txt": first_429_then_200}, default=PAGE)
-    other = sites(routes={"/slow": slow(1.6)})
+    other = sites(routes={"/slow": skipping(clock, 1.6)})
     spider, stats = await crawl(
         [site.url("/first"), other.url("/slow")],
         {"RETRY_ENABLED": True, "RETRY_TIMES": 2},
         followups={other.url("/slow"): [site.url("/again")]},
+        clock=clock,
     )
-    times = [t for path, t in zip(site.hits, site.hit_times, strict=True) if path == "/robots.txt"]
     assert len(times) == 2  # RetryMiddleware did not ask again at once
     assert times[1] - times[0] >= 0.95  # and the next attempt waited as asked
     assert site.url("/first") in spider.dropped
@@ -363,12 +365,14 @@ async def test_2_3_1_4_retry_after_seconds_is_honoured_even_with_retries_on(site
 @deferred_f_from_coro_f
 async def test_2_3_1_4_retry_after_date_is_bounded_by_the_maximum(sites) -> None:
     far = "Fri, 31 Dec 2100 23:59:59 GMT"
+    clock = SkippingClock()
     site = sites(routes={"/robots.txt": retry_after(503, far)}, default=PAGE)
-    other = sites(routes={"/slow": slow(2.0)})
+    other = sites(routes={"/slow": skipping(clock, 2.0)})
     spider, stats = await crawl(
         [site.url("/first"), other.url("/slow")],
         {"ROBOTSTXT_RETRY_AFTER_MAX": 1},
         followups={other.url("/slow"): [site.url("/again")]},
+        clock=clock,
     )
     assert site.count("/robots.txt") == 2  # after 1 s, not in 2100
     assert set(spider.dropped) == {site.url("/first"), site.url("/again")}
@@ -458,13 +462,16 @@ async def test_per_site_stats_count_each_site_once_despite_evictions(sites) -> N
 
 @deferred_f_from_coro_f
 async def test_summary_says_1_site(sites, caplog) -> None:
+    clock = SkippingClock()
     site = sites(
-        routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n"), "/a": slow(1.6)},
+        routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n"), "/a": skipping(clock, 1.6)},
         default=PAGE,
     )
     settings = {"EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 100}, "ROBOTSTXT_CACHE_TTL": 1}
     with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
-        await crawl([site.url("/a")], settings, followups={site.url("/a"): [site.url("/x")]})
+        await crawl(
+            [site.url("/a")], settings, followups={site.url("/a"): [site.url("/x")]}, clock=clock
+        )
     assert site.count("/robots.txt") == 2  # fetched twice, one site
     assert "robots.txt summary: 1 site checked (1 parsed," in caplog.text
 

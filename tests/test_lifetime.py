@@ -15,8 +15,9 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rfc9309.sites._lifetime import cache_directives, cache_lifetime
 
+from .clock import SkippingClock, skipping
 from .conftest import crawl
-from .server import slow, text, with_headers
+from .server import text, with_headers
 
 NOW = 1_800_000_000.0
 DAY = 86_400.0
@@ -119,16 +120,17 @@ ROBOTS = "User-agent: *\nDisallow: /private\n"
 
 @deferred_f_from_coro_f
 async def test_2_4_a_short_max_age_is_honoured_in_a_crawl(sites) -> None:
+    clock = SkippingClock()
     site = sites(
         routes={
             "/robots.txt": with_headers(text(ROBOTS), Cache_Control="max-age=1"),
-            "/slow": slow(1.5),
+            "/slow": skipping(clock, 1.5),
         },
         default=text("page"),
     )
     followups = {site.url("/slow"): [site.url("/after")]}
     spider, stats = await crawl(
-        [site.url("/slow")], {"ROBOTSTXT_CACHE_MIN_TTL": 0}, followups=followups
+        [site.url("/slow")], {"ROBOTSTXT_CACHE_MIN_TTL": 0}, followups=followups, clock=clock
     )
     assert site.url("/after") in spider.fetched
     assert site.count("/robots.txt") == 2  # expired after 1 s: fetched again
@@ -142,23 +144,29 @@ async def test_2_4_an_expires_header_is_honoured_in_a_crawl(sites) -> None:
         request.setHeader(b"Expires", http_date(time.time() + 1).encode())
         return ROBOTS.encode()
 
-    site = sites(routes={"/robots.txt": robots, "/slow": slow(2.2)}, default=text("page"))
+    clock = SkippingClock()
+    site = sites(
+        routes={"/robots.txt": robots, "/slow": skipping(clock, 2.2)}, default=text("page")
+    )
     followups = {site.url("/slow"): [site.url("/after")]}
-    await crawl([site.url("/slow")], {"ROBOTSTXT_CACHE_MIN_TTL": 0}, followups=followups)
+    await crawl(
+        [site.url("/slow")], {"ROBOTSTXT_CACHE_MIN_TTL": 0}, followups=followups, clock=clock
+    )
     assert site.count("/robots.txt") == 2
 
 
 @pytest.mark.parametrize("directive", ["no-cache", "max-age=0"])
 @deferred_f_from_coro_f
 async def test_http_guide_ch9_no_cache_is_not_a_download_per_request(sites, directive) -> None:
+    clock = SkippingClock()
     site = sites(
         routes={
             "/robots.txt": with_headers(text(ROBOTS), Cache_Control=directive),
-            "/slow": slow(1.0),
+            "/slow": skipping(clock, 1.0),
         },
         default=text("page"),
     )
     followups = {site.url("/slow"): [site.url(f"/p{i}") for i in range(5)]}
-    spider, _ = await crawl([site.url("/slow")], followups=followups)
+    spider, _ = await crawl([site.url("/slow")], followups=followups, clock=clock)
     assert len(spider.fetched) == 6
     assert site.count("/robots.txt") == 1  # the default floor keeps it 600 s

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
+from .clock import SkippingClock, skipping
 from .conftest import crawl
-from .server import endless, hang, redirect, slow, status, text
+from .server import endless, hang, redirect, status, text
 
 PAGE = text("<html>page</html>", content_type=b"text/html")
 
@@ -223,22 +223,21 @@ async def test_dont_obey_robotstxt_and_data_urls_pass_untouched(sites) -> None:
 
 @deferred_f_from_coro_f
 async def test_2_4_result_refetched_after_cache_ttl(sites) -> None:
-    site = sites(
-        routes={"/robots.txt": text("User-agent: *\nDisallow: /b\n"), "/slow": slow(1.6)},
-        default=PAGE,
-    )
-    followups = {site.url("/slow"): [site.url("/b")]}
+    clock = SkippingClock()
 
     def change_rules() -> None:
         site.routes["/robots.txt"] = text("User-agent: *\nDisallow: /c\n")
 
-    from twisted.internet import reactor as _reactor
-
-    reactor: Any = _reactor
-
-    reactor.callLater(0.5, change_rules)
+    site = sites(
+        routes={
+            "/robots.txt": text("User-agent: *\nDisallow: /b\n"),
+            "/slow": skipping(clock, 1.6, then=change_rules),
+        },
+        default=PAGE,
+    )
+    followups = {site.url("/slow"): [site.url("/b")]}
     spider, stats = await crawl(
-        [site.url("/slow")], {"ROBOTSTXT_CACHE_TTL": 1}, followups=followups
+        [site.url("/slow")], {"ROBOTSTXT_CACHE_TTL": 1}, followups=followups, clock=clock
     )
     assert site.count("/robots.txt") == 2
     assert stats["robotstxt/refetch"] == 1
@@ -247,18 +246,19 @@ async def test_2_4_result_refetched_after_cache_ttl(sites) -> None:
 
 @deferred_f_from_coro_f
 async def test_2_4_unreachable_refetch_keeps_the_cached_copy(sites) -> None:
+    clock = SkippingClock()
     site = sites(
-        routes={"/robots.txt": text("User-agent: *\nDisallow: /private\n"), "/slow": slow(1.6)},
+        routes={
+            "/robots.txt": text("User-agent: *\nDisallow: /private\n"),
+            "/slow": skipping(
+                clock, 1.6, then=lambda: site.routes.update({"/robots.txt": status(503)})
+            ),
+        },
         default=PAGE,
     )
     followups = {site.url("/slow"): [site.url("/public"), site.url("/private")]}
-    from twisted.internet import reactor as _reactor
-
-    reactor: Any = _reactor
-
-    reactor.callLater(0.5, lambda: site.routes.update({"/robots.txt": status(503)}))
     spider, stats = await crawl(
-        [site.url("/slow")], {"ROBOTSTXT_CACHE_TTL": 1}, followups=followups
+        [site.url("/slow")], {"ROBOTSTXT_CACHE_TTL": 1}, followups=followups, clock=clock
     )
     assert site.count("/robots.txt") == 2
     assert site.url("/public") in spider.fetched
@@ -268,18 +268,18 @@ async def test_2_4_unreachable_refetch_keeps_the_cached_copy(sites) -> None:
 
 @deferred_f_from_coro_f
 async def test_2_3_1_4_unreachable_tried_again_after_its_ttl(sites) -> None:
+    clock = SkippingClock()
     site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
-    other = sites(routes={"/slow": slow(1.6)})
+    recovered = {"/robots.txt": text("User-agent: *\n")}
+    other = sites(
+        routes={"/slow": skipping(clock, 1.6, then=lambda: site.routes.update(recovered))}
+    )
     followups = {other.url("/slow"): [site.url("/a")]}
-    from twisted.internet import reactor as _reactor
-
-    reactor: Any = _reactor
-
-    reactor.callLater(0.5, lambda: site.routes.update({"/robots.txt": text("User-agent: *\n")}))
     spider, stats = await crawl(
         [site.url("/first"), other.url("/slow")],
         {"ROBOTSTXT_UNREACHABLE_TTL": 1},
         followups=followups,
+        clock=clock,
     )
     assert site.url("/first") in spider.dropped
     assert site.url("/a") in spider.fetched
@@ -338,14 +338,16 @@ def test_the_compact_form_a_cache_keeps_gives_the_same_verdicts() -> None:
 async def test_2_3_1_4_each_unreachable_fetch_is_logged_and_the_site_counted_once(
     sites, caplog
 ) -> None:
+    clock = SkippingClock()
     site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
-    other = sites(routes={"/slow": slow(1.6)})
+    other = sites(routes={"/slow": skipping(clock, 1.6)})
     followups = {other.url("/slow"): [site.url("/again")]}
     with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
         spider, stats = await crawl(
             [site.url("/first"), other.url("/slow")],
             {"ROBOTSTXT_UNREACHABLE_TTL": 1},
             followups=followups,
+            clock=clock,
         )
     assert set(spider.dropped) == {site.url("/first"), site.url("/again")}
     assert site.count("/robots.txt") == 2

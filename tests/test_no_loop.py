@@ -14,6 +14,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rfc9309.components._settings import RobotsTxtSettings
 
+from .clock import SkippingClock
 from .conftest import crawl
 from .server import status, text, with_headers
 
@@ -88,6 +89,7 @@ async def test_2_3_1_4_a_zero_unreachable_lifetime_defers_and_drops_without_a_lo
     dropped at ROBOTSTXT_UNREACHABLE_DEFER; with another queue dropped at once."""
     site = sites(routes={"/robots.txt": status(503)}, default=PAGE)
     urls = [site.url(f"/p{i}") for i in range(10)]
+    clock = SkippingClock(eager=3)  # the back-offs and the deadline without the wait
     spider, stats = await crawl(
         urls,
         {
@@ -96,11 +98,14 @@ async def test_2_3_1_4_a_zero_unreachable_lifetime_defers_and_drops_without_a_lo
             "ROBOTSTXT_UNREACHABLE_DEFER": 2.5,
             **loop_guard(),
         },
+        clock=clock,
     )
     assert stats["finish_reason"] == "finished"
     assert spider.fetched == []
     assert sorted(spider.dropped) == sorted(urls)
     assert 1 <= site.count("/robots.txt") <= most
+    if queue == OURS:  # deferred, then dropped at ROBOTSTXT_UNREACHABLE_DEFER
+        assert stats["robotstxt/deferred/expired"] == 1
 
 
 @deferred_f_from_coro_f

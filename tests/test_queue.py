@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,7 +15,9 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309.components import _compat
+from scrapy_rfc9309.components._clock import Clock, use_clock
 
+from .clock import SkippingClock, skipping
 from .conftest import BASE_SETTINGS, RecordingSpider, crawl
 from .server import delayed, hang, sequence, slow, status, text
 
@@ -503,7 +506,9 @@ async def test_2_3_1_4_deferral_honours_retry_after(sites, fast_backoff) -> None
     from .server import retry_after
 
     site = sites(routes={"/robots.txt": sequence(retry_after(503, "1"), status(404))}, default=PAGE)
-    spider, stats = await crawl([site.url("/a"), site.url("/b")], QUEUE)
+    clock = SkippingClock(eager=2)  # the wait it asks for without the wait
+    site.now = clock.monotonic  # its robots.txt requests timed by the crawl's clock
+    spider, stats = await crawl([site.url("/a"), site.url("/b")], QUEUE, clock=clock)
     assert sorted(spider.fetched) == sorted([site.url("/a"), site.url("/b")])
     first, second = robots_times(site)
     assert second - first >= 0.95  # the back-off alone would have asked after 0.2 s
@@ -515,13 +520,21 @@ class TickSpider(Spider):
     """Requests keep arriving: each ``/tick`` page of the ticker site (slow to
     answer) yields the next tick and one page of ``target``, until ``ticks``.
     Records when each page of ``target`` was yielded and when it was fetched
-    or dropped (``time.monotonic``, as the test server's log)."""
+    or dropped (by the crawl's clock, as the test server's log)."""
 
     name = "ticks"
 
-    def __init__(self, ticker: str = "", target: str = "", ticks: int = 0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        ticker: str = "",
+        target: str = "",
+        ticks: int = 0,
+        now: Callable[[], float] = time.monotonic,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.ticker, self.target, self.ticks = ticker, target, ticks
+        self.now = now
         self.yielded: dict[str, float] = {}
         self.fetched: dict[str, float] = {}
         self.dropped: dict[str, tuple[float, str]] = {}
@@ -532,7 +545,7 @@ class TickSpider(Spider):
 
     def page(self, n: int) -> Request:
         url = f"{self.target}/p{n}"
-        self.yielded[url] = time.monotonic()
+        self.yielded[url] = self.now()
         return Request(url, self.parse, errback=self.failed, dont_filter=True)
 
     def tick(self, response: Any, n: int) -> Any:
@@ -543,17 +556,21 @@ class TickSpider(Spider):
             )
 
     def parse(self, response: Any) -> None:
-        self.fetched[response.url] = time.monotonic()
+        self.fetched[response.url] = self.now()
 
     def failed(self, failure: Any) -> None:
-        self.dropped[failure.request.url] = (time.monotonic(), str(failure.value))
+        self.dropped[failure.request.url] = (self.now(), str(failure.value))
 
 
 async def tick_crawl(
-    target: Any, ticker: Any, ticks: int, settings: dict[str, Any]
+    target: Any, ticker: Any, ticks: int, settings: dict[str, Any], clock: Clock | None = None
 ) -> tuple[TickSpider, dict[str, Any]]:
     crawler = get_crawler(TickSpider, {**BASE_SETTINGS, **QUEUE, **settings})
-    await _compat.crawl(crawler, ticker=ticker.origin, target=target.origin, ticks=ticks)
+    if clock is not None:
+        use_clock(crawler, clock)
+        target.now = clock.monotonic
+    now = time.monotonic if clock is None else clock.monotonic
+    await _compat.crawl(crawler, ticker=ticker.origin, target=target.origin, ticks=ticks, now=now)
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
     assert stats.get("log_count/ERROR", 0) == 0
@@ -573,10 +590,16 @@ async def test_http_guide_ch9_a_deferral_that_ran_out_does_not_start_again(
     (RFC 9309 2.3.1.4), and the robots.txt is tried three times during the
     deferral, then once per ROBOTSTXT_UNREACHABLE_TTL at most: no new deferral
     starts."""
+    clock = SkippingClock()
     bad = sites(routes={"/robots.txt": status(503)}, default=PAGE)
-    ticker = sites(routes={"/robots.txt": status(404), "/tick": delayed(0.15, PAGE)})
+    tick = skipping(clock, 0.15, after=0.01, route=PAGE)
+    ticker = sites(routes={"/robots.txt": status(404), "/tick": tick})
     spider, stats = await tick_crawl(
-        bad, ticker, 20, {"ROBOTSTXT_UNREACHABLE_DEFER": 1, "ROBOTSTXT_UNREACHABLE_TTL": 0.5}
+        bad,
+        ticker,
+        20,
+        {"ROBOTSTXT_UNREACHABLE_DEFER": 1, "ROBOTSTXT_UNREACHABLE_TTL": 0.5},
+        clock,
     )
     assert spider.fetched == {} and page_times(bad) == []
     assert len(spider.dropped) == 21
@@ -605,13 +628,15 @@ async def test_2_4_refetch_counts_expired_copies_deferral_retries_apart(
     """``robotstxt/refetch`` means a cached outcome expired and was fetched
     again (RFC 9309 2.4); attempts while deferred (HTTP: The Definitive Guide
     ch. 9) are ``robotstxt/deferred/retries``."""
+    clock = SkippingClock()
     site = sites(
         routes={"/robots.txt": sequence(status(503), text("User-agent: *\nAllow: /\n"))},
         default=PAGE,
     )
-    ticker = sites(routes={"/robots.txt": status(404), "/tick": delayed(0.15, PAGE)})
+    tick = skipping(clock, 0.15, after=0.01, route=PAGE)
+    ticker = sites(routes={"/robots.txt": status(404), "/tick": tick})
     spider, stats = await tick_crawl(
-        site, ticker, 12, {"ROBOTSTXT_CACHE_TTL": 0.5, "ROBOTSTXT_CACHE_MIN_TTL": 0}
+        site, ticker, 12, {"ROBOTSTXT_CACHE_TTL": 0.5, "ROBOTSTXT_CACHE_MIN_TTL": 0}, clock
     )
     assert len(spider.fetched) == 13 and spider.dropped == {}
     downloads, ticker_downloads = site.count("/robots.txt"), ticker.count("/robots.txt")

@@ -37,6 +37,7 @@ from scrapy_rfc9309.sites._redis_store import (
 )
 from scrapy_rfc9309.sites._store import FetchRecord, StoreError, open_store
 
+from .clock import SkippingClock
 from .conftest import BASE_SETTINGS, crawl
 from .redis_server import RedisServer, require_redis_server
 from .server import delayed, hang, sequence, text, unreachable_for
@@ -955,8 +956,12 @@ async def test_http_guide_ch9_a_deferral_retry_downloads_never_reads_back_its_50
     is no answer to the deferral's own retry; each retry downloads, and the
     pages are fetched once the robots.txt is back (not dropped after
     ROBOTSTXT_UNREACHABLE_DEFER)."""
+    clock = SkippingClock(eager=5)  # the back-offs (1 s, 2 s) without the wait
     many = [
-        sites(routes={"/robots.txt": unreachable_for(1.5, text(BODY))}, default=text("page"))
+        sites(
+            routes={"/robots.txt": unreachable_for(1.5, text(BODY), now=clock.monotonic)},
+            default=text("page"),
+        )
         for _ in range(5)
     ]
     urls = [site.url(f"/p{page}") for site in many for page in range(2)]
@@ -966,10 +971,10 @@ async def test_http_guide_ch9_a_deferral_retry_downloads_never_reads_back_its_50
         "SCHEDULER_PRIORITY_QUEUE": "scrapy_rfc9309.RobotsTxtPriorityQueue",
         "ROBOTSTXT_UNREACHABLE_DEFER": 30,
     }
-    started = time.monotonic()
-    spider, stats = await crawl(urls, settings)
+    started = clock.monotonic()
+    spider, stats = await crawl(urls, settings, clock=clock)
     assert sorted(spider.fetched) == sorted(urls)
-    assert time.monotonic() - started < 15  # not the 30 s of ROBOTSTXT_UNREACHABLE_DEFER
+    assert clock.monotonic() - started < 15  # not the 30 s of ROBOTSTXT_UNREACHABLE_DEFER
     assert stats["robotstxt/deferred/recovered"] == 5
     assert "robotstxt/forbidden/unreachable" not in stats
 

@@ -27,6 +27,7 @@ from scrapy_rfc9309.components._settings import SettingError
 from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
 from scrapy_rfc9309.sites._store import FetchRecord, RobotsStore, StoreError, open_store
 
+from .clock import SkippingClock
 from .conftest import RecordingSpider, crawl
 from .server import sequence, status, text, unreachable_for, with_headers
 
@@ -407,7 +408,8 @@ async def test_2_4_archive_history_and_at_after_the_robots_txt_changed(sites, tm
     assert re.search(r"; expired \d+ s before that time \(\d{4}-", output), output
     assert site.count("/robots.txt") == 2  # no download
 
-    iso_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 1))
+    # whole seconds: over 1 s after the second fetch, whenever within this second it was
+    iso_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 2))
     output, code = await run_command(
         site.url("/private/x"), site.url("/secret/y"), "--at", iso_now, "--store", uri,
         "--json", cwd=tmp_path,
@@ -1370,10 +1372,11 @@ async def check_stored_copy_kept_while_unreachable(
     )
     settings = {**settings, "ROBOTSTXT_CACHE_MIN_TTL": 0, "ROBOTSTXT_UNREACHABLE_DEFER": 0}
     await crawl([site.url("/a")], settings)
-    time.sleep(1.2)  # the stored copy expires
+    clock = SkippingClock()
+    clock.skip(1.2)  # the stored copy expires
     caplog.set_level(logging.WARNING, logger="scrapy_rfc9309")
     urls = [site.url("/a"), site.url("/private/b")]
-    spider, stats = await crawl(urls, settings)
+    spider, stats = await crawl(urls, settings, clock=clock)
     assert site.count("/robots.txt") == 2  # fetched again: 503
     assert spider.fetched == [site.url("/a")]  # the kept copy allows it
     assert "line 2" in spider.dropped[site.url("/private/b")]  # and disallows this
@@ -1387,11 +1390,11 @@ async def check_stored_copy_kept_while_unreachable(
     assert entries[0]["robots_txt"] == [{"url": site.url("/robots.txt"), "status": 503}]
     assert "kept in force (RFC 9309 2.4)" in entries[0]["detail"]
     output, code = await run_command(
-        site.url("/private/b"), *options, "--at", str(time.time()), cwd=tmp_path
+        site.url("/private/b"), *options, "--at", str(clock.time()), cwd=tmp_path
     )
     assert code == 1 and 'DISALLOWED by line 2: "Disallow: /private"' in output, output
 
-    spider, stats = await crawl(urls, settings)  # within the kept record's lifetime
+    spider, stats = await crawl(urls, settings, clock=clock)  # within the kept record's lifetime
     assert site.count("/robots.txt") == 2 and stats["robotstxt/store/loaded"] == 1
     assert spider.fetched == [site.url("/a")]
 

@@ -1004,9 +1004,11 @@ async def test_tdmrep_json_kept_for_its_lifetime_then_fetched_again(
     """tdmrep.json follows robots.txt's lifetime rules: kept for its ``Cache-Control``
     max-age (RFC 9309 2.4, within ROBOTSTXT_CACHE_MIN_TTL / _TTL), or, when the
     server could not answer, for ROBOTSTXT_UNREACHABLE_TTL; then fetched again."""
+    from .clock import SkippingClock, skipping
     from .conftest import crawl
-    from .server import slow, status, with_headers
+    from .server import status, with_headers
 
+    clock = SkippingClock()
     tdmrep = (
         with_headers(text("[]", content_type=b"application/json"), **{"Cache-Control": "max-age=1"})
         if route == "max-age"
@@ -1015,7 +1017,7 @@ async def test_tdmrep_json_kept_for_its_lifetime_then_fetched_again(
     routes = {
         "/robots.txt": ALLOW_ALL,
         "/.well-known/tdmrep.json": tdmrep,
-        "/slow": slow(1.5, b"<html>slow</html>"),
+        "/slow": skipping(clock, 1.5, route=text("<html>slow</html>", content_type=b"text/html")),
     }
     site = sites(routes=routes, default=PAGE)
     first, later = site.url("/slow"), site.url("/later")
@@ -1023,6 +1025,7 @@ async def test_tdmrep_json_kept_for_its_lifetime_then_fetched_again(
         [first, site.url("/p1")],
         {"ROBOTSTXT_PURPOSES": ["train-ai"], **settings_},
         followups={first: [later]},
+        clock=clock,
     )
     assert sorted(spider.fetched) == sorted([first, site.url("/p1"), later])
     assert site.count("/.well-known/tdmrep.json") == 2  # once, then again after 1 s

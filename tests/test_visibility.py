@@ -19,6 +19,7 @@ from scrapy_rfc9309 import Verdict
 from scrapy_rfc9309.components import _compat
 from scrapy_rfc9309.components._settings import ReportSettings, SettingError, identity_warning
 
+from .clock import SkippingClock
 from .conftest import BASE_SETTINGS, UNSET, RecordingSpider, crawl
 from .server import delayed, redirect, sequence, status, text
 
@@ -277,8 +278,10 @@ async def test_summary_says_a_deferred_site_recovered(sites, caplog) -> None:
     not "disallow all"."""
     robots = sequence(status(503), status(503), text(ROBOTS))
     site = sites(routes={"/robots.txt": robots}, default=PAGE)
+    clock = SkippingClock(eager=5)  # the back-offs (1 s, 2 s) without the wait
     with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
-        _, stats = await crawl([site.url("/a1"), site.url("/d")], ADDON_ONLY)
+        _, stats = await crawl([site.url("/a1"), site.url("/d")], ADDON_ONLY, clock=clock)
+    assert clock.skipped > 2  # the crawl's time went by the back-offs, not the test
     assert stats["robotstxt/deferred/recovered"] == 1
     summary = _summary(caplog)
     assert "1 unreachable: deferred, recovered after 3 attempts)" in summary

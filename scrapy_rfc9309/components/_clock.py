@@ -1,12 +1,17 @@
-"""``Clock``: the time and the timers the crawl's glue reads, one object to inject in tests."""
+"""``Clock``: the time and the timers the crawl's glue reads, one per crawler, injected in tests."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Clock"]
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["Clock", "clock_of", "use_clock"]
+
+_ATTRIBUTE = "_robotstxt_clock"
 
 #: The wall-clock time a manual clock starts at (2024-01-01T00:00:00Z).
 MANUAL_EPOCH = 1_704_067_200.0
@@ -52,3 +57,19 @@ class Clock:
         if scheduler is None:
             from twisted.internet import reactor as scheduler
         return scheduler.callLater(seconds, fn, *args)
+
+
+def clock_of(crawler: Crawler) -> Clock:
+    """The crawler's one :class:`Clock` (the real one unless :func:`use_clock` set
+    another): every expiry and lifetime of its robots.txt and tdmrep.json outcomes
+    is read from it, so a test can move the crawl's time on instead of waiting."""
+    clock: Clock | None = getattr(crawler, _ATTRIBUTE, None)
+    if clock is None:
+        clock = Clock()
+        setattr(crawler, _ATTRIBUTE, clock)
+    return clock
+
+
+def use_clock(crawler: Crawler, clock: Clock) -> None:
+    """Make ``clock`` the crawler's :class:`Clock`; before its crawl starts."""
+    setattr(crawler, _ATTRIBUTE, clock)

@@ -24,10 +24,13 @@ import logging
 import sys
 from argparse import ArgumentParser, Namespace, RawDescriptionHelpFormatter
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.reactor import install_reactor, is_reactor_installed
+from twisted.internet.defer import Deferred
 
 from ..parser._usage import CATEGORIES, RETIRED_PURPOSES, needs_tdmrep
 from ..sites._outcome import SiteOutcome
@@ -64,6 +67,10 @@ from ._command_store import (
 )
 from ._command_text import explain, print_answer
 from ._settings import RobotsTxtSettings, SettingError, reduce_agent_setting
+
+if TYPE_CHECKING:
+    from scrapy.crawler import CrawlerRunnerBase
+    from scrapy.settings import BaseSettings
 
 __all__ = [
     "EXIT_ALLOWED",
@@ -199,6 +206,39 @@ class RobotsTxtCommand(ScrapyCommand):
         self.settings.set("EXTENSIONS", {"scrapy_rfc9309.RobotsTxtExtension": None}, "cmdline")
 
     def run(self, args: list[str], opts: Namespace) -> None:
+        """Run :meth:`answer` under the command's ``CrawlerProcess`` (its reactor
+        runs until the answer is given); its exit status is the command's."""
+        from twisted.python.failure import Failure
+
+        process = self.crawler_process
+        assert process is not None
+        _install_configured_reactor(process.settings)
+        from twisted.internet import reactor as installed
+
+        reactor: Any = installed
+        results: list[Any] = []
+
+        def finish(result: Any) -> None:
+            results.append(result)
+            if reactor.running:
+                reactor.stop()
+
+        def start() -> None:
+            deferred_from_coro(self.answer(args, opts, process)).addBoth(finish)
+
+        reactor.callWhenRunning(start)
+        process.start(stop_after_crawl=False)
+        if not results:  # the reactor was stopped first (a signal): no answer
+            self.exitcode = EXIT_ERROR
+        elif isinstance(results[0], Failure):
+            results[0].raiseException()
+        else:
+            self.exitcode = results[0]
+
+    async def answer(self, args: list[str], opts: Namespace, runner: CrawlerRunnerBase) -> int:
+        """The command's work for ``args`` and ``opts`` (parsed and processed as
+        :meth:`run` has them), its downloads crawled by ``runner`` in the running
+        reactor; prints the answers and returns the exit status."""
         assert self.settings is not None
         try:
             settings = RobotsTxtSettings.from_settings(self.settings)
@@ -206,28 +246,23 @@ class RobotsTxtCommand(ScrapyCommand):
             raise UsageError(str(error)) from None
         token = check_agent(opts.agent) if opts.agent else settings.token_for(None)
         if args and args[0] == "history" and not opts.lint:
-            self.exitcode = run_history(self.settings, args[1:], opts)
-            return
+            return run_history(self.settings, args[1:], opts)
         if args and args[0] == "prune" and not opts.lint:
             from ._command_prune import prune
 
-            self.exitcode = prune(self.settings, args[1:], opts.store)
-            return
+            return prune(self.settings, args[1:], opts.store)
         if opts.at is not None:
             if opts.lint or opts.file or opts.page:
                 raise UsageError("--at reads the store: it takes no --lint, --file or --page")
-            self.exitcode = run_at(self.settings, self._urls(args), opts, settings, token)
-            return
+            return run_at(self.settings, self._urls(args), opts, settings, token)
         if opts.lint:
             if args:
                 raise UsageError("--lint takes no URL arguments")
-            self.exitcode = run_lint(
-                opts.lint,
-                settings,
-                lambda url: self._fetch([url], settings, [url]).get(url),
-                as_json=opts.json,
-            )
-            return
+
+            async def fetch(url: str) -> SiteOutcome | None:
+                return (await self._fetch(runner, [url], settings, [url])).get(url)
+
+            return await run_lint(opts.lint, settings, fetch, as_json=opts.json)
         purposes = _purposes(opts.purpose) if opts.purpose else settings.purposes
         urls = self._urls(args)
         if not urls:
@@ -236,16 +271,15 @@ class RobotsTxtCommand(ScrapyCommand):
         tdmreps: dict[str, TdmRepAnswer] | None = (
             {} if needs_tdmrep(purposes) and not opts.file else None
         )
-        outcomes = self._outcomes(
-            urls, opts.file, settings, pages if opts.page else None, token, tdmreps
+        outcomes = await self._outcomes(
+            runner, urls, opts.file, settings, pages if opts.page else None, token, tdmreps
         )
         answers = []
         for url in urls:
             site = site_of(url) if "://" in url else None
             outcome = outcomes.get("" if opts.file else site or "\0")
             if outcome is None and opts.file:
-                self.exitcode = EXIT_ERROR
-                return
+                return EXIT_ERROR
             why = no_site_reason(url) if site is None else "robots.txt not fetched"
             tdmrep: TdmRepAnswer | None = None
             if needs_tdmrep(purposes):
@@ -274,7 +308,7 @@ class RobotsTxtCommand(ScrapyCommand):
                 print(json.dumps(answers[-1], ensure_ascii=False), flush=True)
             else:
                 print_answer(answers[-1], first=len(answers) == 1)
-        self.exitcode = exit_code(answers)
+        return exit_code(answers)
 
     @staticmethod
     def _urls(args: list[str]) -> list[str]:
@@ -286,8 +320,9 @@ class RobotsTxtCommand(ScrapyCommand):
             line.strip() for line in sys.stdin if line.strip() and not line.lstrip().startswith("#")
         ]
 
-    def _outcomes(
+    async def _outcomes(
         self,
+        runner: CrawlerRunnerBase,
         urls: list[str],
         file: str | None,
         settings: RobotsTxtSettings,
@@ -305,10 +340,11 @@ class RobotsTxtCommand(ScrapyCommand):
             outcome = read_file(Path(file), settings)
             found = {"": outcome} if outcome is not None else {}
             if pages is not None:
-                self._fetch([], settings, [], urls, pages, token, found)
+                await self._fetch(runner, [], settings, [], urls, pages, token, found)
             return found
         sites = sorted({site for url in urls if "://" in url and (site := site_of(url))})
-        return self._fetch(
+        return await self._fetch(
+            runner,
             [robots_url(site) for site in sites],
             settings,
             sites,
@@ -318,8 +354,9 @@ class RobotsTxtCommand(ScrapyCommand):
             tdmreps=tdmreps,
         )
 
-    def _fetch(
+    async def _fetch(
         self,
+        runner: CrawlerRunnerBase,
         targets: list[str],
         settings: RobotsTxtSettings,
         keys: list[str],
@@ -334,16 +371,31 @@ class RobotsTxtCommand(ScrapyCommand):
         then, with ``pages``, each of ``urls`` that its outcome allows."""
         if not targets and pages is None:
             return {}
-        assert self.crawler_process is not None
         found: dict[str, SiteOutcome] = dict(known or {})
 
         spider = fetcher_spider(settings, found, keys, targets, urls, pages, token, tdmreps)
-        self.crawler_process.crawl(spider)
-        self.crawler_process.start()
+        crawl = runner.crawl(spider)
+        await (maybe_deferred_to_future(crawl) if isinstance(crawl, Deferred) else crawl)
         missing = [key for key in keys if key not in found]
         if missing:
             print(f"error:       the crawl did not fetch {', '.join(missing)}", file=sys.stderr)
         return found
+
+
+def _install_configured_reactor(settings: BaseSettings) -> None:
+    """Install the reactor ``TWISTED_REACTOR`` names unless one is installed already.
+
+    The command's crawls start once the reactor runs, so the first reactor the
+    process touches must be the configured one: Scrapy 2.13's ``CrawlerProcess``
+    installs it only with the first crawler, and importing
+    ``twisted.internet.reactor`` before would install the platform's default
+    (which that crawler then refuses). A reactor already installed is left as
+    it is (the crawler reports one that does not match, as ``scrapy crawl`` does).
+    """
+    if is_reactor_installed():
+        return
+    if settings.get("TWISTED_REACTOR"):
+        install_reactor(settings["TWISTED_REACTOR"], settings.get("ASYNCIO_EVENT_LOOP"))
 
 
 def _purposes(values: list[str]) -> tuple[str, ...]:

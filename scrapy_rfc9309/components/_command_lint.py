@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from scrapy.exceptions import UsageError
@@ -19,10 +19,10 @@ from ._settings import RobotsTxtSettings
 __all__ = ["run_lint"]
 
 
-def run_lint(
+async def run_lint(
     target: str,
     settings: RobotsTxtSettings,
-    fetch: Callable[[str], SiteOutcome | None],
+    fetch: Callable[[str], Awaitable[SiteOutcome | None]],
     *,
     as_json: bool,
 ) -> int:
@@ -33,7 +33,7 @@ def run_lint(
         if site is None:
             raise UsageError(f"not an absolute URL: {target!r}")
         url = target if target.split("?")[0].endswith("/robots.txt") else robots_url(site)
-        outcome = fetch(url)
+        outcome = await fetch(url)
     else:
         outcome = read_file(Path(target), settings)
     if outcome is None:

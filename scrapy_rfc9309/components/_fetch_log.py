@@ -7,7 +7,6 @@ Logged as ``scrapy_rfc9309.middleware``, the logger these lines are documented u
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING
 
 from ..sites._outcome import Kind, SiteOutcome
@@ -35,14 +34,16 @@ _KIND_BITS = {kind: index for index, kind in enumerate(Kind)}
 logger = logging.getLogger("scrapy_rfc9309.middleware")
 
 
-def kept_for(outcome: SiteOutcome) -> str:
-    """``600 s (Cache-Control: max-age=600)``: how long an outcome is used, and why."""
-    seconds = max(0.0, outcome.expires_at - time.monotonic())
+def kept_for(outcome: SiteOutcome, now: float) -> str:
+    """``600 s (Cache-Control: max-age=600)``: how long an outcome is used from
+    ``now`` (the crawl's monotonic time), and why."""
+    seconds = max(0.0, outcome.expires_at - now)
     return f"{round(seconds):d} s ({outcome.lifetime})" if outcome.lifetime else f"{seconds:.0f} s"
 
 
-def log_outcome(outcome: SiteOutcome, url: str, site: str) -> None:
-    """One line for what the fetch of ``site``'s robots.txt (``url``) came to."""
+def log_outcome(outcome: SiteOutcome, url: str, site: str, now: float) -> None:
+    """One line for what the fetch of ``site``'s robots.txt (``url``) came to,
+    ``now`` (the crawl's monotonic time)."""
     source = outcome.source or url
     if outcome.kind is Kind.UNREACHABLE:
         logger.warning(
@@ -51,7 +52,7 @@ def log_outcome(outcome: SiteOutcome, url: str, site: str) -> None:
             outcome.detail,
             source,
             site,
-            f"{round(max(0.0, outcome.expires_at - time.monotonic()), 1):g}",
+            f"{round(max(0.0, outcome.expires_at - now), 1):g}",
         )
     elif outcome.kind is Kind.RESTRICTED:
         logger.warning(
@@ -66,7 +67,7 @@ def log_outcome(outcome: SiteOutcome, url: str, site: str) -> None:
             "robots.txt unavailable (%s): %s; everything allowed (RFC 9309 2.3.1.3); kept %s",
             outcome.detail,
             source,
-            kept_for(outcome),
+            kept_for(outcome, now),
         )
     elif outcome.kind is Kind.PARSED:
         logger.debug(
@@ -74,7 +75,7 @@ def log_outcome(outcome: SiteOutcome, url: str, site: str) -> None:
             outcome.detail,
             source,
             outcome.robots,
-            kept_for(outcome),
+            kept_for(outcome, now),
         )
 
 

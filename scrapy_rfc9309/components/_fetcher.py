@@ -48,6 +48,7 @@ from ..sites._outcome import Kind, SiteOutcome, kind_of_status
 from ..sites._records import RETRY_AFTER_MIN
 from ..sites._site import site_of
 from . import _compat
+from ._clock import clock_of
 from ._decode import accept_encoding, decode_body, split_encodings
 from ._engine import add_to_total_concurrency, file_slot
 from ._file_download import (
@@ -118,6 +119,8 @@ class RobotsTxtFetcher:
         self.crawler = crawler
         self.settings = settings
         self.stats = crawler.stats
+        #: the crawl's time: outcomes expire by it (tests move it on)
+        self.clock = clock_of(crawler)
         self._parse_lock = DeferredLock()
         #: whether Scrapy's RetryMiddleware may retry a robots.txt download; off
         #: while unreachable sites are deferred (our back-off tries them again)
@@ -249,7 +252,7 @@ class RobotsTxtFetcher:
             return self.unreachable(detail, chain)
         wait = max(RETRY_AFTER_MIN, min(wait, self.settings.retry_after_max))
         self.stats.inc_value("robotstxt/retry_after")
-        expires = time.monotonic() + wait
+        expires = self.clock.monotonic() + wait
         detail = f"{detail}, Retry-After {round(wait):d} s"
         return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain), retry_after=True)
 
@@ -268,18 +271,18 @@ class RobotsTxtFetcher:
             exc,
             site_of(chain[0][0]) if chain else "?",
         )
-        expires = time.monotonic() + self.settings.cache_ttl
+        expires = self.clock.monotonic() + self.settings.cache_ttl
         detail = f"{dotted_name(exc)}: {exc}"
         return SiteOutcome(Kind.NOT_DOWNLOADABLE, None, detail, expires, tuple(chain))
 
     def unreachable(self, detail: str, chain: Chain = ()) -> SiteOutcome:
         """An unreachable outcome (disallow all), tried again after its TTL."""
-        expires = time.monotonic() + self.settings.unreachable_ttl
+        expires = self.clock.monotonic() + self.settings.unreachable_ttl
         return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain))
 
     def _unavailable(self, detail: str, chain: Chain) -> SiteOutcome:
         """Unavailable without an answer to cache (redirects): kept ``ROBOTSTXT_CACHE_TTL``."""
-        expires = time.monotonic() + self.settings.cache_ttl
+        expires = self.clock.monotonic() + self.settings.cache_ttl
         lifetime = "ROBOTSTXT_CACHE_TTL"
         return SiteOutcome(Kind.UNAVAILABLE, None, detail, expires, tuple(chain), lifetime)
 
@@ -294,11 +297,11 @@ class RobotsTxtFetcher:
         """
         lifetime = headers_lifetime(
             response.headers.getlist,
-            now=time.time(),
+            now=self.clock.time(),
             max_ttl=self.settings.cache_ttl,
             min_ttl=self.settings.cache_min_ttl,
         )
-        expires = time.monotonic() + lifetime.seconds
+        expires = self.clock.monotonic() + lifetime.seconds
         detail = f"HTTP {response.status}"
         return SiteOutcome(kind, robots, detail, expires, tuple(chain), lifetime.source)
 

@@ -183,7 +183,7 @@ class RobotsTxtFetches:
             if deferral is not None:
                 self.deferrals.log(outcome, url, site, deferral, first=not was_deferred)
             else:
-                log_outcome(outcome, url, site)
+                log_outcome(outcome, url, site, self.clock.monotonic())
         if self._table.evictions:
             self.stats.set_value("robotstxt/cache/evicted", self._table.evictions)
         hand_back(settled.waiters, settled.outcome)

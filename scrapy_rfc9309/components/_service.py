@@ -21,7 +21,7 @@ from twisted.internet.defer import Deferred
 from ..sites._outcome import SiteOutcome
 from ..sites._site import site_of
 from ..sites._sitetable import SiteState, SiteTable
-from ._clock import Clock
+from ._clock import Clock, clock_of
 from ._deferral import Deferrals
 from ._engine import engine_is_closing, wake_engine
 from ._fetch_log import log_start
@@ -91,7 +91,7 @@ class SiteService:
         self.crawler = crawler
         self.settings = settings
         #: the time and the timers of this crawl's site state (tests inject one)
-        self.clock = clock or Clock()
+        self.clock = clock or clock_of(crawler)
         assert crawler.stats is not None
         self.stats = crawler.stats
         #: each site's outcome and the fetch in flight; waiters are Deferreds

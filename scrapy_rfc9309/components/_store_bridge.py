@@ -43,6 +43,7 @@ from ..sites._store import (
     StoreError,
     open_store,
 )
+from ._clock import clock_of
 from ._fetcher import send_robots_parsed
 from ._robotparser import RFC9309RobotParser
 from ._settings import SettingError, StoreSettings
@@ -136,6 +137,8 @@ class StoreBridge:
         self.crawler = crawler
         self.stats = crawler.stats
         self.settings = settings
+        #: the crawl's time: a stored record's remaining lifetime is read by it
+        self.clock = clock_of(crawler)
         #: the limits a stored record is read with: this crawl's
         self.limits = ReaderLimits.of(settings)
         self.store = store
@@ -258,12 +261,12 @@ class StoreBridge:
                     answer.problem,
                 )
             return None
-        remaining = answer.usable_until - time.time()
+        remaining = answer.usable_until - self.clock.time()
         robots = None
         if answer.kind is Kind.PARSED and answer.body is not None:
             robots = await self._fetcher.parse(answer.body)
             await send_robots_parsed(self.crawler, RFC9309RobotParser.from_robots(robots), request)
-        outcome = answer.outcome(robots, time.monotonic() + max(0.0, remaining))
+        outcome = answer.outcome(robots, self.clock.monotonic() + max(0.0, remaining))
         if not count:
             return outcome
         self.stats.inc_value("robotstxt/store/loaded")

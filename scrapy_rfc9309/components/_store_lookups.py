@@ -29,6 +29,7 @@ from twisted.python.failure import Failure
 
 from ..sites._records import ReaderLimits, usable_until
 from ..sites._store import FetchRecord, Looked, RobotsStore, StoreBusy, StoreError
+from ._clock import clock_of
 from ._store_worker import Skipped, StoreWorker
 
 if TYPE_CHECKING:
@@ -64,6 +65,8 @@ class StoreLookups:
         lease_seconds: float,
     ) -> None:
         self.crawler = crawler
+        #: the crawl's time: a stored record is fresh by it
+        self.clock = clock_of(crawler)
         self.worker = worker
         self.store: RobotsStore = worker.store
         self.limits = limits
@@ -100,7 +103,7 @@ class StoreLookups:
 
     def fresh(self, record: FetchRecord) -> bool:
         """Whether a stored record is still within its lifetime for this crawl."""
-        return usable_until(record, self.limits) > time.time()
+        return usable_until(record, self.limits) > self.clock.time()
 
     def _empty(self) -> bool:
         """A store known to keep no site (a new one): nothing to read at open."""

@@ -9,7 +9,6 @@ crawl reading it derives its own answer (see ``sites._records``).
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from twisted.internet.defer import Deferred
@@ -19,6 +18,7 @@ from ..sites._outcome import Kind, SiteOutcome
 from ..sites._records import record_of
 from ..sites._sitetable import KEPT_LIFETIME
 from ..sites._store import FetchRecord, RobotsStore
+from ._clock import clock_of
 
 if TYPE_CHECKING:
     from ._store_worker import StoreWorker
@@ -94,6 +94,8 @@ class StoreSaves:
         #: the crawl's ``ROBOTSTXT_MAX_SIZE``, kept with each record
         self.max_size = max_size
         self._reactor = worker.reactor
+        #: the crawl's time: the record's fetch time and lifetime are read from it
+        self.clock = clock_of(worker.crawler)
         #: fetches waiting for the next batch save: (site, record, body, lease held)
         self._to_save: list[_Pending] = []
         self._save_due: Any = None
@@ -113,8 +115,8 @@ class StoreSaves:
                 site,
                 outcome,
                 None,  # hashed off the reactor, by the store
-                now=time.time(),
-                monotonic_now=time.monotonic(),
+                now=self.clock.time(),
+                monotonic_now=self.clock.monotonic(),
                 max_size=self.max_size,
             )
             if body is not None:

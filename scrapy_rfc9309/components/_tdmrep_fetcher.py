@@ -25,13 +25,13 @@ Anything else (a bug, an incompatible component) is raised to the caller.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..parser._tdmrep import EMPTY_TDMREP, MAX_RULES, TDMREP_PATH, TdmRep, parse_tdmrep
 from ..sites._lifetime import headers_lifetime
 from ..sites._records import RETRY_AFTER_MIN
+from ._clock import clock_of
 from ._file_download import (
     MAX_REDIRECTS,
     Ending,
@@ -65,6 +65,8 @@ class TdmRepFetcher:
         self.settings = settings
         assert crawler.stats is not None
         self.stats = crawler.stats
+        #: the crawl's time: tdmrep.json answers expire by it (tests move it on)
+        self.clock = clock_of(crawler)
         #: site -> what its last fetch came to (``HTTP 200, 2 rules``), when given
         #: (``scrapy robotstxt`` shows it; a crawl keeps none)
         self.details = details
@@ -113,7 +115,7 @@ class TdmRepFetcher:
     ) -> tuple[float, TdmRep]:
         """No answer: dropped by a downloader middleware, not downloadable by this
         crawler, too large, or the network failed (RFC 9309 2.3.1.4)."""
-        unreachable = time.monotonic() + self.settings.unreachable_ttl
+        unreachable = self.clock.monotonic() + self.settings.unreachable_ttl
         if ending is Ending.DROPPED:
             logger.debug("tdmrep.json request dropped: %s (%s)", url, error)
             self._detail(site, f"not fetched: {error}; nothing stated")
@@ -121,7 +123,7 @@ class TdmRepFetcher:
         if ending is Ending.NOT_DOWNLOADABLE:  # the crawler's side; its pages fail likewise
             logger.debug("tdmrep.json not downloadable: %s (%s)", url, error)
             self._detail(site, f"not downloadable ({dotted_name(error)}); nothing stated")
-            return time.monotonic() + self.settings.cache_ttl, EMPTY_TDMREP
+            return self.clock.monotonic() + self.settings.cache_ttl, EMPTY_TDMREP
         self.stats.inc_value(f"robotstxt/tdmrep/exception_count/{dotted_name(error)}")
         if ending is Ending.TOO_LARGE:
             # Scrapy cancels a download over download_maxsize (ROBOTSTXT_MAX_SIZE):
@@ -147,11 +149,11 @@ class TdmRepFetcher:
     def _lifetime(self, response: Response) -> float:
         lifetime = headers_lifetime(
             response.headers.getlist,
-            now=time.time(),
+            now=self.clock.time(),
             max_ttl=self.settings.cache_ttl,
             min_ttl=self.settings.cache_min_ttl,
         )
-        return time.monotonic() + lifetime.seconds
+        return self.clock.monotonic() + lifetime.seconds
 
     def _nothing_stated(self, site: str, detail: str, response: Response) -> tuple[float, TdmRep]:
         """An answer without rules (a 4xx, a redirect not followed): kept as long as
@@ -174,7 +176,7 @@ class TdmRepFetcher:
             site,
         )
         self._detail(site, f"HTTP {status} to {why}, refused: nothing stated")
-        return time.monotonic() + self.settings.cache_ttl, EMPTY_TDMREP
+        return self.clock.monotonic() + self.settings.cache_ttl, EMPTY_TDMREP
 
     def _unreachable_status(
         self, site: str, response: Response, wait: float | None
@@ -195,7 +197,7 @@ class TdmRepFetcher:
             until,
         )
         self._detail(site, f"HTTP {response.status}: unreachable, nothing stated")
-        return time.monotonic() + wait, EMPTY_TDMREP
+        return self.clock.monotonic() + wait, EMPTY_TDMREP
 
     def _read(self, site: str, first: str, response: Response) -> tuple[float, TdmRep]:
         rules = parse_tdmrep(response.body)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -24,6 +23,7 @@ from twisted.internet.defer import CancelledError, Deferred
 from ..parser._tdmrep import TDMREP_PATH, TdmRep
 from ..sites._filetable import FileTable
 from ..sites._sitetable import SiteState
+from ._clock import clock_of
 from ._engine import file_slot, robots_download
 from ._file_download import dotted_name
 from ._file_fetches import FileFetches
@@ -79,6 +79,8 @@ class TdmRepSites:
         self.settings = settings
         assert crawler.stats is not None
         self.stats = crawler.stats
+        #: the crawl's time: each site's tdmrep.json is fresh by it
+        self.clock = clock_of(crawler)
         #: site -> what its last fetch came to (``HTTP 200, 2 rules``), when given
         #: (``scrapy robotstxt`` shows it; a crawl keeps none)
         self.details = details
@@ -89,6 +91,7 @@ class TdmRepSites:
             settings.concurrent_downloads,
             self._run,
             bounded if bounded is not None else _unbounded,
+            clock=self.clock,
         )
         #: told when a site's tdmrep.json is settled (the scheduler queue releases its requests)
         self._on_settled = on_settled
@@ -100,14 +103,14 @@ class TdmRepSites:
 
     def fresh(self, site: str) -> TdmRep | None:
         """The site's rules if known and fresh, else ``None``."""
-        known = self._table.fresh(site, time.monotonic())
+        known = self._table.fresh(site, self.clock.monotonic())
         return None if known is None else known.rules
 
     def state(self, site: str) -> SiteState:
         """``READY`` (fresh), ``PENDING`` (a fetch in flight) or ``UNKNOWN``; O(1)."""
         if self._table.is_pending(site):
             return SiteState.PENDING
-        if self._table.fresh(site, time.monotonic()) is not None:
+        if self._table.fresh(site, self.clock.monotonic()) is not None:
             return SiteState.READY
         return SiteState.UNKNOWN
 
@@ -195,7 +198,7 @@ class TdmRepSites:
             extra={"spider": self.crawler.spider},
         )
         self.failures[site] = f"{dotted_name(exc)}: {exc}"
-        return time.monotonic() + self.settings.unreachable_ttl, FAILED_TDMREP
+        return self.clock.monotonic() + self.settings.unreachable_ttl, FAILED_TDMREP
 
     def abandon_all(self) -> None:
         """The spider closes: cancel every download; its waiting requests are dropped."""
