@@ -151,7 +151,7 @@ class RobotsTxtMiddleware:
                 self.stats.inc_value("robotstxt/passed_unchecked")  # never checked: not allowed
                 return None
             token = service.token(request)
-            decision = outcome.decide(request.url, token, site, self.settings.also_obey)
+            decision = service.decide(outcome, site, request)
             usage = service.usage
             if usage is not None and decision.allowed:  # ROBOTSTXT_PURPOSES declared
                 tdmrep = service.tdmrep

@@ -12,9 +12,10 @@ reserved turn confirmed: the site's next time counts from the send), and
 waits in the downloader when another process was granted a turn meanwhile,
 or, with another scheduler, until the site's turn comes.
 
-Redis lost: one ERROR line, and the sites are spaced per process again (the
-extension's Crawl-delay floor on the download slot, ``DOWNLOAD_DELAY``) until
-Redis answers again, tried after :data:`RETRY_SECONDS`.
+Redis lost: one ERROR line per outage (the store logs its own), and the
+sites are spaced per process again (the extension's Crawl-delay floor on the
+download slot, ``DOWNLOAD_DELAY``) until Redis answers again, tried every
+:data:`RETRY_SECONDS`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from ..sites._store import StoreError
 from ._settings import ClusterDelaySettings
 
 if TYPE_CHECKING:
+    from scrapy import Request
     from scrapy.crawler import Crawler
 
     from ..sites._cluster_clock import ClusterClock
@@ -46,6 +48,10 @@ CALL_TIMEOUT = 1.0
 MAX_SITES_TRACKED = 100_000
 
 _ATTRIBUTE = "_robotstxt_cluster_pacer"
+#: ``request.meta`` key: the request was counted in ``robotstxt/cluster_delay/waited``
+META_WAITED = "_robotstxt_cluster_waited"
+#: ``request.meta`` key: when (``time.monotonic()``) it was first told to wait for its turn
+META_WAIT_SINCE = "_robotstxt_cluster_wait_since"
 
 
 class ClusterPacer:
@@ -112,8 +118,8 @@ class ClusterPacer:
     def _ask(
         self, call: Callable[[str, float, str], float], site: str, delay: float, token: str
     ) -> float:
-        """``call`` to Redis; 0.0 while Redis is lost (one ERROR line, tried
-        again after :data:`RETRY_SECONDS`)."""
+        """``call`` to Redis; 0.0 while Redis is lost (one ERROR line per
+        outage, tried again every :data:`RETRY_SECONDS`)."""
         clock = self._clock
         assert clock is not None
         if self._down_until and time.monotonic() < self._down_until:
@@ -121,25 +127,40 @@ class ClusterPacer:
         try:
             left = call(site, delay, token)
         except StoreError as exc:
+            first = not self._down_until  # still down when tried again: no new ERROR
             self._down_until = time.monotonic() + RETRY_SECONDS
-            logger.error(
-                "%s; sites are spaced per process (Crawl-delay, DOWNLOAD_DELAY) until it "
-                "answers again (tried again in %d s)",
-                exc,
-                RETRY_SECONDS,
-            )
+            if first:
+                logger.error(
+                    "%s; sites are spaced per process (Crawl-delay, DOWNLOAD_DELAY) until it "
+                    "answers again (tried again in %g s)",
+                    exc,
+                    RETRY_SECONDS,
+                )
+            else:
+                logger.debug("Redis at %s still failing: %s", clock.uri, exc)
             self._inc("robotstxt/cluster_delay/errors")
             return 0.0
         if self._down_until:
             self._down_until = 0.0
             logger.info("Redis at %s answers again: sites are spaced cluster-wide", clock.uri)
-        if left > 0:
-            self._inc("robotstxt/cluster_delay/wait_seconds", left)
         return left
 
-    def count_waited(self) -> None:
-        """A request waited for its site's turn (counted once per request)."""
-        self._inc("robotstxt/cluster_delay/waited")
+    def started_waiting(self, request: Request) -> None:
+        """``request`` is told to wait for its site's turn: counted in
+        ``robotstxt/cluster_delay/waited`` once per request, and timed from the
+        first time (:meth:`ended_waiting`)."""
+        meta = request.meta
+        meta.setdefault(META_WAIT_SINCE, time.monotonic())
+        if not meta.get(META_WAITED):
+            meta[META_WAITED] = True
+            self._inc("robotstxt/cluster_delay/waited")
+
+    def ended_waiting(self, request: Request) -> None:
+        """``request`` is handed out (or sent) in its site's turn: the time since it
+        was first told to wait is added to ``robotstxt/cluster_delay/wait_seconds``."""
+        since = request.meta.pop(META_WAIT_SINCE, None)
+        if since is not None:
+            self._inc("robotstxt/cluster_delay/wait_seconds", max(0.0, time.monotonic() - since))
 
     def count_lost_turn(self) -> None:
         """A request handed out in its site's turn found, at send, another

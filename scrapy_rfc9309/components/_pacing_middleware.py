@@ -89,11 +89,12 @@ class ClusterDelayMiddleware:
                 continue
             wait = self.pacer.at_send(site)
             if wait <= 0:
+                if waited:
+                    self.pacer.ended_waiting(request)
                 return
             if not waited:
                 waited = True
                 if self.pacer.queue_paces:
                     self.pacer.count_lost_turn()
-                else:
-                    self.pacer.count_waited()
+                self.pacer.started_waiting(request)
             await _sleep(wait)

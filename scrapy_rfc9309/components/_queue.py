@@ -57,7 +57,7 @@ from scrapy.pqueues import ScrapyPriorityQueue
 from ..sites._sitetable import SiteState
 from ._backlog import SiteBacklogs
 from ._engine import in_downloader, page_slot_concurrency, wake_engine
-from ._pacing import cluster_pacer
+from ._pacing import META_WAIT_SINCE, cluster_pacer
 from ._report import report_for
 from ._service import site_service
 
@@ -212,7 +212,12 @@ class RobotsTxtPriorityQueue:
             if backlogs:
                 backlogs.handed_out(request)
             if state is SiteState.READY:
-                if self._pacer is not None and not self._turn(site, request):
+                if (
+                    self._pacer is not None
+                    # one the middleware drops is never sent: it takes no turn
+                    and not robots.refused_now(site, request)
+                    and not self._turn(site, request)
+                ):
                     continue  # waits for its site's turn in the cluster
                 return request
             if state is SiteState.UNKNOWN:  # expired, evicted, or a resumed crawl
@@ -368,7 +373,7 @@ class RobotsTxtPriorityQueue:
             line.append(request)  # behind the site's first waiting request
             self._robots.pin(site)  # kept while it waits (unpinned when popped)
             self._paced_count += 1
-            self._pacer.count_waited()
+            self._pacer.started_waiting(request)
             return False
         trying = site in self._trying
         self._trying.discard(site)
@@ -376,6 +381,7 @@ class RobotsTxtPriorityQueue:
         if wait <= 0:
             if line:  # the others wait for the next turn
                 self._arm(site, self._pacer.delay_for(site) or 0.0)
+            self._pacer.ended_waiting(request)
             return True
         if line is None:
             line = self._paced[site] = deque()
@@ -384,7 +390,7 @@ class RobotsTxtPriorityQueue:
             line.appendleft(request)
         else:
             line.append(request)
-            self._pacer.count_waited()
+        self._pacer.started_waiting(request)
         self._paced_count += 1
         self._arm(site, wait)
         return False
@@ -422,6 +428,8 @@ class RobotsTxtPriorityQueue:
                 timer.cancel()
         self._pace_timers.clear()
         paced = [(site, request) for site, line in self._paced.items() for request in line]
+        for _, request in paced:  # not sent: its wait is not counted (nor kept in JOBDIR)
+            request.meta.pop(META_WAIT_SINCE, None)
         self._paced.clear()
         self._paced_count = 0
         self._trying.clear()

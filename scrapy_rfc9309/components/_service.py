@@ -18,7 +18,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-from ..sites._outcome import SiteOutcome
+from ..sites._outcome import Kind, SiteOutcome
 from ..sites._site import site_of
 from ..sites._sitetable import SiteState, SiteTable
 from ._clock import Clock, clock_of
@@ -36,6 +36,8 @@ from ._usage_gate import TdmRepSites, UsageGate
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
+
+    from ..sites._outcome import Decision
 
 __all__ = ["META_RELEASED", "SiteListener", "SiteService", "site_service"]
 
@@ -201,6 +203,27 @@ class SiteService:
         released = self._released_by(site, request)
         request.meta.pop(META_RELEASED, None)
         return released if outcome is None else outcome
+
+    def decide(self, outcome: SiteOutcome, site: str, request: Request) -> Decision:
+        """Whether ``outcome`` lets ``request`` through (RFC 9309 2.2.2), for its
+        product token and ``ROBOTSTXT_ALSO_OBEY``'s: the middleware's decision."""
+        return outcome.decide(request.url, self.token(request), site, self.settings.also_obey)
+
+    def refused_now(self, site: str, request: Request) -> bool:
+        """Whether ``request``, its site ``READY``, is known now to be dropped
+        before download by the middleware (robots.txt, RFC 9309 2.2.2, or the
+        usage gate), from the same decisions (:meth:`decide`,
+        :meth:`~._usage_gate.UsageGate.refused_now`), without side effects:
+        such a request never takes its site's turn in the cluster. ``False``
+        when not known yet (the middleware decides it, and the turn is taken
+        at send)."""
+        outcome = self.fresh(site) or self._released_by(site, request)
+        if outcome is None or outcome.kind is Kind.NOT_DOWNLOADABLE:
+            return False
+        if not self.decide(outcome, site, request).allowed:
+            return True
+        usage = self.usage
+        return usage is not None and usage.refused_now(outcome, site, request, self.token(request))
 
     def mark_released(self, site: str, request: Request) -> None:
         """``request`` waited for ``site``'s fetch, now settled: it is decided by

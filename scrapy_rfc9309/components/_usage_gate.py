@@ -21,7 +21,7 @@ from scrapy.exceptions import IgnoreRequest
 
 from ..parser._tdmrep import TDMREP_PATH, TdmRep
 from ..parser._usage import Preference, needs_tdmrep
-from ..parser._usage_decision import decide_usage, site_sources
+from ..parser._usage_decision import UsageDecision, UsageSources, decide_usage, site_sources
 from ._settings import page_signals_read, purposes_warning
 from ._site_files import drop_at_close
 from ._tdmrep_sites import FAILED_TDMREP, TdmRepSites
@@ -92,12 +92,11 @@ class UsageGate:
                 self._drop_internal_error(site, request)
             elif rules.findings and self._findings_told.get(site) is not rules:
                 self._tell_findings(site, rules)
-        sources = site_sources(outcome.robots, request.url, token, rules)
-        decision = decide_usage(sources, self.purposes)
+        sources, decision = self._decide(outcome, request, token, rules)
         request.meta[USAGE_META_KEY] = decision.usage
         request.meta[USAGE_SOURCES_META_KEY] = sources  # the page's signals join after download
         refusal = decision.refusal
-        if refusal is None or self._page_may_lift(decision.refusals):
+        if refusal is None or not self._refuses(decision):
             return
         self.stats.inc_value("robotstxt/forbidden")
         self.stats.inc_value("robotstxt/forbidden/usage")
@@ -117,6 +116,29 @@ class UsageGate:
             )
         logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
         raise IgnoreRequest(reason)
+
+    def refused_now(self, outcome: SiteOutcome, site: str, request: Request, token: str) -> bool:
+        """Whether :meth:`check` will drop ``request`` (a purpose refused, or its
+        site's tdmrep.json failed), from what is known now, with no side effect;
+        ``False`` when its tdmrep.json is not known yet."""
+        rules: TdmRep | None = None
+        if self.tdmrep is not None:
+            rules = self.tdmrep.fresh(site)
+            if rules is None:
+                return False
+            if rules is FAILED_TDMREP:
+                return True
+        return self._refuses(self._decide(outcome, request, token, rules)[1])
+
+    def _decide(
+        self, outcome: SiteOutcome, request: Request, token: str, rules: TdmRep | None
+    ) -> tuple[UsageSources, UsageDecision]:
+        sources = site_sources(outcome.robots, request.url, token, rules)
+        return sources, decide_usage(sources, self.purposes)
+
+    def _refuses(self, decision: UsageDecision) -> bool:
+        """Whether ``decision`` drops the request before download."""
+        return decision.refusal is not None and not self._page_may_lift(decision.refusals)
 
     def _page_may_lift(self, refusals: dict[str, Preference]) -> bool:
         """Whether every refusal is tdmrep.json's alone, which the page's own

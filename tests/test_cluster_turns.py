@@ -1,0 +1,149 @@
+"""A site's turns in the cluster (a Redis store, ``ROBOTSTXT_CRAWL_DELAY``) go
+to the requests that are sent, and the stats say how long requests waited.
+
+``Crawl-delay`` is not part of RFC 9309; a request its site's robots.txt
+disallows (RFC 9309 2.2.2) is never sent, so it must not use up one of the
+site's turns. Real ``redis-server``, real crawls against a local site,
+asserting on when the site's server saw each page.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_rfc9309.components import _pacing
+
+from .conftest import crawl
+from .redis_server import RedisServer, require_redis_server
+from .server import status, text
+from .test_redis_store import cluster_settings
+
+#: the add-on: our queue, the extension (Crawl-delay) and the pacing middleware
+ADDON = {"ADDONS": {"scrapy_rfc9309.Addon": 100}, "DOWNLOADER_MIDDLEWARES": {}}
+
+
+def page_times(site: Any) -> list[float]:
+    """When the site's server saw each page (robots.txt left out), in order."""
+    return sorted(
+        t
+        for path, t in zip(site.hits, site.hit_times, strict=True)
+        if path not in ("/robots.txt", "/.well-known/tdmrep.json")
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("refusal", "more", "stat"),
+    [
+        pytest.param(b"Disallow: /private/", {}, "rule", id="rfc9309-2.2.2-disallow"),
+        pytest.param(
+            b"Content-Usage: /private/ train-ai=n",
+            {"ROBOTSTXT_PURPOSES": ["train-ai"]},
+            "usage",
+            id="content-usage-refused",
+        ),
+    ],
+)
+@deferred_f_from_coro_f
+async def test_2_2_2_refused_requests_take_no_cluster_turn(
+    sites: Any,
+    redis_server: RedisServer,
+    prefix: str,
+    refusal: bytes,
+    more: dict[str, Any],
+    stat: str,
+) -> None:
+    """``Crawl-delay: 1``; pages p0, five refused ``/private/*`` (a Disallow, or
+    a usage preference refusing a declared purpose), p1: the refused ones are
+    dropped without taking the site's turn, so p1 arrives one delay after p0
+    (each used to cost a full delay: p1 came 6 s later)."""
+    site = sites(
+        routes={
+            "/robots.txt": text(b"User-agent: *\n" + refusal + b"\nCrawl-delay: 1\n"),
+            "/.well-known/tdmrep.json": status(404),
+        },
+        default=text("page"),
+    )
+    paths = ["/p0", *(f"/private/{n}" for n in range(5)), "/p1"]
+    settings = cluster_settings(
+        redis_server, prefix, ROBOTSTXT_CRAWL_DELAY=True, DOWNLOAD_DELAY=0, **ADDON, **more
+    )
+    spider, stats = await crawl([site.url(path) for path in paths], settings)
+    pages = sorted(p for p in site.hits if p not in ("/robots.txt", "/.well-known/tdmrep.json"))
+    assert pages == ["/p0", "/p1"]
+    assert len(spider.dropped) == 5
+    assert stats.get(f"robotstxt/forbidden/{stat}") == 5
+    first, second = page_times(site)
+    assert 0.8 <= second - first < 2.0, second - first
+
+
+@pytest.mark.slow
+@deferred_f_from_coro_f
+async def test_wait_stats_count_requests_and_the_time_they_waited(
+    sites: Any, redis_server: RedisServer, prefix: str
+) -> None:
+    """``Crawl-delay: 0.5``, five pages in one process: four of them wait for
+    their turn (0.5, 1, 1.5, 2 s): ``waited`` is 4 (each request once), and
+    ``wait_seconds`` the time they spent waiting (about 5 s), not the Redis
+    answers of the first request in the site's line."""
+    site = sites(
+        routes={"/robots.txt": text(b"User-agent: *\nCrawl-delay: 0.5\n")}, default=text("page")
+    )
+    settings = cluster_settings(
+        redis_server, prefix, ROBOTSTXT_CRAWL_DELAY=True, DOWNLOAD_DELAY=0, **ADDON
+    )
+    urls = [site.url(f"/page/{n}") for n in range(5)]
+    spider, stats = await crawl(urls, settings)
+    assert sorted(spider.fetched) == sorted(urls)
+    times = page_times(site)
+    assert times[-1] - times[0] >= 1.8
+    assert stats.get("robotstxt/cluster_delay/waited") == 4
+    # the pages' own spacing is the lower bound of the time the last four waited
+    expected = sum(t - times[0] for t in times[1:])
+    assert expected * 0.8 <= stats["robotstxt/cluster_delay/wait_seconds"] <= expected + 2.0
+
+
+@pytest.mark.slow
+@deferred_f_from_coro_f
+async def test_redis_lost_one_error_per_outage_while_retried(
+    sites: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis gone after start-up and still gone when tried again (every 0.2 s
+    here, 30 s in a crawl): the cluster delay logs one ERROR for the outage,
+    not one per try (the store likewise: one per component); every try counts
+    in ``robotstxt/cluster_delay/errors``."""
+    monkeypatch.setattr(_pacing, "RETRY_SECONDS", 0.2)
+    server = RedisServer(tmp_path / "redis", require_redis_server()).start()
+    robots = b"User-agent: *\nCrawl-delay: 0.3\n"
+
+    def stop_redis(request: Any) -> bytes:
+        server.stop(kill=True)
+        return robots
+
+    site = sites(routes={"/robots.txt": stop_redis}, default=text("page"))
+    settings = cluster_settings(server, "lost:", ROBOTSTXT_CRAWL_DELAY=True, **ADDON)
+    urls = [site.url(f"/page/{n}") for n in range(5)]
+    try:
+        with caplog.at_level(logging.INFO):
+            spider, stats = await crawl(urls, settings, allow_errors=True)
+    finally:
+        server.stop(kill=True)
+    assert sorted(spider.fetched) == sorted(urls)
+    turn_errors = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno >= logging.ERROR and "site's turn" in r.getMessage()
+    ]
+    assert len(turn_errors) == 1, turn_errors
+    assert stats.get("robotstxt/cluster_delay/errors", 0) >= 2
+    store_errors = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno >= logging.ERROR and "robots.txt store failed" in r.getMessage()
+    ]
+    assert len(store_errors) <= 1, store_errors
