@@ -147,3 +147,34 @@ async def test_redis_lost_one_error_per_outage_while_retried(
         if r.levelno >= logging.ERROR and "robots.txt store failed" in r.getMessage()
     ]
     assert len(store_errors) <= 1, store_errors
+
+
+@deferred_f_from_coro_f
+async def test_start_up_line_names_scheduler_queue_class_under_scrapy_redis(
+    sites: Any, redis_server: RedisServer, prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """scrapy-redis's SCHEDULER with the user's own ``SCHEDULER_QUEUE_CLASS``:
+    the start-up line says that setting left our Redis queue out (not
+    ``SCHEDULER_PRIORITY_QUEUE``, which scrapy-redis never reads)."""
+    pytest.importorskip("scrapy_redis")
+    site = sites(routes={"/robots.txt": text(b"User-agent: *\nAllow: /\n")}, default=text("page"))
+    settings = cluster_settings(
+        redis_server,
+        prefix,
+        **ADDON,
+        SCHEDULER="scrapy_redis.scheduler.Scheduler",
+        SCHEDULER_QUEUE_CLASS="scrapy_redis.queue.FifoQueue",
+        DUPEFILTER_CLASS="scrapy_redis.dupefilter.RFPDupeFilter",
+        SCHEDULER_QUEUE_KEY=f"{prefix}requests",
+        SCHEDULER_DUPEFILTER_KEY=f"{prefix}dupefilter",
+        REDIS_URL=redis_server.url,
+    )
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
+        spider, _ = await crawl([site.url("/a")], settings)
+    assert spider.fetched == [site.url("/a")]
+    [note] = [r.getMessage() for r in caplog.records if "not fetched ahead" in r.getMessage()]
+    assert (
+        "does not use scrapy_rfc9309.RobotsTxtRedisQueue (SCHEDULER_QUEUE_CLASS is "
+        "scrapy_redis.queue.FifoQueue, under scrapy-redis's SCHEDULER)" in note
+    ), note
+    assert "SCHEDULER_PRIORITY_QUEUE" not in note

@@ -69,12 +69,16 @@ class Addon:
         )
         _wrap_cache_policy(settings)
         settings.set("SCHEDULER_PRIORITY_QUEUE", OUR_QUEUE, "addon")
-        scheduler = settings.get("SCHEDULER")
-        name = scheduler if isinstance(scheduler, str) else getattr(scheduler, "__qualname__", "")
-        if name == SCRAPY_REDIS_SCHEDULER or (
-            getattr(scheduler, "__module__", "") == "scrapy_redis.scheduler" and name == "Scheduler"
-        ):
+        if is_scrapy_redis_scheduler(settings.get("SCHEDULER")):
             settings.set("SCHEDULER_QUEUE_CLASS", OUR_REDIS_QUEUE, "addon")
+
+
+def is_scrapy_redis_scheduler(scheduler: object) -> bool:
+    """Whether a ``SCHEDULER`` value (a path or the class) is scrapy-redis's."""
+    name = scheduler if isinstance(scheduler, str) else getattr(scheduler, "__qualname__", "")
+    return name == SCRAPY_REDIS_SCHEDULER or (
+        getattr(scheduler, "__module__", "") == "scrapy_redis.scheduler" and name == "Scheduler"
+    )
 
 
 def _set_component(settings: BaseSettings, name: str, path: str, priority: int | None) -> None:

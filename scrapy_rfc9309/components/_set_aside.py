@@ -95,12 +95,10 @@ class SetAside:
         defer_set = settings.getpriority("ROBOTSTXT_UNREACHABLE_DEFER") is not None
         logger.log(
             logging.WARNING if defer_set and self.settings.unreachable_defer > 0 else logging.INFO,
-            "The scheduler does not use scrapy_rfc9309.RobotsTxtPriorityQueue "
-            "(SCHEDULER_PRIORITY_QUEUE is %s, SCHEDULER %s): robots.txt files are not "
+            "The scheduler does not use %s: robots.txt files are not "
             "fetched ahead, and ROBOTSTXT_UNREACHABLE_DEFER does not apply (an unreachable "
             "robots.txt drops its site's requests at once); requests wait in the middleware",
-            _name(settings.get("SCHEDULER_PRIORITY_QUEUE")),
-            _name(settings.get("SCHEDULER")),
+            _queue_left_out(settings),
             extra={"spider": self.crawler.spider},
         )
 
@@ -284,6 +282,31 @@ class SetAside:
                 count_dropped_at_close(
                     self.crawler, self._report, logger, site, robots_url(site), copy
                 )
+
+
+def _queue_left_out(settings: Any) -> str:
+    """Our queue the scheduler does not use, and the setting that decided so:
+    ``SCHEDULER_QUEUE_CLASS`` under scrapy-redis's scheduler,
+    ``SCHEDULER_PRIORITY_QUEUE`` under Scrapy's, else ``SCHEDULER`` itself."""
+    from scrapy.core.scheduler import Scheduler
+    from scrapy.utils.misc import load_object
+
+    from ._addon import OUR_QUEUE, OUR_REDIS_QUEUE, is_scrapy_redis_scheduler
+
+    scheduler = settings.get("SCHEDULER")
+    if is_scrapy_redis_scheduler(scheduler):
+        queue = _name(settings.get("SCHEDULER_QUEUE_CLASS"))
+        return (
+            f"{OUR_REDIS_QUEUE} (SCHEDULER_QUEUE_CLASS is {queue}, under scrapy-redis's SCHEDULER)"
+        )
+    try:
+        scheduler_cls = load_object(scheduler) if isinstance(scheduler, str) else scheduler
+    except (ImportError, ValueError, NameError):
+        scheduler_cls = None
+    if isinstance(scheduler_cls, type) and issubclass(scheduler_cls, Scheduler):
+        queue = _name(settings.get("SCHEDULER_PRIORITY_QUEUE"))
+        return f"{OUR_QUEUE} (SCHEDULER_PRIORITY_QUEUE is {queue})"
+    return f"{OUR_QUEUE} (SCHEDULER is {_name(scheduler)}, not Scrapy's nor scrapy-redis's)"
 
 
 def _name(component: Any) -> str:
