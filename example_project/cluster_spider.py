@@ -5,8 +5,10 @@ scrapy-redis shares the request queue and the duplicate filter between the
 processes; ``ROBOTSTXT_STORE_URI = "redis"`` makes scrapy-rfc9309 keep
 robots.txt in the same Redis (scrapy-redis's ``REDIS_URL``), so each site's
 robots.txt is downloaded by one process for the whole cluster. Needs
-``pip install 'scrapy-rfc9309[redis]' scrapy-redis``; see README.md,
-"A shared store for a cluster (Redis)", for the commands.
+``pip install 'scrapy-rfc9309[redis]' scrapy-redis``; see docs/cluster.md,
+"Running a scrapy-redis cluster locally", for the commands (run from a
+directory of its own: from ``example_project/``, Scrapy would also read the
+demo project's settings, ``scrapy.cfg``).
 """
 
 from __future__ import annotations
@@ -36,12 +38,13 @@ class ClusterSpider(RedisSpider):
         "ROBOTSTXT_STORE_PREFIX": "cluster-demo:robotstxt:",
         # a slow, polite crawl, so that every process gets a share of the work
         "DOWNLOAD_DELAY": 0.5,
-        # every process takes 2 requests at a time from the shared queue, in the
-        # order they were queued (first in, first out), so that each process gets
-        # pages of every site, not all the pages of one: the sites' robots.txt are
-        # then shared (one process downloads each, the others load it from Redis)
+        # every process takes 2 requests at a time from the shared queue, so that
+        # each process gets pages of every site, not all the pages of one: the
+        # sites' robots.txt are then shared (one process downloads each, the
+        # others load it from Redis). SCHEDULER_QUEUE_CLASS is left to the add-on:
+        # scrapy_rfc9309.RobotsTxtRedisQueue, where requests of sites whose
+        # robots.txt is pending wait in Redis (a queue class set here would turn it off)
         "CONCURRENT_REQUESTS": 2,
-        "SCHEDULER_QUEUE_CLASS": "scrapy_redis.queue.FifoQueue",
         # each process ends after 10 s without work (the demo ends by itself)
         "MAX_IDLE_TIME_BEFORE_CLOSE": 10,
         "USER_AGENT": "ClusterDemoBot/1.0 (+https://example.com/bot)",
