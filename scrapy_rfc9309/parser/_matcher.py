@@ -18,6 +18,11 @@ What one check costs:
   never pays for an index; up to 64 rules already in canonical form with
   wildcards (``/*.pdf$``) are scanned the same way, each tried with a
   left-to-right ``str.find`` scan, with no literal-prefix shortcut;
+* more than 64 rules, all in canonical form and mostly wildcards (the
+  hostile files of tens of thousands of ``/*abcdefgh*.php$``), are indexed
+  by C-level operations over their joined values (``_globs``) for the first
+  32 checks, with no Python step per rule; the next check compiles them as
+  below;
 * plain-prefix rules live in a prefix index (``_prefixes``): a few tried
   one by one, a dict probed once per distinct pattern length, or for
   hundreds one sorted string searched with ``bisect``; the cost does not
