@@ -425,3 +425,37 @@ def test_lenient_dot_segments_never_allow_what_the_path_as_sent_disallows(
             assert allowed is (as_sent and robots.allowed(url=resolved, agent="a")), (body, path)
         assert robots.check(url=path, agent="a").allowed is allowed, (body, path)
         assert (robots.denial(url=path, agent="a") is None) is allowed, (body, path)
+
+
+_CANONICAL_RULE = (
+    _WILDCARD
+    | _SHORT_PIECES
+    | st.text(alphabet="/ab*$", max_size=6).map(lambda s: "/" + s)
+    | st.text(alphabet="/ab*$", max_size=4).map(lambda s: "*" + s)
+    | st.sampled_from(["", "/", "*", "/*", "/*$", "*$", "/a$b", "/$", "$"])
+)
+
+
+@given(
+    rules=st.lists(st.tuples(st.booleans(), _CANONICAL_RULE), min_size=65, max_size=150),
+    paths=st.lists(_LONG_PATH | _PATH, min_size=1, max_size=12),
+)
+@settings(max_examples=150, deadline=None)
+def test_2_2_2_many_canonical_wildcard_rules_indexed_in_c_agree_with_the_compiled_index(
+    rules: list[tuple[bool, str]], paths: list[str]
+) -> None:
+    """More than 64 canonical rules, mostly wildcards (hostile files): kept
+    as written and indexed by C-level operations (``_globs``), they give the
+    compiled index's deciding rule, key for key (RFC 9309 2.2.2 tie-breaks
+    included), for their first checks and once compiled after them."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+
+    read = [(allow, pattern.encode(), line) for line, (allow, pattern) in enumerate(rules, 2)]
+    indexed = AgentMatcher(list(read))
+    compiled = AgentMatcher(iter(read))  # not a list: the general compiler
+    wildcards = sum(pattern.count("*") for _, pattern in rules)
+    if wildcards * 2 >= len(rules) and not any(p and p[0] not in "/*" for _, p in rules):
+        assert indexed._globs_index is not None  # the fast path was taken
+    assert indexed.rule_count == compiled.rule_count
+    for path in (paths * 40)[:40]:  # past the indexed checks: then compiled
+        assert indexed.decide(path) == compiled.decide(path), (rules, path)

@@ -18,6 +18,11 @@ What one check costs:
   never pays for an index; up to 64 rules already in canonical form with
   wildcards (``/*.pdf$``) are scanned the same way, each tried with a
   left-to-right ``str.find`` scan, with no literal-prefix shortcut;
+* more than 64 rules, all in canonical form and mostly wildcards (the
+  hostile files of tens of thousands of ``/*abcdefgh*.php$``), are indexed
+  by C-level operations over their joined values (``_globs``) for the first
+  32 checks, with no Python step per rule; the next check compiles them as
+  below;
 * plain-prefix rules live in a prefix index (``_prefixes``): a few tried
   one by one, a dict probed once per distinct pattern length, or for
   hundreds one sorted string searched with ``bisect``; the cost does not
@@ -42,9 +47,11 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from heapq import merge
 from itertools import islice
+from operator import itemgetter
 from typing import NamedTuple
 
 from ._encoding import normalize, path_of
+from ._globs import GlobIndex
 from ._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes, prefix_index
 from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import LINE_BITS as _LINE_BITS
@@ -63,6 +70,11 @@ _SCAN_LIMIT = 16
 # a site checked a few times never pays for an index.
 _FEW_RULES = 64
 _SCAN_CHECKS = 8
+# Many canonical rules, mostly wildcards, are indexed in C (``_globs``) for
+# this many checks, then compiled: a site checked a few times never pays for
+# the compiled index, one checked often gets its cheaper checks (and, with
+# up to 256 rules, the disallow shortcut).
+_INDEXED_CHECKS = 32
 # Up to this many rules, a matcher keeps the literal prefixes of its
 # disallow rules, so that most allowed paths take one C-level test.
 _DENY_FROM = 256
@@ -303,6 +315,7 @@ class AgentMatcher:
         "_compiled",
         "_exact",
         "_globs",
+        "_globs_index",
         "_gram_index",
         "_lines",
         "_plain",
@@ -332,6 +345,8 @@ class AgentMatcher:
     _lines: tuple[int, ...]
     #: Whether the scanned rules have wildcards (else all plain prefixes).
     _globs: bool
+    #: Many canonical rules, mostly wildcards, indexed in C (``None``: not so).
+    _globs_index: GlobIndex | None
     _any: tuple[str, ...]
     _checks: int
     #: The literal prefixes (before any ``*``) of the disallow rules, when
@@ -344,7 +359,13 @@ class AgentMatcher:
     rule_count: int
 
     def __init__(self, rules: Iterable[Rule]) -> None:
-        if isinstance(rules, list) and len(rules) <= _FEW_RULES:
+        if isinstance(rules, list) and len(rules) > _FEW_RULES:
+            joined = b"\n".join([rule[1] for rule in rules])
+            # Mostly wildcard rules, all canonical: indexed in C (_globs).
+            if joined.count(b"*") * 2 >= len(rules) and _all_glob(joined):
+                self._index_of(joined, rules)
+                return
+        elif isinstance(rules, list):
             # A few searches in C over the joined values prove every rule a
             # canonical plain prefix, or canonical with wildcards: then no
             # index is built before it pays, and no deny shortcut either
@@ -369,6 +390,7 @@ class AgentMatcher:
         columns = list(zip(*rules, strict=True))  # in C: allow flags, values, lines
         self._allows, self._lines = (columns[0], columns[2]) if rules else ((), ())
         self._texts, self._globs, self._checks = texts, not plain, 0
+        self._globs_index = None
         self.rule_count = len(texts)
         self.deny, self.needles = None, ()
         if plain:
@@ -378,7 +400,22 @@ class AgentMatcher:
             # Canonical with wildcards: each split only when tried.
             self._any = ()
 
+    def _index_of(self, joined: bytes, rules: list[Rule]) -> None:
+        """Many canonical rules, mostly wildcards: kept as written, indexed
+        by C-level operations (see ``_globs``)."""
+        texts = joined.decode("ascii").split("\n")
+        if "" in texts:  # empty rules match nothing (RFC 9309 2.2.2)
+            rules = [rule for rule in rules if rule[1]]
+            texts = list(filter(None, texts))
+        self._globs_index = GlobIndex(
+            texts, list(map(itemgetter(0), rules)), list(map(itemgetter(2), rules))
+        )
+        self._texts = None
+        self.rule_count = len(texts)
+        self.deny, self.needles = None, ()
+
     def _compile(self, rules: Iterable[Rule]) -> None:
+        self._globs_index = None
         tables = _Tables()
         tables.add(rules)
         if tables.wildcards or tables.lazy:
@@ -395,6 +432,7 @@ class AgentMatcher:
         if isinstance(rules, list) and len(rules) <= _FEW_RULES:
             return cls(rules)  # few rules: scanned at first, never a step's worth
         matcher = cls.__new__(cls)
+        matcher._globs_index = None
         tables = _Tables()
         iterator = iter(rules)
         while tables.add(islice(iterator, STEP)) == STEP:
@@ -439,6 +477,10 @@ class AgentMatcher:
                     return self._scan_globs(path)
                 return self._scan_plain(path)
             self._compile(self._scanned_rules())
+        if self._globs_index is not None:
+            if self._globs_index.checks < _INDEXED_CHECKS:
+                return self._globs_index.decide(path)
+            self._compile(self._globs_index.rules())
         best = self._plain.longest(path)
         if self._starred is not None:
             found = self._starred.longest(path)

@@ -171,7 +171,7 @@ class Verdicts:
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, not {type(url).__name__}")
         match = _canonical_url(url)  # canonical_path, inline: the common case
-        path = canonical_path(url) if match is None else match.group(1)
+        path = canonical_path(url) if match is None else match[1]
         matcher = self._by_agent.get(agent)
         if matcher is None:
             matcher = self.matcher(agent)
