@@ -4,6 +4,7 @@ what can be parsed)."""
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from scrapy_rfc9309 import RobotsTxt
+from scrapy_rfc9309.parser import ResolvedVerdict
 
 from .corpus import SKIP_REASON, corpus_files, corpus_sample
 
@@ -86,6 +88,10 @@ def _documented_difference(robots: RobotsTxt, url: str, agent: str) -> bool:
     verdict = robots.check(url=url, agent=agent)
     if url.endswith("/robots.txt"):
         return verdict.allowed  # RFC 9309 2.2.2: /robots.txt is always allowed
+    if isinstance(verdict, ResolvedVerdict):
+        # LENIENT(dot-segments): denied as the server resolves the path
+        # (``//x`` -> ``/x``), where Google reads the path only as sent
+        return not verdict.allowed
     if verdict.rule is None:
         return False
     value = verdict.rule.split(":", 1)[1].strip()
@@ -101,6 +107,8 @@ def _documented_difference(robots: RobotsTxt, url: str, agent: str) -> bool:
 def test_verdicts_agree_with_googles_parser_on_real_urls() -> None:
     google = _google()
     if google is None:
+        if os.environ.get("CI"):
+            pytest.fail("Google's reference parser is not installed: the tests extra has it")
         pytest.skip("Google's reference parser is not installed (pip install fast-robotstxt)")
     url_dir = FILES[0].parents[1] / "urls" / "anubhav_bench"
     differences = []
