@@ -53,10 +53,10 @@ async def test_2_3_pending_sites_wait_in_redis_and_survive_a_killed_process(
     sites: Any, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     """Three processes on one scrapy-redis queue; the site's robots.txt answers
-    after 4 s; one process is killed (SIGKILL) 1.5 s in, while the site's
+    after 3 s; one process is killed (SIGKILL) 1.5 s in, while the site's
     requests wait: the survivors fetch every allowed page exactly once, none
     of the disallowed ones, and then finish by themselves."""
-    site = sites(routes={"/robots.txt": delayed(4.0, text(ROBOTS))}, default=text("page"))
+    site = sites(routes={"/robots.txt": delayed(3.0, text(ROBOTS))}, default=text("page"))
     urls = [site.url(path) for path in PAGES + PRIVATE]
     name = f"q-{uuid.uuid4().hex[:8]}"
     settings = scrapy_redis_settings(redis_server, name)
