@@ -543,7 +543,7 @@ async def test_http_guide_ch9_page_that_cannot_be_read_says_why_and_exits_5(
         }
     )
     options: tuple[str, ...] = ("--agent", "ExampleBot", "--page", "-s", "RETRY_ENABLED=0")
-    options += ("-s", "DOWNLOAD_TIMEOUT=1")
+    options += ("-s", "DOWNLOAD_TIMEOUT=0.5")
     # one run per output format, the four pages together; each page's own exit
     # status is what exit_code() makes of its answer alone
     urls = [site.url(path) for path in ("/reset", "/hang", "/moved", "/spaced")]
