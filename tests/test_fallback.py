@@ -342,7 +342,7 @@ async def test_closing_drops_set_aside_requests_counts_them_in_summary_and_repor
         **PLAIN,
         "CONCURRENT_REQUESTS": 4,
         "DOWNLOAD_TIMEOUT": 120,
-        "CLOSESPIDER_TIMEOUT": 1,
+        "CLOSESPIDER_TIMEOUT": 0.5,
         "ROBOTSTXT_REPORT_FILE": str(report),
         "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0},
     }

@@ -200,7 +200,7 @@ async def test_closing_releases_waiting_requests_at_once(sites) -> None:
     started = time.monotonic()
     # all 10 wait in the middleware (no scheduler queue of ours in these settings;
     # ROBOTSTXT_HELD_SHARE 1: none is set aside)
-    settings = {"DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 1, "ROBOTSTXT_HELD_SHARE": 1}
+    settings = {"DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 0.5, "ROBOTSTXT_HELD_SHARE": 1}
     spider, stats = await crawl(urls, settings)
     assert time.monotonic() - started < 10  # not the 120 s download timeout
     assert spider.fetched == []

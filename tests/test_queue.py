@@ -227,7 +227,7 @@ async def test_jobdir_pause_and_resume_loses_no_request(sites, tmp_path, caplog)
         **QUEUE,
         "JOBDIR": str(tmp_path / "job"),
         "DOWNLOAD_TIMEOUT": 60,
-        "CLOSESPIDER_TIMEOUT": 1,
+        "CLOSESPIDER_TIMEOUT": 0.5,
     }
     with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
         spider, stats = await crawl(urls, settings, dont_filter=False)
@@ -256,7 +256,9 @@ async def test_closing_drops_requests_waiting_in_the_queue_and_counts_them(sites
     site = sites(routes={"/robots.txt": hang()}, default=PAGE)
     urls = [site.url(f"/p{i}") for i in range(10)]
     started = time.monotonic()
-    spider, stats = await crawl(urls, {**QUEUE, "DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 1})
+    spider, stats = await crawl(
+        urls, {**QUEUE, "DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 0.5}
+    )
     assert time.monotonic() - started < 10  # not the 120 s download timeout
     assert spider.fetched == []
     assert stats["robotstxt/forbidden/closing"] == 10
@@ -694,7 +696,7 @@ async def test_close_summary_and_report_count_requests_dropped_from_the_queue(
     settings = {
         **QUEUE,
         "DOWNLOAD_TIMEOUT": 120,
-        "CLOSESPIDER_TIMEOUT": 1,
+        "CLOSESPIDER_TIMEOUT": 0.5,
         "ROBOTSTXT_REPORT_FILE": str(report),
         "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0},
     }

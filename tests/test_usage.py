@@ -639,7 +639,7 @@ async def test_closing_cancels_tdmrep_json_downloads_and_drops_their_requests(
     settings = {
         "ROBOTSTXT_PURPOSES": ["train-ai"],
         "DOWNLOAD_TIMEOUT": 120,
-        "CLOSESPIDER_TIMEOUT": 1,
+        "CLOSESPIDER_TIMEOUT": 0.5,
         **queue,
     }
     started = time.monotonic()
