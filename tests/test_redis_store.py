@@ -496,7 +496,7 @@ async def test_2_4_three_processes_download_each_robots_txt_once(
     site's robots.txt is downloaded once for all of them (the site's server log),
     the other two take it from Redis, and all three obey it."""
     mocks = [
-        sites(routes={"/robots.txt": delayed(1.5, text(ROBOTS))}, default=text("page"))
+        sites(routes={"/robots.txt": delayed(1.0, text(ROBOTS))}, default=text("page"))
         for _ in range(3)
     ]
     urls = [mock.url(path) for mock in mocks for path in [*PAGES, "/private"]]
