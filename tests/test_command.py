@@ -341,12 +341,14 @@ async def test_command_2_3_1_4_an_ftp_server_that_never_answers_is_unreachable_i
     try:
         url = f"ftp://127.0.0.1:{port.getHost().port}/x"
         started = time.monotonic()
-        output, code = await scrapy_process(url, "-s", "ROBOTSTXT_DOWNLOAD_TIMEOUT=1", cwd=tmp_path)
+        output, code = await scrapy_process(
+            url, "-s", "ROBOTSTXT_DOWNLOAD_TIMEOUT=0.5", cwd=tmp_path
+        )
         took = time.monotonic() - started
     finally:
         port.stopListening()
     assert code == EXIT_NO_ROBOTS, output
-    assert "outcome:     unreachable (timed out after 1 s)" in output
+    assert "outcome:     unreachable (timed out after 0.5 s)" in output
     assert "DISALLOWED: robots.txt unreachable" in output
     assert "Traceback" not in output
     assert took < 15, took
@@ -541,7 +543,7 @@ async def test_http_guide_ch9_page_that_cannot_be_read_says_why_and_exits_5(
         }
     )
     options: tuple[str, ...] = ("--agent", "ExampleBot", "--page", "-s", "RETRY_ENABLED=0")
-    options += ("-s", "DOWNLOAD_TIMEOUT=1")
+    options += ("-s", "DOWNLOAD_TIMEOUT=0.5")
     # one run per output format, the four pages together; each page's own exit
     # status is what exit_code() makes of its answer alone
     urls = [site.url(path) for path in ("/reset", "/hang", "/moved", "/spaced")]

@@ -4,6 +4,7 @@ key the code uses, read from the doc sources (no Sphinx needed)."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import re
 import sys
@@ -31,13 +32,20 @@ def _load() -> ModuleType:
 names = _load()
 
 
+@functools.cache
+def _expected() -> dict[str, set[str]]:
+    """What the code uses, collected once per test process (each collection
+    parses every module of the package)."""
+    return dict(names.expected())
+
+
 def _reference(kind: str) -> str:
     return str(names.REFERENCE[kind].read_text(encoding="utf-8"))
 
 
 def test_the_collector_finds_what_the_code_uses() -> None:
     """A collector that finds nothing would make the checks below pass vacuously."""
-    found = names.expected()
+    found = _expected()
     assert {"ROBOTSTXT_MAX_SIZE", "ROBOTSTXT_STORE_URI", "ROBOTS_META_OBEY"} <= found["settings"]
     assert {"robotstxt/allowed", "robotstxt/forbidden/{}", "robotsmeta/noindex"} <= found["stats"]
     assert {"scrapy_rfc9309.middleware", "scrapy_rfc9309.store"} <= found["loggers"]
@@ -48,7 +56,7 @@ def test_the_collector_finds_what_the_code_uses() -> None:
 
 @pytest.mark.parametrize("kind", ["settings", "stats", "loggers", "meta keys"])
 def test_reference_page_lists_every_name_the_code_uses(kind: str) -> None:
-    missing = names.missing(names.expected()[kind], _reference(kind))
+    missing = names.missing(_expected()[kind], _reference(kind))
     assert missing == [], f"{names.REFERENCE[kind].name} does not list: {missing}"
 
 
@@ -57,7 +65,7 @@ def test_settings_table_has_name_default_type_and_meaning() -> None:
     rows = re.findall(
         r"^\| `((?:ROBOTSTXT|ROBOTS_META)_\w+)` \|(.*)\|$", _reference("settings"), re.M
     )
-    assert {name for name, _ in rows} >= names.settings()
+    assert {name for name, _ in rows} >= _expected()["settings"]
     for name, rest in rows:
         cells = [cell.strip() for cell in rest.split(" | ")]
         assert len(cells) == 3 and all(cells), name

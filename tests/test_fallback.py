@@ -175,15 +175,15 @@ async def test_2_3_another_queue_a_hung_robots_txt_holds_a_bounded_share_and_sta
     """64 pages of a site whose robots.txt never answers, scheduled first, then
     10 healthy sites x 3 pages; CONCURRENT_REQUESTS = 16, so at most 8 wait in
     the middleware. The healthy sites are served before the hung robots.txt
-    times out (3 s); the hung site's pages are all dropped as unreachable
+    times out (2 s); the hung site's pages are all dropped as unreachable
     (RFC 9309 2.3.1.4) when it does, each errback called once, with the
     robots.txt verdict, never with the exception that set it aside."""
     hung, healthy, urls = stall_sites(sites)
-    spider, stats = await run(urls, {"CONCURRENT_REQUESTS": 16, "DOWNLOAD_TIMEOUT": 3, **settings})
+    spider, stats = await run(urls, {"CONCURRENT_REQUESTS": 16, "DOWNLOAD_TIMEOUT": 2, **settings})
     assert sorted(spider.fetched) == sorted(urls[64:])
-    hung_until = robots_times(hung)[0] + 3  # its download timed out then
+    hung_until = robots_times(hung)[0] + 2  # its download timed out then
     last_page = max(t for site in healthy for t in page_times(site))
-    assert last_page < hung_until - 1, "the healthy sites waited for the hung robots.txt"
+    assert last_page < hung_until - 0.5, "the healthy sites waited for the hung robots.txt"
     assert page_times(hung) == []
     assert sorted(url for url, _ in spider.errbacks) == sorted(urls[:64])
     assert all("unreachable" in str(error) for _, error in spider.errbacks)
@@ -342,7 +342,7 @@ async def test_closing_drops_set_aside_requests_counts_them_in_summary_and_repor
         **PLAIN,
         "CONCURRENT_REQUESTS": 4,
         "DOWNLOAD_TIMEOUT": 120,
-        "CLOSESPIDER_TIMEOUT": 1,
+        "CLOSESPIDER_TIMEOUT": 0.5,
         "ROBOTSTXT_REPORT_FILE": str(report),
         "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0},
     }

@@ -593,7 +593,7 @@ async def test_2_3_1_4_an_ftp_server_that_never_answers_is_unreachable_after_the
         started = time.monotonic()
         spider, stats = await crawl(
             [url, other.url("/ok")],
-            {"ROBOTSTXT_DOWNLOAD_TIMEOUT": 1, "ROBOTSTXT_UNREACHABLE_DEFER": 0},
+            {"ROBOTSTXT_DOWNLOAD_TIMEOUT": 0.5, "ROBOTSTXT_UNREACHABLE_DEFER": 0},
         )
         took = time.monotonic() - started
     finally:
@@ -602,4 +602,4 @@ async def test_2_3_1_4_an_ftp_server_that_never_answers_is_unreachable_after_the
     assert spider.fetched == [other.url("/ok")]
     assert "robotstxt/internal_error" not in stats
     assert stats["robotstxt/forbidden/unreachable"] == 1
-    assert "robots.txt unreachable (timed out after 1 s)" in spider.dropped[url]
+    assert "robots.txt unreachable (timed out after 0.5 s)" in spider.dropped[url]

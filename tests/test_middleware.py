@@ -187,7 +187,7 @@ async def test_2_3_1_4_closed_port_is_unreachable_with_dotted_exception_stat(sit
 @deferred_f_from_coro_f
 async def test_2_3_1_4_server_that_never_answers_times_out_unreachable(sites) -> None:
     site = sites(routes={"/robots.txt": hang()}, default=PAGE)
-    spider, stats = await crawl([site.url("/a")], {"DOWNLOAD_TIMEOUT": 1})
+    spider, stats = await crawl([site.url("/a")], {"DOWNLOAD_TIMEOUT": 0.5})
     assert spider.fetched == []
     assert stats["robotstxt/unreachable"] == 1
     assert any("TimeoutError" in key for key in stats if "exception_count" in key)
@@ -200,7 +200,7 @@ async def test_closing_releases_waiting_requests_at_once(sites) -> None:
     started = time.monotonic()
     # all 10 wait in the middleware (no scheduler queue of ours in these settings;
     # ROBOTSTXT_HELD_SHARE 1: none is set aside)
-    settings = {"DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 1, "ROBOTSTXT_HELD_SHARE": 1}
+    settings = {"DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 0.5, "ROBOTSTXT_HELD_SHARE": 1}
     spider, stats = await crawl(urls, settings)
     assert time.monotonic() - started < 10  # not the 120 s download timeout
     assert spider.fetched == []

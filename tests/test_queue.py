@@ -50,13 +50,14 @@ def stall_sites(sites: Any) -> tuple[Any, list[Any], list[str]]:
 
 async def stalled_crawl(sites: Any, settings: dict[str, Any]) -> tuple[Any, list[Any], dict]:
     """64 pages of a site whose robots.txt never answers, scheduled first, then
-    10 healthy sites; the hung robots.txt times out after 2 s."""
+    10 healthy sites; the hung robots.txt times out after 1 s (unless
+    ``settings`` say otherwise)."""
     hung, healthy, urls = stall_sites(sites)
     spider, stats = await crawl(
         urls,
         {
             "CONCURRENT_REQUESTS": 16,
-            "DOWNLOAD_TIMEOUT": 2,
+            "DOWNLOAD_TIMEOUT": 1,
             "ROBOTSTXT_UNREACHABLE_DEFER": 0,
             **settings,
         },
@@ -73,7 +74,7 @@ async def test_2_3_a_hung_robots_txt_stalls_nothing_requests_wait_in_the_schedul
     sites,
 ) -> None:
     hung, healthy, _ = await stalled_crawl(sites, QUEUE)
-    hung_until = robots_times(hung)[0] + 2  # its download timed out then
+    hung_until = robots_times(hung)[0] + 1  # its download timed out then
     last_page = max(t for site in healthy for t in page_times(site))
     assert last_page < hung_until, "the healthy sites waited for the hung robots.txt"
     assert hung.count("/p0") == 0
@@ -226,7 +227,7 @@ async def test_jobdir_pause_and_resume_loses_no_request(sites, tmp_path, caplog)
         **QUEUE,
         "JOBDIR": str(tmp_path / "job"),
         "DOWNLOAD_TIMEOUT": 60,
-        "CLOSESPIDER_TIMEOUT": 1,
+        "CLOSESPIDER_TIMEOUT": 0.5,
     }
     with caplog.at_level(logging.INFO, logger="scrapy_rfc9309"):
         spider, stats = await crawl(urls, settings, dont_filter=False)
@@ -255,7 +256,9 @@ async def test_closing_drops_requests_waiting_in_the_queue_and_counts_them(sites
     site = sites(routes={"/robots.txt": hang()}, default=PAGE)
     urls = [site.url(f"/p{i}") for i in range(10)]
     started = time.monotonic()
-    spider, stats = await crawl(urls, {**QUEUE, "DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 1})
+    spider, stats = await crawl(
+        urls, {**QUEUE, "DOWNLOAD_TIMEOUT": 120, "CLOSESPIDER_TIMEOUT": 0.5}
+    )
     assert time.monotonic() - started < 10  # not the 120 s download timeout
     assert spider.fetched == []
     assert stats["robotstxt/forbidden/closing"] == 10
@@ -655,10 +658,10 @@ async def test_2_3_a_hung_robots_txt_takes_no_page_slot_with_one_request_per_dom
 ) -> None:
     """CONCURRENT_REQUESTS_PER_DOMAIN = 1: the hung robots.txt and the healthy
     sites share a host (127.0.0.1, other ports), so Scrapy would give them one
-    download slot, held 4 s (DOWNLOAD_TIMEOUT). The robots.txt has a slot of its
-    own: the healthy pages are done within 2 s of the same crawl without the hung
+    download slot, held 2 s (DOWNLOAD_TIMEOUT). The robots.txt has a slot of its
+    own: the healthy pages are done within 1 s of the same crawl without the hung
     site."""
-    settings = {"CONCURRENT_REQUESTS_PER_DOMAIN": 1, "DOWNLOAD_TIMEOUT": 4, **QUEUE}
+    settings = {"CONCURRENT_REQUESTS_PER_DOMAIN": 1, "DOWNLOAD_TIMEOUT": 2, **QUEUE}
     healthy_only = [
         sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /no\n")}, default=PAGE)
         for _ in range(10)
@@ -672,7 +675,7 @@ async def test_2_3_a_hung_robots_txt_takes_no_page_slot_with_one_request_per_dom
     started = time.monotonic()
     hung, healthy, _ = await stalled_crawl(sites, settings)
     last_page = max(t for site in healthy for t in page_times(site)) - started
-    assert last_page < baseline + 2, (
+    assert last_page < baseline + 1, (
         f"healthy pages done after {last_page:.2f} s, {baseline:.2f} s without the hung site"
     )
     assert hung.count("/p0") == 0
@@ -693,7 +696,7 @@ async def test_close_summary_and_report_count_requests_dropped_from_the_queue(
     settings = {
         **QUEUE,
         "DOWNLOAD_TIMEOUT": 120,
-        "CLOSESPIDER_TIMEOUT": 1,
+        "CLOSESPIDER_TIMEOUT": 0.5,
         "ROBOTSTXT_REPORT_FILE": str(report),
         "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0},
     }

@@ -19,7 +19,7 @@ import redis
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from .redis_server import RedisServer
-from .server import delayed, text
+from .server import Route, text
 from .test_redis_store import CrawlerProc, _sleep
 
 pytest.importorskip("scrapy_redis")
@@ -27,6 +27,33 @@ pytest.importorskip("scrapy_redis")
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
 PAGES = [f"/page/{n}" for n in range(12)]
 PRIVATE = [f"/private/{n}" for n in range(4)]
+
+
+class Held:
+    """``route``, its answers held until :meth:`release`; after it, at once."""
+
+    def __init__(self, route: Route) -> None:
+        self.route = route
+        self.waiting: list[Any] = []
+        self.released = False
+
+    def __call__(self, request: Any) -> Any:
+        from twisted.web import server
+
+        if self.released:
+            return self.route(request)
+        self.waiting.append(request)
+        return server.NOT_DONE_YET
+
+    def release(self) -> None:
+        self.released = True
+        for request in self.waiting:
+            if request.finished or request._disconnected:
+                continue
+            body = self.route(request)
+            if isinstance(body, bytes):
+                request.write(body)
+                request.finish()
 
 
 def scrapy_redis_settings(server: RedisServer, name: str) -> dict[str, Any]:
@@ -52,11 +79,12 @@ def scrapy_redis_settings(server: RedisServer, name: str) -> dict[str, Any]:
 async def test_2_3_pending_sites_wait_in_redis_and_survive_a_killed_process(
     sites: Any, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    """Three processes on one scrapy-redis queue; the site's robots.txt answers
-    after 4 s; one process is killed (SIGKILL) 1.5 s in, while the site's
-    requests wait: the survivors fetch every allowed page exactly once, none
-    of the disallowed ones, and then finish by themselves."""
-    site = sites(routes={"/robots.txt": delayed(4.0, text(ROBOTS))}, default=text("page"))
+    """Three processes on one scrapy-redis queue; one process is killed (SIGKILL)
+    1.5 s in, while the site's requests wait for its robots.txt, which answers
+    1.5 s later (and at once from then on): the survivors fetch every allowed
+    page exactly once, none of the disallowed ones, and then finish by themselves."""
+    robots = Held(text(ROBOTS))
+    site = sites(routes={"/robots.txt": robots}, default=text("page"))
     urls = [site.url(path) for path in PAGES + PRIVATE]
     name = f"q-{uuid.uuid4().hex[:8]}"
     settings = scrapy_redis_settings(redis_server, name)
@@ -77,6 +105,9 @@ async def test_2_3_pending_sites_wait_in_redis_and_survive_a_killed_process(
     procs[0].kill()
     assert waiting == 1 and lists == len(urls)  # all of them in Redis, none in memory
     assert [p for p in site.hits if p != "/robots.txt"] == []
+    await _sleep(1.5)
+    assert [p for p in site.hits if p != "/robots.txt"] == []
+    robots.release()
     results = [await proc.finished(timeout=60) for proc in procs[1:]]
     fetched = [p for p in site.hits if p != "/robots.txt"]
     assert sorted(fetched) == sorted(PAGES)  # each exactly once, none disallowed

@@ -496,7 +496,7 @@ async def test_2_4_three_processes_download_each_robots_txt_once(
     site's robots.txt is downloaded once for all of them (the site's server log),
     the other two take it from Redis, and all three obey it."""
     mocks = [
-        sites(routes={"/robots.txt": delayed(1.5, text(ROBOTS))}, default=text("page"))
+        sites(routes={"/robots.txt": delayed(1.0, text(ROBOTS))}, default=text("page"))
         for _ in range(3)
     ]
     urls = [mock.url(path) for mock in mocks for path in [*PAGES, "/private"]]
@@ -915,7 +915,7 @@ async def test_2_4_redis_frozen_at_close_the_wait_is_bounded_in_total(
         "ROBOTSTXT_STORE_URI": uri,
         "ROBOTSTXT_STORE_PREFIX": "frozen:",
     }
-    close_wait = 2.0
+    close_wait = 1.0
     try:
         started = time.monotonic()
         proc = CrawlerProc(tmp_path, "frozen", urls, settings, close_wait_seconds=close_wait)
@@ -928,8 +928,8 @@ async def test_2_4_redis_frozen_at_close_the_wait_is_bounded_in_total(
     assert "records not saved" in log, log[-3000:]
     errors = [line for line in log.splitlines() if "] ERROR: " in line]
     assert len(errors) == 1, errors
-    assert "did not answer within 2 s at close: 3 records not saved" in errors[0]
-    # one store call hangs 30 s; the close gives up after 2 s and the process ends
+    assert "did not answer within 1 s at close: 3 records not saved" in errors[0]
+    # one store call hangs 30 s; the close gives up after 1 s and the process ends
     assert elapsed < 20, log[-3000:]
 
 

@@ -518,7 +518,7 @@ async def test_2_4_two_crawls_sharing_a_store_download_robots_txt_once(sites, tm
 
     from .server import delayed
 
-    site = sites(routes={"/robots.txt": delayed(2.0, text(ROBOTS_V1))}, default=text("page"))
+    site = sites(routes={"/robots.txt": delayed(1.0, text(ROBOTS_V1))}, default=text("page"))
     settings = store_settings(tmp_path / "robots.db")
     results = await maybe_deferred_to_future(
         DeferredList(
@@ -950,11 +950,11 @@ async def test_2_4_a_write_on_a_locked_store_waits_5_s_at_most(
     sites, tmp_path, caplog, monkeypatch
 ) -> None:
     """Another process holds the SQLite write lock when the robots.txt is saved:
-    the save waits the store's busy timeout (5 s; 2 s here) once, then one
+    the save waits the store's busy timeout (5 s; 1.5 s here) once, then one
     ERROR; the crawl goes on."""
     from scrapy_rfc9309.sites import _sqlite_store
 
-    monkeypatch.setattr(_sqlite_store, "BUSY_TIMEOUT", 2.0)
+    monkeypatch.setattr(_sqlite_store, "BUSY_TIMEOUT", 1.5)
     path = tmp_path / "robots.db"
     SQLiteStore(str(path)).close()
     locker = sqlite3.connect(path, isolation_level=None)
@@ -975,7 +975,7 @@ async def test_2_4_a_write_on_a_locked_store_waits_5_s_at_most(
     assert site.count("/robots.txt") == 1 and spider.fetched == [site.url("/a")]
     assert stats["robotstxt/store/errors"] == 1
     assert any("robots.txt store failed while" in m for m in caplog.messages)
-    assert elapsed < 3.7, elapsed  # 2 s, not 2 s for the save and 2 s more to release
+    assert elapsed < 2.75, elapsed  # 1.5 s, not 1.5 s for the save and 1.5 s more to release
 
 
 @deferred_f_from_coro_f
