@@ -6,8 +6,9 @@ STAMP := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 # the package alone: what `make demo` needs
 DEMO_STAMP := $(VENV)/.installed-package
-# pytest-xdist workers: the suite mostly waits on sockets, timers and subprocesses
-TEST_WORKERS ?= 2
+# pytest-xdist workers: the suite mostly waits on sockets, timers and subprocesses,
+# so three workers on two cores finish sooner than two (about 70 s against 95 s)
+TEST_WORKERS ?= 3
 
 .PHONY: test demo lint bench docs dist check-dist matrix clean
 
