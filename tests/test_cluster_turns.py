@@ -126,7 +126,9 @@ async def test_redis_lost_one_error_per_outage_while_retried(
         return robots
 
     site = sites(routes={"/robots.txt": stop_redis}, default=text("page"))
-    settings = cluster_settings(server, "lost:", ROBOTSTXT_CRAWL_DELAY=True, **ADDON)
+    settings = cluster_settings(
+        server, "lost:", ROBOTSTXT_CRAWL_DELAY=True, CONCURRENT_REQUESTS=1, **ADDON
+    )
     urls = [site.url(f"/page/{n}") for n in range(5)]
     try:
         with caplog.at_level(logging.INFO):

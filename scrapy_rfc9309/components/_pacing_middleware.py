@@ -19,6 +19,7 @@ one of ``CONCURRENT_REQUESTS`` meanwhile.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
@@ -38,6 +39,15 @@ async def _sleep(seconds: float) -> None:
     from twisted.internet import reactor, task
 
     await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
+
+
+def _slot_clock() -> Callable[[], float]:
+    """The clock of Scrapy's download slots' ``lastseen``: ``time.monotonic``
+    in the Scrapy versions whose downloader imports it, ``time.time`` before."""
+    from scrapy.core import downloader
+
+    clock = getattr(downloader, "monotonic", None)
+    return clock if callable(clock) else time.time
 
 
 class ClusterDelayMiddleware:
@@ -73,7 +83,9 @@ class ClusterDelayMiddleware:
         delay = getattr(slot, "delay", 0.0)
         if slot is None or not delay:
             return 0.0
-        return max(0.0, float(delay) - (time.monotonic() - float(slot.lastseen)))
+        since = _slot_clock()() - float(slot.lastseen)
+        # never longer than the delay itself, whatever the slot's clock says
+        return min(float(delay), max(0.0, float(delay) - since))
 
     async def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if request.meta.get("dont_obey_robotstxt"):
