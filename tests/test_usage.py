@@ -542,7 +542,7 @@ async def test_2_4_a_bounded_cache_fetches_each_tdmrep_json_once_while_its_reque
     unfetched, until room frees: one tdmrep.json per site for its lifetime."""
     from .server import delayed
 
-    tdmrep = delayed(0.25, text("[]", content_type=b"application/json"))
+    tdmrep = delayed(0.5, text("[]", content_type=b"application/json"))
     many = [
         sites(routes={"/robots.txt": ALLOW_ALL, "/.well-known/tdmrep.json": tdmrep}, default=PAGE)
         for _ in range(30)
