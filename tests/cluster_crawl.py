@@ -18,6 +18,9 @@ keep one of the requests the processes all send.
 :class:`SlowAfterPop`, enabled in a process's ``DOWNLOADER_MIDDLEWARES``,
 holds each request ``SLOW_AFTER_POP_SECONDS`` after the scheduler handed it
 out (a busy engine or a slow middleware of the project).
+:class:`SlowAfterConfirm`, enabled after the add-on's pacing middleware,
+holds each request ``SLOW_AFTER_CONFIRM_SECONDS`` after its site's turn was
+confirmed (a busy process that writes its request late).
 """
 
 from __future__ import annotations
@@ -42,6 +45,15 @@ class SlowAfterPop:
     async def process_request(self, request: Any, spider: Any = None) -> None:
         if not request.meta.get("dont_obey_robotstxt"):
             await _sleep(self.seconds)
+
+
+class SlowAfterConfirm(SlowAfterPop):
+    """:class:`SlowAfterPop` placed after ``ClusterDelayMiddleware``: the request
+    reaches the site ``SLOW_AFTER_CONFIRM_SECONDS`` after its turn was confirmed."""
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> SlowAfterConfirm:
+        return cls(crawler.settings.getfloat("SLOW_AFTER_CONFIRM_SECONDS"))
 
 
 async def _sleep(seconds: float) -> None:

@@ -10,7 +10,10 @@ reserved), and keeps it while it must wait;
 middleware, asks :meth:`ClusterPacer.at_send` just before the download (the
 reserved turn confirmed: the site's next time counts from the send), and
 waits in the downloader when another process was granted a turn meanwhile,
-or, with another scheduler, until the site's turn comes.
+or, with another scheduler, until the site's turn comes. When the site
+answers (:meth:`ClusterPacer.answered`, the response's headers back), its
+next time moves to at least the answer plus the delay: a send is not an
+arrival, and the site received the request before it answered.
 
 Redis lost: one ERROR line per outage (the store logs its own), and the
 sites are spaced per process again (the extension's Crawl-delay floor on the
@@ -52,6 +55,8 @@ _ATTRIBUTE = "_robotstxt_cluster_pacer"
 META_WAITED = "_robotstxt_cluster_waited"
 #: ``request.meta`` key: when (``time.monotonic()``) it was first told to wait for its turn
 META_WAIT_SINCE = "_robotstxt_cluster_wait_since"
+#: ``request.meta`` key: the site whose turn it was sent in, until its answer
+META_SENT = "_robotstxt_cluster_sent"
 
 
 class ClusterPacer:
@@ -114,6 +119,27 @@ class ClusterPacer:
         if not delay or clock is None:
             return 0.0
         return self._ask(clock.send, site, delay, token)
+
+    def sent(self, request: Request, site: str) -> None:
+        """``request`` of ``site`` goes now, in the site's turn: its answer moves
+        the site's next turn (:meth:`answered`)."""
+        if self._clock is not None and self.delay_for(site):
+            request.meta[META_SENT] = site
+
+    def answered(self, request: Request) -> None:
+        """``request``'s site answered it (its response headers are back, or its
+        response, when the download handler sends no ``headers_received``): the
+        site's next turn not before the delay from now, cluster-wide (the site
+        received the request before it answered). Once per request sent in its
+        turn; a request that fails gets none (its turn counts from its send)."""
+        site = request.meta.pop(META_SENT, None)
+        if site is None:
+            return
+        delay = self.delay_for(site)
+        clock = self._clock
+        if not delay or clock is None:
+            return
+        self._ask(clock.answered, site, delay, "")
 
     def _ask(
         self, call: Callable[[str, float, str], float], site: str, delay: float, token: str

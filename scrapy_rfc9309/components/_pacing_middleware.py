@@ -14,6 +14,13 @@ waits only when another process was granted a turn meanwhile (a lost race,
 hands requests out itself, so they wait here for their site's turn, as a
 request waits for Scrapy's own ``DOWNLOAD_DELAY``: in the downloader, taking
 one of ``CONCURRENT_REQUESTS`` meanwhile.
+
+A send is not an arrival (a busy process writes its request some time after
+it confirmed its turn), so the site's answer moves its next turn again: at
+``headers_received`` (the earliest sign that the site received the request),
+or, for a download handler that sends no such signal, in
+:meth:`ClusterDelayMiddleware.process_response`, the first to see the
+response. A request that fails moves nothing (its turn counts from its send).
 """
 
 from __future__ import annotations
@@ -25,11 +32,12 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import NotConfigured
 
 from ..sites._site import site_of
-from ._pacing import cluster_pacer
+from ._pacing import META_SENT, cluster_pacer
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
 __all__ = ["ClusterDelayMiddleware"]
 
@@ -65,6 +73,9 @@ class ClusterDelayMiddleware:
             raise NotConfigured
         self.pacer = pacer
         self.crawler = crawler
+        from scrapy import signals
+
+        crawler.signals.connect(self._headers_received, signal=signals.headers_received)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ClusterDelayMiddleware:
@@ -87,6 +98,20 @@ class ClusterDelayMiddleware:
         # never longer than the delay itself, whatever the slot's clock says
         return min(float(delay), max(0.0, float(delay) - since))
 
+    def _headers_received(self, request: Request) -> None:
+        self.pacer.answered(request)
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        self.pacer.answered(request)  # nothing when headers_received came first
+        return response
+
+    def process_exception(
+        self, request: Request, exception: Exception, spider: Spider | None = None
+    ) -> None:
+        request.meta.pop(META_SENT, None)  # failed: its turn counts from its send
+
     async def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if request.meta.get("dont_obey_robotstxt"):
             return
@@ -103,6 +128,7 @@ class ClusterDelayMiddleware:
             if wait <= 0:
                 if waited:
                     self.pacer.ended_waiting(request)
+                self.pacer.sent(request, site)
                 return
             if not waited:
                 waited = True

@@ -24,6 +24,18 @@ site's latest turn (nobody was granted one since: the send goes at once);
 otherwise (a later turn was granted meanwhile, or none reserved) the send
 asks for a turn of its own, as a grant does.
 
+A send is not an arrival: a busy process writes its request some time after
+its confirmation. So when the site answers a request
+(:meth:`ClusterClock.answered`, its response headers back), the site's next
+time moves to at least ``answer + delay``, and a turn granted before and not
+yet confirmed is withdrawn (its confirmation then asks for a turn of its own,
+and waits)::
+
+    if now + delay > next then next = now + delay; del turn
+
+The site received the request before answering it, so every later grant
+comes at least the delay after its arrival at the site.
+
 Every failure of Redis raises ``StoreError`` (the caller then spaces requests
 per process, as without a cluster).
 """
@@ -72,6 +84,22 @@ end
 return nxt - now
 """
 
+#: ``KEYS`` as :data:`_TURN`; ``ARGV[1]``: the delay in ms. A request of the
+#: site was answered now: its next time moved to at least ``now + delay``, a
+#: turn granted before and not confirmed withdrawn. Returns 1 when it moved.
+_ANSWERED = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local nxt = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local delay = tonumber(ARGV[1])
+if now + delay > nxt then
+    redis.call('SET', KEYS[1], now + delay, 'PX', delay + 1000)
+    redis.call('DEL', KEYS[2])
+    return 1
+end
+return 0
+"""
+
 
 def delay_key(prefix: str, site: str) -> str:
     """The key of ``site``'s next allowed time (hash-tagged on the site)."""
@@ -91,6 +119,7 @@ class ClusterClock:
         self.prefix = prefix
         self.uri = uri
         self._turn = client.register_script(_TURN)
+        self._answered = client.register_script(_ANSWERED)
 
     @classmethod
     def open(cls, url: str, prefix: str, *, timeout: float = 1.0) -> ClusterClock:
@@ -122,6 +151,22 @@ class ClusterClock:
         other turn was granted since, or a turn free now); else the seconds to
         wait before asking again."""
         return self._call(site, delay, token, "1")
+
+    def answered(self, site: str, delay: float, token: str = "") -> float:
+        """A request of ``site`` was answered now (the site received it): its next
+        request not before ``delay`` seconds from now, a turn granted before and
+        not yet confirmed withdrawn. Always 0.0 (``token`` is unused: the
+        signature of :meth:`take`)."""
+        ms = max(1, math.ceil(delay * 1000))
+        keys = [delay_key(self.prefix, site), turn_key(self.prefix, site)]
+        try:
+            self._answered(keys=keys, args=[ms])
+        except (redis.RedisError, OSError) as exc:
+            detail = str(exc) or type(exc).__name__
+            raise StoreError(
+                f"Redis at {self.uri}: moving a site's turn past an answer failed: {detail}"
+            ) from exc
+        return 0.0
 
     def _call(self, site: str, delay: float, token: str, confirm: str) -> float:
         ms = max(1, math.ceil(delay * 1000))

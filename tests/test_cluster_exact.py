@@ -1,0 +1,94 @@
+"""A site's pages arrive at its server at least its ``Crawl-delay`` apart across
+a cluster, even when a process sends its request late after its turn.
+
+``Crawl-delay`` is not part of RFC 9309 (a non-standard extension its section
+2.2.4 leaves to crawlers); a site that asks for it asks it of the crawler. A
+turn confirmed just before the send is not an arrival: a busy process writes
+its request later. The site's answer therefore moves its next turn to at
+least the answer plus the delay. Real ``redis-server``, real crawler
+processes (``tests/cluster_crawl.py``), asserting on when the site's server
+saw each page.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_rfc9309.components._addon import PACING_MIDDLEWARE_PRIORITY
+from scrapy_rfc9309.sites._cluster_clock import ClusterClock
+
+from .redis_server import RedisServer
+from .server import text
+from .test_cluster_delay import ADDON, PAGES, page_gaps
+from .test_redis_store import CrawlerProc, cluster_settings
+
+SITE = "http://a.example:80"
+
+
+def test_answer_moves_the_next_turn_and_withdraws_an_earlier_grant(
+    redis_server: RedisServer, prefix: str
+) -> None:
+    """The Lua script: a turn reserved before another request's answer is not
+    confirmed at once (it waits a delay from the answer); an answer never
+    moves the site's next time earlier."""
+    clock = ClusterClock.open(redis_server.url, prefix)
+    other = ClusterClock.open(redis_server.url, prefix)  # another process
+    try:
+        assert clock.take(SITE, 0.05, "a") == 0.0
+        assert clock.send(SITE, 0.05, "a") == 0.0
+        assert other.take(SITE, 0.05, "b") > 0  # within the delay of a's send
+        time.sleep(0.06)
+        assert other.take(SITE, 0.05, "b") == 0.0  # reserved at the scheduler
+        assert clock.answered(SITE, 2.0) == 0.0  # a answered later than b's grant
+        left = other.send(SITE, 0.05, "b")
+        assert 1.5 < left <= 2.0  # withdrawn: b waits a delay from a's answer
+        clock.answered(SITE, 0.05)  # a shorter push: the later time stays
+        assert 1.5 < other.take(SITE, 0.05, "c") <= 2.0
+    finally:
+        clock.close()
+        other.close()
+
+
+@pytest.mark.slow
+@deferred_f_from_coro_f
+async def test_crawl_delay_counts_from_the_answer_when_a_send_is_late(
+    sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
+) -> None:
+    """Two processes, 5 pages each, ``Crawl-delay: 0.5``; in one, each request
+    reaches the site 0.3 s after its turn was confirmed (a busy process). The
+    site receives every page at least 0.5 s after the one before (counted from
+    the confirmations alone, the other process's next page came 0.2 s after a
+    late one)."""
+    site = sites(
+        routes={"/robots.txt": text(b"User-agent: *\nCrawl-delay: 0.5\n")}, default=text("page")
+    )
+    settings = cluster_settings(redis_server, prefix, ROBOTSTXT_CRAWL_DELAY=True, **ADDON)
+    late = {
+        **settings,
+        "DOWNLOADER_MIDDLEWARES": {
+            "tests.cluster_crawl.SlowAfterConfirm": PACING_MIDDLEWARE_PRIORITY + 1
+        },
+        "SLOW_AFTER_CONFIRM_SECONDS": 0.3,
+    }
+    procs = [
+        CrawlerProc(
+            tmp_path,
+            f"crawler{n}",
+            [site.url(path) for path in PAGES[n:10:2]],
+            late if n == 0 else settings,
+            barrier=[str(tmp_path), 2],
+        )
+        for n in range(2)
+    ]
+    results = [await proc.finished() for proc in procs]
+    assert sorted(p for p in site.hits if p != "/robots.txt") == sorted(PAGES[:10])
+    gaps = page_gaps(site)
+    # Redis counts whole milliseconds
+    assert min(gaps) >= 0.499, gaps
+    for result in results:
+        assert result["stats"].get("log_count/ERROR", 0) == 0
