@@ -746,7 +746,9 @@ async def test_2_4_a_bounded_cache_fetches_each_robots_txt_once_while_its_reques
     its robots.txt again), and sites beyond the bound wait in the queue,
     unfetched, until room frees (RFC 9309 2.4: one robots.txt per site for
     its lifetime)."""
-    rules = delayed(0.3, text("User-agent: *\nDisallow: /no\n"))
+    # slow enough that every start request is scheduled before a robots.txt
+    # settles, however busy the machine (Scrapy feeds start requests lazily)
+    rules = delayed(1.0, text("User-agent: *\nDisallow: /no\n"))
     many = [sites(routes={"/robots.txt": rules}, default=PAGE) for _ in range(60)]
     urls = [site.url(f"/p{page}") for page in range(3) for site in many]
     spider, stats = await crawl(urls, {**QUEUE, "ROBOTSTXT_CACHE_MAX_SITES": 20})

@@ -542,7 +542,8 @@ async def test_2_4_a_bounded_cache_fetches_each_tdmrep_json_once_while_its_reque
     unfetched, until room frees: one tdmrep.json per site for its lifetime."""
     from .server import delayed
 
-    tdmrep = delayed(0.5, text("[]", content_type=b"application/json"))
+    # slow enough that every start request is scheduled first (see test_queue)
+    tdmrep = delayed(1.0, text("[]", content_type=b"application/json"))
     many = [
         sites(routes={"/robots.txt": ALLOW_ALL, "/.well-known/tdmrep.json": tdmrep}, default=PAGE)
         for _ in range(30)
