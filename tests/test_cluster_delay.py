@@ -158,6 +158,26 @@ async def test_cluster_delay_with_another_queue_waits_in_the_downloader(
     assert sum(r["stats"].get("robotstxt/cluster_delay/waited", 0) for r in results) >= 3
 
 
+async def crawl_losing_redis(
+    sites: Any, tmp_path: Path, robots: bytes, urls: list[str], **extra: Any
+) -> tuple[Any, Any, Any]:
+    """A crawl with the add-on and a Redis store whose server is killed as the
+    site's robots.txt (``robots``) is served: the site, the spider, the stats."""
+    server = RedisServer(tmp_path / "redis", require_redis_server()).start()
+
+    def stop_redis(request: Any) -> bytes:
+        server.stop(kill=True)
+        return robots
+
+    site = sites(routes={"/robots.txt": stop_redis}, default=text("page"))
+    settings = cluster_settings(server, "lost:", ROBOTSTXT_CRAWL_DELAY=True, **extra, **ADDON)
+    try:
+        spider, stats = await crawl([site.url(url) for url in urls], settings, allow_errors=True)
+    finally:
+        server.stop(kill=True)
+    return site, spider, stats
+
+
 @pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_redis_lost_falls_back_to_per_process_delays_with_one_error(
@@ -165,26 +185,11 @@ async def test_redis_lost_falls_back_to_per_process_delays_with_one_error(
 ) -> None:
     """Redis gone after start-up: one ERROR line, the pages are still fetched,
     spaced by the process's own Crawl-delay floor."""
-    binary = require_redis_server()
-    server = RedisServer(tmp_path / "redis", binary).start()
-    site = sites(
-        routes={"/robots.txt": text(b"User-agent: *\nCrawl-delay: 0.5\n")}, default=text("page")
-    )
-
-    settings = cluster_settings(server, "lost:", ROBOTSTXT_CRAWL_DELAY=True, **ADDON)
-    urls = [site.url(path) for path in PAGES[:3]]
-
-    def stop_redis(request: Any) -> bytes:
-        server.stop(kill=True)
-        return b"User-agent: *\nCrawl-delay: 0.5\n"
-
-    site.routes["/robots.txt"] = stop_redis
-    try:
-        with caplog.at_level(logging.INFO):
-            spider, stats = await crawl(urls, settings, allow_errors=True)
-    finally:
-        server.stop(kill=True)
-    assert sorted(spider.fetched) == sorted(urls)
+    with caplog.at_level(logging.INFO):
+        site, spider, stats = await crawl_losing_redis(
+            sites, tmp_path, b"User-agent: *\nCrawl-delay: 0.5\n", PAGES[:3]
+        )
+    assert sorted(spider.fetched) == sorted(site.url(path) for path in PAGES[:3])
     errors = [
         r for r in caplog.records if r.levelno >= logging.ERROR and "site's turn" in r.getMessage()
     ]

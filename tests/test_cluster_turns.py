@@ -19,12 +19,10 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy_rfc9309.components import _pacing
 
 from .conftest import crawl
-from .redis_server import RedisServer, require_redis_server
+from .redis_server import RedisServer
 from .server import status, text
+from .test_cluster_delay import ADDON, crawl_losing_redis
 from .test_redis_store import cluster_settings
-
-#: the add-on: our queue, the extension (Crawl-delay) and the pacing middleware
-ADDON = {"ADDONS": {"scrapy_rfc9309.Addon": 100}, "DOWNLOADER_MIDDLEWARES": {}}
 
 
 def page_times(site: Any) -> list[float]:
@@ -118,24 +116,12 @@ async def test_redis_lost_one_error_per_outage_while_retried(
     not one per try (the store likewise: one per component); every try counts
     in ``robotstxt/cluster_delay/errors``."""
     monkeypatch.setattr(_pacing, "RETRY_SECONDS", 0.2)
-    server = RedisServer(tmp_path / "redis", require_redis_server()).start()
-    robots = b"User-agent: *\nCrawl-delay: 0.3\n"
-
-    def stop_redis(request: Any) -> bytes:
-        server.stop(kill=True)
-        return robots
-
-    site = sites(routes={"/robots.txt": stop_redis}, default=text("page"))
-    settings = cluster_settings(
-        server, "lost:", ROBOTSTXT_CRAWL_DELAY=True, CONCURRENT_REQUESTS=1, **ADDON
-    )
-    urls = [site.url(f"/page/{n}") for n in range(5)]
-    try:
-        with caplog.at_level(logging.INFO):
-            spider, stats = await crawl(urls, settings, allow_errors=True)
-    finally:
-        server.stop(kill=True)
-    assert sorted(spider.fetched) == sorted(urls)
+    paths = [f"/page/{n}" for n in range(5)]
+    with caplog.at_level(logging.INFO):
+        site, spider, stats = await crawl_losing_redis(
+            sites, tmp_path, b"User-agent: *\nCrawl-delay: 0.3\n", paths, CONCURRENT_REQUESTS=1
+        )
+    assert sorted(spider.fetched) == sorted(site.url(path) for path in paths)
     turn_errors = [
         r.getMessage()
         for r in caplog.records
