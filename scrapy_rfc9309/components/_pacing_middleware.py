@@ -73,6 +73,8 @@ class ClusterDelayMiddleware:
             raise NotConfigured
         self.pacer = pacer
         self.crawler = crawler
+        #: the clock of Scrapy's download slots (which one depends on the version)
+        self._slot_now = _slot_clock()
         from scrapy import signals
 
         crawler.signals.connect(self._headers_received, signal=signals.headers_received)
@@ -94,7 +96,7 @@ class ClusterDelayMiddleware:
         delay = getattr(slot, "delay", 0.0)
         if slot is None or not delay:
             return 0.0
-        since = _slot_clock()() - float(slot.lastseen)
+        since = self._slot_now() - float(slot.lastseen)
         # never longer than the delay itself, whatever the slot's clock says
         return min(float(delay), max(0.0, float(delay) - since))
 
