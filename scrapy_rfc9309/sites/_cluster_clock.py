@@ -125,7 +125,7 @@ class ClusterClock:
     def open(cls, url: str, prefix: str, *, timeout: float = 1.0) -> ClusterClock:
         """A clock on the Redis at ``url``; calls fail after ``timeout`` seconds
         (they are made on the reactor: a Redis that hangs must not hold it long)."""
-        from ._redis_store import cluster_client, cluster_enabled, public_uri
+        from ._redis_connection import cluster_client, cluster_enabled, public_uri
 
         uri = public_uri(url)
         try:

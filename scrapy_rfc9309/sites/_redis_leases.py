@@ -1,0 +1,124 @@
+"""The Redis store's leases: which process fetches a site's robots.txt, taken atomically. Pure.
+
+A lease is ``{prefix}lease:{<site>}``, taken with ``SET key holder NX PX ms``
+(an expired lease is gone, so the next ``SET NX`` takes it over), renewed by
+its holder, taken over from a holder known to be gone (a killed process of
+this host), and given up by a compare-and-delete script that publishes the
+site on ``{prefix}released:{site}``, so that processes waiting for the site
+look again at once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ._redis_records import RedisKeys
+from ._store import holder_is_gone
+
+__all__ = ["RedisLeases"]
+
+#: Take the lease if it is the holder's own (renewing it); ``SET NX PX`` has
+#: already failed, so another holder may have it.
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return 1
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    return 1
+end
+return 0
+"""
+#: Take a lease over from a holder known to be gone (compare-and-swap on the holder).
+_TAKE_OVER = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+    return 1
+end
+return 0
+"""
+#: Give the lease up only if the holder holds it (compare-and-delete), and say so
+#: on ``ARGV[2]`` (the site's channel) with ``ARGV[3]`` (the site).
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('DEL', KEYS[1])
+    redis.call('PUBLISH', ARGV[2], ARGV[3])
+    return 1
+end
+return 0
+"""
+
+
+def _ms(seconds: float) -> int:
+    return max(1, math.ceil(seconds * 1000))
+
+
+class RedisLeases:
+    """Takes, reads and gives up leases (see the module docstring); Redis errors
+    are the caller's to report."""
+
+    def __init__(self, client: Any, keys: RedisKeys) -> None:
+        self._redis = client
+        self._keys = keys
+        self._renew = client.register_script(_RENEW)
+        self._release = client.register_script(_RELEASE)
+        self._take_over = client.register_script(_TAKE_OVER)
+
+    def acquire(self, site: str, holder: str, seconds: float) -> bool:
+        """Whether ``holder`` now holds the site's lease for ``seconds``."""
+        key = self._keys.lease(site)
+        ms = _ms(seconds)
+        if self._redis.set(key, holder, nx=True, px=ms):
+            return True
+        if self._renew(keys=[key], args=[holder, ms]):
+            return True
+        other = self._redis.get(key)
+        if other is None:
+            return False
+        old = other.decode("utf-8", "replace") if isinstance(other, bytes) else str(other)
+        if holder_is_gone(old):  # a killed process of this host
+            return bool(self._take_over(keys=[key], args=[other, holder, ms]))
+        return False
+
+    def acquire_many(
+        self,
+        sites: Sequence[str],
+        holder: str,
+        seconds: float,
+        acquire: Callable[[str, str, float], bool] | None = None,
+    ) -> dict[str, bool]:
+        """``holder``'s leases on ``sites`` taken in one round trip where free; a
+        lease found taken is asked again site by site with ``acquire`` (default
+        :meth:`acquire`: renewed when ours, taken over when its holder is gone)."""
+        if not sites:
+            return {}
+        again = acquire or self.acquire
+        ms = _ms(seconds)
+        pipe = self._redis.pipeline(transaction=False)
+        for site in sites:
+            pipe.set(self._keys.lease(site), holder, nx=True, px=ms)
+        answers = pipe.execute()
+        return {
+            site: bool(answer) or again(site, holder, seconds)
+            for site, answer in zip(sites, answers, strict=True)
+        }
+
+    def lease_of(self, site: str) -> tuple[str, float] | None:
+        """Who holds the site's lease and for how many more seconds; ``None``: nobody."""
+        key = self._keys.lease(site)
+        other = self._redis.get(key)
+        left = self._redis.pttl(key)
+        if other is None or not isinstance(left, int) or left <= 0:
+            return None
+        text = other.decode("utf-8", "replace") if isinstance(other, bytes) else str(other)
+        return text, left / 1000
+
+    def release(self, site: str, holder: str, client: Any = None) -> None:
+        """Give ``holder``'s lease on ``site`` up (``client``: a pipeline to queue it on)."""
+        self._release(
+            keys=[self._keys.lease(site)],
+            args=[holder, self._keys.channel(site), site],
+            client=client,
+        )

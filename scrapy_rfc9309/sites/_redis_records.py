@@ -1,0 +1,259 @@
+"""A site's records in Redis: their keys, their JSON form, and reading them back checked. Pure.
+
+The key layout (see :mod:`._redis_store`) puts a site's keys under the
+store's prefix, the site between braces (a Redis Cluster hash tag); keys of
+the first layout (no braces, one ``body:{sha256}`` key per body) are still
+read. Store contents are not trusted: a record or a body that does not
+decode, or whose digest does not match, is skipped with a WARNING (the site
+is then fetched again and a good record saved over it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import re
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+from ._store import FetchRecord
+
+__all__ = ["RedisKeys", "RedisRecords", "decode_record", "encode_record"]
+
+logger = logging.getLogger("scrapy_rfc9309.store")
+
+#: the largest body decompressed from Redis (hostile or damaged contents)
+_MAX_BODY = 64 * 1024 * 1024
+_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+
+
+class RedisKeys:
+    """The names of a site's keys under ``prefix``."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    def current(self, site: str) -> str:
+        return f"{self.prefix}current:{{{site}}}"
+
+    def archive(self, site: str) -> str:
+        return f"{self.prefix}archive:{{{site}}}"
+
+    def bodies(self, site: str) -> str:
+        return f"{self.prefix}bodies:{{{site}}}"
+
+    def lease(self, site: str) -> str:
+        return f"{self.prefix}lease:{{{site}}}"
+
+    def channel(self, site: str) -> str:
+        return f"{self.prefix}released:{site}"
+
+    # the first layout (no hash tags), still read
+    def old_current(self, site: str) -> str:
+        return f"{self.prefix}current:{site}"
+
+    def old_archive(self, site: str) -> str:
+        return f"{self.prefix}archive:{site}"
+
+    def old_body(self, sha: str) -> str:
+        return f"{self.prefix}body:{sha}"
+
+
+def encode_record(record: FetchRecord) -> str:
+    """``record`` as the JSON text kept in Redis."""
+    return json.dumps(
+        {
+            "site": record.site,
+            "fetched_at": record.fetched_at,
+            "chain": [[url, status] for url, status in record.chain],
+            "kind": record.kind,
+            "detail": record.detail,
+            "lifetime": record.lifetime,
+            "expires_at": record.expires_at,
+            "retry_after": bool(record.retry_after),
+            "size": record.size,
+            "sha256": record.sha256,
+            "status": record.status,
+            "truncated": record.truncated,
+            "max_size": record.max_size,
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"not a number: {value!r}")
+    return float(value)
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"not a string: {value!r}")
+    return value
+
+
+def _optional_int(data: dict[str, Any], key: str) -> int | None:
+    """An added field (absent from a record saved by an earlier version: ``None``)."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"bad {key} {value!r}")
+    return value
+
+
+def _optional_bool(data: dict[str, Any], key: str) -> bool | None:
+    """An added field (absent from a record saved by an earlier version: ``None``)."""
+    value = data.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise ValueError(f"bad {key} {value!r}")
+    return value
+
+
+def decode_record(raw: bytes | str, site: str) -> FetchRecord:
+    """A record read from Redis; ``ValueError`` unless it is a well-formed record of ``site``."""
+    data = json.loads(raw)
+    if not isinstance(data, dict):
+        raise ValueError("not an object")
+    chain = []
+    for step in data["chain"]:
+        if not isinstance(step, list) or len(step) != 2:
+            raise ValueError(f"bad chain step {step!r}")
+        url, status = step
+        if status is not None and (isinstance(status, bool) or not isinstance(status, int)):
+            raise ValueError(f"bad status {status!r}")
+        chain.append((_text(url), status))
+    size = data["size"]
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError(f"bad size {size!r}")
+    sha = data["sha256"]
+    if sha is not None and not (isinstance(sha, str) and _SHA256.match(sha)):
+        raise ValueError(f"bad sha256 {sha!r}")
+    if not isinstance(data["retry_after"], bool):
+        raise ValueError(f"bad retry_after {data['retry_after']!r}")
+    record = FetchRecord(
+        site=_text(data["site"]),
+        fetched_at=_number(data["fetched_at"]),
+        chain=tuple(chain),
+        kind=_text(data["kind"]),
+        detail=_text(data["detail"]),
+        lifetime=_text(data["lifetime"]),
+        expires_at=_number(data["expires_at"]),
+        retry_after=data["retry_after"],
+        size=size,
+        sha256=sha,
+        status=_optional_int(data, "status"),
+        truncated=_optional_bool(data, "truncated"),
+        max_size=_optional_int(data, "max_size"),
+    )
+    if record.site != site:
+        raise ValueError(f"a record of {record.site!r} under the key of {site!r}")
+    return record
+
+
+class RedisRecords:
+    """Reads a site's records and their bodies from Redis, checked (see the module
+    docstring). Redis errors are the caller's to report."""
+
+    def __init__(self, client: Any, keys: RedisKeys, uri: str) -> None:
+        self._redis = client
+        self.keys = keys
+        self.uri = uri
+
+    def decoded(self, raw: Any, site: str) -> FetchRecord | None:
+        """The record ``raw`` (``None``: no record, or one that does not decode)."""
+        if raw is None:
+            return None
+        try:
+            return decode_record(raw, site)
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            logger.warning(
+                "Redis at %s: a record of %s does not decode (%s); ignored", self.uri, site, exc
+            )
+            return None
+
+    def body(self, record: FetchRecord, data: Any = None) -> tuple[bool, bytes | None]:
+        """(usable, body): the record's body (``data``: as read already, compressed),
+        checked against its size and digest."""
+        if record.sha256 is None:
+            return True, None
+        if data is None:
+            data = self._redis.hget(self.keys.bodies(record.site), record.sha256)
+        if data is None:  # the first layout
+            data = self._redis.get(self.keys.old_body(record.sha256))
+        problem = "is missing"
+        if isinstance(data, bytes):
+            try:
+                decompressor = zlib.decompressobj()
+                body = decompressor.decompress(data, min(record.size, _MAX_BODY) + 1)
+            except zlib.error as exc:
+                problem = f"does not decompress ({exc})"
+            else:
+                if len(body) == record.size and hashlib.sha256(body).hexdigest() == record.sha256:
+                    return True, body
+                problem = "does not match its size and digest"
+        logger.warning(
+            "Redis at %s: the robots.txt body %s of %s %s; the record is ignored",
+            self.uri,
+            record.sha256[:12],
+            record.site,
+            problem,
+        )
+        return False, None
+
+    def with_body(self, record: FetchRecord | None) -> tuple[FetchRecord, bytes | None] | None:
+        """``record`` with its body; ``None`` without a record or a usable body."""
+        if record is None:
+            return None
+        usable, body = self.body(record)
+        return (record, body) if usable else None
+
+    def current_raw(self, site: str) -> Any:
+        """The site's current record as kept (either layout); ``None``: none."""
+        raw = self._redis.get(self.keys.current(site))
+        return raw if raw is not None else self._redis.get(self.keys.old_current(site))
+
+    def current(self, site: str) -> tuple[FetchRecord, bytes | None] | None:
+        """The site's current record with its body."""
+        return self.with_body(self.decoded(self.current_raw(site), site))
+
+    def current_many(
+        self, sites: Sequence[str]
+    ) -> dict[str, tuple[FetchRecord, bytes | None] | None]:
+        """The current records of ``sites`` with their bodies: two round trips."""
+        if not sites:
+            return {}
+        pipe = self._redis.pipeline(transaction=False)
+        for site in sites:
+            pipe.get(self.keys.current(site))
+            pipe.get(self.keys.old_current(site))
+        raws = pipe.execute()
+        records: dict[str, FetchRecord | None] = {}
+        for number, site in enumerate(sites):
+            raw = raws[2 * number] if raws[2 * number] is not None else raws[2 * number + 1]
+            records[site] = self.decoded(raw, site)
+        with_body = [
+            (site, kept.sha256)
+            for site, kept in records.items()
+            if kept is not None and kept.sha256 is not None
+        ]
+        data: dict[str, Any] = {}
+        if with_body:
+            pipe = self._redis.pipeline(transaction=False)
+            for site, sha in with_body:
+                pipe.hget(self.keys.bodies(site), sha)
+            answers = pipe.execute()
+            data = {site: raw for (site, _), raw in zip(with_body, answers, strict=True)}
+        result: dict[str, tuple[FetchRecord, bytes | None] | None] = {}
+        for site, found in records.items():
+            if found is None:
+                result[site] = None
+                continue
+            usable, body = self.body(found, data.get(site))
+            result[site] = (found, body) if usable else None
+        return result

@@ -1,0 +1,118 @@
+"""The SQLite store's archive: past records read back, and trimmed as the setting says. Pure.
+
+Every fetch saved is a row of ``archive`` (the ``current`` table names each
+site's latest one). ``ROBOTSTXT_STORE_ARCHIVE = N`` keeps the last N rows
+per site (the current one always), ``0`` (``"off"``) the current one only;
+bodies no row names are dropped with the rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from ._sqlite_file import read_body, record_of, write
+from ._store import FetchRecord
+
+__all__ = ["EXPIRY_GRACE", "SQLiteArchive"]
+
+#: seconds a current record is kept past its own expiry; pruned after
+EXPIRY_GRACE = 86_400.0
+
+
+class SQLiteArchive:
+    """Reads and trims the archive of a store's connection (see the module
+    docstring); SQLite errors are the caller's to report."""
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        path: str,
+        columns: str,
+        archive: int | None,
+        clock: Callable[[], float],
+    ) -> None:
+        """``columns``: the archive columns read (``a.``); ``archive``: records kept
+        per site, the current one included (``None``: all)."""
+        self._db = db
+        self._path = path
+        self._columns = columns
+        self.archive = archive
+        self._clock = clock
+
+    def history(self, site: str, limit: int = 100) -> list[FetchRecord]:
+        """The site's records, newest first, at most ``limit``."""
+        rows = self._db.execute(
+            f"SELECT {self._columns} FROM archive a WHERE a.site = ? "
+            "ORDER BY a.fetched_at DESC, a.id DESC LIMIT ?",
+            (site, max(0, int(limit))),
+        ).fetchall()
+        return [record_of(row) for row in rows]
+
+    def at(self, site: str, when: float) -> tuple[FetchRecord, bytes | None] | None:
+        """The site's record in force at ``when`` (the last fetched by then), with its body."""
+        row = self._db.execute(
+            f"SELECT {self._columns} FROM archive a WHERE a.site = ? AND a.fetched_at <= ? "
+            "ORDER BY a.fetched_at DESC, a.id DESC LIMIT 1",
+            (site, when),
+        ).fetchone()
+        if row is None:
+            return None
+        record = record_of(row)
+        return record, read_body(self._db, record.sha256, self._path)
+
+    def prune(self, now: float | None = None) -> dict[str, int]:
+        """Drop current records expired more than :data:`EXPIRY_GRACE` ago, archive
+        rows beyond ``archive`` per site, and bodies no row names; counts by table."""
+        cutoff = (self._clock() if now is None else now) - EXPIRY_GRACE
+        with write(self._db) as db:
+            current = db.execute(
+                "DELETE FROM current WHERE archive_id IN "
+                "(SELECT id FROM archive WHERE expires_at < ?)",
+                (cutoff,),
+            ).rowcount
+            archive = 0
+            if self.archive is not None:
+                archive = db.execute(
+                    "DELETE FROM archive WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER() "
+                    "OVER (PARTITION BY site ORDER BY fetched_at DESC, id DESC) AS n "
+                    "FROM archive) WHERE n > ?) AND id NOT IN (SELECT archive_id FROM current)",
+                    (max(1, self.archive),),
+                ).rowcount
+                if self.archive == 0:  # no archive: rows of no current record go
+                    archive += db.execute(
+                        "DELETE FROM archive WHERE id NOT IN (SELECT archive_id FROM current)"
+                    ).rowcount
+            bodies = db.execute(
+                "DELETE FROM bodies WHERE NOT EXISTS "
+                "(SELECT 1 FROM archive WHERE archive.sha256 = bodies.sha256)"
+            ).rowcount
+        return {"current": current, "archive": archive, "bodies": bodies}
+
+    def trim(self, db: sqlite3.Connection, site: str) -> None:
+        """Within a save's transaction: drop the site's rows beyond the archive kept
+        (never its current one), and the bodies no row names any more."""
+        if self.archive is None:
+            return
+        keep = max(1, self.archive)
+        shas = [
+            row[0]
+            for row in db.execute(
+                "SELECT DISTINCT sha256 FROM archive WHERE site = ? AND sha256 IS NOT NULL "
+                "AND id NOT IN (SELECT id FROM archive WHERE site = ? "
+                "ORDER BY fetched_at DESC, id DESC LIMIT ?)",
+                (site, site, keep),
+            )
+        ]
+        db.execute(
+            "DELETE FROM archive WHERE site = ? AND id NOT IN (SELECT id FROM archive "
+            "WHERE site = ? ORDER BY fetched_at DESC, id DESC LIMIT ?) "
+            "AND id NOT IN (SELECT archive_id FROM current WHERE site = ?)",
+            (site, site, keep, site),
+        )
+        for sha in shas:
+            db.execute(
+                "DELETE FROM bodies WHERE sha256 = ? AND NOT EXISTS "
+                "(SELECT 1 FROM archive WHERE archive.sha256 = ?)",
+                (sha, sha),
+            )
