@@ -17,6 +17,7 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rfc9309.components import _pacing
+from scrapy_rfc9309.sites._outcome import SiteOutcome
 
 from .conftest import crawl
 from .redis_server import RedisServer
@@ -78,6 +79,78 @@ async def test_2_2_2_refused_requests_take_no_cluster_turn(
     assert stats.get(f"robotstxt/forbidden/{stat}") == 5
     first, second = page_times(site)
     assert 0.8 <= second - first < 2.0, second - first
+
+
+@pytest.mark.slow
+@deferred_f_from_coro_f
+async def test_2_2_2_a_paced_request_is_matched_once(
+    sites: Any, redis_server: RedisServer, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RFC 9309 2.2.2 under a cluster Crawl-delay: the queue decides each request
+    at pop (a refused one takes no turn) and the middleware takes that decision,
+    the site's robots.txt unchanged since: one match per request, allowed or
+    refused (each was matched twice)."""
+    site = sites(
+        routes={"/robots.txt": text(b"User-agent: *\nDisallow: /private/\nCrawl-delay: 0.2\n")},
+        default=text("page"),
+    )
+    matched: list[str] = []
+    decide = SiteOutcome.decide
+
+    def counted(self: SiteOutcome, url: str, *args: Any, **kwargs: Any) -> Any:
+        matched.append(url)
+        return decide(self, url, *args, **kwargs)
+
+    monkeypatch.setattr(SiteOutcome, "decide", counted)
+    settings = cluster_settings(
+        redis_server, prefix, ROBOTSTXT_CRAWL_DELAY=True, DOWNLOAD_DELAY=0, **ADDON
+    )
+    urls = [site.url(path) for path in ("/p0", "/private/a", "/p1", "/p2", "/private/b")]
+    spider, stats = await crawl(urls, settings)
+    assert sorted(spider.fetched) == sorted(site.url(p) for p in ("/p0", "/p1", "/p2"))
+    assert len(spider.dropped) == 2
+    assert stats.get("robotstxt/cluster_delay/waited") == 2  # paced: p1 and p2 waited
+    assert sorted(matched) == sorted(urls)
+
+
+def test_2_2_2_the_decision_at_pop_is_not_reused_once_robots_txt_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RFC 9309 2.2.2: the middleware takes the queue's decision only when it was
+    made on the outcome in force now; a robots.txt fetched again in between (a
+    new outcome) decides the request afresh, by what it says."""
+    from scrapy import Request, Spider
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_rfc9309.components._service import site_service
+    from scrapy_rfc9309.parser import RobotsTxt
+    from scrapy_rfc9309.sites._outcome import Kind
+
+    def outcome(body: bytes) -> SiteOutcome:
+        return SiteOutcome(Kind.PARSED, RobotsTxt.parse(body), "HTTP 200", 1e12)
+
+    service = site_service(get_crawler(Spider, {"ROBOTSTXT_OBEY": True}))
+    assert service is not None
+    site = "http://example.com"
+    request = Request(f"{site}/private/a")
+    old = outcome(b"User-agent: *\nAllow: /\n")
+    new = outcome(b"User-agent: *\nDisallow: /private/\n")
+    monkeypatch.setattr(service, "fresh", lambda _site: old)
+    assert not service.refused_now(site, request)
+    assert not service.decide(new, site, request).allowed  # decided afresh
+    assert not service.refused_now(site, request)
+    matched: list[str] = []
+    decide = SiteOutcome.decide
+
+    def counted(self: SiteOutcome, url: str, *args: Any, **kwargs: Any) -> Any:
+        matched.append(url)
+        return decide(self, url, *args, **kwargs)
+
+    monkeypatch.setattr(SiteOutcome, "decide", counted)
+    assert service.decide(old, site, request).allowed  # the queue's decision, taken
+    assert matched == []
+    assert not service.decide(new, site, request).allowed  # taken once only
+    assert matched == [request.url]
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ from its launch to its settling, is run by
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy import signals
@@ -96,6 +97,11 @@ class SiteService:
         self.clock = clock or clock_of(crawler)
         assert crawler.stats is not None
         self.stats = crawler.stats
+        #: request -> (outcome, token, decision) made at the queue's pop
+        #: (:meth:`refused_now`), reused by the middleware (:meth:`decide`)
+        self._decided: weakref.WeakKeyDictionary[Request, tuple[SiteOutcome, str, Decision]] = (
+            weakref.WeakKeyDictionary()
+        )
         #: each site's outcome and the fetch in flight; waiters are Deferreds
         self._table: SiteTable[Deferred[SiteOutcome | None]] = SiteTable(settings.cache_max_sites)
         #: our scheduler queues (memory and disk), told when a site is settled
@@ -206,24 +212,47 @@ class SiteService:
 
     def decide(self, outcome: SiteOutcome, site: str, request: Request) -> Decision:
         """Whether ``outcome`` lets ``request`` through (RFC 9309 2.2.2), for its
-        product token and ``ROBOTSTXT_ALSO_OBEY``'s: the middleware's decision."""
-        return outcome.decide(request.url, self.token(request), site, self.settings.also_obey)
+        product token and ``ROBOTSTXT_ALSO_OBEY``'s: the middleware's decision.
+
+        The decision the queue made at pop (:meth:`refused_now`) is taken, once,
+        when it was made on this same outcome for the same token (the site's
+        robots.txt unchanged since): a paced request is matched once, however
+        many times it waited for its turn."""
+        made = self._decided.pop(request, None)
+        return self._decision(outcome, site, request, self.token(request), made)
+
+    def _decision(
+        self,
+        outcome: SiteOutcome,
+        site: str,
+        request: Request,
+        token: str,
+        made: tuple[SiteOutcome, str, Decision] | None,
+    ) -> Decision:
+        """``made`` if it was decided on ``outcome`` for ``token``, else decided now."""
+        if made is not None and made[0] is outcome and made[1] == token:
+            return made[2]
+        return outcome.decide(request.url, token, site, self.settings.also_obey)
 
     def refused_now(self, site: str, request: Request) -> bool:
         """Whether ``request``, its site ``READY``, is known now to be dropped
         before download by the middleware (robots.txt, RFC 9309 2.2.2, or the
         usage gate), from the same decisions (:meth:`decide`,
-        :meth:`~._usage_gate.UsageGate.refused_now`), without side effects:
-        such a request never takes its site's turn in the cluster. ``False``
-        when not known yet (the middleware decides it, and the turn is taken
-        at send)."""
+        :meth:`~._usage_gate.UsageGate.refused_now`), with no effect but the
+        robots.txt decision kept for the middleware (:meth:`decide`): such a
+        request never takes its site's turn in the cluster. ``False`` when not
+        known yet (the middleware decides it, and the turn is taken at send)."""
         outcome = self.fresh(site) or self._released_by(site, request)
         if outcome is None or outcome.kind is Kind.NOT_DOWNLOADABLE:
             return False
-        if not self.decide(outcome, site, request).allowed:
+        token = self.token(request)
+        # a request that waited for its turn was decided at its first pop
+        decision = self._decision(outcome, site, request, token, self._decided.get(request))
+        self._decided[request] = (outcome, token, decision)  # for the middleware
+        if not decision.allowed:
             return True
         usage = self.usage
-        return usage is not None and usage.refused_now(outcome, site, request, self.token(request))
+        return usage is not None and usage.refused_now(outcome, site, request, token)
 
     def mark_released(self, site: str, request: Request) -> None:
         """``request`` waited for ``site``'s fetch, now settled: it is decided by
