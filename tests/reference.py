@@ -14,7 +14,6 @@ def reference_grouping(body: bytes, warnings: Warnings) -> Grouping:
     groups: list[Group] = []
     by_token: dict[str, list[int]] = {}
     sitemaps: list[str] = []
-    pending = {}
     current: Group | None = None
     rules_started = False
     pattern_count = 0
@@ -29,8 +28,7 @@ def reference_grouping(body: bytes, warnings: Warnings) -> Grouping:
                 warnings.add(number, "rule before any user-agent line ignored")
                 continue
             rules_started = True
-            current.rule_lines.append(number)
-            pending[number] = (key == "allow", value, number)
+            current.rules.append((key == "allow", value, number))
             if value:
                 pattern_count += 1
                 if value[:1] not in (b"/", b"*"):
@@ -61,7 +59,7 @@ def reference_grouping(body: bytes, warnings: Warnings) -> Grouping:
             else:
                 current.usage_lines = [*(current.usage_lines or ()), number]
                 usage_count += 1
-    return Grouping(body, groups, by_token, tuple(sitemaps), pattern_count, pending, usage_count)
+    return Grouping(body, groups, by_token, tuple(sitemaps), pattern_count, usage_count)
 
 
 def assert_same_grouping(body: bytes) -> None:
@@ -88,6 +86,5 @@ def _assert_same(
     assert ours.by_token == reference.by_token, body
     assert ours.sitemaps == reference.sitemaps, body
     assert ours.pattern_count == reference.pattern_count, body
-    assert ours.pending == reference.pending, body
     assert ours.usage_count == reference.usage_count, body
     assert ours_warnings.items == reference_warnings.items, body

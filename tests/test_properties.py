@@ -459,3 +459,102 @@ def test_2_2_2_many_canonical_wildcard_rules_indexed_in_c_agree_with_the_compile
     assert indexed.rule_count == compiled.rule_count
     for path in (paths * 40)[:40]:  # past the indexed checks: then compiled
         assert indexed.decide(path) == compiled.decide(path), (rules, path)
+
+
+_FILE_LINES = st.sampled_from(
+    [
+        b"User-agent: *",
+        b"user-agent: ExampleBot",
+        b"USER-AGENT: examplebot/2.1",
+        b"uSer-Agent : OtherBot*",
+        b"useragent: ExampleBot",
+        b"User-agent *",
+        b"  User-agent: *",
+        b"Disallow: /a",
+        b"disallow:/a/b # why",
+        b"DISALLOW: /a/%7e\t",
+        b"dissallow: /typo",
+        b"Disallow /no-colon",
+        b"Disallow:",
+        b"Allow: /a/b",
+        b"ALLOW: /*.pdf$",
+        b"Allow: a-relative",
+        b"Disallow: http://example.com/x",
+        b"Disallow: /caf\xc3\xa9",
+        b"Disallow: /\xff\xfe",
+        b"Sitemap: https://example.com/s.xml",
+        b"Crawl-delay: 2",
+        b"crawl-delay: soon",
+        b"Content-Usage: train-ai=n",
+        b"Host: example.com",
+        b"# a comment: Disallow: /x",
+        b"Disallow: /" + b"x" * 300,
+        b"Disallow",
+        b"",
+        b"   ",
+        b"\xef\xbb\xbfUser-agent: *",
+    ]
+)
+
+
+@given(
+    lines=st.lists(_FILE_LINES, max_size=25),
+    ends=st.sampled_from([b"\n", b"\r\n", b"\r"]),
+    bom=st.booleans(),
+    agent=st.sampled_from(["ExampleBot", "OtherBot", "NoSuchBot", "*"]),
+)
+@settings(max_examples=400, deadline=None)
+def test_2_2_1_parsed_file_reads_as_the_line_by_line_reference(
+    lines: list[bytes], ends: bytes, bom: bool, agent: str
+) -> None:
+    """RFC 9309 2.1, 2.2.1, 2.2.4: whatever its keys' case, typos, missing
+    colons, comments, line ends, byte order mark or octets, a parsed file's
+    rules (with their lines), sitemaps, Crawl-delay and warnings are those
+    of the line-by-line reading, before and after its first check."""
+    from scrapy_rfc9309.parser._agent import derive_product_token
+    from scrapy_rfc9309.parser._lines import DEFAULT_MAX_SIZE, Warnings, prepare
+
+    from .reference import reference_grouping
+
+    body = (b"\xef\xbb\xbf" if bom else b"") + ends.join(lines)
+    early = Warnings()
+    prepared = prepare(body, DEFAULT_MAX_SIZE, early)[0]
+    expected_warnings = Warnings()
+    expected_warnings.items.extend(early.items)
+    reference = reference_grouping(prepared, expected_warnings)
+    token = derive_product_token(agent).lower() if agent != "*" else "*"
+    expected_rules = reference.rules(reference.groups_for(token))
+    fresh = RobotsTxt.parse(body)
+    assert fresh.warnings == tuple(expected_warnings.items)
+    checked = RobotsTxt.parse(body)
+    checked.allowed(url="/a/b", agent=agent)
+    for robots in (fresh, checked):
+        assert robots.sitemaps == reference.sitemaps
+        assert robots.tokens == frozenset(reference.by_token)
+        assert robots._rules(robots._group_token(agent)) == expected_rules
+        delays = [group.crawl_delay for group in reference.groups_for(token)]
+        assert robots.crawl_delay(agent) == max(
+            (delay for delay in delays if delay is not None), default=None
+        )
+        assert robots.warnings == tuple(expected_warnings.items)
+        assert robots.allows_everything == (
+            reference.pattern_count == 0
+            and reference.usage_count == 0
+            and all(group.crawl_delay is None for group in reference.groups)
+        )
+
+
+@pytest.mark.parametrize("octet", [octet for octet in range(256) if octet != 10])
+def test_2_2_2_scannable_octets_are_the_canonical_set(octet: int) -> None:
+    """RFC 9309 2.2.2, RFC 3986 2.2-2.3: the octets a scanned rule may hold
+    (tested by ``bytes.translate``) are exactly the canonical set: unreserved,
+    sub-delims, ``:@/?[]``, and the ``*`` (and, with wildcards, ``$``) of a
+    pattern."""
+    from scrapy_rfc9309.parser._matcher import _all_glob, _all_plain
+
+    plain = re.compile(rb"[^A-Za-z0-9\-._~!&'()+,;=:@/?\[\]\n*]")
+    glob = re.compile(rb"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]\n]")
+    value = b"/a" + bytes([octet]) + b"b\n/c"
+    assert _all_glob(value) == (glob.search(value) is None)
+    if octet != 42:  # a star inside a value is a wildcard, not a plain prefix
+        assert _all_plain(value) == (plain.search(value) is None)

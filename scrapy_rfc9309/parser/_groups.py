@@ -11,10 +11,10 @@ waits less than a line addressed to it asks.
 Groups are kept once, whatever the number of agents naming them: an index maps
 each product token to its groups, so 2,000 user-agent lines over 2,000 rules
 cost 2,000 index entries, not four million rule copies. A group keeps its
-rules as an integer array of line numbers; the rules' values, read once while
-grouping, wait in :attr:`Grouping.pending` for the first matcher compiled.
-A parsed file then drops the whole grouping, keeping its token index, and
-groups the body again if asked for more (``RobotsTxt._groups``).
+rules as read (allow, value, line), so the first matcher compiled takes them
+with no look-up. A parsed file then drops the whole grouping, keeping its
+token index, and groups the body again if asked for more
+(``RobotsTxt._groups``).
 
 Lines are split in C (``bytes.split``); the common line ("Disallow: /x") costs
 one ``partition`` and one dict look-up in Python, any other line is read as
@@ -28,9 +28,10 @@ import re
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from ._agent import is_valid_token, product_token
-from ._lines import EXACT_KEYS, Warnings, printable, read_line, scan, split_line
+from ._lines import EXACT_KEYS, Warnings, printable, read_line, split_line
 from ._matcher import Rule, is_url, rule_pattern
 from ._steps import Steps
 from ._usage import MAX_MEMBERS, MAX_RECORDS
@@ -39,22 +40,25 @@ __all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_all", "group_steps"]
 
 WILDCARD_AGENT = "*"
 _PLAIN_NAME = re.compile(rb"[A-Za-z0-9_.-]+")
+_line_of_rule = itemgetter(2)
 
 
 @dataclass(slots=True)
 class Group:
-    """One group: its user-agent lines as ``(line, token)``, the line numbers
-    of its rules, and its Crawl-delay (the longest of its lines)."""
+    """One group: its user-agent lines as ``(line, token)``, its rules as
+    read (``(allow, value, line)``, in file order), and its Crawl-delay (the
+    longest of its lines)."""
 
     agents: list[tuple[int, str]] = field(default_factory=list)
-    rule_lines: array[int] = field(default_factory=lambda: array("I"))
+    rules: list[Rule] = field(default_factory=list)
     crawl_delay: float | None = None
     #: line numbers of its Content-Usage / Content-Signal lines (``None``: none)
     usage_lines: list[int] | None = None
 
-
-#: The rules of a file by line number.
-Pending = dict[int, Rule]
+    @property
+    def rule_lines(self) -> array[int]:
+        """The line numbers of its rules."""
+        return array("I", map(_line_of_rule, self.rules))
 
 
 @dataclass(slots=True)
@@ -67,8 +71,6 @@ class Grouping:
     sitemaps: tuple[str, ...]
     #: Rules with a pattern (an empty ``Disallow:`` matches nothing), in any group.
     pattern_count: int = 0
-    #: Every rule's value by line, until a caller drops it (:meth:`rules`).
-    pending: Pending | None = None
     #: Content-Usage / Content-Signal lines in groups.
     usage_count: int = 0
 
@@ -84,21 +86,11 @@ class Grouping:
         return [self.groups[index] for index in indexes]
 
     def rules(self, groups: Iterable[Group]) -> list[Rule]:
-        """The rules of ``groups`` in file order of each group; read from the
-        body again once :attr:`pending` was dropped."""
-        pending = self.pending
-        if pending is None:
-            pending = _rules_by_line(self.body)
-        return [pending[number] for group in groups for number in group.rule_lines]
-
-
-def _rules_by_line(body: bytes) -> Pending:
-    pending: Pending = {}
-    for number, line in enumerate(scan(body), 1):
-        read = read_line(line, number, None)
-        if read is not None and (read[0] == "disallow" or read[0] == "allow"):
-            pending[number] = (read[0] == "allow", read[1], number)
-    return pending
+        """The rules of ``groups`` in file order of each group (a new list)."""
+        rules: list[Rule] = []
+        for group in groups:
+            rules += group.rules
+        return rules
 
 
 def _agent_token(number: int, raw: bytes, warnings: Warnings) -> str:
@@ -154,7 +146,7 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
         end = body.find(b"\n", start + _CHUNK)
         if end < 0:
             end = size
-        fold.lines(body[start:end].split(b"\n"))
+        fold.lines(body[start:end].split(b"\n"), body.find(b"#", start, end) >= 0)
         start = end + 1
         if start >= size:
             return fold.grouping(body)
@@ -164,7 +156,7 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
 def group_all(body: bytes, warnings: Warnings) -> Grouping:
     """:func:`group_steps` in one go, without the step machinery."""
     fold = _Fold(warnings)
-    fold.lines(body.split(b"\n"))
+    fold.lines(body.split(b"\n"), b"#" in body)
     return fold.grouping(body)
 
 
@@ -177,7 +169,6 @@ class _Fold:
         "groups",
         "number",
         "pattern_count",
-        "pending",
         "rules_started",
         "sitemaps",
         "usage_count",
@@ -188,7 +179,6 @@ class _Fold:
         self.groups: list[Group] = []
         self.by_token: dict[str, list[int]] = {}
         self.sitemaps: list[str] = []
-        self.pending: Pending = {}
         self.current: Group | None = None
         self.rules_started = False
         self.pattern_count = 0
@@ -203,19 +193,15 @@ class _Fold:
             self.by_token,
             tuple(self.sitemaps),
             self.pattern_count,
-            self.pending,
             self.usage_count,
         )
 
-    def lines(self, texts: list[bytes]) -> None:
-        """Fold the next lines (no LF in them) into the groups."""
-        groups, by_token, pending, warnings = (
-            self.groups,
-            self.by_token,
-            self.pending,
-            self.warnings,
-        )
+    def lines(self, texts: list[bytes], comments: bool = True) -> None:
+        """Fold the next lines (no LF in them) into the groups; ``comments``:
+        whether any of them may hold a ``#`` (else none is looked for)."""
+        groups, by_token, warnings = self.groups, self.by_token, self.warnings
         current, rules_started = self.current, self.rules_started
+        add_rule = None if current is None else current.rules.append
         pattern_count, number = self.pattern_count, self.number
         usage_count = self.usage_count
         exact_keys = EXACT_KEYS
@@ -224,9 +210,10 @@ class _Fold:
             raw_key, colon, value = text.partition(b":")
             key = exact_keys.get(raw_key) if colon else None
             if key is not None:  # the common line: "Disallow: /x"
-                comment = value.find(b"#")
-                if comment >= 0:
-                    value = value[:comment]
+                if comments:
+                    comment = value.find(b"#")
+                    if comment >= 0:
+                        value = value[:comment]
                 value = value.strip(b" \t")
             else:
                 if not text or text[0] == 35:  # blank, or a comment from its first octet
@@ -239,12 +226,11 @@ class _Fold:
                     continue
                 key, value = read
             if key == "disallow" or key == "allow":
-                if current is None:
+                if add_rule is None:
                     warnings.add(number, "rule before any user-agent line ignored")
                     continue
                 rules_started = True
-                current.rule_lines.append(number)
-                pending[number] = (key == "allow", value, number)
+                add_rule((key == "allow", value, number))
                 if value:
                     pattern_count += 1
                     if value[0] != 47 and value[0] != 42:  # neither "/" nor "*"
@@ -253,6 +239,7 @@ class _Fold:
                 if current is None or rules_started:
                     current = Group()
                     groups.append(current)
+                    add_rule = current.rules.append
                     rules_started = False
                 token = _agent_token(number, value, warnings)
                 current.agents.append((number, token))

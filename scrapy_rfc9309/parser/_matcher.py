@@ -83,11 +83,15 @@ _NEEDLE_LIMIT = 8
 # The values of a group joined by LF, tested in C for the forms a matcher
 # can scan as written: an octet outside the canonical set (RFC 3986
 # unreserved, sub-delims, ":@/?[]"), a value that starts with neither "/"
-# nor (for wildcard rules) "*", or a star before a plain prefix's end. Each
-# pattern is a character class or starts with a literal, which the regex
-# engine searches for fast; one alternation over every octet was 7x slower.
-_OUTSIDE_PLAIN = re.compile(rb"[^A-Za-z0-9\-._~!&'()+,;=:@/?\[\]\n*]")
-_OUTSIDE_GLOB = re.compile(rb"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]\n]")
+# nor (for wildcard rules) "*", or a star before a plain prefix's end. The
+# octets are tested by deleting the allowed ones (``bytes.translate``, about
+# three times cheaper than a regex character class); each other pattern
+# starts with a literal, which the regex engine searches for fast; one
+# alternation over every octet was 7x slower.
+_PLAIN_OCTETS = (
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!&'()+,;=:@/?[]\n*"
+)
+_GLOB_OCTETS = _PLAIN_OCTETS + b"$"
 _BAD_START_PLAIN = re.compile(rb"\n[^/\n]")
 _BAD_START_GLOB = re.compile(rb"\n[^/*\n]")
 _STAR_INSIDE = re.compile(rb"\*(?!\n|\Z)")
@@ -98,7 +102,7 @@ def _all_plain(joined: bytes) -> bool:
     (a final ``*`` allowed, as in ``/private/*``)."""
     return (
         joined[:1] in (b"/", b"\n", b"")
-        and _OUTSIDE_PLAIN.search(joined) is None
+        and not joined.translate(None, _PLAIN_OCTETS)
         and _BAD_START_PLAIN.search(joined) is None
         and (b"*" not in joined or _STAR_INSIDE.search(joined) is None)
     )
@@ -109,7 +113,7 @@ def _all_glob(joined: bytes) -> bool:
     its stars and dollars (``/*.pdf$``, ``*?``)."""
     return (
         joined[:1] in (b"/", b"*", b"\n", b"")
-        and _OUTSIDE_GLOB.search(joined) is None
+        and not joined.translate(None, _GLOB_OCTETS)
         and _BAD_START_GLOB.search(joined) is None
     )
 
