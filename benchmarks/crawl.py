@@ -41,7 +41,9 @@ f. stall: 64 pages of a site whose robots.txt never answers, scheduled
    add-on and Scrapy's ``ScrapyPriorityQueue`` (requests wait in the
    middleware, bounded by ``ROBOTSTXT_HELD_SHARE``) against no robots.txt;
 g. round trip: 200 sites x 5 pages, every robots.txt answering after
-   300 ms, pages at once: crawl time against ``ROBOTSTXT_OBEY = False``.
+   300 ms, pages at once: crawl time against ``ROBOTSTXT_OBEY = False``,
+   and against ``off-held``: no robots.txt, every request held 0.3 s in the
+   scheduler, then all ready at once (``held_queue.py``), as with the add-on.
 h. hanging: 2,000 sites x 3 pages on ports of 127.0.0.1, the robots.txt of
    every fourth hanging, the add-on at its default settings: when the last
    healthy page came against the same crawl without the hanging sites, the
@@ -258,6 +260,9 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
             settings["ROBOTS_META_OBEY"] = mode == "meta-on"
     elif mode == "builtin":
         settings["ROBOTSTXT_OBEY"] = True
+    elif mode == "off-held":  # every request ready at once after 0.3 s (held_queue.py)
+        settings["ROBOTSTXT_OBEY"] = False
+        settings["SCHEDULER_PRIORITY_QUEUE"] = "held_queue.HeldQueue"
     else:
         settings["ROBOTSTXT_OBEY"] = False
     settings.update(options.get("settings", {}))
@@ -634,6 +639,10 @@ def roundtrip(rounds: int, concurrency: int = 64) -> None:
             "ours-txt": ("ours", {"ROBOTS_META_OBEY": False}),
             "builtin": ("builtin", {}),
             "off": ("off", {}),
+            # no robots.txt, but every request held 0.3 s in the scheduler, then
+            # all ready at once, as with the add-on (``off`` feeds them from
+            # start() one per engine turn, a few in flight)
+            "off-held": ("off-held", {}),
         }
         for _ in range(rounds):
             for label, (mode, extra) in runs.items():
@@ -660,6 +669,8 @@ def roundtrip(rounds: int, concurrency: int = 64) -> None:
             ratios = [off / it for off, it in zip(times["off"], times[mode], strict=True)]
             goal = "  (goal >= 0.8)" if mode == "ours" else ""
             print(f"    {mode} / off {'':<{8 - len(mode)}}{median(ratios):.3f}{goal}")
+        ratios = [held / it for held, it in zip(times["off-held"], times["ours"], strict=True)]
+        print(f"    ours / off-held {median(ratios):.3f}")
         # a CPU-bound crawl cannot beat the ratio of the crawler's CPU times
         for mode in ("ours", "ours-txt"):
             cpu_ratios = [off / it for off, it in zip(cpu["off"], cpu[mode], strict=True)]
@@ -667,6 +678,8 @@ def roundtrip(rounds: int, concurrency: int = 64) -> None:
                 f"    CPU time, off / {mode} {'':<{8 - len(mode)}}{median(cpu_ratios):.3f}"
                 "  (the ceiling when CPU-bound)"
             )
+        cpu_ratios = [held / it for held, it in zip(cpu["off-held"], cpu["ours"], strict=True)]
+        print(f"    CPU time, off-held / ours {median(cpu_ratios):.3f}")
     finally:
         server.close()
 

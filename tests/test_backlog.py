@@ -16,6 +16,7 @@ from .conftest import crawl
 from .server import delayed, status, text
 
 PAGE = text("<html>page</html>", content_type=b"text/html")
+ROBOTS = text("User-agent: *\nDisallow: /private\n")
 QUEUE = {"SCHEDULER_PRIORITY_QUEUE": "scrapy_rfc9309.RobotsTxtPriorityQueue"}
 
 
@@ -82,3 +83,28 @@ async def test_rfc9309_2_3_backlog_requests_dropped_or_failing_never_stall_the_s
     assert time.monotonic() - started < 4  # no wait for the engine's 5 s heartbeat
     assert site.count("/fail") == 1
     assert not any(url.endswith("drop") for url in spider.fetched)
+
+
+@pytest.mark.parametrize("stagger", [0.0, 0.02], ids=["together", "staggered"])
+@deferred_f_from_coro_f
+async def test_rfc9309_2_3_broad_crawl_behind_slow_robots_txt_opens_few_connections_per_site(
+    sites, stagger: float
+) -> None:
+    """20 sites x 5 pages scheduled breadth-first, each site's robots.txt
+    answering after 0.3 s (or site k's after 0.2 + k x ``stagger`` s): a
+    settled site's window grows by one only after one of its requests came
+    back, so a site that settles while the others are still pending does
+    not send its 5 pages at once, each on a new connection (about 5 per
+    site before), but about 2 (its robots.txt's, reused, and one more)."""
+    servers = [
+        sites(
+            routes={"/robots.txt": delayed(0.3 if not stagger else 0.2 + k * stagger, ROBOTS)},
+            default=PAGE,
+        )
+        for k in range(20)
+    ]
+    urls = [site.url(f"/p{page}") for page in range(5) for site in servers]
+    spider, _ = await crawl(urls, {**QUEUE, "CONCURRENT_REQUESTS": 64})
+    assert sorted(spider.fetched) == sorted(urls)
+    opened = [site.connections for site in servers]
+    assert sum(opened) <= 3 * len(servers), opened

@@ -5,9 +5,11 @@ Pure bookkeeping (no Scrapy): when a site's robots.txt settles (RFC 9309
 site with a backlog has a *window*: how many of its requests may be in the
 ready queue or in the downloader at once. It starts at one and grows by one,
 up to the site's download-slot concurrency, only when nothing else is ready
-to go, so a broad crawl interleaves its sites as it would without robots.txt
-(one request of a host in flight, its connection reused), and a crawl of a
-few sites still fills their slots. A request that comes back (answered,
+to go and one of its requests came back since it last grew (as a TCP
+congestion window grows per round trip, RFC 5681 3.1), so a broad crawl
+interleaves its sites as it would without robots.txt (one request of a host
+in flight, its connection reused), and a crawl of a few sites still fills
+their slots. A request that comes back (answered,
 failed, or dropped anywhere) frees its place, and the next waiting request
 takes it. Scrapy starts the next request of a busy download slot as a
 response frees the slot, before that response's connection is back in
@@ -31,7 +33,7 @@ __all__ = ["SiteBacklogs"]
 class _Window:
     """One site's backlog and the requests of it let go."""
 
-    __slots__ = ("limit", "out", "queued", "size", "waiting")
+    __slots__ = ("answered", "limit", "out", "queued", "size", "waiting")
 
     #: arrival numbers: requests of equal priority go in arrival order
     arrivals = count()
@@ -47,6 +49,8 @@ class _Window:
         self.queued: set[Request] = set()
         #: handed out, not back yet
         self.out: set[Request] = set()
+        #: whether one of its requests came back since the window last grew
+        self.answered = False
 
     def room(self) -> bool:
         return len(self.queued) + len(self.out) < self.size
@@ -118,18 +122,30 @@ class SiteBacklogs:
         if site is None:
             return []
         window = self._windows[site]
-        window.out.discard(request)
+        if request in window.out:
+            window.out.discard(request)
+            window.answered = True
         window.queued.discard(request)
         return self._let_go(site, window)
 
     def grow(self) -> list[Request]:
         """Nothing else is ready: the next site in turn whose window is below
-        its limit lets one more go (none when every window is full)."""
+        its limit, and had a request come back since it last grew, lets one
+        more go (none when no window may grow). A site settled while others
+        are still pending would otherwise grow to its limit at once, each
+        request let go on a connection of its own, just before the other
+        sites' requests are ready."""
         for _ in range(len(self._turns)):
             site, window = self._next_turn()
-            if window is None or not window.waiting or window.size >= window.limit:
+            if (
+                window is None
+                or not window.waiting
+                or window.size >= window.limit
+                or not window.answered
+            ):
                 continue
             window.size += 1
+            window.answered = False
             return self._let_go(site, window)
         return []
 

@@ -1,0 +1,49 @@
+"""``HeldQueue``: Scrapy's priority queue handing out nothing for the first 0.3 s.
+
+The (g) round trip's ``off-held`` baseline: no robots.txt, but every request
+waits in the scheduler as long as the first robots.txt round trip, so the
+crawl starts, as the add-on's does, with all its requests ready at once
+(``off`` takes them from ``start()`` one per engine turn instead, and keeps
+a few in flight).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from scrapy.pqueues import ScrapyPriorityQueue
+
+#: how long nothing is handed out, from the queue's creation (spider open)
+HOLD = 0.3
+
+
+class HeldQueue(ScrapyPriorityQueue):
+    def __init__(
+        self,
+        crawler: Any,
+        downstream_queue_cls: Any,
+        key: str,
+        startprios: Iterable[int] = (),
+        *,
+        start_queue_cls: Any = None,
+    ) -> None:
+        super().__init__(
+            crawler, downstream_queue_cls, key, startprios, start_queue_cls=start_queue_cls
+        )
+        from twisted.internet import reactor
+
+        self._until = time.monotonic() + HOLD
+
+        def wake() -> None:  # the engine asks again (else only at its 5 s heartbeat)
+            slot = getattr(crawler.engine, "_slot", None)
+            if slot is not None:
+                slot.nextcall.schedule()
+
+        reactor.callLater(HOLD, wake)  # type: ignore[attr-defined]
+
+    def pop(self) -> Any:
+        if time.monotonic() < self._until:
+            return None
+        return super().pop()
