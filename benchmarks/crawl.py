@@ -667,10 +667,14 @@ def roundtrip(rounds: int, concurrency: int = 64) -> None:
             )
         for mode in ("ours", "ours-txt", "builtin"):  # median of each round's pair's ratio
             ratios = [off / it for off, it in zip(times["off"], times[mode], strict=True)]
-            goal = "  (goal >= 0.8)" if mode == "ours" else ""
+            met = "met" if median(ratios) >= 0.8 else "NOT met"
+            goal = f"  (goal >= 0.8: {met})" if mode == "ours" else ""
             print(f"    {mode} / off {'':<{8 - len(mode)}}{median(ratios):.3f}{goal}")
         ratios = [held / it for held, it in zip(times["off-held"], times["ours"], strict=True)]
         print(f"    ours / off-held {median(ratios):.3f}")
+        per_site = median(connections["ours"]) / sites
+        met = "met" if per_site <= 1.1 else "NOT met"
+        print(f"    ours, connections per site {per_site:.2f}  (goal <= 1.1: {met})")
         # a CPU-bound crawl cannot beat the ratio of the crawler's CPU times
         for mode in ("ours", "ours-txt"):
             cpu_ratios = [off / it for off, it in zip(cpu["off"], cpu[mode], strict=True)]
