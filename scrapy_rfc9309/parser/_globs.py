@@ -1,33 +1,46 @@
 """Many rules in canonical form, indexed by C-level operations (RFC 9309 2.2.2). Pure.
 
 A hostile robots.txt can hold tens of thousands of wildcard rules
-(``/*abcdefgh*.php$``). A loop in Python over them (split, classify, key,
-index) costs microseconds a rule, most of a file's parse; here the rules,
-proved canonical by the caller (stars and a final ``$``, no escape to
-normalise), are kept as written and indexed without a Python step per rule:
-one ``re.findall`` over the joined values gives each rule an index key, one
-``sorted`` orders the rules by key, two ``dict(zip(...))`` say where each
-key's rules are in that order, and a rule's specificity is its length.
+(``/*abcdefgh*.php$``, ``/*a*b*cd$``). A loop in Python over them (split,
+classify, key, index) costs microseconds a rule, most of a file's parse;
+here the rules, proved canonical by the caller (stars and a final ``$``, no
+escape to normalise), are kept as written and indexed without a Python step
+per rule: one ``re.findall`` over the joined values gives each rule an index
+key (strings only, no tuple a rule), one C-level ``map`` appends each rule
+to its key's list (no sort), and a rule's specificity is its length.
 
-A rule's index key is a string that any path it matches contains:
+A rule's index key is a string that any path it matches contains (with a
+final ``$`` standing for the path's end):
 
 * its literal prefix (the text before the first ``*``) when that is longer
   than ``/`` (``/shop*.pdf`` under ``/shop``), found at the path's start;
-* else the first 2 or 3 octets of its first piece (text between stars) of 2
-  octets or more (``/*abcdefgh*.php$`` under ``abc``);
-* else its first piece of one octet (``/*a*b$`` under ``a``);
-* else (``/*``, ``*``, ``/*$``) the empty string: a candidate for every path.
+* else, for an anchored rule whose first piece (text between stars) is
+  shorter than 3 octets, its last piece of 1 or 2 octets and the ``$``
+  (``/*a*bc$`` under ``bc$``): only paths that end with it;
+* else the first 2 or 3 octets of its first piece of 2 octets or more
+  (``/*abcdefgh*.php$`` under ``abc``);
+* else two one-octet pieces in order (``/*a*b*c`` under ``a*b``): paths
+  with an ``a`` before a ``b``;
+* else a one-octet piece (``/*a`` under ``a``);
+* else (``/*``, ``*``, ``/*$``) a key every path looks up.
 
 A check looks up the path's prefixes (at the lengths of the rules'
-prefixes) and its substrings of 1 to 3 octets in two dicts (where each
-key's rules start and end in the sorted order, built in C); the rules
-found are tried most specific first, each split into pieces on its first
-try (then kept), until one matches; rules of the same specificity are all
-tried, so that the RFC 9309 2.2.2 tie-breaks (allow wins, then the
-earliest line) hold. Keys only narrow the candidates: a rule that shares a
-key with a path is still matched in full, so the verdicts are the plain
-scan's. The cost of a check grows with its candidates; at worst every rule
-is tried once (linear).
+prefixes), its substrings of the key lengths present (1 to 3 octets), its
+last 1 and 2 octets with ``$`` and, when such keys exist, its ordered pairs
+of distinct octets (at most one a pair of the path's alphabet, found from
+each octet's first and last place); the rules found are sorted by
+specificity and tried most specific first, each matched from its text
+(greedy, left to right, no split kept), until one matches; of the same
+specificity, only a rule that would win the RFC 9309 2.2.2 tie (allow,
+then the earliest line) is tried after it. Keys only narrow the
+candidates: a rule that shares a key with a path is still matched in full,
+so the verdicts are the plain scan's.
+
+Cost of a check: O(p + a^2) look-ups for a path of p octets over an
+alphabet of a distinct octets (a is at most the canonical set's size, so
+linear in p), then O(c log c) to sort its c candidates and O(c * p) to try
+them; c is at most the number of rules, so at worst every rule is tried
+once: linear in the rules (and in the path for each).
 """
 
 from __future__ import annotations
@@ -53,7 +66,7 @@ _C = r"[^*$\n]"
 # and back at most once (lookaheads are bounded), so linear in the rules.
 _KEYS = re.compile(
     rf"^(?:(?=/{_C})"
-    rf"|(?![^*\n]*\*{_C}{{3}})[^\n]*\*(?={_C}{{1,2}}\$$)"
+    rf"|(?=[^\n]*\$$)(?![^*\n]*\*{_C}{{3}})[^\n]*\*(?={_C}{{1,2}}\$$)"
     rf"|[^\n]*?\*(?={_C}{{2}})"
     rf"|[^\n]*?\*(?={_C}\*{_C})"
     rf"|[^\n]*?\*(?={_C})"
@@ -154,12 +167,14 @@ class GlobIndex:
             last = dict(zip(path, range(size), strict=True))
             wanted.update([a + "*" + b for a, i in first.items() for b, j in last.items() if i < j])
         wanted.add("")
-        found = list(chain.from_iterable(map(self._buckets.get, wanted, repeat(()))))
-        found.sort(key=self._lengths.__getitem__, reverse=True)
-        return found
+        found = chain.from_iterable(map(self._buckets.get, wanted, repeat(())))
+        return sorted(found, key=self._lengths.__getitem__, reverse=True)
 
     def decide(self, path: str) -> RuleKey | None:
-        """The key of the most specific rule matching ``path`` (see ``_rulekey``)."""
+        """The key of the most specific rule matching ``path`` (see ``_rulekey``).
+
+        Linear: O(p + a^2) look-ups, then at most every rule tried once, each
+        in O(p) (p: the path's octets, a: its distinct octets; see above)."""
         self.checks += 1
         lengths, texts, rules = self._lengths, self._texts, self._rules
         best = -1

@@ -403,7 +403,8 @@ class AgentMatcher:
         """Many canonical rules, mostly wildcards: kept as written, indexed
         by C-level operations (see ``_globs``)."""
         text = joined.decode("ascii")
-        if "" in text.split("\n"):  # empty rules match nothing (RFC 9309 2.2.2)
+        if b"\n\n" in joined or joined[:1] == b"\n" or joined[-1:] == b"\n":
+            # Empty rules match nothing (RFC 9309 2.2.2).
             rules = [rule for rule in rules if rule[1]]
             text = "\n".join(filter(None, text.split("\n")))
         self._globs_index = GlobIndex(text, rules)
