@@ -558,3 +558,81 @@ def test_2_2_2_scannable_octets_are_the_canonical_set(octet: int) -> None:
     assert _all_glob(value) == (glob.search(value) is None)
     if octet != 42:  # a star inside a value is a wildcard, not a plain prefix
         assert _all_plain(value) == (plain.search(value) is None)
+
+
+def _reference_key(rules: list[tuple[bool, str]], path: str) -> tuple[int, bool, int] | None:
+    """The plain scan, RFC 9309 2.2.2: the longest matching value wins, allow
+    wins a tie, then the earliest line (lines numbered from 2)."""
+    best: tuple[int, bool, int] | None = None
+    for line, (allow, pattern) in enumerate(rules, 2):
+        if pattern and _reference_match(pattern, path):
+            candidate = (len(pattern), allow, -line)
+            if best is None or candidate > best:
+                best = candidate
+    return best
+
+
+# Pieces of one or two octets from a small alphabet: many ties, many rules
+# that share a last piece, a one-octet pair or a two-octet piece.
+_ONE_TWO_OCTET_RULE = st.builds(
+    lambda parts, anchored: "/" + "*".join(parts) + anchored,
+    st.lists(st.text(alphabet="abc/", min_size=1, max_size=2), min_size=2, max_size=4),
+    st.sampled_from(["", "$"]),
+)
+_ONE_TWO_OCTET_PATH = st.text(alphabet="abc/$", max_size=16).map(lambda s: "/" + s)
+
+
+@given(
+    rules=st.lists(
+        st.tuples(st.booleans(), _ONE_TWO_OCTET_RULE | st.sampled_from(["/*a$", "/*$", "*b"])),
+        min_size=65,
+        max_size=200,
+    ),
+    paths=st.lists(_ONE_TWO_OCTET_PATH, min_size=1, max_size=12),
+)
+@settings(max_examples=150, deadline=None)
+def test_2_2_2_indexed_rules_of_one_and_two_octet_pieces_decide_as_the_plain_scan(
+    rules: list[tuple[bool, str]], paths: list[str]
+) -> None:
+    """Hostile files of rules such as ``/*a*b$`` and ``/*a*b*cd``, indexed in
+    C (``_globs``) by their anchored last piece, two one-octet pieces in
+    order or a two-octet piece: the deciding rule (its length, allow, line)
+    is the plain scan's, ties and ``$`` anchors included (RFC 9309 2.2.2)."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._rulekey import key_allows, key_line
+
+    read = [(allow, pattern.encode(), line) for line, (allow, pattern) in enumerate(rules, 2)]
+    matcher = AgentMatcher(list(read))
+    assert matcher._globs_index is not None  # the index in C, for the first checks
+    for path in paths:
+        expected = _reference_key(rules, path)
+        key = matcher.decide(path)
+        if expected is None:
+            assert key is None, (rules, path)
+        else:
+            assert key is not None, (rules, path)
+            length, allow, line = expected
+            assert (key_allows(key), key_line(key)) == (allow, -line), (rules, path)
+            assert len(rules[key_line(key) - 2][1]) == length, (rules, path)
+
+
+def test_2_2_2_indexed_anchored_rules_and_one_octet_pairs_are_tried_only_where_they_can_match() -> (
+    None
+):
+    """Many ``/*x*a$`` and ``/*x*y``: an anchored rule is a candidate only for
+    the paths that end with its last piece, two one-octet pieces only for the
+    paths that hold them in order (RFC 9309 2.2.2: verdicts unchanged)."""
+    from scrapy_rfc9309.parser._globs import GlobIndex
+
+    values = [f"/*{x}*{y}$" for x in "abcdefgh" for y in "abcdefgh"]
+    values += [f"/*{x}*{y}" for x in "abcdefgh" for y in "abcdefgh"]
+    rules = [(False, value.encode(), line) for line, value in enumerate(values, 2)]
+    index = GlobIndex("\n".join(values), rules)
+    tried = {values[i] for i in index._candidates("/hb")}
+    # Anchored: only "/*?*b$" can match a path that ends with "b".
+    assert {value for value in tried if value.endswith("$")} <= {f"/*{x}*b$" for x in "abcdefgh"}
+    # Unanchored: only pairs in the path's order ("/", "h", "b": "h*b").
+    assert {value for value in tried if not value.endswith("$")} == {"/*h*b"}
+    assert index.decide("/hb") is not None
+    assert index.decide("/bh") is not None  # "/*b*h", "/*b*h$"
+    assert index.decide("/c") is None

@@ -1,171 +1,195 @@
 """Many rules in canonical form, indexed by C-level operations (RFC 9309 2.2.2). Pure.
 
 A hostile robots.txt can hold tens of thousands of wildcard rules
-(``/*abcdefgh*.php$``). A loop in Python over them (split, classify, key,
-index) costs microseconds a rule, most of a file's parse; here the rules,
-proved canonical by the caller (stars and a final ``$``, no escape to
-normalise), are kept as written and indexed without a Python step per rule:
-one ``re.findall`` over the joined values gives each rule an index key, one
-``sorted`` orders the rules by key, two ``dict(zip(...))`` say where each
-key's rules are in that order, and a rule's specificity is its length.
+(``/*abcdefgh*.php$``, ``/*a*b*cd$``). A loop in Python over them (split,
+classify, key, index) costs microseconds a rule, most of a file's parse;
+here the rules, proved canonical by the caller (stars and a final ``$``, no
+escape to normalise), are kept as written and indexed without a Python step
+per rule: one ``re.findall`` over the joined values gives each rule an index
+key (strings only, no tuple a rule), one C-level ``map`` appends each rule
+to its key's list (no sort), and a rule's specificity is its length.
 
-A rule's index key is a string that any path it matches contains:
+A rule's index key is a string that any path it matches contains (with a
+final ``$`` standing for the path's end):
 
 * its literal prefix (the text before the first ``*``) when that is longer
   than ``/`` (``/shop*.pdf`` under ``/shop``), found at the path's start;
-* else the first 2 or 3 octets of its first piece (text between stars) of 2
-  octets or more (``/*abcdefgh*.php$`` under ``abc``);
-* else its first piece of one octet (``/*a*b$`` under ``a``);
-* else (``/*``, ``*``, ``/*$``) the empty string: a candidate for every path.
+* else, for an anchored rule whose first piece (text between stars) is
+  shorter than 3 octets, its last piece of 1 or 2 octets and the ``$``
+  (``/*a*bc$`` under ``bc$``): only paths that end with it;
+* else the first 2 or 3 octets of its first piece of 2 octets or more
+  (``/*abcdefgh*.php$`` under ``abc``);
+* else two one-octet pieces in order (``/*a*b*c`` under ``a*b``): paths
+  with an ``a`` before a ``b``;
+* else a one-octet piece (``/*a`` under ``a``);
+* else (``/*``, ``*``, ``/*$``) a key every path looks up.
 
 A check looks up the path's prefixes (at the lengths of the rules'
-prefixes) and its substrings of 1 to 3 octets in two dicts (where each
-key's rules start and end in the sorted order, built in C); the rules
-found are tried most specific first, each split into pieces on its first
-try (then kept), until one matches; rules of the same specificity are all
-tried, so that the RFC 9309 2.2.2 tie-breaks (allow wins, then the
-earliest line) hold. Keys only narrow the candidates: a rule that shares a
-key with a path is still matched in full, so the verdicts are the plain
-scan's. The cost of a check grows with its candidates; at worst every rule
-is tried once (linear).
+prefixes), its substrings of the key lengths present (1 to 3 octets), its
+last 1 and 2 octets with ``$`` and, when such keys exist, its ordered pairs
+of distinct octets (at most one a pair of the path's alphabet, found from
+each octet's first and last place); the rules found are sorted by
+specificity and tried most specific first, each matched from its text
+(greedy, left to right, no split kept), until one matches; of the same
+specificity, only a rule that would win the RFC 9309 2.2.2 tie (allow,
+then the earliest line) is tried after it. Keys only narrow the
+candidates: a rule that shares a key with a path is still matched in full,
+so the verdicts are the plain scan's.
+
+Cost of a check: O(p + a^2) look-ups for a path of p octets over an
+alphabet of a distinct octets (a is at most the canonical set's size, so
+linear in p), then O(c log c) to sort its c candidates and O(c * p) to try
+them; c is at most the number of rules, so at worst every rule is tried
+once: linear in the rules (and in the path for each).
 """
 
 from __future__ import annotations
 
 import re
-from itertools import chain
-from operator import itemgetter
+from collections import defaultdict, deque
+from itertools import chain, repeat
+from operator import add
 
 from ._rulekey import LINE_BITS, LINE_MAX, OFFSET_BITS, RuleKey
 
 __all__ = ["GlobIndex"]
 
-# One match per line (every alternative starts at a line start, the last is
-# empty), each group a candidate key; tried at most three times a line, so
-# linear in the joined rules.
+# A literal octet of a piece (neither "*" nor "$" nor a line's end).
+_C = r"[^*$\n]"
+# One match per line, which is the line's key (strings only: no tuple a
+# rule). The first alternative that applies places the match, the group
+# then takes the key there: the literal prefix (at the line's start); else,
+# when the first piece is shorter than 3 octets, an anchored rule's last
+# piece of 1 or 2 octets with its "$"; else the first 2 or 3 octets of the
+# first piece of 2 or more; else two one-octet pieces in order ("a*b");
+# else a one-octet piece; else nothing. Each run goes over its line once
+# and back at most once (lookaheads are bounded), so linear in the rules.
 _KEYS = re.compile(
-    r"^(?:(/[^*$\n]+)|[^\n]*?\*([^*$\n]{2,3})|[^\n]*?\*([^*$\n])|)",
+    rf"^(?:(?=/{_C})"
+    rf"|(?=[^\n]*\$$)(?![^*\n]*\*{_C}{{3}})[^\n]*\*(?={_C}{{1,2}}\$$)"
+    rf"|[^\n]*?\*(?={_C}{{2}})"
+    rf"|[^\n]*?\*(?={_C}\*{_C})"
+    rf"|[^\n]*?\*(?={_C})"
+    rf"|)(^/{_C}+|{_C}{{1,2}}\$$|{_C}{{2,3}}|{_C}\*{_C}|{_C}|)",
     re.MULTILINE,
 )
+# Among the keys found: those a path's substrings are looked up for (and
+# literal prefixes of 1 to 3 octets, looked up so too), and the prefixes.
+_GRAM_KEYS = re.compile(r"^[^*$\n]{1,3}$", re.MULTILINE)
+_PREFIX_KEYS = re.compile(r"^/[^*$\n]+$", re.MULTILINE)
 
-#: A rule split for matching: prefix, pieces after each ``*``, anchored.
-_Split = tuple[str, tuple[str, ...], bool]
-
-
-def _split(text: str) -> _Split:
-    """A canonical rule as (prefix, pieces, anchored); a final ``$`` anchors."""
-    anchored = text[-1] == "$"
-    prefix, *pieces = (text[:-1] if anchored else text).split("*")
-    if anchored and pieces and not pieces[-1]:
-        return prefix, (*filter(None, pieces), ""), True  # "/a*$": "" always ends the path
-    return prefix, tuple(filter(None, pieces)), anchored
+#: One allow/disallow line as read: allow, its value as written, its line.
+Rule = tuple[bool, bytes, int]
 
 
-def _matches(split: _Split, path: str) -> bool:
-    """Greedy left-to-right glob match (leftmost occurrence of each piece):
-    linear, never backtracks, exact for ``*``-only patterns."""
-    prefix, pieces, anchored = split
+def _matches(text: str, path: str) -> bool:
+    """Whether a rule in canonical form matches ``path``: greedy left to
+    right (leftmost occurrence of each piece), linear, never backtracks,
+    exact for ``*``-only patterns; a final ``$`` anchors the last piece."""
+    pieces = text.split("*")
+    last = pieces.pop()
+    anchored = last[-1:] == "$"
+    if anchored:
+        last = last[:-1]
+    if not pieces:  # no star: a plain prefix, or the whole path when anchored
+        return path == last if anchored else path.startswith(last)
+    prefix = pieces[0]
     if not path.startswith(prefix):
         return False
     position = len(prefix)
-    last = ""
-    if anchored:
-        if not pieces:
-            return len(path) == position
-        pieces, last = pieces[:-1], pieces[-1]
-    for piece in pieces:
+    for piece in pieces[1:]:
         found = path.find(piece, position)
         if found < 0:
             return False
         position = found + len(piece)
     if anchored:
         return len(path) - len(last) >= position and path.endswith(last)
-    return True
+    return path.find(last, position) >= 0
 
 
 class GlobIndex:
-    """Non-empty rules in canonical form (``texts``, with their ``allows`` and
-    ``lines``), indexed by key; :meth:`decide` gives the deciding rule's key."""
+    """Non-empty rules in canonical form (``text``: their values joined by LF,
+    one per rule of ``rules``), indexed by key; :meth:`decide` gives the
+    deciding rule's key."""
 
     __slots__ = (
-        "_allows",
-        "_ends",
+        "_buckets",
         "_lengths",
-        "_lines",
-        "_order",
+        "_pairs",
         "_prefix_sizes",
+        "_rules",
         "_sizes",
-        "_splits",
-        "_starts",
+        "_suffixes",
         "_texts",
         "checks",
     )
 
-    def __init__(self, texts: list[str], allows: list[bool], lines: list[int]) -> None:
-        self._texts, self._allows, self._lines = texts, allows, lines
-        found = _KEYS.findall("\n".join(texts))
-        keys = list(map("".join, found))
-        order = sorted(range(len(keys)), key=keys.__getitem__)
-        self._order = order
-        ordered = list(map(keys.__getitem__, order))
-        # Where each key's rules start and end in ``order``: two dicts built
-        # in C (a later item overwrites an earlier one).
-        count = len(ordered)
-        self._starts = dict(zip(reversed(ordered), range(count - 1, -1, -1), strict=True))
-        self._ends = dict(zip(ordered, range(1, count + 1), strict=True))
+    def __init__(self, text: str, rules: list[Rule]) -> None:
+        self._rules = rules
+        self._texts = texts = text.split("\n")
+        keys = _KEYS.findall(text)
+        # Each key's rules in file order, appended in C (no Python step a rule).
+        buckets: defaultdict[str, list[int]] = defaultdict(list)
+        deque(map(list.append, map(buckets.__getitem__, keys), range(len(keys))), maxlen=0)
+        self._buckets = dict(buckets)
         self._lengths = list(map(len, texts))
-        self._prefix_sizes = sorted(set(map(len, set(map(itemgetter(0), found)))) - {0})
-        # The lengths of the other keys (1 to 3): the path's substrings looked up.
-        sizes = set(map(len, set(map(itemgetter(1), found))))
-        if any(map(itemgetter(2), found)):
-            sizes.add(1)
-        self._sizes = tuple(sorted(sizes - {0}))
-        self._splits: dict[int, _Split] = {}
+        # What a check looks up, from the keys present (each once).
+        found = "\n".join(self._buckets)
+        self._prefix_sizes = sorted(set(map(len, _PREFIX_KEYS.findall(found))))
+        self._sizes = tuple(sorted(set(map(len, _GRAM_KEYS.findall(found)))))
+        self._suffixes = "$" in found
+        self._pairs = "*" in found
         #: How many checks this index has decided.
         self.checks = 0
 
-    def rules(self) -> list[tuple[bool, bytes, int]]:
+    def rules(self) -> list[Rule]:
         """The rules as read (allow, value, line), to compile them otherwise."""
-        return [
-            (allow, text.encode("ascii"), line)
-            for text, allow, line in zip(self._texts, self._allows, self._lines, strict=True)
-        ]
+        return self._rules
 
     def _candidates(self, path: str) -> list[int]:
         """The rules that share a key with ``path``, most specific first."""
-        starts, ends, order = self._starts, self._ends, self._order
         size = len(path)
         wanted = {path[:length] for length in self._prefix_sizes if length <= size}
         for length in self._sizes:
             if length == 1:
                 wanted.update(path)
+            elif length == 2:
+                wanted.update(map(add, path, path[1:]))
             else:
-                wanted.update(path[i : i + length] for i in range(size - length + 1))
+                wanted.update(map(add, map(add, path, path[1:]), path[2:]))
+        if self._suffixes:  # "b$", "ab$": the path ends with the rule's last piece
+            ended = path + "$"
+            wanted.update((ended[-2:], ended[-3:]))
+        if self._pairs:
+            # "a*b": an octet, then another later (or the same one again);
+            # at most one look-up per two distinct octets of the path.
+            first = dict(zip(reversed(path), range(size - 1, -1, -1), strict=True))
+            last = dict(zip(path, range(size), strict=True))
+            wanted.update([a + "*" + b for a, i in first.items() for b, j in last.items() if i < j])
         wanted.add("")
-        slices = [order[starts[key] : ends[key]] for key in wanted if key in starts]
-        found = list(chain.from_iterable(slices))
-        found.sort(key=self._lengths.__getitem__, reverse=True)
-        return found
+        found = chain.from_iterable(map(self._buckets.get, wanted, repeat(())))
+        return sorted(found, key=self._lengths.__getitem__, reverse=True)
 
     def decide(self, path: str) -> RuleKey | None:
-        """The key of the most specific rule matching ``path`` (see ``_rulekey``)."""
+        """The key of the most specific rule matching ``path`` (see ``_rulekey``).
+
+        Linear: O(p + a^2) look-ups, then at most every rule tried once, each
+        in O(p) (p: the path's octets, a: its distinct octets; see above)."""
         self.checks += 1
-        lengths, splits, texts = self._lengths, self._splits, self._texts
-        best: RuleKey | None = None
+        lengths, texts, rules = self._lengths, self._texts, self._rules
+        best = -1
         level = -1
         for index in self._candidates(path):
             length = lengths[index]
             if length < level:
                 break
-            split = splits.get(index)
-            if split is None:
-                split = splits[index] = _split(texts[index])
-            if _matches(split, path):
-                level = length
-                key = (
-                    (length << 1 | self._allows[index]) << LINE_BITS
-                    | (LINE_MAX - self._lines[index])
-                ) << OFFSET_BITS
-                if best is None or key > best:
-                    best = key
-        return best
+            if length == level:
+                # A tie: tried only if it would win it (allow, then the earlier line).
+                allow, _, line = rules[index]
+                if ((length << 1 | allow) << LINE_BITS | (LINE_MAX - line)) << OFFSET_BITS <= best:
+                    continue
+            if _matches(texts[index], path):
+                allow, _, line = rules[index]
+                key = ((length << 1 | allow) << LINE_BITS | (LINE_MAX - line)) << OFFSET_BITS
+                level, best = length, max(best, key)
+        return None if best < 0 else best

@@ -47,7 +47,6 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from heapq import merge
 from itertools import islice
-from operator import itemgetter
 from typing import NamedTuple
 
 from ._encoding import normalize, path_of
@@ -407,15 +406,14 @@ class AgentMatcher:
     def _index_of(self, joined: bytes, rules: list[Rule]) -> None:
         """Many canonical rules, mostly wildcards: kept as written, indexed
         by C-level operations (see ``_globs``)."""
-        texts = joined.decode("ascii").split("\n")
-        if "" in texts:  # empty rules match nothing (RFC 9309 2.2.2)
+        text = joined.decode("ascii")
+        if b"\n\n" in joined or joined[:1] == b"\n" or joined[-1:] == b"\n":
+            # Empty rules match nothing (RFC 9309 2.2.2).
             rules = [rule for rule in rules if rule[1]]
-            texts = list(filter(None, texts))
-        self._globs_index = GlobIndex(
-            texts, list(map(itemgetter(0), rules)), list(map(itemgetter(2), rules))
-        )
+            text = "\n".join(filter(None, text.split("\n")))
+        self._globs_index = GlobIndex(text, rules)
         self._texts = None
-        self.rule_count = len(texts)
+        self.rule_count = len(rules)
         self.deny, self.needles = None, ()
 
     def _compile(self, rules: Iterable[Rule]) -> None:
