@@ -17,7 +17,7 @@ or ``$ROBOTSTXT_CORPUS``), each body cut at the 512,000 octets a crawl reads:
   must cost a look-up, never a parse) and against Protego;
 * hostile files: 20,000 wildcard rules (8-octet pieces; 1-2 octet pieces),
   per check and parse + compile + 20 checks; 2,000 agents over 2,000 rules;
-  and the worst case we know for a check.
+  and the worst cases we know for a check.
 
 Protego is given bodies decoded as Scrapy decodes them (``utf-8``, errors
 ignored), which is the work Scrapy does before calling it.
@@ -404,11 +404,24 @@ def hostile_files() -> dict[str, tuple[bytes, list[str]]]:
     ]
     worst = cut("User-agent: *\n" + "".join(f"Disallow: {r}\n" for r in worst_rules))
     de_bruijn = "/" + "".join(a + b for a in alphabet for b in alphabet) + "~"
+    # Worst case we know for the first checks' index: every rule is anchored on
+    # the path's last two octets, so every rule is a candidate, and each fails
+    # at its first piece, which the path lacks (a search of the whole path).
+    absent = "bcdefghij"
+    anchored_rules = [
+        "/*"
+        + "*".join(rng.choice(absent) + rng.choice(absent) for _ in range(rng.choice((1, 2))))
+        + "*za$"
+        for _ in range(25_000)
+    ]
+    anchored = cut("User-agent: *\n" + "".join(f"Disallow: {r}\n" for r in anchored_rules))
+    tail_path = "/" + "".join(rng.choice("klmnopqrstuvwxy0123456789") for _ in range(1000)) + "za"
     return {
         "20,000 wildcard rules, 8-octet pieces": (long_pieces, paths),
         "20,000 wildcard rules, 1-2 octet pieces": (short_pieces, paths),
         "2,000 agents x 2,000 rules": ((agents + rules).encode(), paths),
         "worst case: every rule a candidate": (worst, [de_bruijn] * 5),
+        "worst case: every rule a candidate by its anchored end": (anchored, [tail_path] * 5),
     }
 
 
