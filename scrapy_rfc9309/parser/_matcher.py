@@ -78,8 +78,8 @@ _INDEXED_CHECKS = 32
 # Up to this many rules, a matcher keeps the literal prefixes of its
 # disallow rules, so that most allowed paths take one C-level test.
 _DENY_FROM = 256
-_DENY_LIMIT = 64
-_NEEDLE_LIMIT = 8
+_DENY_LIMIT = 256
+_NEEDLE_LIMIT = 32
 # The values of a group joined by LF, tested in C for the forms a matcher
 # can scan as written: an octet outside the canonical set (RFC 3986
 # unreserved, sub-delims, ":@/?[]"), a value that starts with neither "/"
@@ -330,6 +330,8 @@ class AgentMatcher:
         "_starred",
         "_texts",
         "deny",
+        "head_length",
+        "heads",
         "needles",
         "rule_count",
     )
@@ -360,6 +362,12 @@ class AgentMatcher:
     #: With :attr:`deny`: the longest piece of each disallow rule that starts
     #: with a wildcard (``/*?``, ``*.pdf$``); a path must also contain none.
     needles: tuple[str, ...]
+    #: :attr:`deny` by its first :attr:`head_length` characters, for a check
+    #: to look up: ``path[:head_length]`` not a key, or the path starting
+    #: with none of that key's prefixes (a str, or a tuple of several), is a
+    #: path that starts with no disallow prefix. ``None`` with :attr:`deny`.
+    heads: dict[str, str | tuple[str, ...]] | None
+    head_length: int
     rule_count: int
 
     def __init__(self, rules: Iterable[Rule]) -> None:
@@ -396,7 +404,7 @@ class AgentMatcher:
         self._texts, self._globs, self._checks = texts, not plain, 0
         self._globs_index = None
         self.rule_count = len(texts)
-        self.deny, self.needles = None, ()
+        self._no_shortcut()
         if plain:
             # "/private*" matches as "/private", one octet more specific.
             self._any = tuple(text.replace("*", "").split("\n") if "*" in text else texts)
@@ -416,7 +424,7 @@ class AgentMatcher:
         )
         self._texts = None
         self.rule_count = len(texts)
-        self.deny, self.needles = None, ()
+        self._no_shortcut()
 
     def _compile(self, rules: Iterable[Rule]) -> None:
         self._globs_index = None
@@ -463,10 +471,31 @@ class AgentMatcher:
     def _set_prefixes(self, tables: _Tables) -> None:
         self._texts = None
         self.rule_count = tables.count
-        self.deny, self.needles = _deny(tables) if tables.count <= _DENY_FROM else (None, ())
+        if tables.count <= _DENY_FROM:
+            self._shortcut(*_deny(tables))
+        else:
+            self._no_shortcut()
         self._plain = prefix_index(tables.plain)
         self._starred = prefix_index(tables.starred, bonus=1) if tables.starred else None
         self._exact = tables.exact
+
+    def _no_shortcut(self) -> None:
+        self.deny, self.needles, self.heads, self.head_length = None, (), None, 0
+
+    def _shortcut(self, deny: tuple[str, ...] | None, needles: tuple[str, ...]) -> None:
+        """Keep the disallow shortcut (see :attr:`deny`) and its look-up form."""
+        if deny is None:
+            self._no_shortcut()
+            return
+        self.deny, self.needles = deny, needles
+        self.head_length = length = min(map(len, deny), default=1)
+        heads: dict[str, list[str]] = {}
+        for prefix in deny:
+            heads.setdefault(prefix[:length], []).append(prefix)
+        self.heads = {
+            head: prefixes[0] if len(prefixes) == 1 else tuple(prefixes)
+            for head, prefixes in heads.items()
+        }
 
     def decide(self, path: str) -> _Key | None:
         """The deciding rule for a path in canonical form (see ``normalize``).
