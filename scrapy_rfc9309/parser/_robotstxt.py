@@ -285,7 +285,14 @@ class Verdicts:
                 else:
                     if "//" not in path and ("." not in path or "/." not in path):
                         return True
-        return _denying_rule(matcher, path) is None
+        if path == _ROBOTS_PATH:  # _denying_rule, inline
+            return True
+        rule = matcher.decide(path)
+        if rule is not None and not (rule >> _ALLOW_BIT) & 1:
+            return False
+        if "/." in path or "//" in path:  # LENIENT(dot-segments)
+            return _resolved_denial(matcher, path) is None
+        return True
 
     def usage_index(self) -> UsageIndex | None:
         """The file's usage lines by agent token; ``None`` when it has none."""
