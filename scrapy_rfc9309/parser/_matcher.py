@@ -78,7 +78,7 @@ _INDEXED_CHECKS = 32
 # Up to this many rules, a matcher keeps the literal prefixes of its
 # disallow rules, so that most allowed paths take one C-level test.
 _DENY_FROM = 256
-_DENY_LIMIT = 256
+_DENY_LIMIT = 64
 _NEEDLE_LIMIT = 32
 # The values of a group joined by LF, tested in C for the forms a matcher
 # can scan as written: an octet outside the canonical set (RFC 3986
@@ -329,8 +329,6 @@ class AgentMatcher:
         "_short_index",
         "_starred",
         "_texts",
-        "deny",
-        "head_length",
         "heads",
         "needles",
         "rule_count",
@@ -355,19 +353,14 @@ class AgentMatcher:
     _globs_index: GlobIndex | None
     _any: tuple[str, ...]
     _checks: int
-    #: The literal prefixes (before any ``*``) of the disallow rules, when
-    #: there are few: a path that starts with none of them is allowed
-    #: whatever else matches (RFC 9309 2.2.2). ``None``: no such shortcut.
-    deny: tuple[str, ...] | None
     #: With :attr:`deny`: the longest piece of each disallow rule that starts
     #: with a wildcard (``/*?``, ``*.pdf$``); a path must also contain none.
     needles: tuple[str, ...]
-    #: :attr:`deny` by its first :attr:`head_length` characters, for a check
-    #: to look up: ``path[:head_length]`` not a key, or the path starting
-    #: with none of that key's prefixes (a str, or a tuple of several), is a
-    #: path that starts with no disallow prefix. ``None`` with :attr:`deny`.
+    #: :attr:`deny` by the octet after their leading ``/``, for a check to
+    #: look up: ``path[1:2]`` not a key, or the path starting with none of
+    #: that key's prefixes (a str, or a tuple of several), is a path that
+    #: starts with no disallow prefix. ``None``: no such shortcut.
     heads: dict[str, str | tuple[str, ...]] | None
-    head_length: int
     rule_count: int
 
     def __init__(self, rules: Iterable[Rule]) -> None:
@@ -480,22 +473,37 @@ class AgentMatcher:
         self._exact = tables.exact
 
     def _no_shortcut(self) -> None:
-        self.deny, self.needles, self.heads, self.head_length = None, (), None, 0
+        self.needles, self.heads = (), None
 
     def _shortcut(self, deny: tuple[str, ...] | None, needles: tuple[str, ...]) -> None:
-        """Keep the disallow shortcut (see :attr:`deny`) and its look-up form."""
-        if deny is None:
+        """Keep the disallow shortcut (see :attr:`deny`) in its look-up form."""
+        if deny is None or not all(prefix[:1] == "/" and len(prefix) > 1 for prefix in deny):
             self._no_shortcut()
             return
-        self.deny, self.needles = deny, needles
-        self.head_length = length = min(map(len, deny), default=1)
         heads: dict[str, list[str]] = {}
-        for prefix in deny:
-            heads.setdefault(prefix[:length], []).append(prefix)
+        for prefix in deny:  # by the octet after "/": a one-character str, shared
+            heads.setdefault(prefix[1], []).append(prefix)
+        self.needles = needles
         self.heads = {
             head: prefixes[0] if len(prefixes) == 1 else tuple(prefixes)
             for head, prefixes in heads.items()
         }
+
+    @property
+    def deny(self) -> tuple[str, ...] | None:
+        """The literal prefixes (before any ``*``) of the disallow rules, when
+        there are few: a path that starts with none of them is allowed
+        whatever else matches (RFC 9309 2.2.2). ``None``: no such shortcut."""
+        heads = self.heads
+        if heads is None:
+            return None
+        return tuple(
+            sorted(
+                prefix
+                for prefixes in heads.values()
+                for prefix in ((prefixes,) if isinstance(prefixes, str) else prefixes)
+            )
+        )
 
     def decide(self, path: str) -> _Key | None:
         """The deciding rule for a path in canonical form (see ``normalize``).

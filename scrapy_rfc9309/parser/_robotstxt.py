@@ -196,7 +196,7 @@ class Verdicts:
             matcher = self.matcher(agent)
         heads = matcher.heads
         if heads is not None:
-            bucket = heads.get(path[: matcher.head_length])
+            bucket = heads.get(path[1:2])
             if bucket is None or not path.startswith(bucket):
                 for needle in matcher.needles:
                     if needle in path:
@@ -277,7 +277,7 @@ class Verdicts:
             matcher = self.matcher(agent)
         heads = matcher.heads
         if heads is not None:
-            bucket = heads.get(path[: matcher.head_length])
+            bucket = heads.get(path[1:2])
             if bucket is None or not path.startswith(bucket):
                 for needle in matcher.needles:
                     if needle in path:
