@@ -180,6 +180,108 @@ def test_2_2_2_canonical_path_fast_path_agrees_with_the_general_one(
     assert canonical_path(url) == expected, url
 
 
+_URL_SCHEMES = st.sampled_from(
+    ["http://", "https://", "HTTP://", "Https://", "ftp://", "//", "", "https:/"]
+)
+_URL_HOSTS = st.sampled_from(
+    ["example.com", "h", "", "[::1]", "[2001:db8::1]", "é.com", "a?b", "a#b", "%41.com", "a b"]
+)
+_URL_TEXT = st.lists(
+    st.sampled_from(
+        [
+            *("/", "//", "a", "B", ".", "..", "?", "#", "~", "*", "$", "[", "]", "'", ":", "@"),
+            *("%", "%41", "%7e", "%7E", "%2F", "%2f", "%2e", "%2A", "%24", "%zz", "%4", "%C3%A9"),
+            *("é", "|", "=", "&", " ", "\x00", "\U0001f600"),
+        ]
+    ),
+    max_size=14,
+).map("".join)
+
+
+@given(
+    scheme=_URL_SCHEMES,
+    userinfo=st.sampled_from(["", "u@", "u:p@", "%75@", "é@"]),
+    host=_URL_HOSTS,
+    port=st.sampled_from(["", ":80", ":", ":8080"]),
+    rest=_URL_TEXT,
+)
+@settings(max_examples=1000, deadline=None)
+def test_2_2_2_canonical_path_of_odd_urls_agrees_with_the_general_reading(
+    scheme: str, userinfo: str, host: str, port: str, rest: str
+) -> None:
+    """RFC 9309 2.2.2 and RFC 3986 2.1, 2.3: the URL forms a check reads fast
+    (an http(s) URL already canonical; one whose only work is its ``%``
+    escapes; one with no path) give the path and query the general reading
+    gives: path taken by :func:`path_of`, every escape and octet normalised
+    one at a time by the regex."""
+    from scrapy_rfc9309.parser._encoding import (
+        _WORK_ITEM,
+        _replace,
+        canonical_path,
+        path_of,
+        uncommon_path,
+    )
+
+    url = scheme + userinfo + host + port + rest
+    try:
+        expected = _WORK_ITEM.sub(_replace, path_of(url))
+    except ValueError:
+        return  # neither a URL nor a path: refused either way
+    assert uncommon_path(url) == expected, url
+    assert canonical_path(url) == expected, url
+
+
+_MANY_RULES = st.lists(
+    st.tuples(
+        st.booleans(),
+        st.text(alphabet="/abc.", min_size=1, max_size=3).map(lambda s: "/" + s)
+        | st.text(alphabet="abc?", min_size=2, max_size=3).map(lambda s: "*" + s),
+    ),
+    max_size=90,
+)
+
+
+@given(
+    rules=_MANY_RULES,
+    paths=st.lists(_URL_TEXT.map(lambda s: "/" + s), min_size=1, max_size=12),
+    host=st.sampled_from(["https://example.com", "http://u@h:80", ""]),
+)
+@settings(max_examples=300, deadline=None)
+def test_2_2_2_allowed_and_denial_by_the_disallow_shortcut_agree_with_check(
+    rules: list[tuple[bool, str]], paths: list[str], host: str
+) -> None:
+    """RFC 9309 2.2.2: ``allowed`` and ``denial`` skip the rules when the
+    path starts with no disallow prefix (looked up by its first octets) and
+    contains none of the needles, nor a dot segment (LENIENT(dot-segments));
+    they agree with ``check``, which always decides by the compiled rules,
+    with up to 90 rules (many prefixes, many needles)."""
+    body = "user-agent: *\n" + "".join(
+        f"{'allow' if allow else 'disallow'}: {pattern}\n" for allow, pattern in rules
+    )
+    robots = RobotsTxt.parse(body)
+    for _ in range(9):  # past the first checks, which scan few rules
+        robots.allowed(url="/", agent="a")
+    matcher = robots.matcher("a")
+    # Each rule's own text (a star read as "x") is a path too; each path is
+    # also tried as "//path" and "/./path" (LENIENT(dot-segments)).
+    paths += [
+        ("/x" if pattern[0] == "*" else "") + pattern.replace("*", "x") for _, pattern in rules
+    ]
+    for path in [*paths, *("/" + path for path in paths), *("/." + path for path in paths)]:
+        url = host + path
+        verdict = robots.check(url=url, agent="a")
+        assert robots.allowed(url=url, agent="a") is verdict.allowed, (body, url)
+        denial = robots.denial(url=url, agent="a")
+        assert (denial is None) is verdict.allowed, (body, url)
+        if denial is not None:
+            assert denial == verdict, (body, url)
+        if matcher.heads is not None:
+            assert matcher.deny is not None
+            bucket = matcher.heads.get(path[1:2])
+            found = bucket is not None and path.startswith(bucket)
+            assert found is path.startswith(matcher.deny), (body, path)
+
+
 _SHORT_PIECES = st.builds(
     lambda parts, anchored: "/" + "*".join(parts) + anchored,
     st.lists(st.text(alphabet="ab/$", min_size=1, max_size=2), min_size=2, max_size=4),

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CANONICAL_HTTP_URL", "canonical_path", "normalize", "path_of"]
+__all__ = ["CANONICAL_HTTP_URL", "canonical_path", "normalize", "path_of", "uncommon_path"]
 
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 # Decoded too, on both sides: what a rule's %2A / %24 stands for (RFC 9309 2.2.3).
@@ -34,7 +34,13 @@ _NEEDS_WORK = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
 _CANONICAL_HTTP_URL = re.compile(r"https?://[^/?#]*(/[A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*)(?:#|\Z)")
 #: The pattern of an already canonical http(s) URL: group 1 is its path and query.
 CANONICAL_HTTP_URL = _CANONICAL_HTTP_URL
+# An http(s) URL with a path (group 1: its path and query, fragment cut),
+# or with nothing after its authority but a fragment (group 1 unset: "/").
+_HTTP_URL_PATH = re.compile(r"https?://[^/?#]*(?:(/[^#]*)|(?=#)|\Z)")
 _WORK_ITEM = re.compile(r"%([0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]")
+# Text whose only work is its ``%`` escapes (the common case once a URL
+# needs any): each escape is then one dict look-up, not a regex callback.
+_NEEDS_MORE_WORK = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]%]")
 
 
 def _encode_octets(char: str) -> str:
@@ -46,16 +52,41 @@ def _replace(match: re.Match[str]) -> str:
     hex_digits = match.group(1)
     if hex_digits is None:
         return _encode_octets(match.group())
+    return _escape_form(hex_digits)
+
+
+def _escape_form(hex_digits: str) -> str:
+    """What ``%`` + ``hex_digits`` (two hex digits) stands for in canonical form."""
     char = chr(int(hex_digits, 16))
-    if char in _DECODED:
-        return char
-    return "%" + hex_digits.upper()
+    return char if char in _DECODED else "%" + hex_digits.upper()
+
+
+_HEX = "0123456789ABCDEFabcdef"
+#: Each spelling of two hex digits, and what ``%`` and those digits become.
+_ESCAPES = {high + low: _escape_form(high + low) for high in _HEX for low in _HEX}
+
+
+def _normalized_escapes(text: str) -> str:
+    """:func:`normalize` of ``text`` whose only characters outside the
+    canonical set are ``%``: a ``%`` before two hex digits is an escape
+    (decoded, or upper-cased), any other ``%`` is ``%25``."""
+    pieces = text.split("%")
+    if len(pieces) == 1:
+        return text
+    escapes = _ESCAPES
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        form = escapes.get(piece[:2])
+        out.append("%25" + piece if form is None else form + piece[2:])
+    return "".join(out)
 
 
 def normalize(text: str) -> str:
     """Canonical percent-encoded form of a path, a query or a rule fragment."""
     if _NEEDS_WORK.search(text) is None:
         return text
+    if _NEEDS_MORE_WORK.search(text) is None:
+        return _normalized_escapes(text)
     try:
         return _WORK_ITEM.sub(_replace, text)
     except UnicodeEncodeError:  # a lone surrogate that was not an escaped octet
@@ -70,7 +101,17 @@ def canonical_path(url: str) -> str:
     match = _CANONICAL_HTTP_URL.match(url)
     if match is not None:
         return match.group(1)
-    return normalize(path_of(url))
+    return uncommon_path(url)
+
+
+def uncommon_path(url: str) -> str:
+    """:func:`canonical_path` of a URL that :data:`CANONICAL_HTTP_URL` does
+    not match: escapes or other characters to normalise, no path, not http(s)."""
+    match = _HTTP_URL_PATH.match(url)
+    path = path_of(url) if match is None else match[1] or "/"
+    if _NEEDS_MORE_WORK.search(path) is None:  # "%" escapes only, or nothing to do
+        return _normalized_escapes(path)
+    return normalize(path)
 
 
 def path_of(url: str) -> str:

@@ -78,7 +78,7 @@ _INDEXED_CHECKS = 32
 # disallow rules, so that most allowed paths take one C-level test.
 _DENY_FROM = 256
 _DENY_LIMIT = 64
-_NEEDLE_LIMIT = 8
+_NEEDLE_LIMIT = 32
 # The values of a group joined by LF, tested in C for the forms a matcher
 # can scan as written: an octet outside the canonical set (RFC 3986
 # unreserved, sub-delims, ":@/?[]"), a value that starts with neither "/"
@@ -328,7 +328,7 @@ class AgentMatcher:
         "_short_index",
         "_starred",
         "_texts",
-        "deny",
+        "heads",
         "needles",
         "rule_count",
     )
@@ -352,13 +352,14 @@ class AgentMatcher:
     _globs_index: GlobIndex | None
     _any: tuple[str, ...]
     _checks: int
-    #: The literal prefixes (before any ``*``) of the disallow rules, when
-    #: there are few: a path that starts with none of them is allowed
-    #: whatever else matches (RFC 9309 2.2.2). ``None``: no such shortcut.
-    deny: tuple[str, ...] | None
     #: With :attr:`deny`: the longest piece of each disallow rule that starts
     #: with a wildcard (``/*?``, ``*.pdf$``); a path must also contain none.
     needles: tuple[str, ...]
+    #: :attr:`deny` by the octet after their leading ``/``, for a check to
+    #: look up: ``path[1:2]`` not a key, or the path starting with none of
+    #: that key's prefixes (a str, or a tuple of several), is a path that
+    #: starts with no disallow prefix. ``None``: no such shortcut.
+    heads: dict[str, str | tuple[str, ...]] | None
     rule_count: int
 
     def __init__(self, rules: Iterable[Rule]) -> None:
@@ -395,7 +396,7 @@ class AgentMatcher:
         self._texts, self._globs, self._checks = texts, not plain, 0
         self._globs_index = None
         self.rule_count = len(texts)
-        self.deny, self.needles = None, ()
+        self._no_shortcut()
         if plain:
             # "/private*" matches as "/private", one octet more specific.
             self._any = tuple(text.replace("*", "").split("\n") if "*" in text else texts)
@@ -414,7 +415,7 @@ class AgentMatcher:
         self._globs_index = GlobIndex(text, rules)
         self._texts = None
         self.rule_count = len(rules)
-        self.deny, self.needles = None, ()
+        self._no_shortcut()
 
     def _compile(self, rules: Iterable[Rule]) -> None:
         self._globs_index = None
@@ -461,10 +462,46 @@ class AgentMatcher:
     def _set_prefixes(self, tables: _Tables) -> None:
         self._texts = None
         self.rule_count = tables.count
-        self.deny, self.needles = _deny(tables) if tables.count <= _DENY_FROM else (None, ())
+        if tables.count <= _DENY_FROM:
+            self._shortcut(*_deny(tables))
+        else:
+            self._no_shortcut()
         self._plain = prefix_index(tables.plain)
         self._starred = prefix_index(tables.starred, bonus=1) if tables.starred else None
         self._exact = tables.exact
+
+    def _no_shortcut(self) -> None:
+        self.needles, self.heads = (), None
+
+    def _shortcut(self, deny: tuple[str, ...] | None, needles: tuple[str, ...]) -> None:
+        """Keep the disallow shortcut (see :attr:`deny`) in its look-up form."""
+        if deny is None or not all(prefix[:1] == "/" and len(prefix) > 1 for prefix in deny):
+            self._no_shortcut()
+            return
+        heads: dict[str, list[str]] = {}
+        for prefix in deny:  # by the octet after "/": a one-character str, shared
+            heads.setdefault(prefix[1], []).append(prefix)
+        self.needles = needles
+        self.heads = {
+            head: prefixes[0] if len(prefixes) == 1 else tuple(prefixes)
+            for head, prefixes in heads.items()
+        }
+
+    @property
+    def deny(self) -> tuple[str, ...] | None:
+        """The literal prefixes (before any ``*``) of the disallow rules, when
+        there are few: a path that starts with none of them is allowed
+        whatever else matches (RFC 9309 2.2.2). ``None``: no such shortcut."""
+        heads = self.heads
+        if heads is None:
+            return None
+        return tuple(
+            sorted(
+                prefix
+                for prefixes in heads.values()
+                for prefix in ((prefixes,) if isinstance(prefixes, str) else prefixes)
+            )
+        )
 
     def decide(self, path: str) -> _Key | None:
         """The deciding rule for a path in canonical form (see ``normalize``).

@@ -13,7 +13,7 @@ from collections.abc import Collection
 
 from ._agent import derive_product_token
 from ._dots import resolved_path
-from ._encoding import CANONICAL_HTTP_URL, canonical_path
+from ._encoding import CANONICAL_HTTP_URL, canonical_path, uncommon_path
 from ._groups import WILDCARD_AGENT, Group, Grouping, group_all, group_steps
 from ._lines import DEFAULT_MAX_SIZE, Warnings, line_starts, line_text, prepare
 from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
@@ -131,6 +131,21 @@ def _resolved_denial(matcher: AgentMatcher, path: str) -> tuple[int, str] | None
     return rule, resolved
 
 
+def _denying_rule(matcher: AgentMatcher, path: str) -> int | None:
+    """The disallow rule that decides the canonical ``path`` (RFC 9309
+    2.2.2), or denies the path it resolves to (LENIENT(dot-segments));
+    ``None`` when allowed."""
+    if path == _ROBOTS_PATH:
+        return None
+    rule = matcher.decide(path)
+    if rule is None or (rule >> _ALLOW_BIT) & 1:
+        if "/." in path or "//" in path:  # LENIENT(dot-segments)
+            resolved = _resolved_denial(matcher, path)
+            return None if resolved is None else resolved[0]
+        return None
+    return rule
+
+
 class Verdicts:
     """``check`` and ``allowed`` over compiled rules (RFC 9309 2.2.2).
 
@@ -167,33 +182,29 @@ class Verdicts:
     def _denied(self, url: str, agent: str) -> int | None:
         """The deciding rule if it may disallow ``url``, else ``None``: a path
         that starts with no disallow rule's literal prefix is allowed without
-        a full check (RFC 9309 2.2.2: only a matching disallow rule denies)."""
-        if not isinstance(url, str):
-            raise TypeError(f"url must be a str, not {type(url).__name__}")
-        match = _canonical_url(url)  # canonical_path, inline: the common case
-        path = canonical_path(url) if match is None else match[1]
+        a full check (RFC 9309 2.2.2: only a matching disallow rule denies).
+
+        :meth:`allowed` is this, inline (one call less on the hot path).
+        """
+        try:
+            match = _canonical_url(url)  # canonical_path, inline: the common case
+        except TypeError:
+            raise TypeError(f"url must be a str, not {type(url).__name__}") from None
+        path = uncommon_path(url) if match is None else match[1]
         matcher = self._by_agent.get(agent)
         if matcher is None:
             matcher = self.matcher(agent)
-        deny = matcher.deny
-        if deny is not None and not path.startswith(deny):
-            for needle in matcher.needles:
-                if needle in path:
-                    break
-            else:
-                if "/." in path or "//" in path:  # LENIENT(dot-segments)
-                    resolved = _resolved_denial(matcher, path)
-                    return None if resolved is None else resolved[0]
-                return None
-        if path == _ROBOTS_PATH:
-            return None
-        rule = matcher.decide(path)
-        if rule is None or (rule >> _ALLOW_BIT) & 1:
-            if "/." in path or "//" in path:  # LENIENT(dot-segments)
-                resolved = _resolved_denial(matcher, path)
-                return None if resolved is None else resolved[0]
-            return None
-        return rule
+        heads = matcher.heads
+        if heads is not None:
+            bucket = heads.get(path[1:2])
+            if bucket is None or not path.startswith(bucket):
+                for needle in matcher.needles:
+                    if needle in path:
+                        break
+                else:  # LENIENT(dot-segments): "/." and "//" take a full check
+                    if "//" not in path and ("." not in path or "/." not in path):
+                        return None
+        return _denying_rule(matcher, path)
 
     def check(self, url: str, agent: str) -> Verdict:
         """Decide whether ``agent`` may fetch ``url``, and by which line.
@@ -255,7 +266,33 @@ class Verdicts:
 
     def allowed(self, url: str, agent: str) -> bool:
         """``check(url=url, agent=agent).allowed``."""
-        return self._denied(url, agent) is None
+        # _denied, inline: the check a crawl makes for every request.
+        try:
+            match = _canonical_url(url)
+        except TypeError:
+            raise TypeError(f"url must be a str, not {type(url).__name__}") from None
+        path = uncommon_path(url) if match is None else match[1]
+        matcher = self._by_agent.get(agent)
+        if matcher is None:
+            matcher = self.matcher(agent)
+        heads = matcher.heads
+        if heads is not None:
+            bucket = heads.get(path[1:2])
+            if bucket is None or not path.startswith(bucket):
+                for needle in matcher.needles:
+                    if needle in path:
+                        break
+                else:
+                    if "//" not in path and ("." not in path or "/." not in path):
+                        return True
+        if path == _ROBOTS_PATH:  # _denying_rule, inline
+            return True
+        rule = matcher.decide(path)
+        if rule is not None and not (rule >> _ALLOW_BIT) & 1:
+            return False
+        if "/." in path or "//" in path:  # LENIENT(dot-segments)
+            return _resolved_denial(matcher, path) is None
+        return True
 
     def usage_index(self) -> UsageIndex | None:
         """The file's usage lines by agent token; ``None`` when it has none."""
