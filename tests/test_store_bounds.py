@@ -189,7 +189,7 @@ def test_2_4_redis_reads_records_of_the_first_key_layout(
     body = bodies(1)[0]
     old = record(now - 10, body)
     client = redis.Redis.from_url(redis_server.url)
-    from scrapy_rfc9309.sites._redis_store import _encode
+    from scrapy_rfc9309.sites._redis_records import encode_record as _encode
 
     client.set(f"{prefix}current:{SITE}", _encode(old))
     client.zadd(f"{prefix}archive:{SITE}", {_encode(old): old.fetched_at})
