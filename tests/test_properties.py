@@ -356,6 +356,25 @@ def test_2_2_2_first_checks_by_scan_and_the_deny_shortcut_agree_with_the_compile
                 assert expected is None or (expected >> 63) & 1, (rules, path)
 
 
+@given(pattern=_PATTERN, paths=st.lists(_PATH, max_size=6), allow=st.booleans())
+@settings(max_examples=500, deadline=None)
+def test_2_2_3_one_rule_scanned_as_written_matches_as_compiled(
+    pattern: str, paths: list[str], allow: bool
+) -> None:
+    """RFC 9309 2.2.3: a canonical rule scanned as written (its literal
+    prefix, its pieces in order, a final ``$`` anchoring the last) matches
+    the paths its compiled form matches, and no other."""
+    from scrapy_rfc9309.parser._matcher import _SCAN_CHECKS, AgentMatcher
+
+    read = [(allow, pattern.encode(), 2)]
+    scanned, compiled = AgentMatcher(list(read)), AgentMatcher(iter(read))
+    assert scanned._texts is not None  # scanned, not compiled: the scan is what is tested
+    # Paths the rule matches too: its stars filled, with and without more after it.
+    filled = "/" + pattern.replace("*", "ab").replace("$", "").lstrip("/")
+    for path in [*paths, filled, filled + "/b", filled[:-1]][:_SCAN_CHECKS]:
+        assert scanned.decide(path) == compiled.decide(path), (pattern, path)
+
+
 _LINE_PIECES = st.sampled_from(
     [
         "User-agent",
@@ -615,6 +634,7 @@ def test_2_2_1_parsed_file_reads_as_the_line_by_line_reference(
     of the line-by-line reading, before and after its first check."""
     from scrapy_rfc9309.parser._agent import derive_product_token
     from scrapy_rfc9309.parser._lines import DEFAULT_MAX_SIZE, Warnings, prepare
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
 
     from .reference import reference_grouping
 
@@ -644,6 +664,11 @@ def test_2_2_1_parsed_file_reads_as_the_line_by_line_reference(
             and reference.usage_count == 0
             and all(group.crawl_delay is None for group in reference.groups)
         )
+    # The first matcher, built from the groups as read: the reference's rules.
+    first, expected = RobotsTxt.parse(body).matcher(agent), AgentMatcher(list(expected_rules))
+    assert first.rule_count == expected.rule_count
+    for path in ("/a", "/a/b", "/a/~", "/a/b.pdf", "/typo", "/caf%C3%A9", "/x", "/s"):
+        assert first.decide(path) == expected.decide(path), path
 
 
 @pytest.mark.parametrize("octet", [octet for octet in range(256) if octet != 10])

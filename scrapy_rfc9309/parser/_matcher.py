@@ -214,17 +214,28 @@ def _wildcard_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path
     return True
 
 
-def _glob_matches(text: str, path: str) -> bool:
-    """Whether a rule in canonical form (stars and a final ``$`` allowed)
-    matches ``path``: :func:`_wildcard_matches` without compiling the rule."""
-    anchored = text[-1] == "$"
-    if anchored:
-        text = text[:-1]
-    star = text.find("*")
-    if star < 0:
-        return path == text if anchored else path.startswith(text)
-    prefix, *pieces = text.split("*")
-    return _wildcard_matches(prefix, tuple(pieces), anchored, path)
+def _glob_matches(text: str, star: int, path: str) -> bool:
+    """Whether a rule in canonical form with a star at ``star`` (its first;
+    a final ``$`` allowed) matches ``path``, which starts with the text
+    before that star: :func:`_wildcard_matches` without compiling the rule."""
+    if text[-1] == "$":
+        pieces = text[star + 1 : -1].split("*")
+        end = pieces.pop()
+        if not path.endswith(end):
+            return False
+        last: str | None = end
+    else:
+        pieces = text[star + 1 :].split("*")
+        last = None
+    position = star
+    for piece in pieces:
+        found = path.find(piece, position)
+        if found < 0:
+            return False
+        position = found + len(piece)
+    if last is not None:
+        return len(path) - len(last) >= position and path.endswith(last)
+    return True
 
 
 def _literal(fragment: str) -> str:
@@ -567,8 +578,15 @@ class AgentMatcher:
         assert texts is not None
         best = -1
         for index, text in enumerate(texts):
-            if _glob_matches(text, path):
-                best = max(best, self._key(index, len(text)))
+            star = text.find("*")
+            if star < 0:  # a prefix, or a whole path when it ends with "$"
+                if not (path == text[:-1] if text[-1] == "$" else path.startswith(text)):
+                    continue
+            elif not path.startswith(text[:star]) or not _glob_matches(text, star, path):
+                continue
+            key = self._key(index, len(text))
+            if key > best:
+                best = key
         return None if best < 0 else best
 
     def _key(self, index: int, specificity: int) -> _Key:

@@ -403,6 +403,16 @@ class RobotsTxt(Verdicts):
         RFC 9309 2.5: ``max_size`` should be at least 500 KiB (512,000 bytes).
         """
         collector = Warnings()
+        if (
+            type(body) is bytes
+            and type(max_size) is int
+            and len(body) <= max_size < MAX_BODY_SIZE
+            and body.isascii()
+            and b"\r" not in body
+            and b"\x00" not in body
+        ):
+            # Most files: nothing for ``prepare`` to cut, drop, turn or say.
+            return cls(group_all(body, collector), tuple(collector.items), False)
         prepared, truncated = prepare(_as_bytes(body), _checked(max_size), collector)
         early = len(collector.items)
         grouping = group_all(prepared, collector)
@@ -501,8 +511,25 @@ class RobotsTxt(Verdicts):
             token = self._group_token(agent)
             matcher = self._by_token.get(token)
             if matcher is None:
-                matcher = self._compiled(token, AgentMatcher(self._rules(token)))
-            self._remember(agent, matcher)
+                grouping = self._grouping
+                if grouping is None:
+                    matcher = self._compiled(token, AgentMatcher(self._rules(token)))
+                else:  # the first matcher: _rules and _compiled, inline
+                    groups = grouping.groups
+                    rules: list[Rule] = []
+                    for index in self._tokens.get(token, ()):
+                        rules += groups[index].rules
+                    matcher = AgentMatcher(rules)
+                    if self._allows_everything is None:
+                        self._allows_everything = (
+                            grouping.pattern_count == 0
+                            and grouping.usage_count == 0
+                            and all(group.crawl_delay is None for group in groups)
+                        )
+                    self._drop_groups()
+                    self._by_token[token] = matcher
+            if len(self._by_agent) < AGENT_CACHE_SIZE:  # _remember, inline
+                self._by_agent[agent] = matcher
         return matcher
 
     def _compile_steps(self, agent: str) -> Steps[AgentMatcher]:
