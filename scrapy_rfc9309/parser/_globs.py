@@ -46,9 +46,10 @@ once: linear in the rules (and in the path for each).
 from __future__ import annotations
 
 import re
+from array import array
 from collections import defaultdict, deque
 from itertools import chain, repeat
-from operator import add
+from operator import add, itemgetter
 
 from ._rulekey import LINE_BITS, LINE_MAX, OFFSET_BITS, RuleKey
 
@@ -113,11 +114,12 @@ class GlobIndex:
     deciding rule's key."""
 
     __slots__ = (
+        "_allows",
         "_buckets",
         "_lengths",
+        "_lines",
         "_pairs",
         "_prefix_sizes",
-        "_rules",
         "_sizes",
         "_suffixes",
         "_texts",
@@ -125,7 +127,10 @@ class GlobIndex:
     )
 
     def __init__(self, text: str, rules: list[Rule]) -> None:
-        self._rules = rules
+        # Each rule's allow flag and line in one octet and four (lines fit in
+        # 31 bits, see ``_rulekey``): the values are the texts, kept once.
+        self._allows = bytes(map(itemgetter(0), rules))
+        self._lines = array("I", map(itemgetter(2), rules))
         self._texts = texts = text.split("\n")
         keys = _KEYS.findall(text)
         # Each key's rules in file order, appended in C (no Python step a rule).
@@ -144,7 +149,9 @@ class GlobIndex:
 
     def rules(self) -> list[Rule]:
         """The rules as read (allow, value, line), to compile them otherwise."""
-        return self._rules
+        return list(
+            zip(map(bool, self._allows), map(str.encode, self._texts), self._lines, strict=True)
+        )
 
     def _candidates(self, path: str) -> list[int]:
         """The rules that share a key with ``path``, most specific first."""
@@ -176,7 +183,7 @@ class GlobIndex:
         Linear: O(p + a^2) look-ups, then at most every rule tried once, each
         in O(p) (p: the path's octets, a: its distinct octets; see above)."""
         self.checks += 1
-        lengths, texts, rules = self._lengths, self._texts, self._rules
+        lengths, texts, allows, lines = self._lengths, self._texts, self._allows, self._lines
         best = -1
         level = -1
         for index in self._candidates(path):
@@ -185,11 +192,14 @@ class GlobIndex:
                 break
             if length == level:
                 # A tie: tried only if it would win it (allow, then the earlier line).
-                allow, _, line = rules[index]
-                if ((length << 1 | allow) << LINE_BITS | (LINE_MAX - line)) << OFFSET_BITS <= best:
+                key = (
+                    (length << 1 | allows[index]) << LINE_BITS | (LINE_MAX - lines[index])
+                ) << OFFSET_BITS
+                if key <= best:
                     continue
             if _matches(texts[index], path):
-                allow, _, line = rules[index]
-                key = ((length << 1 | allow) << LINE_BITS | (LINE_MAX - line)) << OFFSET_BITS
+                key = (
+                    (length << 1 | allows[index]) << LINE_BITS | (LINE_MAX - lines[index])
+                ) << OFFSET_BITS
                 level, best = length, max(best, key)
         return None if best < 0 else best
