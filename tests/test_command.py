@@ -126,6 +126,30 @@ async def test_command_several_urls_one_fetch_per_site_json(sites, tmp_path) -> 
 
 
 @deferred_f_from_coro_f
+async def test_command_lenient_dot_segments_says_the_path_it_matched_as_the_crawl_does(
+    sites, tmp_path
+) -> None:
+    """LENIENT(dot-segments): ``/./private/a`` is refused as ``/private/a``, the
+    path the server resolves it to, and the command says so, text and JSON."""
+    site = sites(routes={"/robots.txt": text(ROBOTS)})
+    url = site.url("/./private/a")
+    output, code = await scrapy(url, cwd=tmp_path)
+    assert code == EXIT_DISALLOWED, output
+    assert (
+        'DISALLOWED by line 2: "Disallow: /private" (matched as /private/a, the path the '
+        "server resolves /./private/a to)" in output
+    ), output
+    output, code = await scrapy(url, site.url("/private/a"), "--json", cwd=tmp_path)
+    resolved, plain = json_lines(output)
+    assert (resolved["verdict"], resolved["line"], resolved["matched_as"]) == (
+        "disallowed",
+        2,
+        "/private/a",
+    )
+    assert (plain["verdict"], plain["matched_as"]) == ("disallowed", None)
+
+
+@deferred_f_from_coro_f
 async def test_command_reads_urls_from_stdin(sites, tmp_path) -> None:
     site = sites(routes={"/robots.txt": text(ROBOTS)})
     stdin = f"{site.url('/a')}\n\n# a comment\n{site.url('/b')}\n"

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from ..parser._matcher import Verdict
 from ..parser._page_directives import PageDirectives
-from ..parser._robotstxt import RobotsTxt
+from ..parser._robotstxt import ResolvedVerdict, RobotsTxt
 from ..parser._tdmrep import TDMREP_PATH, TdmRep
 from ..parser._usage import Preference
 from ..parser._usage_decision import UsageSources, decide_usage, site_sources
@@ -116,6 +116,7 @@ def explain_url(
         "verdict": "error",
         "rule": None,
         "line": None,
+        "matched_as": None,
         "robots_txt": [],
         "group": [],
         "outcome": None,
@@ -156,6 +157,8 @@ def explain_url(
     answer["verdict"] = "allowed" if verdict.allowed else "disallowed"
     answer["rule"] = verdict.rule
     answer["line"] = verdict.line
+    if isinstance(verdict, ResolvedVerdict):  # LENIENT(dot-segments), as the crawl says
+        answer["matched_as"] = verdict.matched_as
     sources = site_sources(robots, url, token)
     answer["usage"] = sources.robots_txt.as_dict()
     if verdict.allowed:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..parser._robotstxt import RobotsTxt
 from ..parser._tdmrep import TDMREP_PATH
-from ..sites._outcome import Kind, SiteOutcome
+from ..sites._outcome import Kind, SiteOutcome, matched_note
 from ._command_answer import explain_url
 from ._meta_middleware import _LENIENT_FORMS
 
@@ -45,7 +45,9 @@ def robots_lines(answer: dict[str, Any]) -> list[str]:
         lines.append("verdict:     ALLOWED (no rule matches; RFC 9309 2.2.2)")
     else:
         word = "ALLOWED" if answer["verdict"] == "allowed" else "DISALLOWED"
-        lines.append(f'verdict:     {word} by line {answer["line"]}: "{answer["rule"]}"')
+        matched_as = answer.get("matched_as")
+        matched = "" if matched_as is None else matched_note(matched_as, answer["url"])
+        lines.append(f'verdict:     {word} by line {answer["line"]}: "{answer["rule"]}"{matched}')
     for other in answer.get("also_obey") or ():
         word = "allowed" if other["verdict"] == "allowed" else "DISALLOWED"
         rule = (

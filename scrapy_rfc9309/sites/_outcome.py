@@ -98,7 +98,14 @@ def _matched(verdict: object, url: str) -> str:
     resolves the URL's path to (``LENIENT(dot-segments)``); empty otherwise."""
     if not isinstance(verdict, ResolvedVerdict):
         return ""
-    return f" (matched as {verdict.matched_as}, the path the server resolves {path_of(url)} to)"
+    return matched_note(verdict.matched_as, url)
+
+
+def matched_note(matched_as: str, url: str) -> str:
+    """`` (matched as /private/a, the path the server resolves /./private/a to)``:
+    what a drop line and ``scrapy robotstxt`` add to a ``LENIENT(dot-segments)``
+    denial."""
+    return f" (matched as {matched_as}, the path the server resolves {path_of(url)} to)"
 
 
 class SiteOutcome:
