@@ -51,6 +51,7 @@ from collections import defaultdict, deque
 from itertools import chain, repeat
 from operator import add, itemgetter
 
+from ._glob import matches
 from ._rulekey import LINE_BITS, LINE_MAX, OFFSET_BITS, RuleKey
 
 __all__ = ["GlobIndex"]
@@ -81,31 +82,6 @@ _PREFIX_KEYS = re.compile(r"^/[^*$\n]+$", re.MULTILINE)
 
 #: One allow/disallow line as read: allow, its value as written, its line.
 Rule = tuple[bool, bytes, int]
-
-
-def _matches(text: str, path: str) -> bool:
-    """Whether a rule in canonical form matches ``path``: greedy left to
-    right (leftmost occurrence of each piece), linear, never backtracks,
-    exact for ``*``-only patterns; a final ``$`` anchors the last piece."""
-    pieces = text.split("*")
-    last = pieces.pop()
-    anchored = last[-1:] == "$"
-    if anchored:
-        last = last[:-1]
-    if not pieces:  # no star: a plain prefix, or the whole path when anchored
-        return path == last if anchored else path.startswith(last)
-    prefix = pieces[0]
-    if not path.startswith(prefix):
-        return False
-    position = len(prefix)
-    for piece in pieces[1:]:
-        found = path.find(piece, position)
-        if found < 0:
-            return False
-        position = found + len(piece)
-    if anchored:
-        return len(path) - len(last) >= position and path.endswith(last)
-    return path.find(last, position) >= 0
 
 
 class GlobIndex:
@@ -197,7 +173,7 @@ class GlobIndex:
                 ) << OFFSET_BITS
                 if key <= best:
                     continue
-            if _matches(texts[index], path):
+            if matches(texts[index], path):
                 key = (
                     (length << 1 | allows[index]) << LINE_BITS | (LINE_MAX - lines[index])
                 ) << OFFSET_BITS

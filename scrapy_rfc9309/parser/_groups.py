@@ -85,6 +85,14 @@ class Grouping:
             indexes = self.by_token.get(WILDCARD_AGENT, [])
         return [self.groups[index] for index in indexes]
 
+    def allows_everything(self) -> bool:
+        """No rule with a pattern, no usage line and no Crawl-delay in any group."""
+        return (
+            self.pattern_count == 0
+            and self.usage_count == 0
+            and all(group.crawl_delay is None for group in self.groups)
+        )
+
     def rules(self, groups: Iterable[Group]) -> list[Rule]:
         """The rules of ``groups`` in file order of each group (a new list)."""
         rules: list[Rule] = []

@@ -50,6 +50,7 @@ from itertools import islice
 from typing import NamedTuple
 
 from ._encoding import normalize, path_of
+from ._glob import matches_after, pieces_follow
 from ._globs import GlobIndex
 from ._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes, prefix_index
 from ._rulekey import ALLOW_BIT as _ALLOW_BIT
@@ -195,47 +196,12 @@ _Entry = _Wildcard | _Lazy
 
 
 def _wildcard_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path: str) -> bool:
-    """Greedy left-to-right glob match: linear, never backtracks.
-
-    Taking the leftmost occurrence of each piece is optimal for ``*``-only
-    patterns, so no other alignment needs to be tried.
-    """
+    """Whether a compiled rule matches ``path`` (see :mod:`._glob`)."""
     if not path.startswith(prefix):
         return False
-    position = len(prefix)
-    last = pieces[-1] if anchored else None
-    for piece in pieces[:-1] if anchored else pieces:
-        found = path.find(piece, position)
-        if found < 0:
-            return False
-        position = found + len(piece)
-    if last is not None:
-        return len(path) - len(last) >= position and path.endswith(last)
-    return True
-
-
-def _glob_matches(text: str, star: int, path: str) -> bool:
-    """Whether a rule in canonical form with a star at ``star`` (its first;
-    a final ``$`` allowed) matches ``path``, which starts with the text
-    before that star: :func:`_wildcard_matches` without compiling the rule."""
-    if text[-1] == "$":
-        pieces = text[star + 1 : -1].split("*")
-        end = pieces.pop()
-        if not path.endswith(end):
-            return False
-        last: str | None = end
-    else:
-        pieces = text[star + 1 :].split("*")
-        last = None
-    position = star
-    for piece in pieces:
-        found = path.find(piece, position)
-        if found < 0:
-            return False
-        position = found + len(piece)
-    if last is not None:
-        return len(path) - len(last) >= position and path.endswith(last)
-    return True
+    if anchored:
+        return pieces_follow(path, len(prefix), pieces[:-1], pieces[-1])
+    return pieces_follow(path, len(prefix), pieces, None)
 
 
 def _literal(fragment: str) -> str:
@@ -582,7 +548,7 @@ class AgentMatcher:
             if star < 0:  # a prefix, or a whole path when it ends with "$"
                 if not (path == text[:-1] if text[-1] == "$" else path.startswith(text)):
                     continue
-            elif not path.startswith(text[:star]) or not _glob_matches(text, star, path):
+            elif not path.startswith(text[:star]) or not matches_after(text, star, path):
                 continue
             key = self._key(index, len(text))
             if key > best:

@@ -182,10 +182,7 @@ class Verdicts:
     def _denied(self, url: str, agent: str) -> int | None:
         """The deciding rule if it may disallow ``url``, else ``None``: a path
         that starts with no disallow rule's literal prefix is allowed without
-        a full check (RFC 9309 2.2.2: only a matching disallow rule denies).
-
-        :meth:`allowed` is this, inline (one call less on the hot path).
-        """
+        a full check (RFC 9309 2.2.2: only a matching disallow rule denies)."""
         try:
             match = _canonical_url(url)  # canonical_path, inline: the common case
         except TypeError:
@@ -266,33 +263,7 @@ class Verdicts:
 
     def allowed(self, url: str, agent: str) -> bool:
         """``check(url=url, agent=agent).allowed``."""
-        # _denied, inline: the check a crawl makes for every request.
-        try:
-            match = _canonical_url(url)
-        except TypeError:
-            raise TypeError(f"url must be a str, not {type(url).__name__}") from None
-        path = uncommon_path(url) if match is None else match[1]
-        matcher = self._by_agent.get(agent)
-        if matcher is None:
-            matcher = self.matcher(agent)
-        heads = matcher.heads
-        if heads is not None:
-            bucket = heads.get(path[1:2])
-            if bucket is None or not path.startswith(bucket):
-                for needle in matcher.needles:
-                    if needle in path:
-                        break
-                else:
-                    if "//" not in path and ("." not in path or "/." not in path):
-                        return True
-        if path == _ROBOTS_PATH:  # _denying_rule, inline
-            return True
-        rule = matcher.decide(path)
-        if rule is not None and not (rule >> _ALLOW_BIT) & 1:
-            return False
-        if "/." in path or "//" in path:  # LENIENT(dot-segments)
-            return _resolved_denial(matcher, path) is None
-        return True
+        return self._denied(url, agent) is None
 
     def usage_index(self) -> UsageIndex | None:
         """The file's usage lines by agent token; ``None`` when it has none."""
@@ -472,12 +443,7 @@ class RobotsTxt(Verdicts):
         """No rule with a pattern and no Crawl-delay in any group: nothing to obey."""
         allows = self._allows_everything
         if allows is None:
-            grouping = self._groups()
-            allows = self._allows_everything = (
-                grouping.pattern_count == 0
-                and grouping.usage_count == 0
-                and all(group.crawl_delay is None for group in grouping.groups)
-            )
+            allows = self._allows_everything = self._groups().allows_everything()
         return allows
 
     def usage_index(self) -> UsageIndex | None:
@@ -511,25 +477,8 @@ class RobotsTxt(Verdicts):
             token = self._group_token(agent)
             matcher = self._by_token.get(token)
             if matcher is None:
-                grouping = self._grouping
-                if grouping is None:
-                    matcher = self._compiled(token, AgentMatcher(self._rules(token)))
-                else:  # the first matcher: _rules and _compiled, inline
-                    groups = grouping.groups
-                    rules: list[Rule] = []
-                    for index in self._tokens.get(token, ()):
-                        rules += groups[index].rules
-                    matcher = AgentMatcher(rules)
-                    if self._allows_everything is None:
-                        self._allows_everything = (
-                            grouping.pattern_count == 0
-                            and grouping.usage_count == 0
-                            and all(group.crawl_delay is None for group in groups)
-                        )
-                    self._drop_groups()
-                    self._by_token[token] = matcher
-            if len(self._by_agent) < AGENT_CACHE_SIZE:  # _remember, inline
-                self._by_agent[agent] = matcher
+                matcher = self._compiled(token, AgentMatcher(self._rules(token)))
+            self._remember(agent, matcher)
         return matcher
 
     def _compile_steps(self, agent: str) -> Steps[AgentMatcher]:
@@ -554,7 +503,8 @@ class RobotsTxt(Verdicts):
         # The groups, the rules read while parsing, the sitemaps and the
         # warnings served the first agent; what a later call needs is read
         # from the body again, so a parsed file keeps what deciding needs.
-        self.allows_everything  # noqa: B018 (computed before the groups go)
+        if self._allows_everything is None:  # computed before the groups go
+            self._allows_everything = self._groups().allows_everything()
         self._drop_groups()
         self._by_token[token] = matcher
         return matcher
