@@ -141,24 +141,30 @@ def test_2_2_2_hundreds_of_final_star_rules_agree_with_reference(
     patterns=st.lists(st.text(alphabet="/abc", max_size=6), max_size=40),
     paths=st.lists(st.text(alphabet="/abc", max_size=8), max_size=10),
     bonus=st.sampled_from([0, 1]),
+    offsets=st.booleans(),
+    first_line=st.sampled_from([1, 120, 5000]),
 )
 @settings(max_examples=400, deadline=None)
 def test_2_2_2_compact_prefix_index_agrees_with_the_dict(
-    patterns: list[str], paths: list[str], bonus: int
+    patterns: list[str], paths: list[str], bonus: int, offsets: bool, first_line: int
 ) -> None:
+    """The three indexes give the key the table holds: with the caller's low
+    bits (kept whole), or without (kept as ``line << 1 | allow``)."""
     from scrapy_rfc9309.parser._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes
     from scrapy_rfc9309.parser._rulekey import pack
 
     table = {
-        pattern: pack(len(pattern) + bonus, i % 2 == 0, i + 1, i)
+        pattern: pack(len(pattern) + bonus, i % 2 == 0, first_line + i, i if offsets else 0)
         for i, pattern in enumerate(patterns)
     }
-    fast, compact, few = DictPrefixes(table), SortedPrefixes(table, bonus), FewPrefixes(table)
+    fast = DictPrefixes(table, bonus)
+    compact, few = SortedPrefixes(table, bonus), FewPrefixes(table)
     for path in paths:
         # The reference: every pattern tried, the longest prefix of the path wins.
         matching = [pattern for pattern in table if path.startswith(pattern)]
         expected = table[max(matching, key=len)] if matching else None
         assert fast.longest(path) == compact.longest(path) == few.longest(path) == expected
+        assert fast.longest(path) == expected  # a key rebuilt once, then remembered
 
 
 @given(

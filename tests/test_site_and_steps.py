@@ -90,6 +90,34 @@ def test_2_2_1_compact_form_an_unknown_token_shares_the_star_rules_without_a_par
     )
 
 
+@pytest.mark.parametrize("others", [1, 20], ids=["few-tokens", "many-tokens"])
+def test_2_2_1_parsed_file_keeps_one_matcher_per_token_once_its_groups_are_dropped(
+    others: int,
+) -> None:
+    """Once its groups are dropped a parsed file keeps only the tokens that
+    have groups (a small set) and one matcher map, agent strings and tokens
+    alike: each agent still gets its own group's rules (RFC 9309 2.2.1), and
+    ``compiled_matchers`` names tokens only."""
+    body = b"User-agent: *\nDisallow: /private\n\n" + b"".join(
+        b"User-agent: Other%dBot\nDisallow: /other%d\n\n" % (n, n) for n in range(others)
+    )
+    robots = RobotsTxt.parse(body)
+    for agent in ("Mozilla/5.0 (compatible; Other0Bot/1.0)", "other0bot", "Rotating/1.0"):
+        robots.allowed(url="/", agent=agent)
+    assert set(robots.compiled_matchers()) == {"other0bot", "*"}
+    for number in range(200):  # far more agent strings than are remembered
+        agent = f"Rotating{number}/1.0"
+        assert not robots.allowed(url="/private/x", agent=agent)
+        assert robots.allowed(url="/other0", agent=agent)
+        assert robots.matcher(agent) is robots.compiled_matchers()["*"]
+    last = f"Other{others - 1}Bot"
+    assert not robots.allowed(url=f"/other{others - 1}", agent=last)
+    assert robots.allowed(url="/private/x", agent=last)
+    assert not robots.allowed(url="/other0", agent="OTHER0BOT/2")
+    assert robots.tokens == {"*"} | {f"other{n}bot" for n in range(others)}
+    assert set(robots.compiled_matchers()) == {"*", "other0bot", last.lower()}
+
+
 def test_2_3_a_malformed_url_has_no_site_and_never_raises() -> None:
     for url in ("http://[::1", "http://[bad/x", "http://h:99999/", "https://"):
         assert site_of(url) is None

@@ -113,7 +113,7 @@ class GlobIndex:
         buckets: defaultdict[str, list[int]] = defaultdict(list)
         deque(map(list.append, map(buckets.__getitem__, keys), range(len(keys))), maxlen=0)
         self._buckets = dict(buckets)
-        self._lengths = list(map(len, texts))
+        self._lengths = array("I", map(len, texts))
         # What a check looks up, from the keys present (each once).
         found = "\n".join(self._buckets)
         self._prefix_sizes = sorted(set(map(len, _PREFIX_KEYS.findall(found))))

@@ -320,8 +320,8 @@ class AgentMatcher:
     _compiled: dict[_Key, _Wildcard]
     #: Few rules scanned as written (``None`` once compiled), with their
     #: ``allow`` flags and lines; keys are computed for matching rules only.
-    _texts: list[str] | None
-    _allows: tuple[bool, ...]
+    _texts: tuple[str, ...] | None
+    _allows: tuple[bool, ...] | None
     _lines: tuple[int, ...]
     #: Whether the scanned rules have wildcards (else all plain prefixes).
     _globs: bool
@@ -363,20 +363,25 @@ class AgentMatcher:
     def _scan_of(self, joined: bytes, rules: list[Rule], plain: bool) -> None:
         """Keep few rules as written to scan them: no key, no index."""
         text = joined.decode("ascii")
-        texts = text.split("\n") if rules else []
+        texts = tuple(text.split("\n")) if rules else ()
         if "" in texts:  # empty rules match nothing (RFC 9309 2.2.2)
             kept = [(value, rule) for value, rule in zip(texts, rules, strict=True) if value]
-            texts, rules = [value for value, _ in kept], [rule for _, rule in kept]
+            texts, rules = tuple(value for value, _ in kept), [rule for _, rule in kept]
             text = "\n".join(texts)
         columns = list(zip(*rules, strict=True))  # in C: allow flags, values, lines
-        self._allows, self._lines = (columns[0], columns[2]) if rules else ((), ())
+        if rules:
+            # Most groups have no allow rule: then no flags are kept.
+            allows = columns[0]
+            self._allows, self._lines = (allows if True in allows else None), columns[2]
+        else:
+            self._allows, self._lines = None, ()
         self._texts, self._globs, self._checks = texts, not plain, 0
         self._globs_index = None
         self.rule_count = len(texts)
         self._no_shortcut()
         if plain:
             # "/private*" matches as "/private", one octet more specific.
-            self._any = tuple(text.replace("*", "").split("\n") if "*" in text else texts)
+            self._any = tuple(text.replace("*", "").split("\n")) if "*" in text else texts
         else:
             # Canonical with wildcards: each split only when tried.
             self._any = ()
@@ -557,16 +562,18 @@ class AgentMatcher:
 
     def _key(self, index: int, specificity: int) -> _Key:
         """The key of scanned rule ``index`` (see ``_rulekey``)."""
-        allow, line = self._allows[index], self._lines[index]
+        allows = self._allows
+        allow, line = (allows is not None and allows[index]), self._lines[index]
         return ((specificity << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _LOW_BITS
 
     def _scanned_rules(self) -> list[Rule]:
         """The rules of a scanning matcher as read, to compile them."""
         texts = self._texts
         assert texts is not None
+        allows = self._allows or (False,) * len(texts)
         return [
             (allow, text.encode(), line)
-            for text, allow, line in zip(texts, self._allows, self._lines, strict=True)
+            for text, allow, line in zip(texts, allows, self._lines, strict=True)
         ]
 
     def _candidates(self, path: str) -> Iterable[_Entry]:

@@ -82,6 +82,21 @@ def _checked(max_size: int) -> int:
     return max_size
 
 
+#: Up to this many tokens, a tuple is the smallest set of them.
+_FEW_TOKENS = 8
+_ONLY_WILDCARD: tuple[str, ...] = (WILDCARD_AGENT,)
+
+
+def _token_set(tokens: Collection[str]) -> Collection[str]:
+    """The tokens that have groups, in the smallest form that answers ``in``:
+    the groups they index are dropped with the grouping."""
+    if len(tokens) == 1 and WILDCARD_AGENT in tokens:  # most files
+        return _ONLY_WILDCARD
+    if len(tokens) > _FEW_TOKENS:
+        return dict.fromkeys(tokens)  # a third of a frozenset's size
+    return tuple(tokens)
+
+
 def _may_resolve(url: str) -> bool:
     """Whether the path of ``url`` (absolute, or a path) may contain a dot
     segment or ``//`` (``%2e`` not decoded yet): a cheap test before the
@@ -304,7 +319,6 @@ class RobotsTxt(Verdicts):
         "_allows_everything",
         "_body_",
         "_by_agent",
-        "_by_token",
         "_early_warnings",
         "_grouping",
         "_line_starts",
@@ -326,12 +340,17 @@ class RobotsTxt(Verdicts):
     ):
         self._grouping: Grouping | None = grouping
         self._body_ = grouping.body
-        self._tokens = grouping.by_token
+        # The token index (by token, its groups); only the tokens once the
+        # groups are dropped, unless usage lines need the index again.
+        self._tokens: Collection[str] = grouping.by_token
         # kept when the groups go: a cache keeps them with the compiled rules
         self._sitemaps = grouping.sitemaps
         self._allows_everything: bool | None = None
         self._line_starts: array[int] | None = None
-        self._by_token: dict[str, AgentMatcher] = {}
+        # One dict for both: the matcher of each token compiled (kept
+        # whatever their number), and of up to AGENT_CACHE_SIZE agent strings.
+        # A key is never both with two meanings: an agent string equal to a
+        # token with groups is reduced to that token.
         self._by_agent: dict[str, AgentMatcher] = {}
         self._usage: UsageIndex | None = None
         self._usage_count = grouping.usage_count
@@ -426,7 +445,12 @@ class RobotsTxt(Verdicts):
     def compiled_matchers(self) -> dict[str, AgentMatcher]:
         """The matchers compiled so far, by product token (``*``: the
         fallback shared by every token without a group of its own)."""
-        return dict(self._by_token)
+        tokens = self._tokens
+        return {
+            key: matcher
+            for key, matcher in self._by_agent.items()
+            if key == WILDCARD_AGENT or key in tokens
+        }
 
     @property
     def tokens(self) -> frozenset[str]:
@@ -458,12 +482,14 @@ class RobotsTxt(Verdicts):
                 # The groups are gone (a matcher was compiled), their usage
                 # line numbers kept: the lines are read from the body again.
                 assert self._usage_lines is not None
-                usage = usage_index_of(self._body_, self._usage_lines, self._tokens)
+                tokens = self._tokens
+                assert isinstance(tokens, dict)  # kept whole when the file has usage lines
+                usage = usage_index_of(self._body_, self._usage_lines, tokens)
             self._usage, self._usage_lines = usage, None
         return usage
 
     def _usage_tokens(self) -> Collection[str]:
-        return self._tokens.keys()  # a look-up, not a copy of every token per call
+        return self._tokens  # a look-up, not a copy of every token per call
 
     def groups_for(self, agent: str) -> list[Group]:
         """The groups that govern ``agent`` (RFC 9309 2.2.1), in file order."""
@@ -475,7 +501,7 @@ class RobotsTxt(Verdicts):
         matcher = self._by_agent.get(agent)
         if matcher is None:
             token = self._group_token(agent)
-            matcher = self._by_token.get(token)
+            matcher = self._by_agent.get(token)
             if matcher is None:
                 matcher = self._compiled(token, AgentMatcher(self._rules(token)))
             self._remember(agent, matcher)
@@ -483,7 +509,7 @@ class RobotsTxt(Verdicts):
 
     def _compile_steps(self, agent: str) -> Steps[AgentMatcher]:
         token = self._group_token(agent)
-        matcher = self._by_token.get(token)
+        matcher = self._by_agent.get(token)
         if matcher is None:
             matcher = yield from AgentMatcher.compile_steps(self._rules(token))
             self._compiled(token, matcher)
@@ -506,7 +532,7 @@ class RobotsTxt(Verdicts):
         if self._allows_everything is None:  # computed before the groups go
             self._allows_everything = self._groups().allows_everything()
         self._drop_groups()
-        self._by_token[token] = matcher
+        self._by_agent[token] = matcher
         return matcher
 
     def _drop_groups(self) -> None:
@@ -516,6 +542,8 @@ class RobotsTxt(Verdicts):
             # grouping the whole body again.
             self._usage_lines = [group.usage_lines for group in grouping.groups]
         self._grouping = None
+        if not self._usage_count:  # the groups of each token are read again when needed
+            self._tokens = _token_set(self._tokens)
         if self._warnings is not None and len(self._warnings) > len(self._early_warnings):
             self._warnings = None
 
