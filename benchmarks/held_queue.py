@@ -5,6 +5,10 @@ waits in the scheduler as long as the first robots.txt round trip, so the
 crawl starts, as the add-on's does, with all its requests ready at once
 (``off`` takes them from ``start()`` one per engine turn instead, and keeps
 a few in flight).
+
+A request whose meta has :data:`UNHELD` set is handed out at once when it is
+the next one: the ``held-fetched`` baseline sends each site's robots.txt so,
+as a plain page that every other request waits behind.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from scrapy.pqueues import ScrapyPriorityQueue
 
 #: how long nothing is handed out, from the queue's creation (spider open)
 HOLD = 0.3
+#: the meta key of a request handed out during the hold
+UNHELD = "unheld"
 
 
 class HeldQueue(ScrapyPriorityQueue):
@@ -45,5 +51,7 @@ class HeldQueue(ScrapyPriorityQueue):
 
     def pop(self) -> Any:
         if time.monotonic() < self._until:
-            return None
+            first = self.peek()
+            if first is None or not first.meta.get(UNHELD):
+                return None
         return super().pop()
