@@ -168,6 +168,27 @@ def test_2_2_2_compact_prefix_index_agrees_with_the_dict(
 
 
 @given(
+    tokens=st.lists(st.text(alphabet="ab*-", min_size=1, max_size=4), unique=True, max_size=12),
+    asked=st.lists(st.text(alphabet="ab*-\n", max_size=5), max_size=12),
+)
+@settings(max_examples=300, deadline=None)
+def test_2_2_1_kept_token_set_answers_as_the_token_index(
+    tokens: list[str], asked: list[str]
+) -> None:
+    """What a parsed file keeps of its token index once its groups are
+    dropped answers ``in`` as the index did, for tokens, their parts and
+    their joins, and lists the same tokens."""
+    from scrapy_rfc9309.parser._tokenset import token_set
+
+    index = dict.fromkeys(tokens)
+    kept = token_set(index)
+    for token in [*asked, *tokens, "", "\n", *(a + b for a in tokens for b in tokens)]:
+        assert (token in kept) is (token in index), token
+    assert sorted(kept) == sorted(tokens)
+    assert len(kept) == len(tokens)
+
+
+@given(
     scheme=st.sampled_from(["http://", "https://", "HTTP://", "ftp://", ""]),
     authority=st.text(alphabet="ab.:@?#/%", max_size=6),
     rest=st.text(alphabet="/ab?#%2Fé ~*$[]'\x00", max_size=20),

@@ -112,7 +112,8 @@ class GlobIndex:
         # Each key's rules in file order, appended in C (no Python step a rule).
         buckets: defaultdict[str, list[int]] = defaultdict(list)
         deque(map(list.append, map(buckets.__getitem__, keys), range(len(keys))), maxlen=0)
-        self._buckets = dict(buckets)
+        # Tuples (no room kept for more): built in C.
+        self._buckets = dict(zip(buckets, map(tuple, buckets.values()), strict=True))
         self._lengths = array("I", map(len, texts))
         # What a check looks up, from the keys present (each once).
         found = "\n".join(self._buckets)

@@ -313,9 +313,9 @@ class AgentMatcher:
     _starred: FewPrefixes | DictPrefixes | SortedPrefixes | None
     _exact: dict[str, _Key]
     _scan: list[_Wildcard] | None
-    _prefix_index: dict[str, list[_Entry]]
-    _gram_index: dict[str, list[_Entry]]
-    _short_index: dict[str, list[_Entry]]
+    _prefix_index: dict[str, tuple[_Entry, ...]]
+    _gram_index: dict[str, tuple[_Entry, ...]]
+    _short_index: dict[str, tuple[_Entry, ...]]
     _prefix_lengths: list[int]
     _compiled: dict[_Key, _Wildcard]
     #: Few rules scanned as written (``None`` once compiled), with their
@@ -582,7 +582,7 @@ class AgentMatcher:
         Each bucket is sorted best first when compiled; many candidates are
         merged lazily, so a check that finds its rule early stops early.
         """
-        buckets: list[list[_Entry]] = []
+        buckets: list[tuple[_Entry, ...]] = []
         lengths = self._prefix_lengths
         prefixes = self._prefix_index
         for length in lengths[: bisect_right(lengths, len(path))]:
@@ -647,7 +647,7 @@ def _compile_lazy(lazy: _Lazy) -> _Wildcard:
 
 def _index_wildcards(
     wildcards: list[_Wildcard], lazy: list[_Lazy]
-) -> Steps[tuple[dict[str, list[_Entry]], ...]]:
+) -> Steps[tuple[dict[str, tuple[_Entry, ...]], ...]]:
     """Index wildcard rules so that a check tries only those that can match.
 
     A rule with a literal prefix beyond ``/`` goes under that prefix; else
@@ -682,7 +682,8 @@ def _index_wildcards(
                 by_gram.setdefault(needle[-_GRAM:], []).append(entry)
             else:
                 by_short.setdefault(needle, []).append(entry)
-    for index in (by_prefix, by_gram, by_short):
-        for bucket in index.values():
-            bucket.sort(reverse=True)
-    return by_prefix, by_gram, by_short
+    sorted_best_first: list[dict[str, tuple[_Entry, ...]]] = [
+        {key: tuple(sorted(bucket, reverse=True)) for key, bucket in index.items()}
+        for index in (by_prefix, by_gram, by_short)
+    ]
+    return sorted_best_first[0], sorted_best_first[1], sorted_best_first[2]

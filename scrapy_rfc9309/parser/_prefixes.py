@@ -36,7 +36,6 @@ __all__ = ["DictPrefixes", "FewPrefixes", "SortedPrefixes", "prefix_index"]
 SORTED_FROM = 256
 #: Up to this many, patterns are tried one by one.
 FEW = 6
-_HEAD = 2
 
 
 class FewPrefixes:
@@ -58,52 +57,60 @@ class FewPrefixes:
 
 
 class DictPrefixes:
-    """Patterns in a dict, probed at the lengths of the patterns that start
-    like the path (its first two characters), longest first.
+    """Patterns in a dict, probed at the lengths of the patterns whose
+    second character is the path's (patterns start with ``/``), longest
+    first.
 
-    A key's specificity is its pattern's length plus ``bonus``; when no key
-    has low bits of its caller's, each is kept as ``line << 1 | allow``, a
-    small int (the ones below 257 are shared by the interpreter), and
-    rebuilt on its first match (then remembered: at most one per pattern)."""
+    Kept small: the lengths are found by that one character (a string the
+    interpreter shares), equal tuples of lengths are one tuple, and a key's
+    specificity is its pattern's length plus ``bonus``, so when no key has
+    low bits of its caller's, each is kept as ``line << 1 | allow`` (a small
+    int; those below 257 are shared by the interpreter) and rebuilt on its
+    first match (then remembered: at most one per pattern)."""
 
-    __slots__ = ("_bonus", "_empty", "_hits", "_lengths_by_head", "_small", "_table")
-    _lengths_by_head: dict[str, tuple[int, ...]]
+    __slots__ = ("_bonus", "_empty", "_hits", "_lengths_by_second", "_small", "_table")
+    _lengths_by_second: dict[str, tuple[int, ...]]
+    _hits: dict[str, RuleKey] | None
 
     def __init__(self, table: dict[str, RuleKey], bonus: int = 0) -> None:
         # The empty pattern (from "Disallow: *") is a prefix of every path.
         self._empty = table.get("")
         self._bonus = bonus
         self._small = not any(map(key_offset, table.values()))
-        self._hits: dict[str, RuleKey] = {}
+        self._hits = None
         self._table = (
             {pattern: key_line(key) << 1 | key_allows(key) for pattern, key in table.items()}
             if self._small
             else table
         )
-        by_head: dict[str, list[int]] = {}
+        by_second: dict[str, list[int]] = {}
         for pattern in sorted(table, key=len, reverse=True):
-            lengths = by_head.setdefault(pattern[:_HEAD], [])
-            if not lengths or lengths[-1] != len(pattern):
-                lengths.append(len(pattern))
-        # Tuples: no room kept for more.
-        self._lengths_by_head = {head: tuple(lengths) for head, lengths in by_head.items()}
+            if pattern:  # "/" and other one-character patterns: under ""
+                lengths = by_second.setdefault(pattern[1:2], [])
+                if not lengths or lengths[-1] != len(pattern):
+                    lengths.append(len(pattern))
+        shared: dict[tuple[int, ...], tuple[int, ...]] = {}
+        self._lengths_by_second = {
+            second: shared.setdefault(kept, kept)
+            for second, kept in zip(by_second, map(tuple, by_second.values()), strict=True)
+        }
 
     def longest(self, path: str) -> RuleKey | None:
         """The key of the longest pattern that is a prefix of ``path``."""
         table = self._table
         size = len(path)
-        for length in self._lengths_by_head.get(path[:_HEAD], ()):
+        for length in self._lengths_by_second.get(path[1:2], ()):
             if length <= size:
                 head = path[:length]
                 found = table.get(head)
                 if found is not None:
-                    return self._hits.get(head) or self._key(head, found)
-        # Patterns shorter than the head (such as "/") are under their own head.
-        if 1 in self._lengths_by_head.get(path[:1], ()):
+                    return self._key(head, found)
+        # One-character patterns (such as "/") are under "".
+        if 1 in self._lengths_by_second.get("", ()):
             head = path[:1]
             found = table.get(head)
             if found is not None:
-                return self._hits.get(head) or self._key(head, found)
+                return self._key(head, found)
         return self._empty
 
     def _key(self, pattern: str, kept: int) -> RuleKey:
@@ -111,10 +118,17 @@ class DictPrefixes:
         a rule that decides many checks is rebuilt once."""
         if not self._small:
             return kept
+        hits = self._hits
+        if hits is None:
+            hits = self._hits = {}
+        else:
+            key = hits.get(pattern)
+            if key is not None:
+                return key
         key = (
             ((len(pattern) + self._bonus) << 1 | kept & 1) << LINE_BITS | (LINE_MAX - (kept >> 1))
         ) << OFFSET_BITS
-        self._hits[pattern] = key
+        hits[pattern] = key
         return key
 
 

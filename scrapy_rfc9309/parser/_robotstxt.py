@@ -20,6 +20,7 @@ from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict
 from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
 from ._steps import Steps
+from ._tokenset import token_set
 from ._usage import NO_PREFERENCES, Usage, UsageIndex, build_usage_index, usage_index_of
 
 __all__ = ["ResolvedVerdict", "RobotsTxt", "Verdict", "Verdicts", "agent_token"]
@@ -80,21 +81,6 @@ def _checked(max_size: int) -> int:
     if not 0 <= max_size < MAX_BODY_SIZE:
         raise ValueError(f"max_size must be from 0 to {MAX_BODY_SIZE - 1}, got {max_size}")
     return max_size
-
-
-#: Up to this many tokens, a tuple is the smallest set of them.
-_FEW_TOKENS = 8
-_ONLY_WILDCARD: tuple[str, ...] = (WILDCARD_AGENT,)
-
-
-def _token_set(tokens: Collection[str]) -> Collection[str]:
-    """The tokens that have groups, in the smallest form that answers ``in``:
-    the groups they index are dropped with the grouping."""
-    if len(tokens) == 1 and WILDCARD_AGENT in tokens:  # most files
-        return _ONLY_WILDCARD
-    if len(tokens) > _FEW_TOKENS:
-        return dict.fromkeys(tokens)  # a third of a frozenset's size
-    return tuple(tokens)
 
 
 def _may_resolve(url: str) -> bool:
@@ -543,7 +529,7 @@ class RobotsTxt(Verdicts):
             self._usage_lines = [group.usage_lines for group in grouping.groups]
         self._grouping = None
         if not self._usage_count:  # the groups of each token are read again when needed
-            self._tokens = _token_set(self._tokens)
+            self._tokens = token_set(self._tokens)
         if self._warnings is not None and len(self._warnings) > len(self._early_warnings):
             self._warnings = None
 
