@@ -43,7 +43,11 @@ f. stall: 64 pages of a site whose robots.txt never answers, scheduled
 g. round trip: 200 sites x 5 pages, every robots.txt answering after
    300 ms, pages at once: crawl time against ``ROBOTSTXT_OBEY = False``,
    and against ``off-held``: no robots.txt, every request held 0.3 s in the
-   scheduler, then all ready at once (``held_queue.py``), as with the add-on.
+   scheduler, then all ready at once (``held_queue.py``), as with the add-on;
+   and ``held-fetched``: the same, with each site's robots.txt fetched first
+   as a plain page (answered after 300 ms, off the pages' concurrency while
+   in flight, read by nothing): what any handler that waits for robots.txt
+   reaches on this crawl when a robots.txt download costs what a page does.
 h. hanging: 2,000 sites x 3 pages on ports of 127.0.0.1, the robots.txt of
    every fourth hanging, the add-on at its default settings: when the last
    healthy page came against the same crawl without the hanging sites, the
