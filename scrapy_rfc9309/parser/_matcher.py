@@ -47,7 +47,7 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from heapq import merge
 from itertools import islice
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ._encoding import normalize, path_of
 from ._glob import matches_after, pieces_follow
@@ -351,24 +351,28 @@ class AgentMatcher:
             # canonical plain prefix, or canonical with wildcards: then no
             # index is built before it pays, and no deny shortcut either
             # (a scan starts with one ``str.startswith(tuple)`` test).
-            joined = b"\n".join([rule[1] for rule in rules])
+            columns = list(zip(*rules, strict=True))  # in C: allow flags, values, lines
+            joined = b"\n".join(columns[1]) if rules else b""
             if _all_plain(joined):
-                self._scan_of(joined, rules, plain=True)
+                self._scan_of(joined, rules, columns, plain=True)
                 return
             if _all_glob(joined):
-                self._scan_of(joined, rules, plain=False)
+                self._scan_of(joined, rules, columns, plain=False)
                 return
         self._compile(rules)
 
-    def _scan_of(self, joined: bytes, rules: list[Rule], plain: bool) -> None:
-        """Keep few rules as written to scan them: no key, no index."""
+    def _scan_of(
+        self, joined: bytes, rules: list[Rule], columns: list[tuple[Any, ...]], plain: bool
+    ) -> None:
+        """Keep few rules as written to scan them: no key, no index.
+        ``columns``: the rules' allow flags, values and lines."""
         text = joined.decode("ascii")
         texts = tuple(text.split("\n")) if rules else ()
         if "" in texts:  # empty rules match nothing (RFC 9309 2.2.2)
             kept = [(value, rule) for value, rule in zip(texts, rules, strict=True) if value]
             texts, rules = tuple(value for value, _ in kept), [rule for _, rule in kept]
             text = "\n".join(texts)
-        columns = list(zip(*rules, strict=True))  # in C: allow flags, values, lines
+            columns = list(zip(*rules, strict=True))
         if rules:
             # Most groups have no allow rule: then no flags are kept.
             allows = columns[0]
