@@ -118,6 +118,25 @@ def test_2_2_1_parsed_file_keeps_one_matcher_per_token_once_its_groups_are_dropp
     assert set(robots.compiled_matchers()) == {"*", "other0bot", last.lower()}
 
 
+def test_2_2_1_agent_strings_are_remembered_however_many_tokens_are_compiled() -> None:
+    """Tokens compiled and agent strings share one map: a file whose 100
+    tokens have all been asked for still remembers the matcher of up to
+    AGENT_CACHE_SIZE whole User-Agent values (each is reduced to its token
+    once), with the same verdicts."""
+    from scrapy_rfc9309.parser._robotstxt import AGENT_CACHE_SIZE
+
+    body = b"".join(b"User-agent: Bot%d\nDisallow: /bot%d\n\n" % (n, n) for n in range(100))
+    robots = RobotsTxt.parse(body)
+    for number in range(100):
+        assert not robots.allowed(url=f"/bot{number}", agent=f"bot{number}")
+    agents = [f"Mozilla/5.0 (compatible; Bot{n}/1.0)" for n in range(AGENT_CACHE_SIZE)]
+    for number, agent in enumerate(agents):
+        assert not robots.allowed(url=f"/bot{number}", agent=agent)
+        assert robots.allowed(url=f"/bot{number + 1}", agent=agent)
+    assert all(agent in robots._by_agent for agent in agents)
+    assert len(robots.compiled_matchers()) == 100
+
+
 def test_2_3_a_malformed_url_has_no_site_and_never_raises() -> None:
     for url in ("http://[::1", "http://[bad/x", "http://h:99999/", "https://"):
         assert site_of(url) is None

@@ -493,6 +493,12 @@ class RobotsTxt(Verdicts):
             self._remember(agent, matcher)
         return matcher
 
+    def _remember(self, agent: str, matcher: AgentMatcher) -> None:
+        # The compiled tokens share the map (at most one per token, and "*"):
+        # agent strings keep AGENT_CACHE_SIZE places beyond them.
+        if len(self._by_agent) < AGENT_CACHE_SIZE + len(self._tokens) + 1:
+            self._by_agent[agent] = matcher
+
     def _compile_steps(self, agent: str) -> Steps[AgentMatcher]:
         token = self._group_token(agent)
         matcher = self._by_agent.get(token)
