@@ -113,6 +113,52 @@ async def test_2_2_2_a_paced_request_is_matched_once(
     assert sorted(matched) == sorted(urls)
 
 
+@pytest.mark.slow
+@deferred_f_from_coro_f
+async def test_content_usage_of_a_paced_request_is_decided_once(
+    sites: Any, redis_server: RedisServer, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Usage preferences under a cluster Crawl-delay, as robots.txt rules: the
+    queue reads them at pop (a refused request takes no turn) and the
+    middleware takes that decision: one decision per request allowed by its
+    rules, refused or not (each was decided at every pop, then again)."""
+    from scrapy_rfc9309.components import _usage_gate
+    from scrapy_rfc9309.parser._usage_decision import site_sources
+
+    site = sites(
+        routes={
+            "/robots.txt": text(
+                b"User-agent: *\nDisallow: /private/\nContent-Usage: /ai/ train-ai=n\n"
+                b"Crawl-delay: 0.2\n"
+            ),
+        },
+        default=text("page"),
+    )
+    decided: list[str] = []
+
+    def counted(robots: Any, url: str, *args: Any, **kwargs: Any) -> Any:
+        decided.append(url)
+        return site_sources(robots, url, *args, **kwargs)
+
+    monkeypatch.setattr(_usage_gate, "site_sources", counted)
+    settings = cluster_settings(
+        redis_server,
+        prefix,
+        ROBOTSTXT_CRAWL_DELAY=True,
+        DOWNLOAD_DELAY=0,
+        ROBOTSTXT_PURPOSES=["train-ai"],
+        **ADDON,
+    )
+    paths = ("/p0", "/ai/a", "/p1", "/private/a", "/p2", "/ai/b")
+    spider, stats = await crawl([site.url(path) for path in paths], settings)
+    assert sorted(spider.fetched) == sorted(site.url(p) for p in ("/p0", "/p1", "/p2"))
+    assert stats.get("robotstxt/forbidden/usage") == 2
+    assert stats.get("robotstxt/forbidden/rule") == 1
+    assert stats.get("robotstxt/cluster_delay/waited") == 2  # paced: p1 and p2 waited
+    allowed_by_rules = [site.url(p) for p in paths if not p.startswith("/private/")]
+    assert sorted(decided) == sorted(allowed_by_rules)
+
+
 def test_2_2_2_the_decision_at_pop_is_not_reused_once_robots_txt_changed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from weakref import WeakSet
+from weakref import WeakKeyDictionary, WeakSet
 
 from scrapy.exceptions import IgnoreRequest
 
@@ -47,6 +47,10 @@ USAGE_META_KEY = "usage"
 USAGE_SOURCES_META_KEY = "_robotstxt_usage_sources"
 
 
+#: What a decision was made from (robots.txt, token, tdmrep.json), and the decision.
+_Made = tuple["SiteOutcome", str, "TdmRep | None", tuple[UsageSources, UsageDecision]]
+
+
 class UsageGate:
     """Drops requests whose site-wide preferences refuse a declared purpose."""
 
@@ -74,6 +78,10 @@ class UsageGate:
         self._page_decides = page_signals_read(crawler.settings)
         #: site -> the tdmrep.json whose findings were logged (once per fetch)
         self._findings_told: dict[str, TdmRep] = {}
+        #: request -> the decision made at the scheduler queue's pop
+        #: (:meth:`refused_now`), with what it was made from; :meth:`check`
+        #: takes it when made from the same robots.txt, token and tdmrep.json
+        self._decided: WeakKeyDictionary[Request, _Made] = WeakKeyDictionary()
         logger.info(
             "Declared purposes: %s (ROBOTSTXT_PURPOSES); requests whose usage preferences "
             "refuse them are dropped",
@@ -92,7 +100,7 @@ class UsageGate:
                 self._drop_internal_error(site, request)
             elif rules.findings and self._findings_told.get(site) is not rules:
                 self._tell_findings(site, rules)
-        sources, decision = self._decide(outcome, request, token, rules)
+        sources, decision = self._decided_for(outcome, request, token, rules, pop=True)
         request.meta[USAGE_META_KEY] = decision.usage
         request.meta[USAGE_SOURCES_META_KEY] = sources  # the page's signals join after download
         refusal = decision.refusal
@@ -119,8 +127,10 @@ class UsageGate:
 
     def refused_now(self, outcome: SiteOutcome, site: str, request: Request, token: str) -> bool:
         """Whether :meth:`check` will drop ``request`` (a purpose refused, or its
-        site's tdmrep.json failed), from what is known now, with no side effect;
-        ``False`` when its tdmrep.json is not known yet."""
+        site's tdmrep.json failed), from what is known now, with no side effect
+        but the decision kept for :meth:`check` (a paced request's preferences
+        are read once, however many times it waited for its turn); ``False``
+        when its tdmrep.json is not known yet."""
         rules: TdmRep | None = None
         if self.tdmrep is not None:
             rules = self.tdmrep.fresh(site)
@@ -128,7 +138,25 @@ class UsageGate:
                 return False
             if rules is FAILED_TDMREP:
                 return True
-        return self._refuses(self._decide(outcome, request, token, rules)[1])
+        return self._refuses(self._decided_for(outcome, request, token, rules, pop=False)[1])
+
+    def _decided_for(
+        self,
+        outcome: SiteOutcome,
+        request: Request,
+        token: str,
+        rules: TdmRep | None,
+        pop: bool,
+    ) -> tuple[UsageSources, UsageDecision]:
+        """The decision kept for ``request`` if made from these very files and
+        token, else made now; kept (``pop`` false) or taken (``pop`` true)."""
+        made = self._decided.pop(request, None) if pop else self._decided.get(request)
+        if made is not None and made[0] is outcome and made[1] == token and made[2] is rules:
+            return made[3]
+        decided = self._decide(outcome, request, token, rules)
+        if not pop:
+            self._decided[request] = (outcome, token, rules, decided)
+        return decided
 
     def _decide(
         self, outcome: SiteOutcome, request: Request, token: str, rules: TdmRep | None
