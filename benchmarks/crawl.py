@@ -287,16 +287,18 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
                     dont_filter=True,
                 )
             if mode == "held-fetched":  # each site's robots.txt as a page, sent at once
+                from held_queue import UNHELD
+
                 # Off the pages' concurrency while in flight, as the add-on's are.
                 self.crawler.engine.downloader.total_concurrency += sites
                 for site in range(sites):
                     yield Request(
                         f"http://s{site}.test:{port}/robots.txt",
                         callback=self.robots_read,
-                        errback=self.dropped,
+                        errback=self.robots_read,  # a failure gives its place back too
                         dont_filter=True,
                         priority=1000,
-                        meta={"unheld": True},
+                        meta={UNHELD: True},
                     )
             count = 0
             for page in range(pages):  # sites interleaved, as in a broad crawl

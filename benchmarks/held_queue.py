@@ -40,14 +40,11 @@ class HeldQueue(ScrapyPriorityQueue):
         )
         from twisted.internet import reactor
 
+        from scrapy_rfc9309.components._engine import wake_engine
+
         self._until = time.monotonic() + HOLD
-
-        def wake() -> None:  # the engine asks again (else only at its 5 s heartbeat)
-            slot = getattr(crawler.engine, "_slot", None)
-            if slot is not None:
-                slot.nextcall.schedule()
-
-        reactor.callLater(HOLD, wake)  # type: ignore[attr-defined]
+        # the engine asks again then (else only at its 5 s heartbeat)
+        reactor.callLater(HOLD, wake_engine, crawler)  # type: ignore[attr-defined]
 
     def pop(self) -> Any:
         if time.monotonic() < self._until:

@@ -686,8 +686,7 @@ def _index_wildcards(
                 by_gram.setdefault(needle[-_GRAM:], []).append(entry)
             else:
                 by_short.setdefault(needle, []).append(entry)
-    sorted_best_first: list[dict[str, tuple[_Entry, ...]]] = [
+    return tuple(  # each bucket best first, a tuple (no room kept for more)
         {key: tuple(sorted(bucket, reverse=True)) for key, bucket in index.items()}
         for index in (by_prefix, by_gram, by_short)
-    ]
-    return sorted_best_first[0], sorted_best_first[1], sorted_best_first[2]
+    )

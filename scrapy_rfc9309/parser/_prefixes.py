@@ -18,17 +18,7 @@ from bisect import bisect_right
 from itertools import accumulate
 from operator import itemgetter
 
-from ._rulekey import (
-    LINE_BITS,
-    LINE_MAX,
-    OFFSET_BITS,
-    RuleKey,
-    key_allows,
-    key_line,
-    key_offset,
-    low_bits,
-    with_specificity,
-)
+from ._rulekey import RuleKey, key_allows, key_line, key_offset, low_bits, pack, with_specificity
 
 __all__ = ["DictPrefixes", "FewPrefixes", "SortedPrefixes", "prefix_index"]
 
@@ -125,9 +115,7 @@ class DictPrefixes:
             key = hits.get(pattern)
             if key is not None:
                 return key
-        key = (
-            ((len(pattern) + self._bonus) << 1 | kept & 1) << LINE_BITS | (LINE_MAX - (kept >> 1))
-        ) << OFFSET_BITS
+        key = pack(len(pattern) + self._bonus, bool(kept & 1), kept >> 1)
         hits[pattern] = key
         return key
 

@@ -521,8 +521,7 @@ class RobotsTxt(Verdicts):
         # The groups, the rules read while parsing, the sitemaps and the
         # warnings served the first agent; what a later call needs is read
         # from the body again, so a parsed file keeps what deciding needs.
-        if self._allows_everything is None:  # computed before the groups go
-            self._allows_everything = self._groups().allows_everything()
+        self.allows_everything  # noqa: B018 (computed before the groups go)
         self._drop_groups()
         self._by_agent[token] = matcher
         return matcher

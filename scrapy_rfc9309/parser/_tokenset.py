@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 
+from ._groups import WILDCARD_AGENT
+
 __all__ = ["TokenSet", "token_set"]
 
 _SEPARATOR = "\n"  # in no token: lines are split on it
@@ -43,7 +45,7 @@ class TokenSet(Collection[str]):
         return f"TokenSet({list(self)!r})"
 
 
-_ONLY_WILDCARD: tuple[str, ...] = ("*",)
+_ONLY_WILDCARD: tuple[str, ...] = (WILDCARD_AGENT,)
 #: Up to this many tokens, a tuple (searched one by one) is kept.
 _FEW = 8
 
@@ -54,6 +56,6 @@ def token_set(tokens: Collection[str]) -> Collection[str]:
     :class:`TokenSet`."""
     if len(tokens) > _FEW:
         return TokenSet(tokens)
-    if len(tokens) == 1 and "*" in tokens:
+    if len(tokens) == 1 and WILDCARD_AGENT in tokens:
         return _ONLY_WILDCARD
     return tuple(tokens)  # built four times faster than a TokenSet
