@@ -188,6 +188,20 @@ def test_2_2_1_kept_token_set_answers_as_the_token_index(
     assert len(kept) == len(tokens)
 
 
+def test_2_2_1_kept_token_set_of_a_file_naming_thousands_of_agents_is_a_look_up() -> None:
+    """A hostile file naming 5,000 agents: what is kept answers ``in`` as the
+    index did, by a hash look-up, not by a search through 5,000 names (an
+    agent not remembered pays it on every check)."""
+    from scrapy_rfc9309.parser._tokenset import TokenSet, token_set
+
+    tokens = [f"agent{n}bot" for n in range(5000)]
+    kept = token_set(dict.fromkeys(tokens))
+    assert not isinstance(kept, (TokenSet, tuple))
+    assert all(token in kept for token in tokens[::97])
+    assert "agent5000bot" not in kept and "agent1" not in kept
+    assert isinstance(token_set(dict.fromkeys(tokens[:20])), TokenSet)
+
+
 @given(
     scheme=st.sampled_from(["http://", "https://", "HTTP://", "ftp://", ""]),
     authority=st.text(alphabet="ab.:@?#/%", max_size=6),

@@ -4,7 +4,8 @@ Once a parsed file drops its groups, what it needs of its token index is
 whether a token has groups of its own (RFC 9309 2.2.1: else the ``*``
 groups govern it). Most files name only ``*``; a few tokens are a tuple;
 more are kept as one string, so a file of many groups keeps no string per
-token.
+token; very many (a hostile file) are a dict, so that ``in`` stays one
+look-up.
 """
 
 from __future__ import annotations
@@ -48,13 +49,19 @@ class TokenSet(Collection[str]):
 _ONLY_WILDCARD: tuple[str, ...] = (WILDCARD_AGENT,)
 #: Up to this many tokens, a tuple (searched one by one) is kept.
 _FEW = 8
+#: Tokens longer than this in all are kept in a dict: an ``in`` that
+#: searches one string stays under a microsecond, whatever the file (a
+#: hostile one names thousands of agents).
+_JOINED_LIMIT = 4096
 
 
 def token_set(tokens: Collection[str]) -> Collection[str]:
     """``tokens`` in a small form that answers ``in``: the one shared tuple
-    for a file that names only ``*`` (most files), a tuple for a few, else a
-    :class:`TokenSet`."""
+    for a file that names only ``*`` (most files), a tuple for a few, a
+    :class:`TokenSet` for more, a dict (no values) for very many."""
     if len(tokens) > _FEW:
+        if sum(map(len, tokens)) > _JOINED_LIMIT:
+            return dict.fromkeys(tokens)
         return TokenSet(tokens)
     if len(tokens) == 1 and WILDCARD_AGENT in tokens:
         return _ONLY_WILDCARD
