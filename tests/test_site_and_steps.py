@@ -137,6 +137,43 @@ def test_2_2_1_agent_strings_are_remembered_however_many_tokens_are_compiled() -
     assert len(robots.compiled_matchers()) == 100
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"User-agent: *\nDisallow:\n",
+        b"User-agent: *\nAllow:\nCrawl-delay: 5\n\nUser-agent: OtherBot\nDisallow:\n",
+        b"# only comments\nSitemap: https://example.com/sitemap.xml\n",
+    ],
+)
+def test_2_2_2_a_file_without_a_pattern_shares_one_matcher_that_no_check_changes(
+    body: bytes,
+) -> None:
+    """RFC 9309 2.2.2: an empty Disallow (or Allow) matches nothing, so a
+    file with no rule that has a pattern allows every path to every agent:
+    each agent gets the one shared matcher, in one go and in steps, and no
+    check changes it (it is compiled: no counter, no scan)."""
+    from scrapy_rfc9309.parser._matcher import allowing_all
+
+    shared = allowing_all()
+
+    def state() -> dict[str, object]:
+        return {name: getattr(shared, name, None) for name in type(shared).__slots__}
+
+    before = state()
+    robots = RobotsTxt.parse(body)
+    stepped = run_to_end(RobotsTxt.parse_in_steps(body, agent="OtherBot"))
+    paths = ["/", "/x", "/./private/a", "//a", "/%7Ea?q=1", "/robots.txt"] * 5
+    for agent in ("OtherBot", "ExampleBot", "Mozilla/5.0 (compatible; ExampleBot/1.0)"):
+        assert robots.matcher(agent) is shared
+        assert stepped.matcher(agent) is shared
+        for path in paths:
+            assert robots.check(url=path, agent=agent) == (True, None, None)
+            assert robots.denial(path, agent) is None
+            assert stepped.allowed(url=f"https://example.com{path}", agent=agent)
+    assert state() == before
+
+
 def test_2_3_a_malformed_url_has_no_site_and_never_raises() -> None:
     for url in ("http://[::1", "http://[bad/x", "http://h:99999/", "https://"):
         assert site_of(url) is None

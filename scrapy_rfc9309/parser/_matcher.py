@@ -60,7 +60,7 @@ from ._rulekey import OFFSET_BITS as _LOW_BITS
 from ._rulekey import RuleKey, pack
 from ._steps import STEP, Steps, run_to_end
 
-__all__ = ["AgentMatcher", "Rule", "Verdict", "is_url", "rule_pattern"]
+__all__ = ["AgentMatcher", "Rule", "Verdict", "allowing_all", "is_url", "rule_pattern"]
 
 _GRAM = 3
 # Up to this many wildcard rules, a best-first scan beats probing an index.
@@ -612,6 +612,20 @@ class AgentMatcher:
         return merge(*buckets, reverse=True)
 
 
+def _allowing_all() -> AgentMatcher:
+    """A matcher of no rule, compiled: its checks change nothing in it."""
+    matcher = AgentMatcher.__new__(AgentMatcher)
+    matcher._compile(())
+    return matcher
+
+
+def allowing_all() -> AgentMatcher:
+    """The matcher of every agent of a file whose rules have no pattern
+    (RFC 9309 2.2.2: an empty ``Disallow:`` matches nothing, so everything
+    is allowed): one shared instance, built once, that no check changes."""
+    return _ALLOWING_ALL
+
+
 def _allows(key: _Key) -> int:
     return (key >> _ALLOW_BIT) & 1
 
@@ -690,3 +704,6 @@ def _index_wildcards(
         {key: tuple(sorted(bucket, reverse=True)) for key, bucket in index.items()}
         for index in (by_prefix, by_gram, by_short)
     )
+
+
+_ALLOWING_ALL = _allowing_all()
