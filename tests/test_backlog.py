@@ -13,7 +13,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from .conftest import crawl
-from .server import delayed, status, text
+from .server import delayed, hang, slow, status, text
 
 PAGE = text("<html>page</html>", content_type=b"text/html")
 ROBOTS = text("User-agent: *\nDisallow: /private\n")
@@ -108,3 +108,47 @@ async def test_rfc9309_2_3_broad_crawl_behind_slow_robots_txt_opens_few_connecti
     assert sorted(spider.fetched) == sorted(urls)
     opened = [site.connections for site in servers]
     assert sum(opened) <= 3 * len(servers), opened
+
+
+@deferred_f_from_coro_f
+async def test_rfc9309_2_3_no_window_grows_while_robots_txt_answers_are_due(sites) -> None:
+    """20 sites x 5 pages, site k's robots.txt answering after 0.1 + k x
+    0.015 s (all within the 0.5 s after which a robots.txt download counts
+    as slow): while other sites' robots.txt are on their way, no settled
+    site's window grows (their requests will be ready in a moment), so a
+    site's pages do not go two at a time, each pair opening a second
+    connection. About one connection a site, two for the last few: 41 to
+    46 in all when the windows grew meanwhile."""
+    servers = [
+        sites(routes={"/robots.txt": delayed(0.1 + k * 0.015, ROBOTS)}, default=PAGE)
+        for k in range(20)
+    ]
+    urls = [site.url(f"/p{page}") for page in range(5) for site in servers]
+    spider, _ = await crawl(urls, {**QUEUE, "CONCURRENT_REQUESTS": 64})
+    assert sorted(spider.fetched) == sorted(urls)
+    opened = [site.connections for site in servers]
+    assert sum(opened) <= 1.5 * len(servers), opened
+
+
+@pytest.mark.slow
+@deferred_f_from_coro_f
+async def test_rfc9309_2_3_a_hanging_robots_txt_holds_no_window_for_long(sites) -> None:
+    """A robots.txt that never answers is waited for only while it is young
+    (0.5 s): the site settled meanwhile then grows its window to its slot's
+    concurrency (4) as its pages (0.25 s each) come back, instead of
+    fetching its 12 pages one at a time (2.75 s from the first to the last)."""
+    healthy = sites(routes={"/robots.txt": status(404)}, default=slow(0.25, b"page"))
+    hung = sites(routes={"/robots.txt": hang()}, default=PAGE)
+    urls = [hung.url("/p"), *(healthy.url(f"/p{index}") for index in range(12))]
+    settings = {
+        **QUEUE,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 4,
+        "ROBOTSTXT_DOWNLOAD_TIMEOUT": 2,
+        "ROBOTSTXT_UNREACHABLE_DEFER": 0,
+    }
+    spider, _ = await crawl(urls, settings)
+    pages = [url for url in urls[1:] if url in spider.fetched]
+    assert len(pages) == 12
+    hits = zip(healthy.hits, healthy.hit_times, strict=True)
+    times = [when for path, when in hits if path != "/robots.txt"]
+    assert times[-1] - times[0] < 2.0, [round(when - times[0], 2) for when in times]

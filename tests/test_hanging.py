@@ -231,3 +231,22 @@ async def test_robots_txt_request_carries_its_download_timeout(sites) -> None:
     assert time.monotonic() - started < 5
     assert list(spider.dropped) == [hung.url("/p")]
     assert stats["robotstxt/forbidden/unreachable"] == 1
+
+
+def test_a_download_is_young_for_slow_after_seconds_then_slow() -> None:
+    """``DownloadSlots.young``, the clock passed in: a download in flight
+    counts as young (its answer likely near) for ``SLOW_AFTER`` seconds from
+    its start, then as slow; one that ended is neither. The queue grows no
+    settled site's window while any robots.txt download is young."""
+    from scrapy_rfc9309.components._download_slots import SLOW_AFTER, DownloadSlots
+
+    slots: DownloadSlots[object] = DownloadSlots(limit=4, slow_factor=8)
+    slots.starting("a", now=10.0)
+    slots.starting("b", now=10.2)
+    assert slots.young(10.0) == 2
+    assert slots.young(10.0 + SLOW_AFTER - 0.01) == 2
+    assert slots.young(10.0 + SLOW_AFTER) == 1  # "a" is slow now (perhaps hanging)
+    slots.done("b")
+    assert slots.young(10.3) == 0
+    slots.starting("c", now=11.0)
+    assert slots.young(11.0 + SLOW_AFTER + 1) == 0

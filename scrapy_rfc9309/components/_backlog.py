@@ -6,7 +6,8 @@ site with a backlog has a *window*: how many of its requests may be in the
 ready queue or in the downloader at once. It starts at one and grows by one,
 up to the site's download-slot concurrency, only when nothing else is ready
 to go and one of its requests came back since it last grew (as a TCP
-congestion window grows per round trip, RFC 5681 3.1), so a broad crawl
+congestion window grows per round trip, RFC 5681 3.1), and (the queue's
+call) no other site's robots.txt answer is due, so a broad crawl
 interleaves its sites as it would without robots.txt (one request of a host
 in flight, its connection reused), and a crawl of a few sites still fills
 their slots. A request that comes back (answered,

@@ -60,14 +60,12 @@ class DownloadSlots(Generic[D]):
         under :data:`SLOW_AFTER`, fewer than ``slow_factor`` times as many in
         all, and, for an attempt of a deferred site (``retry``), fewer than half
         of ``limit`` such attempts in flight."""
-        if (
-            len(self.in_flight) >= self.limit * self.slow_factor
-            or self._young_count(now) >= self.limit
-        ):
+        if len(self.in_flight) >= self.limit * self.slow_factor or self.young(now) >= self.limit:
             return False
         return not retry or len(self._retrying) < max(1, self.limit // 2)
 
-    def _young_count(self, now: float) -> int:
+    def young(self, now: float) -> int:
+        """Downloads in flight that started less than :data:`SLOW_AFTER` before ``now``."""
         young = self._young
         cutoff = now - SLOW_AFTER
         while young:

@@ -77,6 +77,12 @@ class FileFetches:
         """Whether a fetch waits for a download (or for room)."""
         return self._slots.waiting()
 
+    def answers_due(self) -> bool:
+        """Whether a download in flight started less than
+        :data:`~._download_slots.SLOW_AFTER` ago: its answer is likely near
+        (one older is slow, perhaps hanging)."""
+        return self._slots.young(self._clock.monotonic()) > 0
+
     def launch(self, site: str, request: Request | None, *, ahead: bool) -> None:
         """Start the download of a site whose fetch the table has just started,
         or queue it while ``limit`` downloads are in flight (or, ahead of need,

@@ -32,9 +32,10 @@ robots.txt is known.
 * **backlogs let go gradually**: the requests that waited for a site go
   back into the queue through its window (:class:`~._backlog.SiteBacklogs`):
   one at a time while other requests are ready, more (up to the site's
-  download-slot concurrency) when nothing else is, the next as one comes
-  back, so the site's connection is reused rather than one opened per
-  request.
+  download-slot concurrency) when nothing else is and no other site's
+  robots.txt answer is due (:meth:`~._service.SiteService.answers_due`),
+  the next as one comes back, so the site's connection is reused rather
+  than one opened per request.
 
 The site states come from the crawler's :class:`~._service.SiteService`; the
 decision stays in :class:`~scrapy_rfc9309.RobotsTxtMiddleware`: a request
@@ -59,7 +60,7 @@ from ._backlog import SiteBacklogs
 from ._engine import in_downloader, page_slot_concurrency, wake_engine
 from ._pacing import META_WAIT_SINCE, cluster_pacer
 from ._report import report_for
-from ._service import site_service
+from ._service import SiteService, site_service
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -201,7 +202,7 @@ class RobotsTxtPriorityQueue:
         for _ in range(DIVERT_BUDGET):
             request = self._ready.pop()
             if request is None:
-                if not backlogs or not self._grow():
+                if not backlogs or not self._grow(robots):
                     return None
                 continue
             site = robots.site_for(request, cached=False)
@@ -302,12 +303,15 @@ class RobotsTxtPriorityQueue:
         (a downloader middleware dropped it, or it went another way)."""
         return not in_downloader(self.crawler, request)
 
-    def _grow(self) -> bool:
+    def _grow(self, robots: SiteService) -> bool:
         """Nothing else is ready: one window below its site's slot concurrency
-        lets one more go; if every window is full, more of them are checked
-        for requests gone."""
+        lets one more go, unless robots.txt answers are due (other sites'
+        requests will be ready in a moment: a window grown now would open a
+        second connection to its host, whose first is busy); if no window
+        grows, more of them are checked for requests gone."""
         backlogs = self._backlogs
-        freed = backlogs.grow() or backlogs.check(self._gone, GROW_CHECK_BUDGET)
+        grown = [] if robots.answers_due() else backlogs.grow()
+        freed = grown or backlogs.check(self._gone, GROW_CHECK_BUDGET)
         self._push_ready(freed)
         return bool(freed)
 

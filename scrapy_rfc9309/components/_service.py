@@ -277,6 +277,13 @@ class SiteService:
 
     # -- for the scheduler queues ------------------------------------------------------
 
+    def answers_due(self) -> bool:
+        """Whether a robots.txt download that started less than
+        :data:`~._download_slots.SLOW_AFTER` ago is in flight: its site's
+        requests are likely ready soon (one in flight longer is slow, perhaps
+        hanging, and is not waited for)."""
+        return self._launcher.answers_due()
+
     def register(self, queue: SiteListener) -> None:
         self._queues.append(queue)
         # deferral in use: its back-off replaces Scrapy's retry of robots.txt
