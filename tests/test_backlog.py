@@ -152,3 +152,52 @@ async def test_rfc9309_2_3_a_hanging_robots_txt_holds_no_window_for_long(sites) 
     hits = zip(healthy.hits, healthy.hit_times, strict=True)
     times = [when for path, when in hits if path != "/robots.txt"]
     assert times[-1] - times[0] < 2.0, [round(when - times[0], 2) for when in times]
+
+
+def test_rfc9309_2_3_a_window_waits_for_due_answers_only_in_its_first_half_second() -> None:
+    """``SiteBacklogs.grow``, the clock passed in: while other sites'
+    robots.txt answers are due, a window opened less than ``GROWTH_HOLD``
+    (0.5 s) ago does not grow; with none due, or once older, it does (one
+    more request let go after one came back, up to its limit)."""
+    from scrapy_rfc9309.components._backlog import GROWTH_HOLD, SiteBacklogs
+
+    backlogs = SiteBacklogs()
+    requests = [Request(f"http://a.test/{number}") for number in range(6)]
+    first = backlogs.start("http://a.test", requests, limit=4, now=10.0)
+    assert len(first) == 1
+
+    def answer(request: Request) -> list[Request]:
+        backlogs.handed_out(request)
+        return backlogs.came_back(request)
+
+    second = answer(first[0])
+    assert len(second) == 1  # its place taken; the window is still one
+    assert backlogs.grow(10.2, answers_due=True) == []
+    grown = backlogs.grow(10.2, answers_due=False)
+    assert len(grown) == 1
+    assert backlogs.grow(10.2, answers_due=False) == []  # nothing came back since it grew
+    answer(second[0])
+    assert backlogs.grow(10.0 + GROWTH_HOLD - 0.01, answers_due=True) == []
+    assert len(backlogs.grow(10.0 + GROWTH_HOLD, answers_due=True)) == 1
+
+
+@pytest.mark.slow
+@deferred_f_from_coro_f
+async def test_rfc9309_2_3_new_sites_arriving_never_keep_a_settled_site_at_one_request(
+    sites,
+) -> None:
+    """Eight more sites whose robots.txt answer after 0.4 s each, one download
+    at a time (``ROBOTSTXT_CONCURRENT_DOWNLOADS = 1``): for 3.2 s an answer
+    is always due. The site settled first waits for them only in its first
+    half second, then grows its window to its slot's concurrency (4) as its
+    12 pages (0.25 s each) come back, instead of 2.75 s one at a time."""
+    healthy = sites(routes={"/robots.txt": status(404)}, default=slow(0.25, b"page"))
+    others = [sites(routes={"/robots.txt": delayed(0.4, ROBOTS)}, default=PAGE) for _ in range(8)]
+    urls = [*(healthy.url(f"/p{index}") for index in range(12))]
+    urls += [site.url("/p") for site in others]
+    settings = {**QUEUE, "CONCURRENT_REQUESTS_PER_DOMAIN": 4, "ROBOTSTXT_CONCURRENT_DOWNLOADS": 1}
+    spider, _ = await crawl(urls, settings)
+    assert sorted(spider.fetched) == sorted(urls)
+    hits = zip(healthy.hits, healthy.hit_times, strict=True)
+    times = [when for path, when in hits if path != "/robots.txt"]
+    assert times[-1] - times[0] < 2.0, [round(when - times[0], 2) for when in times]

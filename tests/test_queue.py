@@ -358,6 +358,11 @@ class _StubRobots:
         self.prefetched: list[str] = []
         self.queues: list[Any] = []
         self.pins: dict[str, int] = {}
+        self.clock = Clock()
+
+    def answers_due(self) -> bool:
+        """No robots.txt download under way (sites are settled by hand)."""
+        return False
 
     def pin(self, site: str, requests: int = 1) -> None:
         self.pins[site] = self.pins.get(site, 0) + requests

@@ -6,8 +6,10 @@ site with a backlog has a *window*: how many of its requests may be in the
 ready queue or in the downloader at once. It starts at one and grows by one,
 up to the site's download-slot concurrency, only when nothing else is ready
 to go and one of its requests came back since it last grew (as a TCP
-congestion window grows per round trip, RFC 5681 3.1), and (the queue's
-call) no other site's robots.txt answer is due, so a broad crawl
+congestion window grows per round trip, RFC 5681 3.1), and, for
+:data:`GROWTH_HOLD` seconds after the window opened, only when no other
+site's robots.txt answer is due (the caller says: their requests will be
+ready in a moment), so a broad crawl
 interleaves its sites as it would without robots.txt (one request of a host
 in flight, its connection reused), and a crawl of a few sites still fills
 their slots. A request that comes back (answered,
@@ -28,20 +30,28 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from scrapy import Request
 
-__all__ = ["SiteBacklogs"]
+__all__ = ["GROWTH_HOLD", "SiteBacklogs"]
+
+#: Seconds after a site's window opens during which it does not grow while
+#: other sites' robots.txt answers are due: the half second after which a
+#: robots.txt download counts as slow (``_download_slots.SLOW_AFTER``), so
+#: a stream of new sites never keeps a settled site at one request in flight.
+GROWTH_HOLD = 0.5
 
 
 class _Window:
     """One site's backlog and the requests of it let go."""
 
-    __slots__ = ("answered", "limit", "out", "queued", "size", "waiting")
+    __slots__ = ("answered", "limit", "opened", "out", "queued", "size", "waiting")
 
     #: arrival numbers: requests of equal priority go in arrival order
     arrivals = count()
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, opened: float) -> None:
         #: the site's download-slot concurrency: the most ``size`` grows to
         self.limit = max(1, limit)
+        #: when the window opened (its site settled), on the caller's clock
+        self.opened = opened
         #: how many may be queued or out now
         self.size = 1
         #: requests not let go yet, by priority (the highest first), then arrival
@@ -87,12 +97,15 @@ class SiteBacklogs:
     def __contains__(self, site: str) -> bool:
         return site in self._windows
 
-    def start(self, site: str, requests: list[Request], limit: int) -> list[Request]:
-        """``site``'s backlog ``requests`` wait in its window (opened with
-        ``limit``, the site's slot concurrency); the ones to let go now."""
+    def start(
+        self, site: str, requests: list[Request], limit: int, now: float = 0.0
+    ) -> list[Request]:
+        """``site``'s backlog ``requests`` wait in its window (opened at
+        ``now`` with ``limit``, the site's slot concurrency); the ones to let
+        go now."""
         window = self._windows.get(site)
         if window is None:
-            window = self._windows[site] = _Window(limit)
+            window = self._windows[site] = _Window(limit, now)
             self._turns.append(site)  # a turn left from a window closed since is dropped
         for request in requests:
             window.wait(request)
@@ -129,13 +142,18 @@ class SiteBacklogs:
         window.queued.discard(request)
         return self._let_go(site, window)
 
-    def grow(self) -> list[Request]:
+    def grow(self, now: float = 0.0, *, answers_due: bool = False) -> list[Request]:
         """Nothing else is ready: the next site in turn whose window is below
         its limit, and had a request come back since it last grew, lets one
         more go (none when no window may grow). A site settled while others
         are still pending would otherwise grow to its limit at once, each
         request let go on a connection of its own, just before the other
-        sites' requests are ready."""
+        sites' requests are ready. With ``answers_due`` (other sites'
+        robots.txt answers are due), a window opened less than
+        :data:`GROWTH_HOLD` before ``now`` does not grow: those sites'
+        requests are ready in a moment, and a second request of this site
+        now would open a second connection to its host."""
+        held_since = now - GROWTH_HOLD if answers_due else None
         for _ in range(len(self._turns)):
             site, window = self._next_turn()
             if (
@@ -143,6 +161,7 @@ class SiteBacklogs:
                 or not window.waiting
                 or window.size >= window.limit
                 or not window.answered
+                or (held_since is not None and window.opened > held_since)
             ):
                 continue
             window.size += 1

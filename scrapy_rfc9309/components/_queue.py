@@ -32,10 +32,11 @@ robots.txt is known.
 * **backlogs let go gradually**: the requests that waited for a site go
   back into the queue through its window (:class:`~._backlog.SiteBacklogs`):
   one at a time while other requests are ready, more (up to the site's
-  download-slot concurrency) when nothing else is and no other site's
-  robots.txt answer is due (:meth:`~._service.SiteService.answers_due`),
-  the next as one comes back, so the site's connection is reused rather
-  than one opened per request.
+  download-slot concurrency) when nothing else is (and, for half a second
+  after it settled, no other site's robots.txt answer is due:
+  :meth:`~._service.SiteService.answers_due`), the next as one comes
+  back, so the site's connection is reused rather than one opened per
+  request.
 
 The site states come from the crawler's :class:`~._service.SiteService`; the
 decision stays in :class:`~scrapy_rfc9309.RobotsTxtMiddleware`: a request
@@ -305,12 +306,13 @@ class RobotsTxtPriorityQueue:
 
     def _grow(self, robots: SiteService) -> bool:
         """Nothing else is ready: one window below its site's slot concurrency
-        lets one more go, unless robots.txt answers are due (other sites'
-        requests will be ready in a moment: a window grown now would open a
+        lets one more go, but, while robots.txt answers are due (other sites'
+        requests will be ready in a moment), none opened in the last
+        :data:`~._backlog.GROWTH_HOLD` seconds (grown now, it would open a
         second connection to its host, whose first is busy); if no window
         grows, more of them are checked for requests gone."""
         backlogs = self._backlogs
-        grown = [] if robots.answers_due() else backlogs.grow()
+        grown = backlogs.grow(robots.clock.monotonic(), answers_due=robots.answers_due())
         freed = grown or backlogs.check(self._gone, GROW_CHECK_BUDGET)
         self._push_ready(freed)
         return bool(freed)
@@ -360,7 +362,10 @@ class RobotsTxtPriorityQueue:
             moved += len(requests)
             if not self._persistent:  # let go through the site's window
                 requests = self._backlogs.start(
-                    site, requests, page_slot_concurrency(self.crawler, requests[0])
+                    site,
+                    requests,
+                    page_slot_concurrency(self.crawler, requests[0]),
+                    self._robots.clock.monotonic() if self._robots is not None else 0.0,
                 )
             batch.append(requests)
         for request in interleaved(batch):
