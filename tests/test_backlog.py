@@ -118,7 +118,7 @@ async def test_rfc9309_2_3_no_window_grows_while_robots_txt_answers_are_due(site
     site's window grows (their requests will be ready in a moment), so a
     site's pages do not go two at a time, each pair opening a second
     connection. About one connection a site, two for the last few: 41 to
-    46 in all when the windows grew meanwhile."""
+    47 in all when the windows grew meanwhile."""
     servers = [
         sites(routes={"/robots.txt": delayed(0.1 + k * 0.015, ROBOTS)}, default=PAGE)
         for k in range(20)
