@@ -85,6 +85,19 @@ async def test_rfc9309_2_3_backlog_requests_dropped_or_failing_never_stall_the_s
     assert not any(url.endswith("drop") for url in spider.fetched)
 
 
+async def _broad_crawl(sites: Any, delays: list[float], pages: int = 5) -> list[int]:
+    """A site per delay, its robots.txt answering after that delay; its
+    ``pages`` scheduled breadth-first at 64 concurrent, every one fetched:
+    the TCP connections each site's server accepted."""
+    servers = [
+        sites(routes={"/robots.txt": delayed(delay, ROBOTS)}, default=PAGE) for delay in delays
+    ]
+    urls = [site.url(f"/p{page}") for page in range(pages) for site in servers]
+    spider, _ = await crawl(urls, {**QUEUE, "CONCURRENT_REQUESTS": 64})
+    assert sorted(spider.fetched) == sorted(urls)
+    return [site.connections for site in servers]
+
+
 @pytest.mark.parametrize("stagger", [0.0, 0.02], ids=["together", "staggered"])
 @deferred_f_from_coro_f
 async def test_rfc9309_2_3_broad_crawl_behind_slow_robots_txt_opens_few_connections_per_site(
@@ -96,18 +109,9 @@ async def test_rfc9309_2_3_broad_crawl_behind_slow_robots_txt_opens_few_connecti
     back, so a site that settles while the others are still pending does
     not send its 5 pages at once, each on a new connection (about 5 per
     site before), but about 2 (its robots.txt's, reused, and one more)."""
-    servers = [
-        sites(
-            routes={"/robots.txt": delayed(0.3 if not stagger else 0.2 + k * stagger, ROBOTS)},
-            default=PAGE,
-        )
-        for k in range(20)
-    ]
-    urls = [site.url(f"/p{page}") for page in range(5) for site in servers]
-    spider, _ = await crawl(urls, {**QUEUE, "CONCURRENT_REQUESTS": 64})
-    assert sorted(spider.fetched) == sorted(urls)
-    opened = [site.connections for site in servers]
-    assert sum(opened) <= 3 * len(servers), opened
+    delays = [0.3 if not stagger else 0.2 + k * stagger for k in range(20)]
+    opened = await _broad_crawl(sites, delays)
+    assert sum(opened) <= 3 * len(delays), opened
 
 
 @deferred_f_from_coro_f
@@ -119,15 +123,9 @@ async def test_rfc9309_2_3_no_window_grows_while_robots_txt_answers_are_due(site
     site's pages do not go two at a time, each pair opening a second
     connection. About one connection a site, two for the last few: 41 to
     47 in all when the windows grew meanwhile."""
-    servers = [
-        sites(routes={"/robots.txt": delayed(0.1 + k * 0.015, ROBOTS)}, default=PAGE)
-        for k in range(20)
-    ]
-    urls = [site.url(f"/p{page}") for page in range(5) for site in servers]
-    spider, _ = await crawl(urls, {**QUEUE, "CONCURRENT_REQUESTS": 64})
-    assert sorted(spider.fetched) == sorted(urls)
-    opened = [site.connections for site in servers]
-    assert sum(opened) <= 1.5 * len(servers), opened
+    delays = [0.1 + k * 0.015 for k in range(20)]
+    opened = await _broad_crawl(sites, delays)
+    assert sum(opened) <= 1.5 * len(delays), opened
 
 
 @pytest.mark.slow
