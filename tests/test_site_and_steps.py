@@ -153,9 +153,7 @@ def test_2_2_2_a_file_without_a_pattern_shares_one_matcher_that_no_check_changes
     file with no rule that has a pattern allows every path to every agent:
     each agent gets the one shared matcher, in one go and in steps, and no
     check changes it (it is compiled: no counter, no scan)."""
-    from scrapy_rfc9309.parser._matcher import allowing_all
-
-    shared = allowing_all()
+    from scrapy_rfc9309.parser._matcher import ALLOWING_ALL as shared
 
     def state() -> dict[str, object]:
         return {name: getattr(shared, name, None) for name in type(shared).__slots__}

@@ -97,9 +97,7 @@ class SiteBacklogs:
     def __contains__(self, site: str) -> bool:
         return site in self._windows
 
-    def start(
-        self, site: str, requests: list[Request], limit: int, now: float = 0.0
-    ) -> list[Request]:
+    def start(self, site: str, requests: list[Request], limit: int, now: float) -> list[Request]:
         """``site``'s backlog ``requests`` wait in its window (opened at
         ``now`` with ``limit``, the site's slot concurrency); the ones to let
         go now."""
@@ -142,7 +140,7 @@ class SiteBacklogs:
         window.queued.discard(request)
         return self._let_go(site, window)
 
-    def grow(self, now: float = 0.0, *, answers_due: bool = False) -> list[Request]:
+    def grow(self, now: float, *, answers_due: bool = False) -> list[Request]:
         """Nothing else is ready: the next site in turn whose window is below
         its limit, and had a request come back since it last grew, lets one
         more go (none when no window may grow). A site settled while others

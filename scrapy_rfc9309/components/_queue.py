@@ -346,6 +346,7 @@ class RobotsTxtPriorityQueue:
         ``_ready``, interleaved across those sites (see :func:`interleaved`)."""
         batch: list[list[Request]] = []
         moved = 0
+        now = self._robots.clock.monotonic() if self._robots is not None else 0.0
         while self._released and moved < RELEASE_BUDGET:
             site = self._released.popleft()
             pinned = self._releasing.pop(site, 0)
@@ -365,7 +366,7 @@ class RobotsTxtPriorityQueue:
                     site,
                     requests,
                     page_slot_concurrency(self.crawler, requests[0]),
-                    self._robots.clock.monotonic() if self._robots is not None else 0.0,
+                    now,
                 )
             batch.append(requests)
         for request in interleaved(batch):

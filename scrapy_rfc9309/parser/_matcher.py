@@ -60,7 +60,7 @@ from ._rulekey import OFFSET_BITS as _LOW_BITS
 from ._rulekey import RuleKey, pack
 from ._steps import STEP, Steps, run_to_end
 
-__all__ = ["AgentMatcher", "Rule", "Verdict", "allowing_all", "is_url", "rule_pattern"]
+__all__ = ["ALLOWING_ALL", "AgentMatcher", "Rule", "Verdict", "is_url", "rule_pattern"]
 
 _GRAM = 3
 # Up to this many wildcard rules, a best-first scan beats probing an index.
@@ -619,13 +619,6 @@ def _allowing_all() -> AgentMatcher:
     return matcher
 
 
-def allowing_all() -> AgentMatcher:
-    """The matcher of every agent of a file whose rules have no pattern
-    (RFC 9309 2.2.2: an empty ``Disallow:`` matches nothing, so everything
-    is allowed): one shared instance, built once, that no check changes."""
-    return _ALLOWING_ALL
-
-
 def _allows(key: _Key) -> int:
     return (key >> _ALLOW_BIT) & 1
 
@@ -706,4 +699,8 @@ def _index_wildcards(
     )
 
 
-_ALLOWING_ALL = _allowing_all()
+#: The matcher of every agent of a file whose rules have no pattern (RFC
+#: 9309 2.2.2: an empty ``Disallow:`` matches nothing, so everything is
+#: allowed): one shared instance, built once (here, once ``_deny`` and the
+#: rest are defined), that no check changes.
+ALLOWING_ALL = _allowing_all()

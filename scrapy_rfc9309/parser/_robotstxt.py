@@ -16,7 +16,7 @@ from ._dots import resolved_path
 from ._encoding import CANONICAL_HTTP_URL, canonical_path, uncommon_path
 from ._groups import WILDCARD_AGENT, Group, Grouping, group_all, group_steps
 from ._lines import DEFAULT_MAX_SIZE, Warnings, line_starts, line_text, prepare
-from ._matcher import ALLOWED_BY_DEFAULT, AgentMatcher, Rule, Verdict, allowing_all
+from ._matcher import ALLOWED_BY_DEFAULT, ALLOWING_ALL, AgentMatcher, Rule, Verdict
 from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
 from ._steps import Steps
@@ -489,10 +489,9 @@ class RobotsTxt(Verdicts):
             token = self._group_token(agent)
             matcher = self._by_agent.get(token)
             if matcher is None:
-                if self._groups().pattern_count:
+                matcher = self._shared_matcher()
+                if matcher is None:
                     matcher = AgentMatcher(self._rules(token))
-                else:  # no rule with a pattern (RFC 9309 2.2.2): nothing to compile
-                    matcher = allowing_all()
                 matcher = self._compiled(token, matcher)
             self._remember(agent, matcher)
         return matcher
@@ -507,10 +506,9 @@ class RobotsTxt(Verdicts):
         token = self._group_token(agent)
         matcher = self._by_agent.get(token)
         if matcher is None:
-            if self._groups().pattern_count:
+            matcher = self._shared_matcher()
+            if matcher is None:
                 matcher = yield from AgentMatcher.compile_steps(self._rules(token))
-            else:  # no rule with a pattern (RFC 9309 2.2.2): nothing to compile
-                matcher = allowing_all()
             self._compiled(token, matcher)
         self._remember(agent, matcher)
         return matcher
@@ -519,6 +517,12 @@ class RobotsTxt(Verdicts):
         """The token whose groups govern ``agent``: its own, or ``*``."""
         token = agent_token(agent)
         return token if token in self._tokens else WILDCARD_AGENT
+
+    def _shared_matcher(self) -> AgentMatcher | None:
+        """:data:`~._matcher.ALLOWING_ALL` when no rule of the file has a
+        pattern (RFC 9309 2.2.2: nothing to compile, for any agent); else
+        ``None``: the agent's rules are compiled."""
+        return None if self._groups().pattern_count else ALLOWING_ALL
 
     def _rules(self, token: str) -> list[Rule]:
         grouping = self._groups()
