@@ -397,6 +397,98 @@ def test_2_2_2_first_checks_by_scan_and_the_deny_shortcut_agree_with_the_compile
                 assert expected is None or (expected >> 63) & 1, (rules, path)
 
 
+# Plain rules under "/p", which no path of _PATH starts with.
+_PLAIN_UNDER_P = st.text(alphabet="/xy", max_size=5).map(lambda s: "/p" + s)
+
+
+@given(
+    plain=st.lists(st.tuples(st.booleans(), _PLAIN_UNDER_P), min_size=65, max_size=200),
+    wildcards=st.lists(st.tuples(st.booleans(), _PATTERN), min_size=1, max_size=6),
+    places=st.lists(st.integers(min_value=0, max_value=200), max_size=6),
+    paths=st.lists(_PATH, min_size=1, max_size=20),
+)
+@settings(max_examples=150, deadline=None)
+def test_2_2_2_many_plain_rules_with_few_wildcards_are_scanned_then_compiled_alike(
+    plain: list[tuple[bool, str]],
+    wildcards: list[tuple[bool, str]],
+    places: list[int],
+    paths: list[str],
+) -> None:
+    """RFC 9309 2.2.2: a group of more than 64 canonical rules, at most 16
+    of them with a ``*`` or a ``$``, is scanned for its first checks (a path
+    that starts with no plain rule tries the others alone) and compiled on
+    the first path that starts with one; every verdict is the compiled
+    index's, key for key, in one go and in steps."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._steps import run_to_end
+
+    rules = list(plain)
+    for place, wildcard in zip(places, wildcards, strict=False):
+        rules.insert(place % (len(rules) + 1), wildcard)
+    read = [(allow, pattern.encode(), line) for line, (allow, pattern) in enumerate(rules, 2)]
+    scanned = AgentMatcher(list(read))
+    stepped = run_to_end(AgentMatcher.compile_steps(list(read)))
+    compiled = AgentMatcher(iter(read))
+    assert scanned._texts is not None and stepped._texts is not None  # the scan is tested
+    # The paths start with no plain rule (only the wildcards are tried);
+    # paths made from the rules start with one (every rule could match).
+    made = [pattern.replace("*", "a").rstrip("$") for _, pattern in wildcards + plain[:4]]
+    for path in [*paths, *made, *(path + "b" for path in made)]:
+        # A path that starts with a rule's text (a plain one's without its
+        # final "*") compiles them; any other tries the wildcards only.
+        was_scanned, texts = scanned._texts is not None, scanned._any
+        expected = compiled.decide(path)
+        assert scanned.decide(path) == expected, (rules, path)
+        assert stepped.decide(path) == expected, (rules, path)
+        if was_scanned and not path.startswith(texts):
+            assert scanned._texts is not None  # still scanned: a few rules tried
+    assert scanned._texts is None  # compiled by a path that starts with a plain rule
+
+
+def test_2_2_2_a_scan_of_many_rules_is_compiled_once_it_has_cost_what_compiling_does() -> None:
+    """A scan of many rules whose checks each try a few wildcards is
+    compiled once they have tried eight times its rules in all (a test of
+    every plain rule in C counted as a sixteenth of them), not after eight
+    checks: a site checked a few times never pays for an index, and one
+    checked often pays for its scan at most about what compiling costs."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+
+    rules = [(False, f"/p{i}/".encode(), i + 2) for i in range(96)]
+    rules += [(False, b"/*.pdf$", 200), (True, b"/*?ok", 201)]
+    matcher = AgentMatcher(rules)
+    # Each check costs its 2 wildcards, 98 // 16 + 1 for the test in C: 9;
+    # the budget is 8 x 98 = 784, spent by 88 checks: the 89th compiles.
+    for number in range(1, 89):
+        assert matcher.decide("/a.pdf") is not None
+        assert matcher._texts is not None, number
+    assert matcher.decide("/a.pdf") is not None
+    assert matcher._texts is None
+
+
+def test_2_2_2_many_rules_with_many_wildcards_are_compiled_at_once() -> None:
+    """More than 64 rules with more than 16 wildcards are not scanned (a
+    scan would try each wildcard on every check): compiled, or indexed in C
+    when most are wildcards."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+
+    plain = [(False, f"/p{i}/".encode(), i + 2) for i in range(60)]
+    some = [(False, f"/*.e{i}$".encode(), i + 100) for i in range(17)]
+    most = [(False, f"/*x{i}*y".encode(), i + 200) for i in range(70)]
+    assert AgentMatcher(plain + some)._texts is None
+    assert AgentMatcher(plain + some[:16])._texts is not None
+    assert AgentMatcher(plain + most)._globs_index is not None
+
+
+@given(lines=st.lists(st.text(alphabet="/ab*$", max_size=5), max_size=12))
+def test_wild_indexes_are_the_lines_with_a_star_or_a_dollar(lines: list[str]) -> None:
+    """The scan's list of lines to try alone, found in C, is every line
+    with a ``*`` or a ``$`` and no other."""
+    from scrapy_rfc9309.parser._matcher import _wild_indexes
+
+    expected = tuple(i for i, line in enumerate(lines) if "*" in line or "$" in line)
+    assert _wild_indexes("\n".join(lines).encode()) == expected
+
+
 @given(pattern=_PATTERN, paths=st.lists(_PATH, max_size=6), allow=st.booleans())
 @settings(max_examples=500, deadline=None)
 def test_2_2_3_one_rule_scanned_as_written_matches_as_compiled(

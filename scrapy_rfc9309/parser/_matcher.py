@@ -11,13 +11,19 @@ What one check costs:
   ``*``) of the disallow rules is allowed after one C-level
   ``str.startswith(tuple)``, kept when a matcher has up to 64 such prefixes,
   none of them ``/``; most crawled URLs end there;
-* up to 64 rules that are all plain prefixes (a final ``*`` allowed) are not
-  compiled for the first 8 checks: a check tests them all with
+* up to 64 rules that are all plain prefixes (a final ``*`` allowed) are
+  not compiled for the first 8 checks: a check tests them all with
   ``str.startswith(tuple)`` and, when one matches, scans them for the most
   specific; the ninth check compiles them, so a site checked a few times
   never pays for an index; up to 64 rules already in canonical form with
   wildcards (``/*.pdf$``) are scanned the same way, each tried with a
   left-to-right ``str.find`` scan, with no literal-prefix shortcut;
+* up to 256 such rules, all plain prefixes or at most 16 of them with a
+  ``*`` or a ``$``, are scanned too: a path that starts with none of the
+  others (one ``str.startswith(tuple)``) tries those 16 at most; the first
+  path that starts with one of them compiles them, as does the check by
+  which the scan has tried 8 times the rules in all (about what compiling
+  them costs);
 * more than 64 rules, all in canonical form and mostly wildcards (the
   hostile files of tens of thousands of ``/*abcdefgh*.php$``), are indexed
   by C-level operations over their joined values (``_globs``) for the first
@@ -65,11 +71,22 @@ __all__ = ["ALLOWING_ALL", "AgentMatcher", "Rule", "Verdict", "is_url", "rule_pa
 _GRAM = 3
 # Up to this many wildcard rules, a best-first scan beats probing an index.
 _SCAN_LIMIT = 16
-# Up to this many rules, all plain prefixes already canonical, a matcher
-# scans them for its first checks and compiles them only on the next one:
-# a site checked a few times never pays for an index.
+# Up to this many rules, all canonical, a matcher scans them as written for
+# its first checks and compiles them only on the next one: a site checked a
+# few times never pays for an index.
 _FEW_RULES = 64
 _SCAN_CHECKS = 8
+# More rules than _FEW_RULES, up to this many, are scanned so too when all
+# are plain prefixes, or when at most _SCAN_WILDCARDS of them have a "*" or
+# a "$": a check of a path that starts with none of the others (one
+# ``str.startswith(tuple)``) tries those few only; any other path compiles
+# them (a scan would try every rule, about an eighth of compiling them).
+# Either scan is compiled once its checks have tried _SCAN_CHECKS times its
+# rules in all (one ``str.startswith`` over them counted as a sixteenth of
+# them): eight checks of few rules, many more of many rules tried a few at a
+# time, so a scan never costs much more than the compiling it spares.
+_SCAN_RULES = 256
+_SCAN_WILDCARDS = 16
 # Many canonical rules, mostly wildcards, are indexed in C (``_globs``) for
 # this many checks, then compiled: a site checked a few times never pays for
 # the compiled index, one checked often gets its cheaper checks (and, with
@@ -291,7 +308,6 @@ class AgentMatcher:
     __slots__ = (
         "_allows",
         "_any",
-        "_checks",
         "_compiled",
         "_exact",
         "_globs",
@@ -302,9 +318,11 @@ class AgentMatcher:
         "_prefix_index",
         "_prefix_lengths",
         "_scan",
+        "_scan_budget",
         "_short_index",
         "_starred",
         "_texts",
+        "_wild",
         "heads",
         "needles",
         "rule_count",
@@ -325,10 +343,16 @@ class AgentMatcher:
     _lines: tuple[int, ...]
     #: Whether the scanned rules have wildcards (else all plain prefixes).
     _globs: bool
+    #: Many scanned rules: the indexes of those with a ``*`` or a ``$``,
+    #: the only ones a path that starts with no other rule can match
+    #: (``None``: few rules, each check tries them all).
+    _wild: tuple[int, ...] | None
     #: Many canonical rules, mostly wildcards, indexed in C (``None``: not so).
     _globs_index: GlobIndex | None
     _any: tuple[str, ...]
-    _checks: int
+    #: What the scan may still spend, in rules tried, before the rules are
+    #: compiled (see _SCAN_CHECKS).
+    _scan_budget: int
     #: With :attr:`deny`: the longest piece of each disallow rule that starts
     #: with a wildcard (``/*?``, ``*.pdf$``); a path must also contain none.
     needles: tuple[str, ...]
@@ -340,25 +364,36 @@ class AgentMatcher:
     rule_count: int
 
     def __init__(self, rules: Iterable[Rule]) -> None:
-        if isinstance(rules, list) and len(rules) > _FEW_RULES:
-            joined = b"\n".join([rule[1] for rule in rules])
-            # Mostly wildcard rules, all canonical: indexed in C (_globs).
-            if joined.count(b"*") * 2 >= len(rules) and _all_glob(joined):
-                self._index_of(joined, rules)
-                return
-        elif isinstance(rules, list):
-            # A few searches in C over the joined values prove every rule a
-            # canonical plain prefix, or canonical with wildcards: then no
-            # index is built before it pays, and no deny shortcut either
-            # (a scan starts with one ``str.startswith(tuple)`` test).
-            columns = list(zip(*rules, strict=True))  # in C: allow flags, values, lines
-            joined = b"\n".join(columns[1]) if rules else b""
-            if _all_plain(joined):
-                self._scan_of(joined, rules, columns, plain=True)
-                return
-            if _all_glob(joined):
-                self._scan_of(joined, rules, columns, plain=False)
-                return
+        if isinstance(rules, list):
+            count = len(rules)
+            if count > _SCAN_RULES:
+                joined = b"\n".join([rule[1] for rule in rules])
+                # Mostly wildcard rules, all canonical: indexed in C (_globs).
+                if joined.count(b"*") * 2 >= count and _all_glob(joined):
+                    self._index_of(joined, rules)
+                    return
+            else:
+                # A few searches in C over the joined values prove every rule
+                # a canonical plain prefix, or canonical with wildcards: then
+                # no index is built before it pays, and no deny shortcut
+                # either (a scan starts with one ``str.startswith(tuple)``).
+                columns = list(zip(*rules, strict=True))  # in C: allow flags, values, lines
+                joined = b"\n".join(columns[1]) if rules else b""
+                stars = joined.count(b"*")
+                if count > _FEW_RULES and stars * 2 >= count:
+                    if _all_glob(joined):  # mostly wildcards: indexed in C (_globs)
+                        self._index_of(joined, rules)
+                        return
+                elif _all_plain(joined):
+                    self._scan_of(joined, rules, columns, plain=True)
+                    return
+                elif _all_glob(joined) and (
+                    count <= _FEW_RULES
+                    or stars + joined.count(b"$") <= _SCAN_WILDCARDS
+                    or len(_wild_indexes(joined)) <= _SCAN_WILDCARDS
+                ):
+                    self._scan_of(joined, rules, columns, plain=False)
+                    return
         self._compile(rules)
 
     def _scan_of(
@@ -372,6 +407,7 @@ class AgentMatcher:
             kept = [(value, rule) for value, rule in zip(texts, rules, strict=True) if value]
             texts, rules = tuple(value for value, _ in kept), [rule for _, rule in kept]
             text = "\n".join(texts)
+            joined = text.encode("ascii")
             columns = list(zip(*rules, strict=True))
         if rules:
             # Most groups have no allow rule: then no flags are kept.
@@ -379,16 +415,22 @@ class AgentMatcher:
             self._allows, self._lines = (allows if True in allows else None), columns[2]
         else:
             self._allows, self._lines = None, ()
-        self._texts, self._globs, self._checks = texts, not plain, 0
+        self._texts, self._globs = texts, not plain
+        self._scan_budget = _SCAN_CHECKS * max(len(texts), 1)
         self._globs_index = None
         self.rule_count = len(texts)
         self._no_shortcut()
         if plain:
             # "/private*" matches as "/private", one octet more specific.
             self._any = tuple(text.replace("*", "").split("\n")) if "*" in text else texts
-        else:
+            self._wild = None if len(texts) <= _FEW_RULES else ()
+        elif len(texts) <= _FEW_RULES:
             # Canonical with wildcards: each split only when tried.
-            self._any = ()
+            self._any, self._wild = (), None
+        else:
+            # Many, few of them wildcards: the others are plain prefixes,
+            # tested at once (see decide).
+            self._any, self._wild = texts, _wild_indexes(joined)
 
     def _index_of(self, joined: bytes, rules: list[Rule]) -> None:
         """Many canonical rules, mostly wildcards: kept as written, indexed
@@ -418,8 +460,8 @@ class AgentMatcher:
     @classmethod
     def compile_steps(cls, rules: Iterable[Rule]) -> Steps[AgentMatcher]:
         """Compile ``rules`` in steps of :data:`STEP` rules (see ``_steps``)."""
-        if isinstance(rules, list) and len(rules) <= _FEW_RULES:
-            return cls(rules)  # few rules: scanned at first, never a step's worth
+        if isinstance(rules, list) and len(rules) <= _SCAN_RULES:
+            return cls(rules)  # scanned at first, or less than a step's worth
         matcher = cls.__new__(cls)
         matcher._globs_index = None
         tables = _Tables()
@@ -495,12 +537,23 @@ class AgentMatcher:
         ``None`` if no rule matches; else the compiled rule: see
         :func:`key_allows` and :func:`key_line`.
         """
-        if self._texts is not None:
-            if self._checks < _SCAN_CHECKS:
-                self._checks += 1
-                if self._globs:
-                    return self._scan_globs(path)
-                return self._scan_plain(path)
+        texts = self._texts
+        if texts is not None:
+            if self._scan_budget > 0:
+                wild = self._wild
+                if wild is None:  # few rules: a check tries them all
+                    self._scan_budget -= len(texts)
+                    if self._globs:
+                        return self._scan_globs(path, enumerate(texts))
+                    return self._scan_plain(path)
+                if not path.startswith(self._any):  # many: only wildcards can match
+                    self._scan_budget -= len(wild) + len(texts) // 16 + 1
+                    if wild:
+                        tried = zip(wild, map(texts.__getitem__, wild), strict=True)
+                        return self._scan_globs(path, tried)
+                    return None
+            # Scanned enough, or a path that starts with one of many rules:
+            # compiled (a scan would try every rule, an eighth of compiling them).
             self._compile(self._scanned_rules())
         if self._globs_index is not None:
             if self._globs_index.checks < _INDEXED_CHECKS:
@@ -547,12 +600,11 @@ class AgentMatcher:
                 best = max(best, self._key(index, len(texts[index])))
         return None if best < 0 else best
 
-    def _scan_globs(self, path: str) -> _Key | None:
-        """The most specific rule of ``path`` among few canonical rules, by a scan."""
-        texts = self._texts
-        assert texts is not None
+    def _scan_globs(self, path: str, tried: Iterable[tuple[int, str]]) -> _Key | None:
+        """The most specific rule of ``path`` among canonical rules ``tried``
+        (their indexes and texts), by a scan."""
         best = -1
-        for index, text in enumerate(texts):
+        for index, text in tried:
             star = text.find("*")
             if star < 0:  # a prefix, or a whole path when it ends with "$"
                 if not (path == text[:-1] if text[-1] == "$" else path.startswith(text)):
@@ -575,10 +627,7 @@ class AgentMatcher:
         texts = self._texts
         assert texts is not None
         allows = self._allows or (False,) * len(texts)
-        return [
-            (allow, text.encode(), line)
-            for text, allow, line in zip(texts, allows, self._lines, strict=True)
-        ]
+        return list(zip(allows, map(str.encode, texts), self._lines, strict=True))  # in C
 
     def _candidates(self, path: str) -> Iterable[_Entry]:
         """The indexed wildcard rules that could match ``path``, best first.
@@ -617,6 +666,28 @@ def _allowing_all() -> AgentMatcher:
     matcher = AgentMatcher.__new__(AgentMatcher)
     matcher._compile(())
     return matcher
+
+
+def _wild_indexes(joined: bytes) -> tuple[int, ...]:
+    """The indexes of the lines of ``joined`` that have a ``*`` or a ``$``,
+    found in C: ``bytes.find`` for the next of each, the line ends counted
+    between two finds, the finds going on from the next line."""
+    indexes = []
+    index = previous = 0
+    star, dollar = joined.find(b"*"), joined.find(b"$")
+    while star >= 0 or dollar >= 0:
+        start = star if dollar < 0 or 0 <= star < dollar else dollar
+        index += joined.count(b"\n", previous, start)
+        indexes.append(index)
+        previous = start
+        end = joined.find(b"\n", start)
+        if end < 0:
+            break
+        if star < end:
+            star = joined.find(b"*", end)
+        if dollar < end:
+            dollar = joined.find(b"$", end)
+    return tuple(indexes)
 
 
 def _allows(key: _Key) -> int:
