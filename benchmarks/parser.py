@@ -9,6 +9,10 @@ or ``$ROBOTSTXT_CORPUS``), each body cut at the 512,000 octets a crawl reads:
   ratio of the totals; GC on, then the same with GC off, shown apart;
 * checks, once compiled: the corpus' real URLs (``urls/anubhav_bench``) and
   URLs derived from every file's own rules;
+* a site's first decisions: parse + compile + its first 16 and 100 real
+  URLs checked (its URLs repeated when it has fewer), what a crawl of that
+  many pages pays in all, with the first checks that scan few rules and
+  the compiling they lead to;
 * memory retained by a parsed file after one check (tracemalloc), its body
   counted: each parser is given a fresh copy of the body to keep or drop;
 * 1,000 rotating User-Agents: checks on the form the site cache keeps
@@ -274,6 +278,37 @@ def checks(name: str, sites: list[tuple[bytes, list[str]]], rounds: int) -> None
     )
 
 
+def site_decisions(sites: list[tuple[bytes, list[str]]], rounds: int) -> None:
+    """Parse, compile and the first ``count`` checks of each site's real
+    URLs, against Protego's parse and as many ``can_fetch``."""
+    for count in (16, 100):
+        items: list[object] = [(body, (urls * count)[:count]) for body, urls in sites]
+
+        def ours_site(item: object) -> None:
+            body, urls = item  # type: ignore[misc]
+            robots = RobotsTxt.parse(body)
+            for url in urls:
+                robots.allowed(url=url, agent=AGENT)
+
+        def theirs_site(item: object) -> None:
+            body, urls = item  # type: ignore[misc]
+            parsed = protego_parse(body)
+            for url in urls:
+                parsed.can_fetch(url, AGENT)
+
+        ours, theirs = paired(rounds, items, ours_site, theirs_site)
+        by_band(
+            f"a site's first {count} decisions: parse + compile + {count} checks of its real "
+            "URLs, GC on, CPU time (median per site)",
+            [len(body) for body, _ in sites],
+            ours,
+            theirs,
+            "us/site",
+            1e6,
+            None,
+        )
+
+
 def memory(bodies: list[bytes]) -> None:
     def ours_kept(chosen: list[bytes]) -> list[object]:
         kept = []
@@ -477,7 +512,7 @@ def hostile(rounds: int) -> None:
         )
 
 
-PARTS = ("first", "checks", "memory", "rotating", "hostile")
+PARTS = ("first", "checks", "sites", "memory", "rotating", "hostile")
 
 
 def main() -> int:
@@ -511,6 +546,9 @@ def main() -> int:
                 ours.allowed(url=url, agent=AGENT) == theirs.can_fetch(url, AGENT) for url in urls
             )
         print(f"{'(verdicts equal to Protego on real URLs)':<46} {agreements / url_count:.2%}\n")
+    if "sites" in args.parts:
+        site_decisions(with_urls, args.rounds)
+        print()
     if "memory" in args.parts:
         memory(bodies)
         print()

@@ -416,9 +416,8 @@ def test_2_2_2_many_plain_rules_with_few_wildcards_are_scanned_then_compiled_ali
 ) -> None:
     """RFC 9309 2.2.2: a group of more than 64 canonical rules, at most 16
     of them with a ``*`` or a ``$``, is scanned for its first checks (a path
-    that starts with no plain rule tries the others alone) and compiled on
-    the first path that starts with one; every verdict is the compiled
-    index's, key for key, in one go and in steps."""
+    that starts with no rule's text tries those alone), then compiled; every
+    verdict is the compiled index's, key for key, in one go and in steps."""
     from scrapy_rfc9309.parser._matcher import AgentMatcher
     from scrapy_rfc9309.parser._steps import run_to_end
 
@@ -431,38 +430,42 @@ def test_2_2_2_many_plain_rules_with_few_wildcards_are_scanned_then_compiled_ali
     compiled = AgentMatcher(iter(read))
     assert scanned._texts is not None and stepped._texts is not None  # the scan is tested
     # The paths start with no plain rule (only the wildcards are tried);
-    # paths made from the rules start with one (every rule could match).
+    # paths made from the rules start with one (every rule is tried), and
+    # enough of them compile the scan on the way.
     made = [pattern.replace("*", "a").rstrip("$") for _, pattern in wildcards + plain[:4]]
-    for path in [*paths, *made, *(path + "b" for path in made)]:
-        # A path that starts with a rule's text (a plain one's without its
-        # final "*") compiles them; any other tries the wildcards only.
-        was_scanned, texts = scanned._texts is not None, scanned._any
+    for path in [*paths, *made, *(path + "b" for path in made), *paths]:
         expected = compiled.decide(path)
         assert scanned.decide(path) == expected, (rules, path)
         assert stepped.decide(path) == expected, (rules, path)
-        if was_scanned and not path.startswith(texts):
-            assert scanned._texts is not None  # still scanned: a few rules tried
-    assert scanned._texts is None  # compiled by a path that starts with a plain rule
 
 
-def test_2_2_2_a_scan_of_many_rules_is_compiled_once_it_has_cost_what_compiling_does() -> None:
-    """A scan of many rules whose checks each try a few wildcards is
-    compiled once they have tried eight times its rules in all (a test of
-    every plain rule in C counted as a sixteenth of them), not after eight
-    checks: a site checked a few times never pays for an index, and one
-    checked often pays for its scan at most about what compiling costs."""
-    from scrapy_rfc9309.parser._matcher import AgentMatcher
+def test_2_2_2_a_scan_is_compiled_once_it_has_cost_what_compiling_does() -> None:
+    """A scan is compiled once its checks have tried eight times its rules
+    in all: a path that starts with a rule's text tries them all; any other
+    path its wildcards only, counted with what such a check costs beyond a
+    compiled one (_SCAN_OVERHEAD, and a sixteenth of the rules for the test
+    in C). So eight checks that try every rule compile it, as they always
+    did, and a site whose paths start with no rule is scanned for longer."""
+    from scrapy_rfc9309.parser._matcher import _SCAN_OVERHEAD, AgentMatcher
 
-    rules = [(False, f"/p{i}/".encode(), i + 2) for i in range(96)]
-    rules += [(False, b"/*.pdf$", 200), (True, b"/*?ok", 201)]
-    matcher = AgentMatcher(rules)
-    # Each check costs its 2 wildcards, 98 // 16 + 1 for the test in C: 9;
-    # the budget is 8 x 98 = 784, spent by 88 checks: the 89th compiles.
-    for number in range(1, 89):
-        assert matcher.decide("/a.pdf") is not None
-        assert matcher._texts is not None, number
-    assert matcher.decide("/a.pdf") is not None
-    assert matcher._texts is None
+    def scanned_checks(rules: list[tuple[bool, bytes, int]], path: str) -> int:
+        matcher = AgentMatcher(list(rules))
+        checks = 0
+        while matcher._texts is not None and checks < 10_000:
+            matcher.decide(path)
+            checks += 1
+        return checks - 1  # the last check compiled
+
+    few = [(False, b"/private/", 2), (False, b"/*.pdf$", 3)]
+    assert scanned_checks(few, "/private/a") == 8  # 2 tried each: 16 / 2
+    assert scanned_checks(few, "/public/a.pdf") == -(-16 // (1 + _SCAN_OVERHEAD))
+    some = [(False, f"/p{i}/".encode(), i + 2) for i in range(40)] + few
+    assert scanned_checks(some, "/p3/x") == 8
+    assert scanned_checks(some, "/public/a.pdf") == -(-8 * 42 // (1 + 2 + _SCAN_OVERHEAD))
+    many = [(False, f"/p{i}/".encode(), i + 2) for i in range(96)]
+    many += [(False, b"/*.pdf$", 200), (True, b"/*?ok", 201)]
+    assert scanned_checks(many, "/a.pdf") == -(-8 * 98 // (2 + 6 + _SCAN_OVERHEAD))
+    assert scanned_checks(many, "/p1/a.pdf") == 8
 
 
 def test_2_2_2_many_rules_with_many_wildcards_are_compiled_at_once() -> None:
@@ -487,6 +490,7 @@ def test_wild_indexes_are_the_lines_with_a_star_or_a_dollar(lines: list[str]) ->
 
     expected = tuple(i for i, line in enumerate(lines) if "*" in line or "$" in line)
     assert _wild_indexes("\n".join(lines).encode()) == expected
+    assert _wild_indexes("\n".join(lines).encode(), 2) == expected[:2]  # the first few only
 
 
 @given(pattern=_PATTERN, paths=st.lists(_PATH, max_size=6), allow=st.booleans())

@@ -78,15 +78,18 @@ _FEW_RULES = 64
 _SCAN_CHECKS = 8
 # More rules than _FEW_RULES, up to this many, are scanned so too when all
 # are plain prefixes, or when at most _SCAN_WILDCARDS of them have a "*" or
-# a "$": a check of a path that starts with none of the others (one
-# ``str.startswith(tuple)``) tries those few only; any other path compiles
-# them (a scan would try every rule, about an eighth of compiling them).
-# Either scan is compiled once its checks have tried _SCAN_CHECKS times its
-# rules in all (one ``str.startswith`` over them counted as a sixteenth of
-# them): eight checks of few rules, many more of many rules tried a few at a
-# time, so a scan never costs much more than the compiling it spares.
+# a "$". A check of a path that starts with a rule's text (one
+# ``str.startswith(tuple)``) tries every rule; any other path, only those
+# with a "*" or a "$". A scan is compiled once its checks have tried
+# _SCAN_CHECKS times its rules in all, counting for each check that tried
+# only the wildcards _SCAN_OVERHEAD more, and a sixteenth of the rules for
+# the test in C (what such a check costs over a compiled one): eight checks
+# that try every rule, as many more as cost the same, so a scan never costs
+# much more than the compiling it spares (a rule tried costs about a tenth
+# of compiling it).
 _SCAN_RULES = 256
 _SCAN_WILDCARDS = 16
+_SCAN_OVERHEAD = 3
 # Many canonical rules, mostly wildcards, are indexed in C (``_globs``) for
 # this many checks, then compiled: a site checked a few times never pays for
 # the compiled index, one checked often gets its cheaper checks (and, with
@@ -343,10 +346,9 @@ class AgentMatcher:
     _lines: tuple[int, ...]
     #: Whether the scanned rules have wildcards (else all plain prefixes).
     _globs: bool
-    #: Many scanned rules: the indexes of those with a ``*`` or a ``$``,
-    #: the only ones a path that starts with no other rule can match
-    #: (``None``: few rules, each check tries them all).
-    _wild: tuple[int, ...] | None
+    #: The indexes (an octet each) of the scanned rules with a ``*`` or a
+    #: ``$``: the only ones a path that starts with no rule's text can match.
+    _wild: bytes
     #: Many canonical rules, mostly wildcards, indexed in C (``None``: not so).
     _globs_index: GlobIndex | None
     _any: tuple[str, ...]
@@ -365,41 +367,46 @@ class AgentMatcher:
 
     def __init__(self, rules: Iterable[Rule]) -> None:
         if isinstance(rules, list):
+            # A few searches in C over the joined values prove every rule a
+            # canonical plain prefix, or canonical with wildcards: then no
+            # index is built before it pays, and no deny shortcut either (a
+            # scan starts with one ``str.startswith(tuple)``).
             count = len(rules)
-            if count > _SCAN_RULES:
-                joined = b"\n".join([rule[1] for rule in rules])
-                # Mostly wildcard rules, all canonical: indexed in C (_globs).
-                if joined.count(b"*") * 2 >= count and _all_glob(joined):
-                    self._index_of(joined, rules)
-                    return
-            else:
-                # A few searches in C over the joined values prove every rule
-                # a canonical plain prefix, or canonical with wildcards: then
-                # no index is built before it pays, and no deny shortcut
-                # either (a scan starts with one ``str.startswith(tuple)``).
+            if count <= _FEW_RULES:
                 columns = list(zip(*rules, strict=True))  # in C: allow flags, values, lines
                 joined = b"\n".join(columns[1]) if rules else b""
-                stars = joined.count(b"*")
-                if count > _FEW_RULES and stars * 2 >= count:
-                    if _all_glob(joined):  # mostly wildcards: indexed in C (_globs)
-                        self._index_of(joined, rules)
-                        return
-                elif _all_plain(joined):
+                if _all_plain(joined):
                     self._scan_of(joined, rules, columns, plain=True)
                     return
-                elif _all_glob(joined) and (
-                    count <= _FEW_RULES
-                    or stars + joined.count(b"$") <= _SCAN_WILDCARDS
-                    or len(_wild_indexes(joined)) <= _SCAN_WILDCARDS
-                ):
+                if _all_glob(joined):
                     self._scan_of(joined, rules, columns, plain=False)
                     return
+            else:
+                scannable = count <= _SCAN_RULES
+                if scannable:
+                    columns = list(zip(*rules, strict=True))
+                    joined = b"\n".join(columns[1])
+                else:
+                    joined = b"\n".join([rule[1] for rule in rules])
+                stars = joined.count(b"*")
+                if stars * 2 >= count:
+                    # Mostly wildcard rules, all canonical: indexed in C (_globs).
+                    if _all_glob(joined):
+                        self._index_of(joined, rules)
+                        return
+                elif scannable:
+                    if _all_plain(joined):
+                        self._scan_of(joined, rules, columns, plain=True)
+                        return
+                    if _few_wildcards(joined, stars) and _all_glob(joined):
+                        self._scan_of(joined, rules, columns, plain=False)
+                        return
         self._compile(rules)
 
     def _scan_of(
         self, joined: bytes, rules: list[Rule], columns: list[tuple[Any, ...]], plain: bool
     ) -> None:
-        """Keep few rules as written to scan them: no key, no index.
+        """Keep canonical rules as written to scan them: no key, no index.
         ``columns``: the rules' allow flags, values and lines."""
         text = joined.decode("ascii")
         texts = tuple(text.split("\n")) if rules else ()
@@ -416,21 +423,26 @@ class AgentMatcher:
         else:
             self._allows, self._lines = None, ()
         self._texts, self._globs = texts, not plain
-        self._scan_budget = _SCAN_CHECKS * max(len(texts), 1)
+        # The indexes of the rules with a "*" or a "$", an octet each (at
+        # most _SCAN_RULES rules): few rules tested one by one, many found
+        # by searches in C.
+        if plain:
+            self._wild = b""
+        elif len(texts) <= _FEW_RULES:
+            self._wild = bytes([i for i, value in enumerate(texts) if "*" in value or "$" in value])
+        else:
+            self._wild = bytes(_wild_indexes(joined))
+        self._scan_budget = _SCAN_CHECKS * len(texts)
         self._globs_index = None
         self.rule_count = len(texts)
         self._no_shortcut()
-        if plain:
+        if plain and "*" in text:
             # "/private*" matches as "/private", one octet more specific.
-            self._any = tuple(text.replace("*", "").split("\n")) if "*" in text else texts
-            self._wild = None if len(texts) <= _FEW_RULES else ()
-        elif len(texts) <= _FEW_RULES:
-            # Canonical with wildcards: each split only when tried.
-            self._any, self._wild = (), None
+            self._any = tuple(text.replace("*", "").split("\n"))
         else:
-            # Many, few of them wildcards: the others are plain prefixes,
-            # tested at once (see decide).
-            self._any, self._wild = texts, _wild_indexes(joined)
+            # A wildcard rule's text is tested as a literal prefix: harmless,
+            # as a path that starts with it is scanned whole.
+            self._any = texts
 
     def _index_of(self, joined: bytes, rules: list[Rule]) -> None:
         """Many canonical rules, mostly wildcards: kept as written, indexed
@@ -540,20 +552,16 @@ class AgentMatcher:
         texts = self._texts
         if texts is not None:
             if self._scan_budget > 0:
-                wild = self._wild
-                if wild is None:  # few rules: a check tries them all
+                if path.startswith(self._any):  # one test in C: a rule may match
                     self._scan_budget -= len(texts)
                     if self._globs:
-                        return self._scan_globs(path, enumerate(texts))
+                        return self._scan_globs(path, range(len(texts)))
                     return self._scan_plain(path)
-                if not path.startswith(self._any):  # many: only wildcards can match
-                    self._scan_budget -= len(wild) + len(texts) // 16 + 1
-                    if wild:
-                        tried = zip(wild, map(texts.__getitem__, wild), strict=True)
-                        return self._scan_globs(path, tried)
-                    return None
-            # Scanned enough, or a path that starts with one of many rules:
-            # compiled (a scan would try every rule, an eighth of compiling them).
+                # The path starts with no rule's text: only those with a "*"
+                # or a "$" can match.
+                wild = self._wild
+                self._scan_budget -= len(wild) + len(texts) // 16 + _SCAN_OVERHEAD
+                return self._scan_globs(path, wild) if wild else None
             self._compile(self._scanned_rules())
         if self._globs_index is not None:
             if self._globs_index.checks < _INDEXED_CHECKS:
@@ -589,9 +597,7 @@ class AgentMatcher:
         return best
 
     def _scan_plain(self, path: str) -> _Key | None:
-        """The longest plain prefix rule of ``path``, by a scan (few rules)."""
-        if not path.startswith(self._any):  # one C-level test: most paths match none
-            return None
+        """The longest plain prefix rule of ``path``, by a scan."""
         texts = self._texts
         assert texts is not None
         best = -1
@@ -600,11 +606,14 @@ class AgentMatcher:
                 best = max(best, self._key(index, len(texts[index])))
         return None if best < 0 else best
 
-    def _scan_globs(self, path: str, tried: Iterable[tuple[int, str]]) -> _Key | None:
-        """The most specific rule of ``path`` among canonical rules ``tried``
-        (their indexes and texts), by a scan."""
+    def _scan_globs(self, path: str, indexes: Iterable[int]) -> _Key | None:
+        """The most specific rule of ``path`` among the scanned rules at
+        ``indexes`` (canonical, with wildcards), by a scan."""
+        texts = self._texts
+        assert texts is not None
         best = -1
-        for index, text in tried:
+        for index in indexes:
+            text = texts[index]
             star = text.find("*")
             if star < 0:  # a prefix, or a whole path when it ends with "$"
                 if not (path == text[:-1] if text[-1] == "$" else path.startswith(text)):
@@ -668,17 +677,28 @@ def _allowing_all() -> AgentMatcher:
     return matcher
 
 
-def _wild_indexes(joined: bytes) -> tuple[int, ...]:
-    """The indexes of the lines of ``joined`` that have a ``*`` or a ``$``,
-    found in C: ``bytes.find`` for the next of each, the line ends counted
-    between two finds, the finds going on from the next line."""
-    indexes = []
+def _few_wildcards(joined: bytes, stars: int) -> bool:
+    """Whether at most _SCAN_WILDCARDS of the values in ``joined``, which
+    hold ``stars`` stars, have a ``*`` or a ``$``."""
+    if stars + joined.count(b"$") <= _SCAN_WILDCARDS:
+        return True
+    return len(_wild_indexes(joined, _SCAN_WILDCARDS + 1)) <= _SCAN_WILDCARDS
+
+
+def _wild_indexes(joined: bytes, limit: int = _SCAN_RULES) -> tuple[int, ...]:
+    """The indexes of the lines of ``joined`` that have a ``*`` or a ``$``
+    (the first ``limit`` of them), found in C: ``bytes.find`` for the next of
+    each, the line ends counted between two finds, the finds going on from
+    the next line."""
+    indexes: list[int] = []
     index = previous = 0
     star, dollar = joined.find(b"*"), joined.find(b"$")
     while star >= 0 or dollar >= 0:
         start = star if dollar < 0 or 0 <= star < dollar else dollar
         index += joined.count(b"\n", previous, start)
         indexes.append(index)
+        if len(indexes) == limit:
+            break
         previous = start
         end = joined.find(b"\n", start)
         if end < 0:
