@@ -299,15 +299,21 @@ def test_2_2_2_allowed_and_denial_by_the_disallow_shortcut_agree_with_check(
     body = "user-agent: *\n" + "".join(
         f"{'allow' if allow else 'disallow'}: {pattern}\n" for allow, pattern in rules
     )
-    robots = RobotsTxt.parse(body)
-    for _ in range(9):  # past the first checks, which scan few rules
-        robots.allowed(url="/", agent="a")
-    matcher = robots.matcher("a")
     # Each rule's own text (a star read as "x") is a path too; each path is
     # also tried as "//path" and "/./path" (LENIENT(dot-segments)).
     paths += [
         ("/x" if pattern[0] == "*" else "") + pattern.replace("*", "x") for _, pattern in rules
     ]
+    # As parsed (few rules scanned as written), and compiled.
+    scanned, robots = RobotsTxt.parse(body), RobotsTxt.parse(body)
+    for _ in range(10_000):
+        if robots.matcher("a")._texts is None:
+            break
+        robots.check(url="/", agent="a")  # each check spends the scan's budget
+    for path in [*paths, *("/" + path for path in paths), *("/." + path for path in paths)]:
+        url = host + path
+        assert scanned.allowed(url=url, agent="a") is scanned.check(url=url, agent="a").allowed
+    matcher = robots.matcher("a")
     for path in [*paths, *("/" + path for path in paths), *("/." + path for path in paths)]:
         url = host + path
         verdict = robots.check(url=url, agent="a")
@@ -374,7 +380,8 @@ def test_2_2_2_first_checks_by_scan_and_the_deny_shortcut_agree_with_the_compile
     """A matcher of few plain rules, or of few canonical rules with
     wildcards, scans them for its first checks, then compiles (also when
     built in steps); a path that starts with no disallow prefix is allowed
-    without a check. All agree with the compiled index, key for key."""
+    without a check, as is one that starts with no rule of a scan of plain
+    rules. All agree with the compiled index, key for key."""
     from scrapy_rfc9309.parser._matcher import AgentMatcher
     from scrapy_rfc9309.parser._steps import run_to_end
 
@@ -395,6 +402,9 @@ def test_2_2_2_first_checks_by_scan_and_the_deny_shortcut_agree_with_the_compile
                 and not any(needle in path for needle in needles)
             ):
                 assert expected is None or (expected >> 63) & 1, (rules, path)
+            plain = matcher.plain_prefixes  # a scan of plain rules: no rule, no check
+            if plain is not None and not path.startswith(plain):
+                assert expected is None, (rules, path)
 
 
 # Plain rules under "/p", which no path of _PATH starts with.

@@ -328,6 +328,7 @@ class AgentMatcher:
         "_wild",
         "heads",
         "needles",
+        "plain_prefixes",
         "rule_count",
     )
     _plain: FewPrefixes | DictPrefixes | SortedPrefixes
@@ -363,6 +364,11 @@ class AgentMatcher:
     #: that key's prefixes (a str, or a tuple of several), is a path that
     #: starts with no disallow prefix. ``None``: no such shortcut.
     heads: dict[str, str | tuple[str, ...]] | None
+    #: A scan of plain-prefix rules (see :meth:`decide`): every rule's
+    #: text, so that a path that starts with none, one test in C, is decided
+    #: by no rule without a check, as :attr:`heads` lets a compiled
+    #: matcher's path go. ``None``: not so.
+    plain_prefixes: tuple[str, ...] | None
     rule_count: int
 
     def __init__(self, rules: Iterable[Rule]) -> None:
@@ -443,6 +449,8 @@ class AgentMatcher:
             # A wildcard rule's text is tested as a literal prefix: harmless,
             # as a path that starts with it is scanned whole.
             self._any = texts
+        if plain:
+            self.plain_prefixes = self._any
 
     def _index_of(self, joined: bytes, rules: list[Rule]) -> None:
         """Many canonical rules, mostly wildcards: kept as written, indexed
@@ -511,7 +519,7 @@ class AgentMatcher:
         self._exact = tables.exact
 
     def _no_shortcut(self) -> None:
-        self.needles, self.heads = (), None
+        self.needles, self.heads, self.plain_prefixes = (), None, None
 
     def _shortcut(self, deny: tuple[str, ...] | None, needles: tuple[str, ...]) -> None:
         """Keep the disallow shortcut (see :attr:`deny`) in its look-up form."""
@@ -521,7 +529,7 @@ class AgentMatcher:
         heads: dict[str, list[str]] = {}
         for prefix in deny:  # by the octet after "/": a one-character str, shared
             heads.setdefault(prefix[1], []).append(prefix)
-        self.needles = needles
+        self.needles, self.plain_prefixes = needles, None
         self.heads = {
             head: prefixes[0] if len(prefixes) == 1 else tuple(prefixes)
             for head, prefixes in heads.items()

@@ -202,6 +202,15 @@ class Verdicts:
                 else:  # LENIENT(dot-segments): "/." and "//" take a full check
                     if "//" not in path and ("." not in path or "/." not in path):
                         return None
+        elif (
+            matcher.plain_prefixes is not None
+            and not path.startswith(matcher.plain_prefixes)
+            and "//" not in path
+            and ("." not in path or "/." not in path)
+        ):
+            # A scan of plain rules, none of which the path starts with (and
+            # LENIENT(dot-segments): "/." and "//" take a full check).
+            return None
         return _denying_rule(matcher, path)
 
     def check(self, url: str, agent: str) -> Verdict:
