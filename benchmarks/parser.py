@@ -352,7 +352,7 @@ def memory(bodies: list[bytes]) -> None:
         share = ours_kb / theirs_kb
         print(
             f"  {name:<44} ours {ours_kb:>11,.1f} KB/file   "
-            f"protego {theirs_kb:>11,.1f} KB/file   share {share:>8.2f}  "
+            f"protego {theirs_kb:>11,.1f} KB/file   share {share:>8.3f} "
             + verdict(share, GOALS["memory"], higher=False)
         )
     compact_kb = retained_bytes(lambda: compact_kept(bodies)) / len(bodies) / 1e3
