@@ -464,6 +464,7 @@ def test_2_2_2_a_scan_is_compiled_once_it_has_cost_what_compiling_does() -> None
         while matcher._texts is not None and checks < 10_000:
             matcher.decide(path)
             checks += 1
+        assert matcher._any == () and matcher.plain_prefixes is None  # nothing of the scan kept
         return checks - 1  # the last check compiled
 
     few = [(False, b"/private/", 2), (False, b"/*.pdf$", 3)]

@@ -11,19 +11,18 @@ What one check costs:
   ``*``) of the disallow rules is allowed after one C-level
   ``str.startswith(tuple)``, kept when a matcher has up to 64 such prefixes,
   none of them ``/``; most crawled URLs end there;
-* up to 64 rules that are all plain prefixes (a final ``*`` allowed) are
-  not compiled for the first 8 checks: a check tests them all with
-  ``str.startswith(tuple)`` and, when one matches, scans them for the most
-  specific; the ninth check compiles them, so a site checked a few times
-  never pays for an index; up to 64 rules already in canonical form with
-  wildcards (``/*.pdf$``) are scanned the same way, each tried with a
-  left-to-right ``str.find`` scan, with no literal-prefix shortcut;
-* up to 256 such rules, all plain prefixes or at most 16 of them with a
-  ``*`` or a ``$``, are scanned too: a path that starts with none of the
-  others (one ``str.startswith(tuple)``) tries those 16 at most; the first
-  path that starts with one of them compiles them, as does the check by
-  which the scan has tried 8 times the rules in all (about what compiling
-  them costs);
+* up to 64 rules already in canonical form (``/private/``, ``/*.pdf$``),
+  and up to 256 when all are plain prefixes or at most 16 have a ``*`` or
+  a ``$``, are not compiled at first but scanned as written: a check tests
+  every rule's text with one ``str.startswith(tuple)``; a path that starts
+  with none of them (most crawled URLs) is then decided by the rules with
+  a ``*`` or a ``$`` alone, each tried with a left-to-right ``str.find``
+  scan, or, with plain prefixes only, allowed with no more work (see
+  :attr:`AgentMatcher.plain_prefixes`); any other path tries every rule.
+  The rules are compiled once the scan's checks have tried eight times as
+  many rules as there are (about what compiling them costs), so a site
+  checked a few times never pays for an index and one checked often pays
+  for its scan at most about what the index costs;
 * more than 64 rules, all in canonical form and mostly wildcards (the
   hostile files of tens of thousands of ``/*abcdefgh*.php$``), are indexed
   by C-level operations over their joined values (``_globs``) for the first
@@ -72,7 +71,7 @@ _GRAM = 3
 # Up to this many wildcard rules, a best-first scan beats probing an index.
 _SCAN_LIMIT = 16
 # Up to this many rules, all canonical, a matcher scans them as written for
-# its first checks and compiles them only on the next one: a site checked a
+# its first checks, then compiles them (see _SCAN_CHECKS): a site checked a
 # few times never pays for an index.
 _FEW_RULES = 64
 _SCAN_CHECKS = 8
@@ -508,7 +507,8 @@ class AgentMatcher:
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
 
     def _set_prefixes(self, tables: _Tables) -> None:
-        self._texts = None
+        # Compiled: nothing of a scan is kept.
+        self._texts, self._any, self._wild, self._allows, self._lines = None, (), b"", None, ()
         self.rule_count = tables.count
         if tables.count <= _DENY_FROM:
             self._shortcut(*_deny(tables))
