@@ -479,6 +479,24 @@ def test_2_2_2_a_scan_is_compiled_once_it_has_cost_what_compiling_does() -> None
     assert scanned_checks(many, "/p1/a.pdf") == 8
 
 
+def test_2_2_2_a_small_plain_scan_lets_unmatched_paths_go_and_a_larger_one_is_compiled() -> None:
+    """A path that starts with none of up to 16 plain rules is let go by
+    ``allowed`` with one test in C (about what the compiled shortcut costs),
+    and the group stays scanned; with more rules such paths go through the
+    scan, which is compiled once it has cost what compiling does."""
+    from scrapy_rfc9309.parser._matcher import _PLAIN_SHORTCUT
+
+    for count, compiled in ((_PLAIN_SHORTCUT, False), (_PLAIN_SHORTCUT + 1, True)):
+        body = "User-agent: *\n" + "".join(f"Disallow: /d{i}/\n" for i in range(count))
+        robots = RobotsTxt.parse(body)
+        for _ in range(1_000):
+            assert robots.allowed(url="https://example.com/page.html", agent="bot")
+        matcher = robots.matcher("bot")
+        assert (matcher._texts is None) is compiled, count
+        assert (matcher.plain_prefixes is None) is compiled, count
+        assert not robots.allowed(url="https://example.com/d3/x", agent="bot")
+
+
 def test_2_2_2_many_rules_with_many_wildcards_are_compiled_at_once() -> None:
     """More than 64 rules with more than 16 wildcards are not scanned (a
     scan would try each wildcard on every check): compiled, or indexed in C
