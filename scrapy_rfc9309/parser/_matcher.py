@@ -12,13 +12,15 @@ What one check costs:
   ``str.startswith(tuple)``, kept when a matcher has up to 64 such prefixes,
   none of them ``/``; most crawled URLs end there;
 * up to 64 rules already in canonical form (``/private/``, ``/*.pdf$``),
-  and up to 256 when all are plain prefixes or at most 16 have a ``*`` or
-  a ``$``, are not compiled at first but scanned as written: a check tests
+  and up to 256 with fewer ``*`` than half their number, all plain
+  prefixes or at most 16 with a ``*`` or a ``$``, are not compiled at
+  first but scanned as written: a check tests
   every rule's text with one ``str.startswith(tuple)``; a path that starts
   with none of them (most crawled URLs) is then decided by the rules with
   a ``*`` or a ``$`` alone, each tried with a left-to-right ``str.find``
-  scan, or, with plain prefixes only, allowed with no more work (see
-  :attr:`AgentMatcher.plain_prefixes`); any other path tries every rule.
+  scan, or, in a group of up to 16 plain prefixes, allowed with no more
+  work (see :attr:`AgentMatcher.plain_prefixes`); any other path tries
+  every rule.
   The rules are compiled once the scan's checks have tried eight times as
   many rules as there are (about what compiling them costs), so a site
   checked a few times never pays for an index and one checked often pays
@@ -75,9 +77,10 @@ _SCAN_LIMIT = 16
 # few times never pays for an index.
 _FEW_RULES = 64
 _SCAN_CHECKS = 8
-# More rules than _FEW_RULES, up to this many, are scanned so too when all
-# are plain prefixes, or when at most _SCAN_WILDCARDS of them have a "*" or
-# a "$". A check of a path that starts with a rule's text (one
+# More rules than _FEW_RULES, up to this many, are scanned so too when their
+# values hold fewer "*" than half as many as rules (else, mostly wildcards,
+# they are indexed in C) and all are plain prefixes, or at most
+# _SCAN_WILDCARDS of them have a "*" or a "$". A check of a path that starts with a rule's text (one
 # ``str.startswith(tuple)``) tries every rule; any other path, only those
 # with a "*" or a "$". A scan is compiled once its checks have tried
 # _SCAN_CHECKS times its rules in all, counting for each check that tried
