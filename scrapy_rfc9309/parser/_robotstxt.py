@@ -192,24 +192,23 @@ class Verdicts:
         matcher = self._by_agent.get(agent)
         if matcher is None:
             matcher = self.matcher(agent)
+        # Whether the path starts with no disallow prefix and holds none of
+        # the needles (a compiled matcher's shortcut), or starts with no rule
+        # of a scan of a few plain rules: then no rule denies it.
         heads = matcher.heads
         if heads is not None:
             bucket = heads.get(path[1:2])
-            if bucket is None or not path.startswith(bucket):
+            unmatched = bucket is None or not path.startswith(bucket)
+            if unmatched:
                 for needle in matcher.needles:
                     if needle in path:
+                        unmatched = False
                         break
-                else:  # LENIENT(dot-segments): "/." and "//" take a full check
-                    if "//" not in path and ("." not in path or "/." not in path):
-                        return None
-        elif (
-            matcher.plain_prefixes is not None
-            and not path.startswith(matcher.plain_prefixes)
-            and "//" not in path
-            and ("." not in path or "/." not in path)
-        ):
-            # A scan of plain rules, none of which the path starts with (and
-            # LENIENT(dot-segments): "/." and "//" take a full check).
+        else:
+            prefixes = matcher.plain_prefixes
+            unmatched = prefixes is not None and not path.startswith(prefixes)
+        # LENIENT(dot-segments): "/." and "//" take a full check.
+        if unmatched and "//" not in path and ("." not in path or "/." not in path):
             return None
         return _denying_rule(matcher, path)
 
