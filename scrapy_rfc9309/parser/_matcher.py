@@ -80,15 +80,15 @@ _SCAN_CHECKS = 8
 # More rules than _FEW_RULES, up to this many, are scanned so too when their
 # values hold fewer "*" than half as many as rules (else, mostly wildcards,
 # they are indexed in C) and all are plain prefixes, or at most
-# _SCAN_WILDCARDS of them have a "*" or a "$". A check of a path that starts with a rule's text (one
-# ``str.startswith(tuple)``) tries every rule; any other path, only those
-# with a "*" or a "$". A scan is compiled once its checks have tried
-# _SCAN_CHECKS times its rules in all, counting for each check that tried
-# only the wildcards _SCAN_OVERHEAD more, and a sixteenth of the rules for
-# the test in C (what such a check costs over a compiled one): eight checks
-# that try every rule, as many more as cost the same, so a scan never costs
-# much more than the compiling it spares (a rule tried costs about a tenth
-# of compiling it).
+# _SCAN_WILDCARDS of them have a "*" or a "$". A check of a path that
+# starts with a rule's text (one ``str.startswith(tuple)``) tries every
+# rule; any other path, only those with a "*" or a "$". A scan is compiled
+# once its checks have tried _SCAN_CHECKS times its rules in all, counting
+# for each check that tried only the wildcards _SCAN_OVERHEAD more, and a
+# sixteenth of the rules for the test in C (what such a check costs over a
+# compiled one): eight checks that try every rule, as many more as cost the
+# same, so a scan never costs much more than the compiling it spares (a
+# rule tried costs about a tenth of compiling it).
 _SCAN_RULES = 256
 _SCAN_WILDCARDS = 16
 _SCAN_OVERHEAD = 3
@@ -386,6 +386,8 @@ class AgentMatcher:
             # index is built before it pays, and no deny shortcut either (a
             # scan starts with one ``str.startswith(tuple)``).
             count = len(rules)
+            # Up to _FEW_RULES rules (most groups), the proofs alone: counting
+            # the stars first measured 2% more at the median file.
             if count <= _FEW_RULES:
                 columns = list(zip(*rules, strict=True))  # in C: allow flags, values, lines
                 joined = b"\n".join(columns[1]) if rules else b""
