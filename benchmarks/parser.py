@@ -447,15 +447,16 @@ def hostile_files() -> dict[str, tuple[bytes, list[str]]]:
     ]
     worst = cut("User-agent: *\n" + "".join(f"Disallow: {r}\n" for r in worst_rules))
     de_bruijn = "/" + "".join(a + b for a in alphabet for b in alphabet) + "~"
-    # Worst case we know for the first checks' index: every rule is anchored on
-    # the path's last two octets, so every rule is a candidate, and each fails
-    # at its first piece, which the path lacks (a search of the whole path).
+    # Worst case we know for the first checks' index: rules anchored on the
+    # path's last two octets are all candidates, and each fails at its first
+    # piece, which the path lacks (a search of the whole path). Past 1,024
+    # rules under one end they are keyed by a piece, so 25 ends of 1,000.
     absent = "bcdefghij"
     anchored_rules = [
         "/*"
         + "*".join(rng.choice(absent) + rng.choice(absent) for _ in range(rng.choice((1, 2))))
-        + "*za$"
-        for _ in range(25_000)
+        + f"*z{'abcdefghijklmnopqrstuvwxy'[number % 25]}$"
+        for number in range(25_000)
     ]
     anchored = cut("User-agent: *\n" + "".join(f"Disallow: {r}\n" for r in anchored_rules))
     tail_path = "/" + "".join(rng.choice("klmnopqrstuvwxy0123456789") for _ in range(1000)) + "za"
@@ -464,7 +465,7 @@ def hostile_files() -> dict[str, tuple[bytes, list[str]]]:
         "20,000 wildcard rules, 1-2 octet pieces": (short_pieces, paths),
         "2,000 agents x 2,000 rules": ((agents + rules).encode(), paths),
         "worst case: every rule a candidate": (worst, [de_bruijn] * 5),
-        "worst case: every rule a candidate by its anchored end": (anchored, [tail_path] * 5),
+        "worst case: 1,000 rules candidates by their anchored end": (anchored, [tail_path] * 5),
     }
 
 

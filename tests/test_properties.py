@@ -351,6 +351,78 @@ def test_2_2_3_wildcards_with_one_or_two_octet_pieces_agree_with_the_plain_scan(
     _assert_agrees_with_reference(wildcards + others, paths)
 
 
+# As a hostile file writes them: no literal prefix ("/*a*bc$").
+_SHORT_PIECES_ANYWHERE = st.builds(
+    lambda parts, anchored: "/*" + "*".join(parts) + anchored,
+    st.lists(st.text(alphabet="ab/$", min_size=1, max_size=2), min_size=1, max_size=4),
+    st.sampled_from(["", "$"]),
+)
+
+
+@given(
+    wildcards=st.lists(
+        st.tuples(st.booleans(), _SHORT_PIECES_ANYWHERE | _SHORT_PIECES), min_size=17, max_size=120
+    ),
+    others=st.lists(st.tuples(st.booleans(), _PATTERN), max_size=10),
+    paths=st.lists(_LONG_PATH, min_size=1, max_size=8),
+)
+@settings(max_examples=150, deadline=None)
+def test_2_2_3_compiled_index_of_one_or_two_octet_pieces_agrees_with_the_scan(
+    wildcards: list[tuple[bool, str]], others: list[tuple[bool, str]], paths: list[str]
+) -> None:
+    """The compiled index a hostile file reaches after its first checks:
+    rules of one- or two-octet pieces under their piece, anchored ones
+    (``/*a*b$``) under their last piece, looked up by the path's end. Key
+    for key the first checks' index (or scan), and the reference's verdict."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+
+    rules = wildcards + others
+    read = [(allow, pattern.encode(), line) for line, (allow, pattern) in enumerate(rules, 2)]
+    compiled = AgentMatcher(iter(read))  # not a list: compiled at once
+    first_checks = AgentMatcher(read)
+    # Paths each rule matches: its stars filled, its "$" dropped.
+    filled = [pattern.replace("*", "b/").rstrip("$") for _, pattern in wildcards]
+    for path in paths + filled:
+        key = compiled.decide(path)
+        assert key == first_checks.decide(path), (rules, path)
+        allowed = key is None or bool((key >> 63) & 1)
+        assert allowed is _reference_allowed(rules, path), (rules, path)
+
+
+def test_2_2_3_anchored_short_rules_are_indexed_by_end_unless_the_end_is_shared() -> None:
+    """Which rules of one- or two-octet pieces a check tries: an anchored one
+    is found by its last piece (only paths that end with it), unless many
+    rules share that end (thousands of ``/*xy*za$`` would all be tried for
+    every path that ends ``za``): then by a piece. Both indexes: the first
+    checks' (more than 1,024 rules under one end) and the compiled one (more
+    rules under the end than under the rule's longest piece)."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+
+    pieces = [a + b for a in "bcdefghij" for b in "bcdefghij"]
+    ends = [a + b for a in "klmnopqrs" for b in "klmnopqrs"]
+    shared_pieces = [(pieces[i % 81], pieces[i // 81 % 81]) for i in range(1100)]
+    shared = [(False, f"/*{p}*{q}*za$".encode(), n) for n, (p, q) in enumerate(shared_pieces, 2)]
+    spread = [
+        (False, f"/*{p}*{q}$".encode(), n)
+        for n, (p, q) in enumerate(zip(pieces, ends, strict=True), 2)
+    ]
+    for rules, path, tried in (
+        (shared, "/" + "klmn" * 50 + "za", 0),  # no piece in the path: none tried
+        (spread, "/x/" + ends[40], 1),  # only the rule that ends so
+    ):
+        compiled = AgentMatcher(iter(rules))  # not a list: compiled at once
+        first_checks = AgentMatcher(rules)
+        index = first_checks._globs_index
+        assert index is not None
+        assert len(list(compiled._candidates(path))) == tried
+        assert compiled.decide(path) is first_checks.decide(path) is None
+        assert len(index._candidates(path)) == tried
+    compiled, first_checks = AgentMatcher(iter(shared)), AgentMatcher(shared)
+    for p, q in shared_pieces[:50]:  # each rule still found where it matches
+        matched = f"/{p}/{q}/za"
+        assert compiled.decide(matched) == first_checks.decide(matched) is not None
+
+
 @given(body=st.binary(max_size=200).map(lambda b: b.replace(b"\r", b"")))
 @settings(max_examples=200, deadline=None)
 def test_2_2_2_a_line_found_alone_is_the_line_of_the_whole_index(body: bytes) -> None:

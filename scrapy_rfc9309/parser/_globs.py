@@ -75,6 +75,20 @@ _KEYS = re.compile(
     rf"|)(^/{_C}+|{_C}{{1,2}}\$$|{_C}{{2,3}}|{_C}\*{_C}|{_C}|)",
     re.MULTILINE,
 )
+# The same keys without the anchored end (a rule's first piece of 2 or 3
+# octets, a pair, one octet): for rules that too many share an end with.
+_KEYS_BY_PIECE = re.compile(
+    rf"^(?:(?=/{_C})"
+    rf"|[^\n]*?\*(?={_C}{{2}})"
+    rf"|[^\n]*?\*(?={_C}\*{_C})"
+    rf"|[^\n]*?\*(?={_C})"
+    rf"|)(^/{_C}+|{_C}{{2,3}}|{_C}\*{_C}|{_C}|)",
+    re.MULTILINE,
+)
+#: More rules than this under one end (``za$``) are keyed by a piece instead:
+#: every path that ends so would try them all, each failing only after a
+#: search of the path for its first piece.
+_SHARED_END = 1024
 # Among the keys found: those a path's substrings are looked up for (and
 # literal prefixes of 1 to 3 octets, looked up so too), and the prefixes.
 _GRAM_KEYS = re.compile(r"^[^*$\n]{1,3}$", re.MULTILINE)
@@ -112,6 +126,12 @@ class GlobIndex:
         # Each key's rules in file order, appended in C (no Python step a rule).
         buckets: defaultdict[str, list[int]] = defaultdict(list)
         deque(map(list.append, map(buckets.__getitem__, keys), range(len(keys))), maxlen=0)
+        for key in [key for key, bucket in buckets.items() if len(bucket) > _SHARED_END]:
+            if key[-1:] == "$":
+                shared = buckets.pop(key)
+                again = _KEYS_BY_PIECE.findall("\n".join(map(texts.__getitem__, shared)))
+                assert len(again) == len(shared)  # one key a line, as above
+                deque(map(list.append, map(buckets.__getitem__, again), shared), maxlen=0)
         # Tuples (no room kept for more): built in C.
         self._buckets = dict(zip(buckets, map(tuple, buckets.values()), strict=True))
         self._lengths = array("I", map(len, texts))
