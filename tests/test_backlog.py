@@ -121,11 +121,12 @@ async def test_rfc9309_2_3_no_window_grows_while_robots_txt_answers_are_due(site
     as slow): while other sites' robots.txt are on their way, no settled
     site's window grows (their requests will be ready in a moment), so a
     site's pages do not go two at a time, each pair opening a second
-    connection. About one connection a site, two for the last few: 41 to
-    47 in all when the windows grew meanwhile."""
+    connection. About one connection a site, two for the last few: 22 to
+    33 in all, 25 to 33 with two busy processes on two cores; 46 to 57
+    when the windows grew meanwhile (measured idle and so loaded)."""
     delays = [0.1 + k * 0.015 for k in range(20)]
     opened = await _broad_crawl(sites, delays)
-    assert sum(opened) <= 1.5 * len(delays), opened
+    assert sum(opened) <= 2 * len(delays), opened
 
 
 @pytest.mark.slow
