@@ -58,8 +58,8 @@ from heapq import merge
 from itertools import islice
 from typing import Any, NamedTuple
 
-from ._encoding import normalize, path_of
-from ._glob import matches_after, pieces_follow
+from ._encoding import path_of
+from ._glob import matches_after
 from ._globs import GlobIndex
 from ._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes, prefix_index
 from ._rulekey import ALLOW_BIT as _ALLOW_BIT
@@ -68,10 +68,19 @@ from ._rulekey import LINE_MAX as _LINE_MAX
 from ._rulekey import OFFSET_BITS as _LOW_BITS
 from ._rulekey import RuleKey, pack
 from ._steps import STEP, Steps, run_to_end
+from ._wildcards import (
+    GRAM,
+    Entry,
+    Lazy,
+    Wildcard,
+    compile_lazy,
+    compile_pattern,
+    index_wildcards,
+    wildcard_matches,
+)
 
 __all__ = ["ALLOWING_ALL", "AgentMatcher", "Rule", "Verdict", "is_url", "rule_pattern"]
 
-_GRAM = 3
 # Up to this many wildcard rules, a best-first scan beats probing an index.
 _SCAN_LIMIT = 16
 # Up to this many rules, all canonical, a matcher scans them as written for
@@ -194,65 +203,8 @@ _Key = RuleKey
 
 # A rule already in canonical form, stars and dollars included.
 _GLOB_CANONICAL = re.compile(rb"[/*][A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*")
-# A pattern already in canonical form, stars and dollars included.
-_CANONICAL_GLOB = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*")
 # A rule that is already a canonical plain prefix: no escape, star or dollar.
 _PLAIN_CANONICAL = re.compile(rb"/[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]]*")
-
-
-class _Wildcard(NamedTuple):
-    """A compiled wildcard rule: ``prefix``, then ``pieces`` in order, after
-    each ``*``; when ``anchored`` the last piece must end the path. ``needle``
-    is its longest piece, which any path it matches contains."""
-
-    key: _Key
-    prefix: str
-    pieces: tuple[str, ...]
-    anchored: bool
-    needle: str
-
-
-class _Lazy(NamedTuple):
-    """A wildcard rule indexed but not yet split into pieces: most of a big
-    file's wildcard rules are never a candidate, so they are compiled on the
-    first check that tries them (then kept)."""
-
-    key: _Key
-    pattern: bytes
-
-
-_Entry = _Wildcard | _Lazy
-
-
-def _wildcard_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path: str) -> bool:
-    """Whether a compiled rule matches ``path`` (see :mod:`._glob`)."""
-    if not path.startswith(prefix):
-        return False
-    if anchored:
-        return pieces_follow(path, len(prefix), pieces[:-1], pieces[-1])
-    return pieces_follow(path, len(prefix), pieces, None)
-
-
-def _literal(fragment: str) -> str:
-    """A rule fragment in canonical form; ``%2A``/``%24`` become literal."""
-    return normalize(fragment)
-
-
-def _compile_pattern(value: str) -> tuple[str, tuple[str, ...], bool, int]:
-    """Split a rule value into (prefix, pieces after each ``*``, anchored, length)."""
-    anchored = value.endswith("$")
-    if anchored:
-        value = value[:-1]
-    if _CANONICAL_GLOB.fullmatch(value):  # no escape to normalise: the common case
-        parts = value.split("*")
-        specificity = len(value) + anchored
-    else:
-        parts = [_literal(part) for part in value.split("*")]
-        specificity = sum(len(part) for part in parts) + (len(parts) - 1) + anchored
-    pieces = tuple(part for part in parts[1:] if part)
-    if anchored and len(parts) > 1 and not parts[-1]:
-        pieces += ("",)  # "/a*$": the star reaches the end, which always holds
-    return parts[0], pieces, anchored, specificity
 
 
 class _Tables:
@@ -264,8 +216,8 @@ class _Tables:
         self.plain: dict[str, _Key] = {}
         self.starred: dict[str, _Key] = {}
         self.exact: dict[str, _Key] = {}
-        self.wildcards: list[_Wildcard] = []
-        self.lazy: list[_Lazy] = []
+        self.wildcards: list[Wildcard] = []
+        self.lazy: list[Lazy] = []
         self.count = 0
 
     def add(self, rules: Iterable[Rule]) -> int:
@@ -291,13 +243,13 @@ class _Tables:
                 # specificity is its length; split it only when tried.
                 lazy_count += 1
                 key = ((len(raw) << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _LOW_BITS
-                lazy_append(new_tuple(_Lazy, (key, raw)))  # _Lazy(key, raw), built in C
+                lazy_append(new_tuple(Lazy, (key, raw)))  # Lazy(key, raw), built in C
                 continue
             value = rule_pattern(raw)
             if value == "/" and raw[0] != 47:
                 continue  # a URL naming a host (see rule_pattern)
             self.count += 1
-            prefix, pieces, anchored, specificity = _compile_pattern(value)
+            prefix, pieces, anchored, specificity = compile_pattern(value)
             key = pack(specificity, allow, line)
             if "*" not in value:
                 table = exact if anchored else plain
@@ -305,7 +257,7 @@ class _Tables:
                 table = starred  # "/private*": a prefix, one octet more specific
             else:
                 needle = max(pieces, key=len, default="")
-                self.wildcards.append(_Wildcard(key, prefix, pieces, anchored, needle))
+                self.wildcards.append(Wildcard(key, prefix, pieces, anchored, needle))
                 continue
             known = table.get(prefix)
             if known is None or key > known:
@@ -344,13 +296,13 @@ class AgentMatcher:
     _plain: FewPrefixes | DictPrefixes | SortedPrefixes
     _starred: FewPrefixes | DictPrefixes | SortedPrefixes | None
     _exact: dict[str, _Key]
-    _scan: list[_Wildcard] | None
-    _prefix_index: dict[str, tuple[_Entry, ...]]
-    _gram_index: dict[str, tuple[_Entry, ...]]
-    _short_index: dict[str, tuple[_Entry, ...]]
-    _end_index: dict[str, tuple[_Entry, ...]]
+    _scan: list[Wildcard] | None
+    _prefix_index: dict[str, tuple[Entry, ...]]
+    _gram_index: dict[str, tuple[Entry, ...]]
+    _short_index: dict[str, tuple[Entry, ...]]
+    _end_index: dict[str, tuple[Entry, ...]]
     _prefix_lengths: list[int]
-    _compiled: dict[_Key, _Wildcard]
+    _compiled: dict[_Key, Wildcard]
     #: Few rules scanned as written (``None`` once compiled), with their
     #: ``allow`` flags and lines; keys are computed for matching rules only.
     _texts: tuple[str, ...] | None
@@ -508,7 +460,7 @@ class AgentMatcher:
     def _finish(self, tables: _Tables) -> Steps[None]:
         wildcards, lazy = tables.wildcards, tables.lazy
         if len(wildcards) + len(lazy) <= _SCAN_LIMIT:
-            wildcards += map(_compile_lazy, lazy)
+            wildcards += map(compile_lazy, lazy)
             lazy = tables.lazy = []  # compiled once: _deny reads them from wildcards
         self._compiled = {}
         self._set_prefixes(tables)
@@ -517,7 +469,7 @@ class AgentMatcher:
             self._prefix_index = self._gram_index = self._short_index = self._end_index = {}
         else:
             self._scan = None
-            indexes = yield from _index_wildcards(wildcards, lazy)
+            indexes = yield from index_wildcards(wildcards, lazy)
             self._prefix_index, self._gram_index, self._short_index, self._end_index = indexes
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
 
@@ -600,7 +552,7 @@ class AgentMatcher:
             if found is not None and (best is None or found > best):
                 best = found
         if self._scan is not None:
-            scan: Iterable[_Entry] = self._scan  # few wildcards: best first, stop when beaten
+            scan: Iterable[Entry] = self._scan  # few wildcards: best first, stop when beaten
         elif self._prefix_index or self._gram_index or self._short_index or self._end_index:
             scan = self._candidates(path)
         else:
@@ -609,13 +561,13 @@ class AgentMatcher:
         for entry in scan:
             if entry.key < floor:
                 break
-            if isinstance(entry, _Lazy):
+            if isinstance(entry, Lazy):
                 compiled = self._compiled.get(entry.key)
                 if compiled is None:
-                    compiled = self._compiled[entry.key] = _compile_lazy(entry)
+                    compiled = self._compiled[entry.key] = compile_lazy(entry)
                 entry = compiled
             key, prefix, pieces, anchored, needle = entry
-            if needle in path and _wildcard_matches(prefix, pieces, anchored, path):
+            if needle in path and wildcard_matches(prefix, pieces, anchored, path):
                 return key
         return best
 
@@ -661,13 +613,13 @@ class AgentMatcher:
         allows = self._allows or (False,) * len(texts)
         return list(zip(allows, map(str.encode, texts), self._lines, strict=True))  # in C
 
-    def _candidates(self, path: str) -> Iterable[_Entry]:
+    def _candidates(self, path: str) -> Iterable[Entry]:
         """The indexed wildcard rules that could match ``path``, best first.
 
         Each bucket is sorted best first when compiled; many candidates are
         merged lazily, so a check that finds its rule early stops early.
         """
-        buckets: list[tuple[_Entry, ...]] = []
+        buckets: list[tuple[Entry, ...]] = []
         lengths = self._prefix_lengths
         prefixes = self._prefix_index
         for length in lengths[: bisect_right(lengths, len(path))]:
@@ -678,7 +630,7 @@ class AgentMatcher:
         if len(grams) < len(path):
             buckets.extend(bucket for gram, bucket in grams.items() if gram in path)
         else:
-            found = {path[i : i + _GRAM] for i in range(len(path) - _GRAM + 1)}
+            found = {path[i : i + GRAM] for i in range(len(path) - GRAM + 1)}
             buckets.extend(grams[gram] for gram in found if gram in grams)
         shorts = self._short_index
         if len(shorts) < 2 * len(path):
@@ -755,7 +707,7 @@ def _deny(tables: _Tables) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
         if not _allows(key)
     }
     wildcards = [rule for rule in tables.wildcards if not _allows(rule.key)]
-    wildcards += [_compile_lazy(rule) for rule in tables.lazy if not _allows(rule.key)]
+    wildcards += [compile_lazy(rule) for rule in tables.lazy if not _allows(rule.key)]
     needles = set()
     for rule in wildcards:
         if len(rule.prefix) > 1:
@@ -769,92 +721,6 @@ def _deny(tables: _Tables) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
     if "/" in prefixes or "" in prefixes:
         return None, ()
     return tuple(sorted(prefixes)), tuple(sorted(needles))
-
-
-def _compile_lazy(lazy: _Lazy) -> _Wildcard:
-    prefix, pieces, anchored, _ = _compile_pattern(lazy.pattern.decode("ascii"))
-    return _Wildcard(lazy.key, prefix, pieces, anchored, max(pieces, key=len, default=""))
-
-
-def _index_wildcards(
-    wildcards: list[_Wildcard], lazy: list[_Lazy]
-) -> Steps[tuple[dict[str, tuple[_Entry, ...]], ...]]:
-    """Index wildcard rules so that a check tries only those that can match.
-
-    A rule with a literal prefix beyond ``/`` goes under that prefix; else
-    under the last 3 octets of its longest piece, which any path it
-    matches contains; else under that
-    piece when it is one or two octets long, or, when anchored, under its
-    last piece, which ends any path it matches (see :func:`_place_short`);
-    else, with no piece at all, under its prefix. O(1) per rule; each
-    bucket is sorted best first.
-    """
-    by_prefix: dict[str, list[_Entry]] = {}
-    by_gram: dict[str, list[_Entry]] = {}
-    # Rules whose longest piece is one or two octets: (rule, piece, last
-    # piece of an anchored rule or "").
-    short: list[tuple[_Entry, str, str]] = []
-    for count, wildcard in enumerate(wildcards, 1):
-        if count % STEP == 0:
-            yield
-        needle = wildcard.needle
-        if len(wildcard.prefix) > 1 or not needle:
-            by_prefix.setdefault(wildcard.prefix, []).append(wildcard)
-        elif len(needle) >= _GRAM:
-            by_gram.setdefault(needle[-_GRAM:], []).append(wildcard)
-        else:
-            short.append((wildcard, needle, wildcard.pieces[-1] if wildcard.anchored else ""))
-    for start in range(0, len(lazy), STEP):
-        if start:
-            yield
-        for entry in lazy[start : start + STEP]:
-            parts = entry.pattern.decode("ascii").removesuffix("$").split("*")
-            if len(parts[0]) > 1:
-                by_prefix.setdefault(parts[0], []).append(entry)
-                continue
-            needle = max(parts, key=len)
-            if len(needle) >= _GRAM:
-                by_gram.setdefault(needle[-_GRAM:], []).append(entry)
-            else:  # a lazy rule ends with a piece (see _Tables.add)
-                short.append((entry, needle, parts[-1] if entry.pattern[-1] == 36 else ""))
-    by_short, by_end = yield from _place_short(short)
-    return tuple(  # each bucket best first, a tuple (no room kept for more)
-        {key: tuple(sorted(bucket, reverse=True)) for key, bucket in index.items()}
-        for index in (by_prefix, by_gram, by_short, by_end)
-    )
-
-
-def _place_short(
-    short: list[tuple[_Entry, str, str]],
-) -> Steps[tuple[dict[str, list[_Entry]], dict[str, list[_Entry]]]]:
-    """Rules of one- or two-octet pieces (``/*a*bc$``), by piece and by end.
-
-    Such a rule goes under its longest piece, which a check looks up once
-    for each of the path's octets (and pairs of them); an anchored one goes
-    under its last piece instead, which a check looks up only at the path's
-    end, unless more rules share that end than share the piece: thousands
-    of rules that all end ``za$`` would all be tried for every path that
-    ends so, where their pieces spread them. (Weighing the end against
-    the piece by 4, 16 or 64, for the many pieces a path holds, measured
-    the same on the hostile files.)
-    """
-    pieces: dict[str, int] = {}
-    ends: dict[str, int] = {}
-    for _, needle, end in short:
-        pieces[needle] = pieces.get(needle, 0) + 1
-        if end:
-            ends[end] = ends.get(end, 0) + 1
-    yield
-    by_short: dict[str, list[_Entry]] = {}
-    by_end: dict[str, list[_Entry]] = {}
-    for count, (entry, needle, end) in enumerate(short, 1):
-        if count % STEP == 0:
-            yield
-        if end and ends[end] <= pieces[needle]:
-            by_end.setdefault(end, []).append(entry)
-        else:
-            by_short.setdefault(needle, []).append(entry)
-    return by_short, by_end
 
 
 #: The matcher of every agent of a file whose rules have no pattern (RFC
