@@ -20,7 +20,7 @@ or ``$ROBOTSTXT_CORPUS``), each body cut at the 512,000 octets a crawl reads:
   1,000 User-Agent values, against checks with one agent (an unseen agent
   must cost a look-up, never a parse) and against Protego;
 * hostile files: 20,000 wildcard rules (8-octet pieces; 1-2 octet pieces),
-  per check and parse + compile + 20 checks; 2,000 agents over 2,000 rules;
+  a check once compiled (after 40) and parse + compile + 20 checks; 2,000 agents over 2,000 rules;
   and the worst cases we know for a check.
 
 Protego is given bodies decoded as Scrapy decodes them (``utf-8``, errors
@@ -439,9 +439,11 @@ def hostile_files() -> dict[str, tuple[bytes, list[str]]]:
     names = ["".join(rng.choice("abcdefgh") for _ in range(10)) for _ in range(2000)]
     agents = "".join(f"User-agent: bot-{name}\n" for name in names)
     rules = "".join(f"Disallow: /p{i}/\n" for i in range(2000))
-    # Worst case we know for a check: every rule is a candidate (the path holds
-    # every 1-2 octet piece: a de Bruijn sequence) and each fails only at its
-    # anchored end.
+    # Worst case we know for a compiled check: the path holds every 1-2 octet
+    # piece (a de Bruijn sequence), so every rule the compiled index keys by
+    # a piece is a candidate, and each fails only at its anchored end (the
+    # path ends "~"). The first checks' index keys these rules by their end,
+    # which no path but one of that end looks up.
     worst_rules = [
         "/*" + "*".join(piece() for _ in range(rng.choice((2, 3)))) + "$" for _ in range(25_000)
     ]
@@ -460,12 +462,21 @@ def hostile_files() -> dict[str, tuple[bytes, list[str]]]:
     ]
     anchored = cut("User-agent: *\n" + "".join(f"Disallow: {r}\n" for r in anchored_rules))
     tail_path = "/" + "".join(rng.choice("klmnopqrstuvwxy0123456789") for _ in range(1000)) + "za"
+    # One line over and over: every copy a candidate of a path that holds its
+    # pieces, each failing at the end (linear in the rules, as every check of
+    # Protego is).
+    repeated = cut("User-agent: *\n" + "Disallow: /*zz*zz$\n" * 40_000)
+    # A "$" inside a rule is a literal octet (RFC 9309 2.2.3), which no key of
+    # the first checks' index holds: such files are compiled at once.
+    dollars = cut("User-agent: *\n" + "".join(f"Disallow: /*$x{n % 97}\n" for n in range(40_000)))
     return {
         "20,000 wildcard rules, 8-octet pieces": (long_pieces, paths),
         "20,000 wildcard rules, 1-2 octet pieces": (short_pieces, paths),
         "2,000 agents x 2,000 rules": ((agents + rules).encode(), paths),
-        "worst case: every rule a candidate": (worst, [de_bruijn] * 5),
-        "worst case: 1,000 rules candidates by their anchored end": (anchored, [tail_path] * 5),
+        "worst case: every rule a candidate": (worst, [de_bruijn] * 20),
+        "worst case: 1,000 rules candidates by their anchored end": (anchored, [tail_path] * 20),
+        "worst case: one line 40,000 times": (repeated, ["/a/zzz"] * 20),
+        "a literal $ inside 40,000 rules": (dollars, paths),
     }
 
 
@@ -495,7 +506,7 @@ def hostile(rounds: int) -> None:
             goal,
         )
         ours_robots, theirs_robots = RobotsTxt.parse(body), protego_parse(body)
-        for path in paths[:20]:
+        for path in (paths * 40)[:40]:  # past the first checks' index: compiled
             ours_robots.allowed(url=path, agent="bot")
         ours_t, theirs_t = best_of(
             rounds,

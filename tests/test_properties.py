@@ -423,6 +423,85 @@ def test_2_2_3_anchored_short_rules_are_indexed_by_end_unless_the_end_is_shared(
         assert compiled.decide(matched) == first_checks.decide(matched) is not None
 
 
+def test_2_2_3_a_shared_end_is_kept_where_a_rule_has_no_longer_piece() -> None:
+    """Rules that share an anchored end past 1,024 (``/*b*za$``, ``/*c*za$``)
+    but have no piece of 2 octets or more other than that end stay under the
+    end, in the first checks' index and in the compiled one: keyed by the
+    end without its ``$``, by a pair or by a one-octet piece, every path
+    holding ``za`` or ``i`` (``/pizza/menu``) would try them all."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._rulekey import key_line
+
+    rules = [(False, f"/*{'bcdefghij'[n % 9]}*za$".encode(), n) for n in range(2, 1200)]
+    first_checks = AgentMatcher(rules)
+    index = first_checks._globs_index
+    assert index is not None
+    assert index._candidates("/pizza/menu") == []
+    assert first_checks.decide("/pizza/menu") is None
+    denied = first_checks.decide("/b/xza")
+    assert denied is not None and key_line(denied) == 9  # the first "/*b*za$"
+    compiled = AgentMatcher(iter(rules))  # not a list: compiled at once
+    assert list(compiled._candidates("/pizza/menu")) == []
+    assert compiled.decide("/b/xza") == denied
+
+
+def test_2_2_2_one_line_written_over_and_over_is_tried_once() -> None:
+    """RFC 9309 2.2.2: of rules of one pattern the allow rule, then the
+    earliest line, wins; the copies never decide. A file of one wildcard line
+    written 2,000 times (and an ``Allow`` copy among them) keeps one of each
+    under a key in both indexes, so a check tries one rule, not 2,000."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._rulekey import key_allows, key_line
+
+    rules = [(n == 1500, b"/*zz*zz$", n) for n in range(2, 2002)]
+    rules += [(False, f"/*{n}*zz$".encode(), 2002 + n) for n in range(10)]
+    first_checks = AgentMatcher(rules)
+    index = first_checks._globs_index
+    assert index is not None
+    compiled = AgentMatcher(iter(rules))  # not a list: compiled at once
+    tried = [index._texts[i] for i in index._candidates("/a/zzz")]
+    assert tried.count("/*zz*zz$") == 1 and len(tried) == 11
+    entries = list(compiled._candidates("/a/zzz"))
+    assert [getattr(e, "pattern", None) for e in entries].count(b"/*zz*zz$") == 1
+    assert len(entries) == 11
+    for matcher in (first_checks, compiled):
+        allowed = matcher.decide("/zz/zz")
+        assert allowed is not None and (key_allows(allowed), key_line(allowed)) == (1, 1500)
+        assert matcher.decide("/a/zzz") is None
+        denied = matcher.decide("/3/zz")
+        assert denied is not None and key_line(denied) == 2005
+
+
+def test_2_2_3_a_literal_dollar_inside_rules_is_compiled_not_indexed_as_written() -> None:
+    """RFC 9309 2.2.3: ``$`` anchors only at a pattern's end; inside
+    (``/*$x``) it is a literal octet, which no key of the first checks' index
+    (``_globs``) holds, so there every such rule would be tried on every path.
+    Such a group is compiled at once: a path without ``$x`` tries none."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._rulekey import key_line
+
+    rules = [(False, f"/*$x{n % 7}*y".encode(), n) for n in range(2, 300)]
+    matcher = AgentMatcher(rules)
+    assert matcher._globs_index is None
+    assert list(matcher._candidates("/a/b")) == []
+    denied = matcher.decide("/a$x3/y")
+    assert denied is not None and key_line(denied) == 3
+
+
+def test_2_2_3_a_lazy_rule_is_indexed_by_a_piece_not_by_its_leading_slash() -> None:
+    """A canonical wildcard rule compiled only when tried (``/*q*z``) is
+    indexed by its longest piece, as a compiled one is; never by its prefix
+    ``/``, which every path holds."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._rulekey import key_line
+
+    rules = [(False, f"/*{'qwv'[n % 3]}*{'z9'[n % 2]}".encode(), n) for n in range(2, 400)]
+    compiled = AgentMatcher(iter(rules))  # not a list: compiled at once
+    assert list(compiled._candidates("/a/b")) == []
+    denied = compiled.decide("/q/z")
+    assert denied is not None and key_line(denied) == 6  # the first "/*q*z"
+
+
 @given(body=st.binary(max_size=200).map(lambda b: b.replace(b"\r", b"")))
 @settings(max_examples=200, deadline=None)
 def test_2_2_2_a_line_found_alone_is_the_line_of_the_whole_index(body: bytes) -> None:
@@ -798,23 +877,30 @@ _CANONICAL_RULE = (
 @given(
     rules=st.lists(st.tuples(st.booleans(), _CANONICAL_RULE), min_size=65, max_size=150),
     paths=st.lists(_LONG_PATH | _PATH, min_size=1, max_size=12),
+    dollars_inside=st.booleans(),
 )
 @settings(max_examples=150, deadline=None)
 def test_2_2_2_many_canonical_wildcard_rules_indexed_in_c_agree_with_the_compiled_index(
-    rules: list[tuple[bool, str]], paths: list[str]
+    rules: list[tuple[bool, str]], paths: list[str], dollars_inside: bool
 ) -> None:
     """More than 64 canonical rules, mostly wildcards (hostile files): kept
     as written and indexed by C-level operations (``_globs``), they give the
     compiled index's deciding rule, key for key (RFC 9309 2.2.2 tie-breaks
-    included), for their first checks and once compiled after them."""
+    included), for their first checks and once compiled after them. A
+    literal ``$`` inside a rule (RFC 9309 2.2.3) sends them to the compiled
+    index at once."""
     from scrapy_rfc9309.parser._matcher import AgentMatcher
 
+    if not dollars_inside:  # a "$" only where it anchors, at a rule's end
+        rules = [(allow, p[:-1].replace("$", "") + p[-1:]) for allow, p in rules]
     read = [(allow, pattern.encode(), line) for line, (allow, pattern) in enumerate(rules, 2)]
     indexed = AgentMatcher(list(read))
     compiled = AgentMatcher(iter(read))  # not a list: the general compiler
     wildcards = sum(pattern.count("*") for _, pattern in rules)
     if wildcards * 2 >= len(rules) and not any(p and p[0] not in "/*" for _, p in rules):
-        assert indexed._globs_index is not None  # the fast path was taken
+        literal_dollars = any("$" in pattern[:-1] for _, pattern in rules)
+        # the fast path taken, unless a "$" is a literal octet
+        assert (indexed._globs_index is None) is literal_dollars
     assert indexed.rule_count == compiled.rule_count
     for path in (paths * 40)[:40]:  # past the indexed checks: then compiled
         assert indexed.decide(path) == compiled.decide(path), (rules, path)

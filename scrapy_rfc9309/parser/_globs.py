@@ -54,7 +54,7 @@ from operator import add, itemgetter
 from ._glob import matches
 from ._rulekey import LINE_BITS, LINE_MAX, OFFSET_BITS, RuleKey
 
-__all__ = ["GlobIndex"]
+__all__ = ["SHARED_END", "GlobIndex"]
 
 # A literal octet of a piece (neither "*" nor "$" nor a line's end).
 _C = r"[^*$\n]"
@@ -75,24 +75,38 @@ _KEYS = re.compile(
     rf"|)(^/{_C}+|{_C}{{1,2}}\$$|{_C}{{2,3}}|{_C}\*{_C}|{_C}|)",
     re.MULTILINE,
 )
-# The same keys without the anchored end (a rule's first piece of 2 or 3
-# octets, a pair, one octet): for rules that too many share an end with.
+# For anchored rules keyed by their end (see _KEYS), that too many share:
+# the first 2 or 3 octets of their first piece of 2 octets or more other
+# than the last one, which only paths that hold it look up; else their end
+# again (a pair or one octet, which most paths hold, would be worse).
 _KEYS_BY_PIECE = re.compile(
-    rf"^(?:(?=/{_C})"
-    rf"|[^\n]*?\*(?={_C}{{2}})"
-    rf"|[^\n]*?\*(?={_C}\*{_C})"
-    rf"|[^\n]*?\*(?={_C})"
-    rf"|)(^/{_C}+|{_C}{{2,3}}|{_C}\*{_C}|{_C}|)",
+    rf"^(?:[^\n]*?\*(?={_C}{{2}}(?!{_C}*\$$))"
+    rf"|[^\n]*\*(?={_C}{{1,2}}\$$))({_C}{{1,2}}\$$|{_C}{{2,3}})",
     re.MULTILINE,
 )
-#: More rules than this under one end (``za$``) are keyed by a piece instead:
-#: every path that ends so would try them all, each failing only after a
-#: search of the path for its first piece.
-_SHARED_END = 1024
+#: More rules than this under one end (``za$``) are keyed by a piece instead
+#: where they have one of 2 octets or more: every path that ends so would
+#: try them all, each failing only after a search of the path for its
+#: first piece.
+SHARED_END = 1024
 # Among the keys found: those a path's substrings are looked up for (and
 # literal prefixes of 1 to 3 octets, looked up so too), and the prefixes.
 _GRAM_KEYS = re.compile(r"^[^*$\n]{1,3}$", re.MULTILINE)
 _PREFIX_KEYS = re.compile(r"^/[^*$\n]+$", re.MULTILINE)
+
+
+def _distinct(bucket: list[int], texts: list[str], allows: bytes) -> list[int]:
+    """The rules of ``bucket`` (in file order) less those whose text a
+    better one has (one line written over and over): RFC 9309 2.2.2, of the
+    same pattern the allow rule, then the earliest line, always wins, so the
+    others never decide, and a check would try every copy."""
+    chosen: dict[str, int] = {}
+    for index in bucket:
+        known = chosen.setdefault(texts[index], index)
+        if allows[index] and not allows[known]:
+            chosen[texts[index]] = index
+    return sorted(chosen.values())
+
 
 #: One allow/disallow line as read: allow, its value as written, its line.
 Rule = tuple[bool, bytes, int]
@@ -126,8 +140,9 @@ class GlobIndex:
         # Each key's rules in file order, appended in C (no Python step a rule).
         buckets: defaultdict[str, list[int]] = defaultdict(list)
         deque(map(list.append, map(buckets.__getitem__, keys), range(len(keys))), maxlen=0)
-        for key in [key for key, bucket in buckets.items() if len(bucket) > _SHARED_END]:
-            if key[-1:] == "$":
+        for key in [key for key, bucket in buckets.items() if len(bucket) > SHARED_END]:
+            buckets[key] = _distinct(buckets[key], texts, self._allows)
+            if key[-1:] == "$" and len(buckets[key]) > SHARED_END:
                 shared = buckets.pop(key)
                 again = _KEYS_BY_PIECE.findall("\n".join(map(texts.__getitem__, shared)))
                 assert len(again) == len(shared)  # one key a line, as above

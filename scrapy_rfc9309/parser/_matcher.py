@@ -40,8 +40,9 @@ What one check costs:
   none left can beat the best match; many are indexed by their literal
   prefix, by 3 octets of their longest piece, or by that piece when it is
   only one or two octets long (an anchored rule so, by its last piece,
-  looked up at the path's end, unless more rules share that end than
-  share the piece), so only rules that can match are tried, the
+  looked up at the path's end, unless more than 1,024 rules share that
+  end and it has another piece of two octets), so only rules that can
+  match are tried, the
   selected buckets merged best first. A try starts with a substring test of
   the rule's longest piece; then comes a left-to-right scan with
   ``str.find`` (linear, no backtracking). The cost grows with the number of
@@ -154,6 +155,12 @@ def _all_glob(joined: bytes) -> bool:
         and not joined.translate(None, _GLOB_OCTETS)
         and _BAD_START_GLOB.search(joined) is None
     )
+
+
+def _dollars_end(joined: bytes) -> bool:
+    """Whether every ``$`` in ``joined`` ends its value (RFC 9309 2.2.3: only
+    there does it anchor; elsewhere it is a literal octet)."""
+    return joined.count(b"$") == joined.count(b"$\n") + joined.endswith(b"$")
 
 
 #: One allow/disallow line as read: allow, its value as written, its line.
@@ -362,8 +369,10 @@ class AgentMatcher:
                     joined = b"\n".join([rule[1] for rule in rules])
                 stars = joined.count(b"*")
                 if stars * 2 >= count:
-                    # Mostly wildcard rules, all canonical: indexed in C (_globs).
-                    if _all_glob(joined):
+                    # Mostly wildcard rules, all canonical: indexed in C
+                    # (_globs), unless a "$" stands inside a rule (a literal
+                    # one, which no key of that index holds).
+                    if _all_glob(joined) and _dollars_end(joined):
                         self._index_of(joined, rules)
                         return
                 elif scannable:

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from ._encoding import normalize
 from ._glob import pieces_follow
+from ._globs import SHARED_END
 from ._rulekey import RuleKey
 from ._steps import STEP, Steps
 
@@ -68,11 +69,6 @@ def wildcard_matches(prefix: str, pieces: tuple[str, ...], anchored: bool, path:
     return pieces_follow(path, len(prefix), pieces, None)
 
 
-def _literal(fragment: str) -> str:
-    """A rule fragment in canonical form; ``%2A``/``%24`` become literal."""
-    return normalize(fragment)
-
-
 def compile_pattern(value: str) -> tuple[str, tuple[str, ...], bool, int]:
     """Split a rule value into (prefix, pieces after each ``*``, anchored, length)."""
     anchored = value.endswith("$")
@@ -82,7 +78,8 @@ def compile_pattern(value: str) -> tuple[str, tuple[str, ...], bool, int]:
         parts = value.split("*")
         specificity = len(value) + anchored
     else:
-        parts = [_literal(part) for part in value.split("*")]
+        # each piece in canonical form: "%2A" and "%24" stand for a literal "*" and "$"
+        parts = [normalize(part) for part in value.split("*")]
         specificity = sum(len(part) for part in parts) + (len(parts) - 1) + anchored
     pieces = tuple(part for part in parts[1:] if part)
     if anchored and len(parts) > 1 and not parts[-1]:
@@ -91,6 +88,7 @@ def compile_pattern(value: str) -> tuple[str, tuple[str, ...], bool, int]:
 
 
 def compile_lazy(lazy: Lazy) -> Wildcard:
+    """A rule kept as written, split into its pieces on the first check that tries it."""
     prefix, pieces, anchored, _ = compile_pattern(lazy.pattern.decode("ascii"))
     return Wildcard(lazy.key, prefix, pieces, anchored, max(pieces, key=len, default=""))
 
@@ -131,16 +129,36 @@ def index_wildcards(
             if len(parts[0]) > 1:
                 by_prefix.setdefault(parts[0], []).append(entry)
                 continue
-            needle = max(parts, key=len)
+            needle = max(parts[1:], key=len)  # a piece, not the prefix "/"
             if len(needle) >= GRAM:
                 by_gram.setdefault(needle[-GRAM:], []).append(entry)
             else:  # a lazy rule ends with a piece (see _Tables.add)
                 short.append((entry, needle, parts[-1] if entry.pattern[-1] == 36 else ""))
     by_short, by_end = yield from _place_short(short)
-    return tuple(  # each bucket best first, a tuple (no room kept for more)
-        {key: tuple(sorted(bucket, reverse=True)) for key, bucket in index.items()}
+    return tuple(
+        {key: _best_first(bucket) for key, bucket in index.items()}
         for index in (by_prefix, by_gram, by_short, by_end)
     )
+
+
+def _best_first(bucket: list[Entry]) -> tuple[Entry, ...]:
+    """A bucket sorted best first, a tuple (no room kept for more).
+
+    Past ``SHARED_END`` rules, a rule whose pattern a better one has (one
+    line written over and over) is dropped: RFC 9309 2.2.2, of the same
+    pattern the allow rule, then the earliest line, always wins, so the
+    others never decide, and a check would try every copy.
+    """
+    ordered = sorted(bucket, reverse=True)
+    if len(ordered) <= SHARED_END:
+        return tuple(ordered)
+    distinct: dict[object, Entry] = {}
+    for entry in ordered:
+        if isinstance(entry, Lazy):
+            distinct.setdefault(entry.pattern, entry)
+        else:
+            distinct.setdefault((entry.prefix, entry.pieces, entry.anchored), entry)
+    return tuple(distinct.values())  # in the order first seen: best first
 
 
 def _place_short(
@@ -151,16 +169,15 @@ def _place_short(
     Such a rule goes under its longest piece, which a check looks up once
     for each of the path's octets (and pairs of them); an anchored one goes
     under its last piece instead, which a check looks up only at the path's
-    end, unless more rules share that end than share the piece: thousands
-    of rules that all end ``za$`` would all be tried for every path that
-    ends so, where their pieces spread them. (Weighing the end against
-    the piece by 4, 16 or 64, for the many pieces a path holds, measured
-    the same on the hostile files.)
+    end (one path in 36 or in 1,296 ends so, where most paths hold a given
+    octet). Unless more than ``SHARED_END`` rules share that end and the
+    rule has another piece of two octets: thousands of rules that all end
+    ``za$`` would all be tried for every path that ends so, where their
+    pieces spread them; so the first checks' index keys them too
+    (``_globs``).
     """
-    pieces: dict[str, int] = {}
     ends: dict[str, int] = {}
-    for _, needle, end in short:
-        pieces[needle] = pieces.get(needle, 0) + 1
+    for _, _, end in short:
         if end:
             ends[end] = ends.get(end, 0) + 1
     yield
@@ -169,7 +186,7 @@ def _place_short(
     for count, (entry, needle, end) in enumerate(short, 1):
         if count % STEP == 0:
             yield
-        if end and ends[end] <= pieces[needle]:
+        if end and (ends[end] <= SHARED_END or len(needle) < 2 or needle == end):
             by_end.setdefault(end, []).append(entry)
         else:
             by_short.setdefault(needle, []).append(entry)
