@@ -184,10 +184,11 @@ async def test_redis_lost_falls_back_to_per_process_delays_with_one_error(
     sites: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Redis gone after start-up: one ERROR line, the pages are still fetched,
-    spaced by the process's own Crawl-delay floor."""
+    spaced by the process's own Crawl-delay floor (1 s: the server in this
+    process, on a loaded machine, may read a request 0.2 s after it was sent)."""
     with caplog.at_level(logging.INFO):
         site, spider, stats = await crawl_losing_redis(
-            sites, tmp_path, b"User-agent: *\nCrawl-delay: 0.5\n", PAGES[:3]
+            sites, tmp_path, b"User-agent: *\nCrawl-delay: 1\n", PAGES[:3]
         )
     assert sorted(spider.fetched) == sorted(site.url(path) for path in PAGES[:3])
     errors = [
@@ -195,4 +196,4 @@ async def test_redis_lost_falls_back_to_per_process_delays_with_one_error(
     ]
     assert len(errors) == 1, [r.getMessage() for r in errors]
     assert stats.get("robotstxt/cluster_delay/errors") == 1
-    assert min(page_gaps(site)) >= 0.4
+    assert min(page_gaps(site)) >= 0.7
