@@ -469,14 +469,21 @@ def hostile_files() -> dict[str, tuple[bytes, list[str]]]:
     # A "$" inside a rule is a literal octet (RFC 9309 2.2.3), which no key of
     # the first checks' index holds: such files are compiled at once.
     dollars = cut("User-agent: *\n" + "".join(f"Disallow: /*$x{n % 97}\n" for n in range(40_000)))
+    # Every rule shares its longest piece, which keys it, and differs after
+    # it: a path holding that piece makes every rule a candidate, each
+    # failing at its last piece (linear in the rules, as Protego's check).
+    shared_piece = cut(
+        "User-agent: *\n" + "".join(f"Disallow: /*abcdefgh*q{n}\n" for n in range(40_000))
+    )
     return {
         "20,000 wildcard rules, 8-octet pieces": (long_pieces, paths),
         "20,000 wildcard rules, 1-2 octet pieces": (short_pieces, paths),
         "2,000 agents x 2,000 rules": ((agents + rules).encode(), paths),
         "worst case: every rule a candidate": (worst, [de_bruijn] * 20),
         "worst case: 1,000 rules candidates by their anchored end": (anchored, [tail_path] * 20),
-        "worst case: one line 40,000 times": (repeated, ["/a/zzz"] * 20),
-        "a literal $ inside 40,000 rules": (dollars, paths),
+        "worst case: one line over and over": (repeated, ["/a/zzz"] * 20),
+        "a literal $ inside every rule": (dollars, paths),
+        "worst case: every rule keyed by one shared piece": (shared_piece, ["/abcdefgh"] * 20),
     }
 
 

@@ -445,6 +445,33 @@ def test_2_2_3_a_shared_end_is_kept_where_a_rule_has_no_longer_piece() -> None:
     assert compiled.decide("/b/xza") == denied
 
 
+def test_2_2_3_a_shared_end_is_kept_where_every_rule_shares_its_other_piece() -> None:
+    """More than 1,024 rules sharing an anchored end (``za$``) stay under it
+    when their other long piece is shared by as many (``/*ab*c*d*e*za$``):
+    keyed by ``ab`` they would all be tried for every path holding ``ab``
+    (``/about``), where by their end only for paths that end ``za``. Both
+    indexes, and the end written again as the first piece (``/*za*...``)."""
+    from itertools import islice, product
+
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+
+    letters = "bcdefghijklmnopqrstuvwxy"
+    for first, path in (("ab", "/about"), ("za", "/pizza/menu")):
+        combos = islice(product(letters, repeat=3), 1100)
+        rules = [
+            (False, f"/*{first}*{x}*{y}*{z}*za$".encode(), n)
+            for n, (x, y, z) in enumerate(combos, 2)
+        ]
+        first_checks = AgentMatcher(rules)
+        index = first_checks._globs_index
+        assert index is not None
+        assert index._candidates(path) == []
+        compiled = AgentMatcher(iter(rules))  # not a list: compiled at once
+        assert list(compiled._candidates(path)) == []
+        matched = f"/{first}/b/b/b/za"
+        assert compiled.decide(matched) == first_checks.decide(matched) is not None
+
+
 def test_2_2_2_one_line_written_over_and_over_is_tried_once() -> None:
     """RFC 9309 2.2.2: of rules of one pattern the allow rule, then the
     earliest line, wins; the copies never decide. A file of one wildcard line

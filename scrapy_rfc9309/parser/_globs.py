@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from itertools import chain, repeat
 from operator import add, itemgetter
 
@@ -143,10 +143,12 @@ class GlobIndex:
         for key in [key for key, bucket in buckets.items() if len(bucket) > SHARED_END]:
             buckets[key] = _distinct(buckets[key], texts, self._allows)
             if key[-1:] == "$" and len(buckets[key]) > SHARED_END:
-                shared = buckets.pop(key)
+                shared = buckets[key]
                 again = _KEYS_BY_PIECE.findall("\n".join(map(texts.__getitem__, shared)))
                 assert len(again) == len(shared)  # one key a line, as above
-                deque(map(list.append, map(buckets.__getitem__, again), shared), maxlen=0)
+                if max(Counter(again).values()) < len(shared):  # the pieces spread them
+                    del buckets[key]
+                    deque(map(list.append, map(buckets.__getitem__, again), shared), maxlen=0)
         # Tuples (no room kept for more): built in C.
         self._buckets = dict(zip(buckets, map(tuple, buckets.values()), strict=True))
         self._lengths = array("I", map(len, texts))

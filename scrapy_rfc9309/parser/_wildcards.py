@@ -170,14 +170,16 @@ def _place_short(
     for each of the path's octets (and pairs of them); an anchored one goes
     under its last piece instead, which a check looks up only at the path's
     end (one path in 36 or in 1,296 ends so, where most paths hold a given
-    octet). Unless more than ``SHARED_END`` rules share that end and the
-    rule has another piece of two octets: thousands of rules that all end
-    ``za$`` would all be tried for every path that ends so, where their
-    pieces spread them; so the first checks' index keys them too
-    (``_globs``).
+    octet). Unless more than ``SHARED_END`` rules share that end, and the
+    rule's longest piece is another of two octets, which fewer rules share:
+    thousands of rules that all end ``za$`` would all be tried for every
+    path that ends so, where their pieces spread them; so the first
+    checks' index keys them too (``_globs``).
     """
+    pieces: dict[str, int] = {}
     ends: dict[str, int] = {}
-    for _, _, end in short:
+    for _, needle, end in short:
+        pieces[needle] = pieces.get(needle, 0) + 1
         if end:
             ends[end] = ends.get(end, 0) + 1
     yield
@@ -186,7 +188,12 @@ def _place_short(
     for count, (entry, needle, end) in enumerate(short, 1):
         if count % STEP == 0:
             yield
-        if end and (ends[end] <= SHARED_END or len(needle) < 2 or needle == end):
+        if end and (
+            ends[end] <= SHARED_END
+            or len(needle) < 2
+            or needle == end
+            or pieces[needle] >= ends[end]  # the piece would not spread them
+        ):
             by_end.setdefault(end, []).append(entry)
         else:
             by_short.setdefault(needle, []).append(entry)
