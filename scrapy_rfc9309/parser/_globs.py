@@ -84,10 +84,12 @@ _KEYS_BY_PIECE = re.compile(
     rf"|[^\n]*\*(?={_C}{{1,2}}\$$))({_C}{{1,2}}\$$|{_C}{{2,3}})",
     re.MULTILINE,
 )
-#: More rules than this under one end (``za$``) are keyed by a piece instead
-#: where they have one of 2 octets or more: every path that ends so would
-#: try them all, each failing only after a search of the path for its
-#: first piece.
+#: A bucket of more rules than this keeps one rule a pattern (copies never
+#: decide); under one end (``za$``), its rules are then keyed by a piece of
+#: 2 octets or more instead when those pieces spread them (no new key as
+#: big as the bucket; the bucket is re-keyed whole or not at all): every
+#: path that ends so would try them all, each failing only after a search
+#: of the path for its first piece.
 SHARED_END = 1024
 # Among the keys found: those a path's substrings are looked up for (and
 # literal prefixes of 1 to 3 octets, looked up so too), and the prefixes.

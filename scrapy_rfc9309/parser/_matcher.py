@@ -41,8 +41,8 @@ What one check costs:
   prefix, by 3 octets of their longest piece, or by that piece when it is
   only one or two octets long (an anchored rule so, by its last piece,
   looked up at the path's end, unless more than 1,024 rules share that
-  end and it has another piece of two octets), so only rules that can
-  match are tried, the
+  end and their longest pieces, of two octets, spread them), so only rules
+  that can match are tried, the
   selected buckets merged best first. A try starts with a substring test of
   the rule's longest piece; then comes a left-to-right scan with
   ``str.find`` (linear, no backtracking). The cost grows with the number of

@@ -104,7 +104,8 @@ def index_wildcards(
     piece when it is one or two octets long, or, when anchored, under its
     last piece, which ends any path it matches (see :func:`_place_short`);
     else, with no piece at all, under its prefix. O(1) per rule; each
-    bucket is sorted best first.
+    bucket is sorted best first, and past ``SHARED_END`` rules holds one
+    rule a pattern (see :func:`_best_first`).
     """
     by_prefix: dict[str, list[Entry]] = {}
     by_gram: dict[str, list[Entry]] = {}
