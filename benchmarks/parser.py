@@ -469,11 +469,24 @@ def hostile_files() -> dict[str, tuple[bytes, list[str]]]:
     # A "$" inside a rule is a literal octet (RFC 9309 2.2.3), which no key of
     # the first checks' index holds: such files are compiled at once.
     dollars = cut("User-agent: *\n" + "".join(f"Disallow: /*$x{n % 97}\n" for n in range(40_000)))
-    # Every rule shares its longest piece, which keys it, and differs after
-    # it: a path holding that piece makes every rule a candidate, each
-    # failing at its last piece (linear in the rules, as Protego's check).
+    # Every rule shares its longest piece and differs after it: keyed by
+    # that piece, a path holding it would make every rule a candidate; past
+    # 1,024 rules under one key they are keyed again by their least shared
+    # piece (``_spread``), here 3 octets of the number.
     shared_piece = cut(
         "User-agent: *\n" + "".join(f"Disallow: /*abcdefgh*q{n}\n" for n in range(40_000))
+    )
+
+    # Worst case we know for keying again: every 3 octets of every piece
+    # are shared (pieces of two letters, 8 such strings), so a path that
+    # holds them all makes most rules candidates, each failing at its last
+    # piece (linear in the rules, as Protego's check).
+    def two_letters(number: int) -> str:
+        return "".join("xy"[number >> bit & 1] for bit in range(14))
+
+    two_letter_pieces = cut(
+        "User-agent: *\n"
+        + "".join(f"Disallow: /*abcdefgh*{two_letters(n)}\n" for n in range(40_000))
     )
     return {
         "20,000 wildcard rules, 8-octet pieces": (long_pieces, paths),
@@ -483,7 +496,11 @@ def hostile_files() -> dict[str, tuple[bytes, list[str]]]:
         "worst case: 1,000 rules candidates by their anchored end": (anchored, [tail_path] * 20),
         "worst case: one line over and over": (repeated, ["/a/zzz"] * 20),
         "a literal $ inside every rule": (dollars, paths),
-        "worst case: every rule keyed by one shared piece": (shared_piece, ["/abcdefgh"] * 20),
+        "rules sharing their longest piece, keyed again": (shared_piece, ["/abcdefgh"] * 20),
+        "worst case: every 3 octets of every piece shared": (
+            two_letter_pieces,
+            ["/abcdefgh/xxxyyyxyxyxxyyx"] * 20,
+        ),
     }
 
 

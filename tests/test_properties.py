@@ -499,6 +499,71 @@ def test_2_2_2_one_line_written_over_and_over_is_tried_once() -> None:
         assert denied is not None and key_line(denied) == 2005
 
 
+def test_2_2_2_rules_that_share_their_key_are_keyed_by_their_least_shared_piece() -> None:
+    """Past 1,024 rules under one key, each is keyed by the piece of it that
+    the fewest rules hold (RFC 9309 2.2.2: every literal run of a rule is in
+    any path it matches). ``/*abcdefgh*q1`` ... ``/*abcdefgh*q1199`` were all
+    keyed by ``abcdefgh`` and all tried for ``/abcdefgh``; so were rules
+    sharing a literal prefix (``/shop*q1``), and rules compiled from escapes
+    (``%71`` is ``q``). Both indexes; each rule still decides where it
+    matches."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._rulekey import key_line
+
+    for template, path, matched in (
+        ("/*abcdefgh*q{n}", "/abcdefgh", "/abcdefgh/q{n}"),
+        ("/shop*q{n}$", "/shop/q", "/shop/q{n}"),
+        ("/*abcdefgh*%71{n}", "/abcdefgh/q", "/abcdefgh/q{n}"),
+    ):
+        rules = [(False, template.format(n=n).encode(), n) for n in range(2, 1200)]
+        compiled = AgentMatcher(iter(rules))  # not a list: compiled at once
+        assert len(list(compiled._candidates(path))) < 20, template
+        assert compiled.decide(path) is None
+        if "%" not in template:  # escapes: compiled at once
+            first_checks = AgentMatcher(rules)
+            index = first_checks._globs_index
+            assert index is not None
+            assert len(index._candidates(path)) < 20, template
+            assert first_checks.decide(path) is None
+        for n in (2, 345, 1199):
+            denied = compiled.decide(matched.format(n=n))
+            assert denied is not None and key_line(denied) == n, (template, n)
+
+
+def test_2_2_2_rules_keyed_again_decide_as_the_reference_does() -> None:
+    """More than 1,024 random rules sharing a key (and so keyed again by
+    their pieces), checked against the reference matcher of RFC 9309 2.2.2
+    and 2.2.3 in both indexes, on random paths and on paths each rule
+    matches."""
+    import random
+
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+
+    rng = random.Random(2_2_2)
+
+    def run() -> str:
+        return "".join(rng.choice("abc/") for _ in range(rng.randint(1, 5)))
+
+    rules = [
+        (rng.random() < 0.2, f"/*abc*{run()}*{run()}" + rng.choice(("", "$"))) for _ in range(1100)
+    ]
+    read = [(allow, pattern.encode(), line) for line, (allow, pattern) in enumerate(rules, 2)]
+    compiled = AgentMatcher(iter(read))  # not a list: compiled at once
+    first_checks = AgentMatcher(read)
+    index = first_checks._globs_index
+    assert index is not None
+    assert len(index._buckets.get("abc", ())) < 500  # keyed again, not all under "abc"
+    paths = [
+        "/" + "".join(rng.choice("abc/") for _ in range(rng.randint(3, 16))) for _ in range(150)
+    ]
+    paths += [pattern.replace("*", "").rstrip("$") for _, pattern in rules[:150]]
+    for path in paths:
+        key = compiled.decide(path)
+        assert key == first_checks.decide(path), path
+        allowed = key is None or bool((key >> 63) & 1)
+        assert allowed is _reference_allowed(rules, path), path
+
+
 def test_2_2_3_a_literal_dollar_inside_rules_is_compiled_not_indexed_as_written() -> None:
     """RFC 9309 2.2.3: ``$`` anchors only at a pattern's end; inside
     (``/*$x``) it is a literal octet, which no key of the first checks' index

@@ -24,6 +24,11 @@ final ``$`` standing for the path's end):
 * else a one-octet piece (``/*a`` under ``a``);
 * else (``/*``, ``*``, ``/*$``) a key every path looks up.
 
+Past ``SHARED_END`` rules under one key, a bucket keeps one rule a pattern
+and its rules are keyed again, each by the piece of it that the fewest
+rules hold (``_spread``): 18,681 rules ``/*abcdefgh*q1`` ... all keyed
+``abc`` would all be tried for ``/abcdefgh``.
+
 A check looks up the path's prefixes (at the lengths of the rules'
 prefixes), its substrings of the key lengths present (1 to 3 octets), its
 last 1 and 2 octets with ``$`` and, when such keys exist, its ordered pairs
@@ -47,12 +52,14 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections import Counter, defaultdict, deque
+from collections import defaultdict, deque
 from itertools import chain, repeat
 from operator import add, itemgetter
 
 from ._glob import matches
 from ._rulekey import LINE_BITS, LINE_MAX, OFFSET_BITS, RuleKey
+from ._spread import least_shared
+from ._steps import run_to_end
 
 __all__ = ["SHARED_END", "GlobIndex"]
 
@@ -75,21 +82,11 @@ _KEYS = re.compile(
     rf"|)(^/{_C}+|{_C}{{1,2}}\$$|{_C}{{2,3}}|{_C}\*{_C}|{_C}|)",
     re.MULTILINE,
 )
-# For anchored rules keyed by their end (see _KEYS), that too many share:
-# the first 2 or 3 octets of their first piece of 2 octets or more other
-# than the last one, which only paths that hold it look up; else their end
-# again (a pair or one octet, which most paths hold, would be worse).
-_KEYS_BY_PIECE = re.compile(
-    rf"^(?:[^\n]*?\*(?={_C}{{2}}(?!{_C}*\$$))"
-    rf"|[^\n]*\*(?={_C}{{1,2}}\$$))({_C}{{1,2}}\$$|{_C}{{2,3}})",
-    re.MULTILINE,
-)
 #: A bucket of more rules than this keeps one rule a pattern (copies never
-#: decide); under one end (``za$``), its rules are then keyed by a piece of
-#: 2 octets or more instead when those pieces spread them (no new key as
-#: big as the bucket; the bucket is re-keyed whole or not at all): every
-#: path that ends so would try them all, each failing only after a search
-#: of the path for its first piece.
+#: decide); its rules are then keyed again, each by its least shared piece
+#: where fewer rules hold that (``_spread``): every path that holds their
+#: key (or ends with it, ``za$``) would try them all, each failing only at a
+#: later piece.
 SHARED_END = 1024
 # Among the keys found: those a path's substrings are looked up for (and
 # literal prefixes of 1 to 3 octets, looked up so too), and the prefixes.
@@ -108,6 +105,25 @@ def _distinct(bucket: list[int], texts: list[str], allows: bytes) -> list[int]:
         if allows[index] and not allows[known]:
             chosen[texts[index]] = index
     return sorted(chosen.values())
+
+
+def _spread(buckets: defaultdict[str, list[int]], shared: list[str], texts: list[str]) -> None:
+    """The rules of the ``shared`` buckets (more than ``SHARED_END`` rules
+    each) keyed again, each by its least shared piece where fewer rules
+    hold it (see ``_spread``), then in file order again."""
+    if not shared:
+        return
+    rules = [index for key in shared for index in buckets[key]]
+    homes = [key for key in shared for _ in buckets[key]]
+    shares = [len(buckets[key]) for key in shared for _ in buckets[key]]
+    for key in shared:
+        del buckets[key]
+    sizes = {key: len(bucket) for key, bucket in buckets.items()}
+    keys = run_to_end(least_shared(list(map(texts.__getitem__, rules)), shares, sizes))
+    for index, new, home in zip(rules, keys, homes, strict=True):
+        buckets[home if new is None else new].append(index)
+    for grown in {new for new in keys if new is not None} | set(homes):
+        buckets[grown].sort()  # file order again
 
 
 #: One allow/disallow line as read: allow, its value as written, its line.
@@ -142,15 +158,10 @@ class GlobIndex:
         # Each key's rules in file order, appended in C (no Python step a rule).
         buckets: defaultdict[str, list[int]] = defaultdict(list)
         deque(map(list.append, map(buckets.__getitem__, keys), range(len(keys))), maxlen=0)
-        for key in [key for key, bucket in buckets.items() if len(bucket) > SHARED_END]:
+        shared = [key for key, bucket in buckets.items() if len(bucket) > SHARED_END]
+        for key in shared:
             buckets[key] = _distinct(buckets[key], texts, self._allows)
-            if key[-1:] == "$" and len(buckets[key]) > SHARED_END:
-                shared = buckets[key]
-                again = _KEYS_BY_PIECE.findall("\n".join(map(texts.__getitem__, shared)))
-                assert len(again) == len(shared)  # one key a line, as above
-                if max(Counter(again).values()) < len(shared):  # the pieces spread them
-                    del buckets[key]
-                    deque(map(list.append, map(buckets.__getitem__, again), shared), maxlen=0)
+        _spread(buckets, [key for key in shared if len(buckets[key]) > SHARED_END], texts)
         # Tuples (no room kept for more): built in C.
         self._buckets = dict(zip(buckets, map(tuple, buckets.values()), strict=True))
         self._lengths = array("I", map(len, texts))

@@ -17,6 +17,7 @@ from ._encoding import normalize
 from ._glob import pieces_follow
 from ._globs import SHARED_END
 from ._rulekey import RuleKey
+from ._spread import least_shared
 from ._steps import STEP, Steps
 
 __all__ = [
@@ -105,7 +106,8 @@ def index_wildcards(
     last piece, which ends any path it matches (see :func:`_place_short`);
     else, with no piece at all, under its prefix. O(1) per rule; each
     bucket is sorted best first, and past ``SHARED_END`` rules holds one
-    rule a pattern (see :func:`_best_first`).
+    rule a pattern (see :func:`_best_first`), whose rules are then keyed
+    again by their least shared piece (see :func:`_spread`).
     """
     by_prefix: dict[str, list[Entry]] = {}
     by_gram: dict[str, list[Entry]] = {}
@@ -136,6 +138,7 @@ def index_wildcards(
             else:  # a lazy rule ends with a piece (see _Tables.add)
                 short.append((entry, needle, parts[-1] if entry.pattern[-1] == 36 else ""))
     by_short, by_end = yield from _place_short(short)
+    yield from _spread(by_prefix, by_gram, by_short)
     return tuple(
         {key: _best_first(bucket) for key, bucket in index.items()}
         for index in (by_prefix, by_gram, by_short, by_end)
@@ -160,6 +163,47 @@ def _best_first(bucket: list[Entry]) -> tuple[Entry, ...]:
         else:
             distinct.setdefault((entry.prefix, entry.pieces, entry.anchored), entry)
     return tuple(distinct.values())  # in the order first seen: best first
+
+
+def _text(entry: Entry) -> str:
+    """A rule's literal runs joined by ``*`` (its pattern, for a lazy one)."""
+    if isinstance(entry, Lazy):
+        return entry.pattern.decode("ascii")
+    return "*".join((entry.prefix, *entry.pieces))
+
+
+def _spread(
+    by_prefix: dict[str, list[Entry]],
+    by_gram: dict[str, list[Entry]],
+    by_short: dict[str, list[Entry]],
+) -> Steps[None]:
+    """Rules of a bucket of more than ``SHARED_END`` patterns keyed again,
+    each by its least shared 3 octets (under :data:`GRAM`) or run of 2
+    (as a short piece), where fewer rules hold it (see ``_spread``): a path
+    that holds their shared key would try them all."""
+    entries: list[Entry] = []
+    shares: list[int] = []
+    homes: list[tuple[dict[str, list[Entry]], str]] = []
+    for index in (by_prefix, by_gram, by_short):
+        for key in [key for key, bucket in index.items() if len(bucket) > SHARED_END]:
+            bucket = list(_best_first(index.pop(key)))  # one rule a pattern
+            if len(bucket) <= SHARED_END:
+                index[key] = bucket
+                continue
+            entries += bucket
+            shares += [len(bucket)] * len(bucket)
+            homes += [(index, key)] * len(bucket)
+    if not entries:
+        return
+    yield
+    sizes = {key: len(bucket) for index in (by_gram, by_short) for key, bucket in index.items()}
+    keys = yield from least_shared(list(map(_text, entries)), shares, sizes)
+    yield
+    for entry, new, (index, home) in zip(entries, keys, homes, strict=True):
+        if new is None:
+            index.setdefault(home, []).append(entry)
+        else:
+            (by_gram if len(new) == GRAM else by_short).setdefault(new, []).append(entry)
 
 
 def _place_short(
