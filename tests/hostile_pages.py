@@ -6,7 +6,7 @@ Each is :data:`MAX_HEAD_BYTES` long, the most of a body that is read.
 
 from __future__ import annotations
 
-from scrapy_rfc9309.parser._page_directives import MAX_HEAD_BYTES
+from scrapy_rfc9309.parser._directives import MAX_HEAD_BYTES
 
 
 def _fill(unit: bytes, prefix: bytes = b"") -> bytes:

@@ -107,7 +107,7 @@ DOT_SEGMENT_FORMS = [
 def test_lenient_page_directives(content: str, expected: list[str]) -> None:
     """LENIENT(meta-semicolon): a semicolon separates page-level directives too; the
     reading records it, so that the crawl says so (once, at INFO)."""
-    from scrapy_rfc9309.parser._page_directives import split_directives
+    from scrapy_rfc9309.parser._directives import split_directives
 
     lenient: set[str] = set()
     assert split_directives(content, lenient) == expected
@@ -133,7 +133,7 @@ def test_lenient_page_directives_space(
 ) -> None:
     """LENIENT(meta-space): a blank separates page-level directives when every word is
     a known directive; anything else stays one (unknown) directive, as written."""
-    from scrapy_rfc9309.parser._page_directives import split_directives
+    from scrapy_rfc9309.parser._directives import split_directives
 
     found: set[str] = set()
     assert split_directives(content, found) == expected

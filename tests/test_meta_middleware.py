@@ -16,7 +16,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309.components import _compat
 from scrapy_rfc9309.components._settings import SettingError
-from scrapy_rfc9309.parser._page_directives import (
+from scrapy_rfc9309.parser._directives import (
     MAX_HEAD_BYTES,
     MAX_HEADER_BYTES,
     MAX_HEADER_VALUES,

@@ -12,19 +12,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_rfc9309.parser._page_directives import (
+from scrapy_rfc9309.parser._directives import (
     MAX_HEAD_BYTES,
     MAX_HEADER_BYTES,
     MAX_HEADER_VALUES,
     MAX_META_TAGS,
     MAX_TAG_ATTRIBUTES,
     MAX_TAG_BYTES,
-    head_of_body,
     parse_date,
-    read_page_directives,
-    read_usage_signals,
     split_directives,
 )
+from scrapy_rfc9309.parser._html_head import head_of_body
+from scrapy_rfc9309.parser._page_directives import read_page_directives
+from scrapy_rfc9309.parser._usage_signals import read_usage_signals
 
 from .hostile_pages import HOSTILE_UNITS, hostile_heads
 

@@ -19,7 +19,6 @@ from scrapy_rfc9309.components import _compat
 from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
 from scrapy_rfc9309.parser._compact import CompactRobots
 from scrapy_rfc9309.parser._lint import lint
-from scrapy_rfc9309.parser._page_directives import read_usage_signals
 from scrapy_rfc9309.parser._tdmrep import parse_tdmrep
 from scrapy_rfc9309.parser._usage import (
     MAX_RECORDS,
@@ -30,6 +29,7 @@ from scrapy_rfc9309.parser._usage import (
     parse_content_usage,
     response_usage,
 )
+from scrapy_rfc9309.parser._usage_signals import read_usage_signals
 
 from .conftest import BASE_SETTINGS
 from .server import html_page, page_with_headers, text

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.misc import load_object
 
-from ..parser._page_directives import NOARCHIVE, head_of_body, read_page_directives
+from ..parser._directives import NOARCHIVE
+from ..parser._html_head import head_of_body
+from ..parser._page_directives import read_page_directives
 from ._settings import RobotsTxtSettings, wrapped_cache_policy
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..parser._directives import PageDirectives
 from ..parser._matcher import Verdict
-from ..parser._page_directives import PageDirectives
 from ..parser._robotstxt import ResolvedVerdict, RobotsTxt
 from ..parser._tdmrep import TDMREP_PATH, TdmRep
 from ..parser._usage import Preference

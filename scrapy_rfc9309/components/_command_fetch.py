@@ -146,7 +146,8 @@ async def fetch_page(
     from scrapy.http import Request
     from scrapy.http.request import NO_CALLBACK
 
-    from ..parser._page_directives import read_page_directives, read_usage_signals
+    from ..parser._page_directives import read_page_directives
+    from ..parser._usage_signals import read_usage_signals
 
     site = site_of(url) if "://" in url else None
     if site is None:

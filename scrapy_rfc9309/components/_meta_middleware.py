@@ -25,18 +25,18 @@ from weakref import WeakKeyDictionary
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 
-from ..parser._page_directives import (
+from ..parser._directives import (
     EMPTY,
     LENIENT_SEMICOLON,
     LENIENT_SPACE,
     NOFOLLOW,
     NOINDEX,
     PageDirectives,
-    read_usage_signals,
 )
 from ..parser._page_directives import read_page_directives as read_page_directives
 from ..parser._usage import NO_PREFERENCES, Preference, Usage
 from ..parser._usage_decision import UsageSources, decide_usage
+from ..parser._usage_signals import read_usage_signals
 from ..sites._site import site_of
 from ._report import report_for
 from ._settings import RobotsTxtSettings, httpcache_honours_noarchive

@@ -9,9 +9,10 @@ too. The modules are private; the names below are the subpackage's interface.
 
 from __future__ import annotations
 
+from ._directives import PageDirectives
 from ._dots import resolved_path
 from ._matcher import Verdict
-from ._page_directives import PageDirectives, read_page_directives
+from ._page_directives import read_page_directives
 from ._robotstxt import ResolvedVerdict, RobotsTxt
 from ._usage import PARENTS, TDM_CATEGORIES, VALUES, VOCABULARY, Preference, Usage
 

@@ -1,353 +1,48 @@
-"""Page-level robots directives: the robots META tag and ``X-Robots-Tag``.
+"""Page-level robots directives of one response: ``X-Robots-Tag`` and the robots META tag.
 
 Pure: no Scrapy import. HTTP: The Definitive Guide ch. 9 ("Robot META
 directives") describes ``<meta name="robots" content="noindex,nofollow">`` in a
-page's head, with NOINDEX, NOFOLLOW, INDEX, FOLLOW, NOARCHIVE, ALL and NONE,
-case-insensitive, also addressed to one robot by name. Search engines carry
-the same directives in the ``X-Robots-Tag`` response header (also for
-non-HTML responses), optionally addressed to one agent
-(``X-Robots-Tag: examplebot: noindex``), and add ``unavailable_after: <date>``.
+page's head, also addressed to one robot by name. Search engines carry the
+same directives in the ``X-Robots-Tag`` response header (also for non-HTML
+responses), optionally addressed to one agent (``X-Robots-Tag: examplebot:
+noindex``).
 
 :func:`read_page_directives` returns the directives that apply to one product
-token and where each came from. Reading never raises and is bounded: only the
-head of an HTML body is scanned (at most :data:`MAX_HEAD_BYTES`; a UTF-16 or
-UTF-32 body is decoded first), in one linear pass; a ``<meta>`` tag is read
-over at most :data:`MAX_TAG_BYTES` and
-:data:`MAX_TAG_ATTRIBUTES` attributes, at most :data:`MAX_META_TAGS` places
-where ``robots`` or the token occur are looked at, and at most
-:data:`MAX_HEADER_VALUES` ``X-Robots-Tag`` values of :data:`MAX_HEADER_BYTES`.
-What lies past a limit is not read; :attr:`PageDirectives.truncated` names
-the limits met, so that the caller can say so.
+token and where each came from: the headers read here (at most
+:data:`~._directives.MAX_HEADER_VALUES` values of
+:data:`~._directives.MAX_HEADER_BYTES`), the head by ``_html_head``, the
+values and their combining by ``_directives``. Reading never raises and is
+bounded; :attr:`~._directives.PageDirectives.truncated` names the limits
+met, so that the caller can say so.
 """
 
 from __future__ import annotations
 
-import html
 import re
-import zlib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from email.utils import parsedate_to_datetime
+from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
-__all__ = [
-    "MAX_HEAD_BYTES",
-    "PageDirectives",
-    "head_of_body",
-    "parse_date",
-    "read_page_directives",
-    "read_usage_signals",
-]
-
-#: Bytes of an HTML body scanned for the head's ``<meta>`` tags.
-MAX_HEAD_BYTES = 256 * 1024
-#: Bytes of one ``<meta ...>`` tag read for its attributes.
-MAX_TAG_BYTES = 4096
-#: Places where ``robots`` or the token occur in the head looked at per page.
-MAX_META_TAGS = 128
-#: Attributes of one ``<meta ...>`` tag read (real ones have two to four).
-MAX_TAG_ATTRIBUTES = 16
-#: ``X-Robots-Tag`` header values read per response, and bytes read of each.
-MAX_HEADER_VALUES = 64
-MAX_HEADER_BYTES = 8192
-
-#: The names of the limits, as recorded in :attr:`PageDirectives.truncated`.
-LIMIT_HEAD = "MAX_HEAD_BYTES"
-LIMIT_TAG_BYTES = "MAX_TAG_BYTES"
-LIMIT_TAG_ATTRIBUTES = "MAX_TAG_ATTRIBUTES"
-LIMIT_META_TAGS = "MAX_META_TAGS"
-LIMIT_HEADER_VALUES = "MAX_HEADER_VALUES"
-LIMIT_HEADER_BYTES = "MAX_HEADER_BYTES"
-#: LENIENT(meta-semicolon): ``noindex; nofollow`` read as ``noindex, nofollow``.
-LENIENT_SEMICOLON = "meta-semicolon"
-#: LENIENT(meta-space): ``noindex nofollow`` read as ``noindex, nofollow`` (every
-#: word a known directive).
-LENIENT_SPACE = "meta-space"
-
-NOINDEX = "noindex"
-NOFOLLOW = "nofollow"
-NOARCHIVE = "noarchive"
-UNAVAILABLE_AFTER = "unavailable_after"
-
-#: Directives without a value that a blank may separate (LENIENT(meta-space)):
-#: HTTP: The Definitive Guide ch. 9's and those search engines document.
-KNOWN_DIRECTIVES = frozenset(
-    {
-        "all",
-        "follow",
-        "index",
-        "indexifembedded",
-        "noarchive",
-        "nocache",
-        "nofollow",
-        "noimageindex",
-        "noindex",
-        "none",
-        "noodp",
-        "nosnippet",
-        "notranslate",
-        "noydir",
-    }
+from ._directives import (
+    LIMIT_HEADER_BYTES,
+    LIMIT_HEADER_VALUES,
+    MAX_HEAD_BYTES,
+    MAX_HEADER_BYTES,
+    MAX_HEADER_VALUES,
+    VALUE_DIRECTIVES,
+    Collector,
+    PageDirectives,
+    normalise_directive,
+    spaced_directives,
 )
-#: Directive names that take a value after a colon (Google's robots meta
-#: documentation): ``name: value`` with one of these names is a directive,
-#: never an agent name.
-VALUE_DIRECTIVES = frozenset(
-    {UNAVAILABLE_AFTER, "max-snippet", "max-image-preview", "max-video-preview"}
-)
-#: Permissive directives and the restrictive ones that override them
-#: (the most restrictive wins).
-_OVERRIDDEN_BY = {
-    "index": (NOINDEX,),
-    "follow": (NOFOLLOW,),
-    "all": (NOINDEX, NOFOLLOW),
-}
+from ._html_head import ascii_compatible_head, is_html, read_head
 
-# Searched in a lower-cased copy, case-sensitively (much faster than IGNORECASE),
-# each by its own pattern: a literal prefix lets the engine skip to it quickly.
-_FIRST_CHUNK = 8 * 1024
-_EVENT_MARGIN = 16  # longer than any event's text
-_NONE_LEFT = -2
-_TAG_NAME_END = b" \t\r\n\f/>"
-_END = rb"(?=[\s/>])"  # a tag at the very end of the window ends nothing
-_HEAD_END = re.compile(rb"</head" + _END)
-_BODY = re.compile(rb"<body" + _END)
-_COMMENT = re.compile(rb"<!--")
-_SCRIPT = re.compile(rb"<script" + _END)
-_STYLE = re.compile(rb"<style" + _END)
-_TEMPLATE = re.compile(rb"<template" + _END)
-#: Text elements whose content is text, not markup (a "<body" or "<meta" in a
-#: title is text): skipped to their end tag.
-_TEXT_ELEMENTS = (b"title", b"textarea", b"xmp", b"noembed", b"noframes", b"iframe")
-_TEXT = re.compile(rb"<(?:" + b"|".join(_TEXT_ELEMENTS) + rb")" + _END)
-_WANTED_ATTRIBUTES = frozenset({b"name", b"content"})
-#: A numeric character reference, or a named one that stands for a character
-#: a product token may hold (``_``, ``.``): looked for in the lower-cased head.
-_REFERENCE_NEEDLES = (b"&#", b"&lowbar;", b"&underbar;", b"&period;")
-_HEAD_EVENT_PATTERNS = (_HEAD_END, _BODY, _COMMENT, _SCRIPT, _STYLE, _TEMPLATE, _TEXT)
-#: Any of them (the first chunk only: see :func:`_next_event`).
-_ANY_EVENT = re.compile(
-    rb"<(?:!--|(?:/head|body)"
-    + _END
-    + rb"|(?:script|style|template|"
-    + b"|".join(_TEXT_ELEMENTS)
-    + rb")"
-    + _END
-    + rb")"
-)
-#: What ends each skipped part, by the text of its event (the head's end and
-#: ``<body`` end the reading).
-_CLOSING = {
-    b"<!--": re.compile(rb"-->"),
-    b"<script": re.compile(rb"</script"),
-    b"<style": re.compile(rb"</style"),
-    b"<template": re.compile(rb"</template"),
-    **{b"<" + name: re.compile(rb"</" + name) for name in _TEXT_ELEMENTS},
-}
-#: One attribute of a tag, or its end (group 1): the name (2) and a double-
-#: quoted (3), single-quoted (4) or unquoted (5) value. Never matches empty.
-_ATTRIBUTE = re.compile(
-    rb"""[\s/]*(?:(>)|([^\s/>][^\s/>=]*)"""
-    rb"""(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"'](?:[^\s/>]|/(?!>))*)))?)""",
-)
+__all__ = ["header_values", "read_page_directives"]
+
 _AGENT_PREFIX = re.compile(r"\s*([A-Za-z_-][A-Za-z0-9_.-]*)\s*:\s*(.*)\Z", re.DOTALL)
-_DIRECTIVE_START = re.compile(r"\s*[A-Za-z_-][A-Za-z0-9_.-]*\s*(?::|\Z)")
-_ISO_8601 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?)?"
-    r"\s*(Z|[+-]\d{2}(?::?\d{2})?)?\Z",
-    re.IGNORECASE,
-)
 
 
-@dataclass(frozen=True)
-class PageDirectives:
-    """The robots directives that apply to one agent for one response.
-
-    ``directives``: lower-case names (``noindex``, ``nofollow``, ``noarchive``,
-    permissive ones such as ``index`` unless overridden, unknown ones such as
-    ``max-snippet:50`` or ``noai`` as written, lower-cased); ``none`` adds
-    ``noindex`` and ``nofollow``, a past ``unavailable_after`` adds ``noindex``.
-    ``sources``: for each directive, where it came from, such as
-    ``'<meta name="robots">'`` or ``'X-Robots-Tag: examplebot'``.
-    ``truncated``: the names of the limits the reading met (``MAX_HEAD_BYTES``,
-    ``MAX_TAG_BYTES``, ``MAX_TAG_ATTRIBUTES``, ``MAX_META_TAGS``,
-    ``MAX_HEADER_VALUES``, ``MAX_HEADER_BYTES``): content past them was not
-    read, so a directive there was not seen. ``lenient``: the ``LENIENT``
-    readings used (``meta-semicolon``, ``meta-space``).
-    """
-
-    directives: frozenset[str] = frozenset()
-    sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    url: str = ""
-    truncated: frozenset[str] = frozenset()
-    lenient: frozenset[str] = frozenset()
-
-    @property
-    def nofollow(self) -> bool:
-        return NOFOLLOW in self.directives
-
-    @property
-    def noindex(self) -> bool:
-        return NOINDEX in self.directives
-
-    @property
-    def noarchive(self) -> bool:
-        return NOARCHIVE in self.directives
-
-    def source_of(self, directive: str) -> str:
-        """Where ``directive`` came from, for a log line: ``'<meta name="robots">'``."""
-        return ", ".join(self.sources.get(directive, ())) or "unknown"
-
-    def describe(self) -> list[str]:
-        """One line per directive with its sources, sorted: ``'noindex (X-Robots-Tag)'``."""
-        return [f"{name} ({self.source_of(name)})" for name in sorted(self.directives)]
-
-
-EMPTY = PageDirectives()
-
-
-# -- directive lists --------------------------------------------------------------------
-
-
-def split_directives(content: str, lenient: set[str] | None = None) -> list[str]:
-    """A comma-separated directive list, lower-cased and stripped.
-
-    A date after ``unavailable_after:`` may hold commas (``Friday,
-    25-Jun-10 15:00:00 PST``, ``Wed, 25 Jun 2010 ...``): pieces after it that
-    do not start like a directive name are joined back to it. A semicolon
-    separates too (``noindex; nofollow``, seen in the wild); ``lenient``, if
-    given, gets :data:`LENIENT_SEMICOLON` when one was read.
-    """
-    if ";" in content:
-        # LENIENT(meta-semicolon): Google's syntax is a comma-separated list;
-        # "noindex; nofollow" is common enough, and means what it says.
-        content = content.replace(";", ",")
-        if lenient is not None:
-            lenient.add(LENIENT_SEMICOLON)
-    result: list[str] = []
-    for piece in content.split(","):
-        text = piece.strip()
-        if not text:
-            continue
-        if result and UNAVAILABLE_AFTER + ":" in result[-1] and not _DIRECTIVE_START.match(text):
-            result[-1] = f"{result[-1]}, {text.lower()}"
-            continue
-        result.extend(_spaced(_normalise(text), lenient))
-    return result
-
-
-def _spaced(directive: str, lenient: set[str] | None) -> list[str]:
-    """``noindex nofollow`` -> ``["noindex", "nofollow"]`` when every word is a
-    :data:`KNOWN_DIRECTIVES` name; anything else stays one (unknown) directive."""
-    words = directive.split(" ")
-    if len(words) < 2 or not all(word in KNOWN_DIRECTIVES for word in words):
-        return [directive]
-    # LENIENT(meta-space): the syntax is comma-separated, but "noindex nofollow"
-    # is common in the wild, and means what it says when each word is a directive.
-    if lenient is not None:
-        lenient.add(LENIENT_SPACE)
-    return words
-
-
-def _normalise(directive: str) -> str:
-    """``Max-Snippet : 50`` -> ``max-snippet:50``; ``unavailable_after: X`` keeps one blank."""
-    name, colon, value = directive.partition(":")
-    name = name.strip().lower()
-    if not colon:
-        return " ".join(name.split())
-    value = value.strip().lower()
-    return f"{name}: {value}" if name == UNAVAILABLE_AFTER else f"{name}:{value}"
-
-
-def parse_date(value: str) -> datetime | None:
-    """An ``unavailable_after`` date: RFC 822 / RFC 850 / asctime or ISO 8601; ``None`` if not one.
-
-    A date without a time zone is read as UTC.
-    """
-    text = value.strip()[:100]
-    if not text:
-        return None
-    match = _ISO_8601.match(text)
-    if match:
-        year, month, day, hour, minute, second, zone = match.groups()
-        try:
-            parsed = datetime(
-                int(year),
-                int(month),
-                int(day),
-                int(hour or 0),
-                int(minute or 0),
-                int(second or 0),
-                tzinfo=timezone.utc,
-            )
-        except ValueError:
-            return None
-        if zone and zone.upper() != "Z":
-            sign = 1 if zone[0] == "+" else -1
-            digits = zone[1:].replace(":", "")
-            offset = int(digits[:2]) * 60 + int(digits[2:4] or 0)
-            parsed -= sign * timedelta(minutes=offset)
-        return parsed
-    try:
-        parsed = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed
-
-
-class _Collector:
-    """Directives and their sources, combined over several tags and headers."""
-
-    __slots__ = ("lenient", "now", "sources", "truncated")
-    #: ``<meta name>`` names whose content is one value as written (case kept, not split)
-    verbatim: frozenset[str] = frozenset()
-
-    def __init__(self, now: datetime | None) -> None:
-        self.sources: dict[str, list[str]] = {}
-        self.now = now
-        self.truncated: set[str] = set()
-        self.lenient: set[str] = set()
-
-    def split(self, content: str) -> list[str]:
-        return split_directives(content, self.lenient)
-
-    def add(self, directive: str, source: str) -> None:
-        where = self.sources.setdefault(directive, [])
-        if source not in where:
-            where.append(source)
-
-    def add_all(self, directives: Iterable[str], source: str) -> None:
-        for directive in directives:
-            self.add(directive, source)
-            if directive == "none":
-                self.add(NOINDEX, source)
-                self.add(NOFOLLOW, source)
-            elif directive.startswith(UNAVAILABLE_AFTER + ":"):
-                when = parse_date(directive.partition(":")[2])
-                now = self.now or datetime.now(timezone.utc)
-                if when is not None and when <= now:
-                    self.add(NOINDEX, f"{source} ({UNAVAILABLE_AFTER})")
-
-    def result(self, url: str) -> PageDirectives:
-        if not (self.sources or self.truncated or self.lenient):
-            return PageDirectives(url=url) if url else EMPTY
-        sources = {
-            name: tuple(where)
-            for name, where in self.sources.items()
-            if not any(strict in self.sources for strict in _OVERRIDDEN_BY.get(name, ()))
-        }
-        return PageDirectives(
-            frozenset(sources), sources, url, frozenset(self.truncated), frozenset(self.lenient)
-        )
-
-
-# -- X-Robots-Tag -------------------------------------------------------------------------
-
-
-def _header_values(headers: Any, name: str, truncated: set[str] | None = None) -> list[str]:
+def header_values(headers: Any, name: str, truncated: set[str] | None = None) -> list[str]:
     """Every value of header ``name`` (case-insensitive) in ``headers``.
 
     ``headers``: a mapping of names to a value or a list of values (Scrapy's
@@ -378,7 +73,7 @@ def _header_values(headers: Any, name: str, truncated: set[str] | None = None) -
     return found
 
 
-def _read_header(value: str, agents: frozenset[str], collector: _Collector) -> None:
+def _read_header(value: str, agents: frozenset[str], collector: Collector) -> None:
     """One ``X-Robots-Tag`` value: ``noindex, nofollow`` or ``examplebot: noindex, ...``.
 
     An ``agent:`` prefix addresses the directives after it (up to the next
@@ -393,367 +88,11 @@ def _read_header(value: str, agents: frozenset[str], collector: _Collector) -> N
         if match and match.group(1) not in VALUE_DIRECTIVES and match.group(2)[:1].isalpha():
             agent = match.group(1)
             ours = collector.lenient if agent in agents else None
-            pieces = _spaced(_normalise(match.group(2)), ours)
+            pieces = spaced_directives(normalise_directive(match.group(2)), ours)
         if agent is None:
             collector.add_all(pieces, "X-Robots-Tag")
         elif agent in agents:
             collector.add_all(pieces, f"X-Robots-Tag: {agent}")
-
-
-# -- the HTML head -------------------------------------------------------------------------
-
-
-#: Byte order marks of encodings that are not ASCII-compatible (UTF-32 first: its
-#: little-endian mark starts with UTF-16's).
-_BOMS = (
-    (b"\xff\xfe\x00\x00", "utf-32"),
-    (b"\x00\x00\xfe\xff", "utf-32"),
-    (b"\xff\xfe", "utf-16"),
-    (b"\xfe\xff", "utf-16"),
-)
-#: Declared charsets that are not ASCII-compatible, and the codec read without a BOM
-#: (the WHATWG Encoding Standard reads the "utf-16" label as little-endian).
-_WIDE_CHARSETS = {
-    "utf-16": "utf-16-le",
-    "utf-16le": "utf-16-le",
-    "utf-16be": "utf-16-be",
-    "utf-32": "utf-32-le",
-    "utf-32le": "utf-32-le",
-    "utf-32be": "utf-32-be",
-}
-_CHARSET = re.compile(r"charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:-]+)", re.IGNORECASE)
-
-
-def ascii_compatible_head(body: bytes, content_type: str | None) -> bytes:
-    """At most :data:`MAX_HEAD_BYTES` of ``body``, as UTF-8 when it is UTF-16 or
-    UTF-32 (a byte order mark, or the charset of ``content_type``): the head's
-    tags are then found as in any other page. Other bodies are returned as they
-    are (ASCII-compatible encodings need no decoding to find the tags)."""
-    head = body[:MAX_HEAD_BYTES]
-    if head.startswith(b"\xef\xbb\xbf"):
-        return head  # a UTF-8 byte order mark wins over the declared charset
-    codec = next((name for bom, name in _BOMS if head.startswith(bom)), None)
-    if codec is None and content_type:
-        declared = _CHARSET.search(content_type)
-        if declared is not None:
-            codec = _WIDE_CHARSETS.get(declared.group(1).lower())
-    if codec is None:
-        return head
-    return head.decode(codec, "replace").encode("utf-8", "replace")[:MAX_HEAD_BYTES]
-
-
-def _is_html(content_type: str | None, body: bytes) -> bool:
-    if content_type:
-        kind = content_type.lower()
-        return "html" in kind
-    start = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n")
-    return start[:1] == b"<"
-
-
-def head_of_body(body: bytes, content_encoding: str | None = None) -> bytes:
-    """At most :data:`MAX_HEAD_BYTES` of ``body``, gzip / deflate decoded.
-
-    For callers that see a body before Scrapy decompresses it (the HTTP
-    cache). Other encodings (br, zstd) and broken data give ``b""``.
-    """
-    encoding = (content_encoding or "").strip().lower()
-    if encoding in ("", "identity"):
-        return body[:MAX_HEAD_BYTES]
-    if encoding not in ("gzip", "x-gzip", "deflate"):
-        return b""
-    for wbits in (47, -15) if encoding == "deflate" else (31,):
-        try:
-            return zlib.decompressobj(wbits).decompress(body, MAX_HEAD_BYTES)
-        except zlib.error:
-            continue
-    return b""
-
-
-class _Lower:
-    """A lower-cased copy of the head, made in growing chunks (8 KiB, then four
-    times more each time a search runs off its end): most heads end early."""
-
-    __slots__ = ("full", "text", "window")
-
-    def __init__(self, window: bytes) -> None:
-        self.window = window
-        self.text = window[:_FIRST_CHUNK].lower()
-        self.full = len(self.text) == len(window)
-
-    def grow(self) -> bool:
-        if self.full:
-            return False
-        self.text = self.window[: len(self.text) * 4].lower()
-        self.full = len(self.text) == len(self.window)
-        return True
-
-    def search(self, pattern: re.Pattern[bytes], pos: int) -> re.Match[bytes] | None:
-        """The first match at or after ``pos``, growing the copy as needed: a
-        match that touches the end of a partial copy is looked for again."""
-        while True:
-            match = pattern.search(self.text, pos)
-            if match is not None and (self.full or match.end() < len(self.text)):
-                return match
-            if not self.grow():
-                return None
-
-
-def _meta_attributes(
-    low: bytes, start: int, original: bytes | None = None
-) -> tuple[dict[bytes, bytes], int, str | None]:
-    """The ``name`` and ``content`` attributes of the tag whose name ends at
-    ``start``; where the tag ends; the limit met, if any. ``original``: the
-    window ``low`` is the lower-cased copy of (same offsets); values are then
-    taken from it, as written.
-
-    A tag is read over at most :data:`MAX_TAG_BYTES` and
-    :data:`MAX_TAG_ATTRIBUTES` attributes (one regular-expression match
-    each); a tag not closed by then, or by the end of ``low``, ends at ``-1``.
-    """
-    limit = min(len(low), start + MAX_TAG_BYTES)
-    attributes: dict[bytes, bytes] = {}
-    pos = start
-    for count in range(MAX_TAG_ATTRIBUTES + 1):
-        match = _ATTRIBUTE.match(low, pos, limit)
-        if match is None:
-            break
-        close, name, double, single, bare = match.groups()
-        if close is not None:  # ">": the end of the tag
-            return attributes, match.end(), None
-        if count == MAX_TAG_ATTRIBUTES:
-            return attributes, -1, LIMIT_TAG_ATTRIBUTES
-        if name in _WANTED_ATTRIBUTES and name not in attributes:  # the first wins, as in HTML
-            attributes[name] = double if double is not None else single or bare or b""
-            if original is not None:
-                group = 3 if double is not None else 4 if single is not None else 5
-                begin, end = match.span(group)
-                attributes[name] = original[begin:end] if begin >= 0 else b""
-        pos = match.end()
-    return attributes, -1, LIMIT_TAG_BYTES if limit == start + MAX_TAG_BYTES else None
-
-
-class _HeadState:
-    """Where the reading of a head is, and what it met."""
-
-    __slots__ = (
-        "collector",
-        "events",
-        "last_meta",
-        "low",
-        "needles",
-        "next_needle",
-        "parsed",
-        "references",
-        "scanned",
-        "searched",
-        "seen",
-        "tokens",
-    )
-
-    def __init__(self, window: bytes, tokens: frozenset[str], collector: _Collector) -> None:
-        self.low = _Lower(window)
-        #: the names a ``<meta name>`` addresses us by, besides ``robots``
-        self.tokens = tokens
-        self.collector = collector
-        self.needles = tuple(
-            {b"robots", *(token.encode("ascii", "ignore") for token in tokens)} - {b""}
-        )
-        #: What an attribute name written with character references contains
-        #: (``r&#111;bots``, ``my&lowbar;bot``): each place is read only when it
-        #: is in a ``<meta>`` tag not read yet (not counted in MAX_META_TAGS).
-        self.references = _REFERENCE_NEEDLES
-        #: the next match of each head event pattern, and how far it was searched
-        self.events: list[re.Match[bytes] | None] = [None] * len(_HEAD_EVENT_PATTERNS)
-        self.searched = [0] * len(_HEAD_EVENT_PATTERNS)
-        self.seen = 0  # places where a needle occurs, looked at
-        self.scanned = 0  # "<meta" was looked for before this offset
-        self.last_meta = -1  # the last "<meta" found before ``scanned``
-        self.parsed = -1  # the end of the last tag read
-        self.next_needle = -1  # where robots or the token occurs next, once looked for
-
-    def needles_after(self, pos: int) -> bool:
-        """Whether ``robots``, the token or a reference occurs in the window at or after ``pos``
-        (``pos`` never goes back: each byte is searched once)."""
-        if self.next_needle >= pos:
-            return True
-        if self.next_needle == _NONE_LEFT:
-            return False
-        while self.low.grow():
-            pass
-        text = self.low.text
-        needles = self.needles + self.references
-        found = [at for at in (text.find(needle, pos) for needle in needles) if at >= 0]
-        self.next_needle = min(found) if found else _NONE_LEFT
-        return bool(found)
-
-
-def _next_event(state: _HeadState, pos: int) -> re.Match[bytes] | None:
-    """The first head event (:data:`_HEAD_EVENT_PATTERNS`) at or after ``pos``.
-
-    Each pattern is searched only up to the first event found so far, and
-    again only once its last match is passed, or past where its last search
-    stopped: each byte is looked at a bounded number of times per pattern.
-    """
-    low = state.low
-    if pos < _FIRST_CHUNK - _EVENT_MARGIN:
-        # In the first chunk (where nearly every head ends), one pattern for all
-        # events: its cost grows with the number of "<", so it is kept to 8 KiB.
-        text = low.text
-        until = min(len(text), _FIRST_CHUNK)
-        found = _ANY_EVENT.search(text, pos, until)
-        if found is not None and (
-            until == len(low.window) or found.start() < until - _EVENT_MARGIN
-        ):
-            return found
-        if found is None and until == len(low.window):
-            return None
-    if not state.needles_after(pos):
-        return None  # nothing more to read: the events do not matter
-    events = state.events
-    searched = state.searched
-    while True:
-        text = low.text
-        best: re.Match[bytes] | None = None
-        for index, pattern in enumerate(_HEAD_EVENT_PATTERNS):
-            found = events[index]
-            if found is not None and found.start() < pos:
-                found = events[index] = None
-                searched[index] = pos
-            if found is None:
-                since = max(pos, searched[index] - _EVENT_MARGIN)
-                until = len(text) if best is None else best.start() + _EVENT_MARGIN
-                if since < until:
-                    found = events[index] = pattern.search(text, since, until)
-                    searched[index] = max(searched[index], until)
-            if found is not None and (best is None or found.start() < best.start()):
-                best = found
-        if low.full or (best is not None and best.start() < len(text) - _EVENT_MARGIN):
-            return best  # no event can start before it in the rest of the window
-        low.grow()
-
-
-def _read_head(
-    window: bytes, tokens: frozenset[str], collector: _Collector, *, cut: bool = False
-) -> None:
-    """The ``<meta name="robots">`` and ``<meta name="<token>">`` tags of the head
-    (``tokens``: lower-case names).
-
-    The head ends at ``</head>`` or ``<body``; ``<meta>`` tags after it are
-    ignored, as search engines do. Comments, scripts, styles and templates
-    are skipped, and so are elements whose content is text (``<title>``,
-    ``<textarea>``, ...): a ``<body`` there is not the body. Linear with a
-    small constant: the window is lower-cased in
-    growing chunks; the events (head end, comment, script, ...) are found by
-    :func:`_next_event`; between skipped parts only the places where
-    ``robots`` or the token occur are looked at (other meta tags cost
-    nothing), and once neither occurs further on, the reading stops.
-    ``cut``: the body goes on past ``window``; a head that has not ended
-    within it is recorded as truncated (:data:`LIMIT_HEAD`).
-    """
-    state = _HeadState(window, tokens, collector)
-    pos = 0
-    while True:
-        event = _next_event(state, pos)
-        if state.next_needle != _NONE_LEFT:
-            _read_metas(state, pos, event.start() if event is not None else len(state.low.text))
-        if event is None:
-            break
-        closing_pattern = _CLOSING.get(event.group())
-        if closing_pattern is None:  # </head> or <body>
-            return
-        closing = state.low.search(closing_pattern, event.end())
-        if closing is None:  # an unclosed comment, script, style or template
-            if cut:
-                collector.truncated.add(LIMIT_HEAD)
-            return
-        pos = closing.end()
-    # The end of the window, or no robots / token left in it: did the head end?
-    text = state.low.text
-    if cut and not (state.low.full and (_HEAD_END.search(text, pos) or _BODY.search(text, pos))):
-        collector.truncated.add(LIMIT_HEAD)
-
-
-def _read_metas(state: _HeadState, start: int, end: int) -> None:
-    """The relevant ``<meta>`` tags of ``low[start:end]`` (lower-cased; no comment or script)."""
-    low = state.low.text
-    words = len(state.needles)
-    needles = state.needles + state.references
-    pos = start
-    # The next place of each word, searched again only once passed: linear.
-    nexts = [low.find(needle, pos, end) for needle in needles]
-    while True:
-        for index, found in enumerate(nexts):
-            if 0 <= found < pos:
-                nexts[index] = low.find(needles[index], pos, end)
-        hit = min((found for found in nexts if found >= 0), default=-1)
-        if hit < 0:
-            return
-        # A reference counts as a place only in a tag read (below), so that
-        # "&amp;" in links and descriptions does not use up MAX_META_TAGS.
-        reference = all(found != hit for found in nexts[:words])
-        if not reference:
-            if state.seen >= MAX_META_TAGS:
-                state.collector.truncated.add(LIMIT_META_TAGS)
-                return
-            state.seen += 1
-        pos = hit + 1
-        # The "<meta" this place is in: looked for back to where the last look
-        # stopped (each byte once), and at most MAX_TAG_BYTES back.
-        floor = max(start, hit - MAX_TAG_BYTES)
-        tag = low.rfind(b"<meta", max(floor, state.scanned), hit)
-        if tag < 0 and state.last_meta >= floor:
-            tag = state.last_meta
-        state.scanned = max(state.scanned, hit)
-        if tag < 0:
-            continue
-        state.last_meta = tag
-        if tag < state.parsed or (tag + 5 < len(low) and low[tag + 5] not in _TAG_NAME_END):
-            continue  # a tag read already, or <metadata>
-        if reference:
-            if state.seen >= MAX_META_TAGS:
-                state.collector.truncated.add(LIMIT_META_TAGS)
-                return
-            state.seen += 1
-        while True:
-            attributes, tag_end, limit = _meta_attributes(low, tag + 5)
-            if tag_end >= 0 or limit is not None or not state.low.grow():
-                break
-            low = state.low.text  # the tag goes on past the lower-cased copy: grow it
-        if limit is not None:
-            state.collector.truncated.add(limit)
-        if tag_end < 0:
-            # Not closed within the limits: in HTML the tag goes on to the next
-            # ">", and "<meta" or a name in it are attribute text.
-            close = low.find(b">", tag + 5, end)
-            if close < 0:
-                return
-            state.parsed = pos = close + 1
-            continue
-        state.parsed = tag_end
-        if tag_end <= hit:
-            continue  # the word is after the tag
-        pos = max(pos, tag_end)
-        name = attributes.get(b"name")
-        content = attributes.get(b"content")
-        if name is None or content is None:
-            continue
-        name_text = name.decode("latin-1")
-        if "&" in name_text:  # r&#111;bots: an HTML parser decodes it (bounded: one tag)
-            name_text = html.unescape(name_text).lower()
-        name_text = name_text.strip()
-        if name_text != "robots" and name_text not in state.tokens:
-            continue
-        source = f'<meta name="{name_text}">'
-        if name_text in state.collector.verbatim:  # a URL: its case matters (one tag re-read)
-            content = _meta_attributes(low, tag + 5, state.low.window)[0].get(b"content", b"")
-            value = html.unescape(content.decode("utf-8", "replace")).strip()
-            state.collector.add_all([value] if value else [], source)
-            continue
-        text = html.unescape(content.decode("utf-8", "replace"))
-        state.collector.add_all(state.collector.split(text), source)
-
-
-# -- the whole response ---------------------------------------------------------------------
 
 
 def read_page_directives(
@@ -785,75 +124,17 @@ def read_page_directives(
     current time) is past the date. Never raises on content; reads at most
     :data:`MAX_HEAD_BYTES` of the body.
     """
-    collector = _Collector(now)
+    collector = Collector(now)
     agents = frozenset({token.strip().lower(), *(name.strip().lower() for name in also)})
     try:
-        for value in _header_values(headers, "X-Robots-Tag", collector.truncated):
+        for value in header_values(headers, "X-Robots-Tag", collector.truncated):
             _read_header(value, agents, collector)
         if body and not (300 <= status < 400 or status in (204, 304)):
-            content_type = next(iter(_header_values(headers, "Content-Type")), None)
+            content_type = next(iter(header_values(headers, "Content-Type")), None)
             head = ascii_compatible_head(body, content_type)
-            if _is_html(content_type, head):
+            if is_html(content_type, head):
                 cut = len(body) > MAX_HEAD_BYTES
-                _read_head(head, agents, collector, cut=cut)
+                read_head(head, agents, collector, cut=cut)
     except (AttributeError, TypeError, ValueError):  # malformed headers object
         pass
     return collector.result(url)
-
-
-# -- usage signals (declared purposes) ------------------------------------------------------
-
-#: Response headers that carry usage preferences, and the source name each gets.
-USAGE_HEADERS = (
-    ("Content-Usage", "Content-Usage header"),
-    ("tdm-reservation", "tdm-reservation header"),
-    ("tdm-policy", "tdm-policy header"),
-)
-TDM_META = "tdm-reservation"
-#: TDMRep's ``<meta name="tdm-policy" content="https://...">``: the policy URL
-TDM_POLICY_META = "tdm-policy"
-#: The ``<meta name>`` usage signals read (lower case), each a source ``<meta name="...">``
-USAGE_META = (TDM_META, TDM_POLICY_META)
-
-
-class _NamedMeta(_Collector):
-    """Keeps the content of ``<meta name="<name>">`` tags of some names only, in order."""
-
-    __slots__ = ("found", "names")
-    #: a URL: read as written (case kept, not split at commas)
-    verbatim = frozenset({TDM_POLICY_META})
-
-    def __init__(self, names: Iterable[str]) -> None:
-        super().__init__(None)
-        self.names = frozenset(f'<meta name="{name}">' for name in names)
-        self.found: list[tuple[str, str]] = []
-
-    def add_all(self, directives: Iterable[str], source: str) -> None:
-        if source in self.names:
-            self.found.extend((source, directive) for directive in directives)
-
-
-def read_usage_signals(status: int, headers: Any, body: bytes | None) -> list[tuple[str, str]]:
-    """``(source, value)`` of each usage signal of a response, in order.
-
-    The ``Content-Usage`` header (IETF AIPREF attach draft), the
-    ``tdm-reservation`` and ``tdm-policy`` headers and, in an HTML head,
-    ``<meta name="tdm-reservation" content="1">`` and ``<meta
-    name="tdm-policy" content="https://...">`` (TDMRep; the policy's content
-    as written: case kept, not split at commas). Bounded as
-    :func:`read_page_directives`; never raises on content.
-    """
-    found: list[tuple[str, str]] = []
-    try:
-        for name, source in USAGE_HEADERS:
-            found.extend((source, value) for value in _header_values(headers, name))
-        if body and not (300 <= status < 400 or status in (204, 304)):
-            content_type = next(iter(_header_values(headers, "Content-Type")), None)
-            head = ascii_compatible_head(body, content_type)
-            if _is_html(content_type, head):
-                collector = _NamedMeta(USAGE_META)
-                _read_head(head, frozenset(USAGE_META), collector)
-                found.extend(collector.found)
-    except (AttributeError, TypeError, ValueError):  # malformed headers object
-        pass
-    return found
