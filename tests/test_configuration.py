@@ -237,3 +237,31 @@ async def test_scrapy_builtin_middleware_with_our_parser(sites) -> None:
     }
     spider, _ = await crawl([site.url("/x"), site.url("/y")], settings)
     assert spider.fetched == [site.url("/y")]
+
+
+class _OwnMetaMiddleware(scrapy_rfc9309.RobotsMetaMiddleware):
+    """A project's subclass of the page-directives middleware."""
+
+
+@pytest.mark.parametrize(
+    ("spider_middlewares", "meta_obey", "expected"),
+    [
+        ({"scrapy_rfc9309.RobotsMetaMiddleware": 950}, True, True),
+        ({_OwnMetaMiddleware: 950}, True, True),
+        ({f"{__name__}._OwnMetaMiddleware": 950}, True, True),
+        ({"scrapy_rfc9309.RobotsMetaMiddleware": None}, True, False),
+        ({}, True, False),
+        ({"scrapy_rfc9309.RobotsMetaMiddleware": 950}, False, False),
+        ({"no.such.Middleware": 950}, True, False),
+    ],
+)
+def test_page_signals_are_read_only_where_the_meta_middleware_runs(
+    spider_middlewares: dict[Any, Any], meta_obey: bool, expected: bool
+) -> None:
+    """A page's usage signals can supersede a tdmrep.json reservation only
+    when ``ROBOTS_META_OBEY`` is on and ``RobotsMetaMiddleware``, or a
+    subclass, is in ``SPIDER_MIDDLEWARES`` (named by path or by class)."""
+    from scrapy_rfc9309.components._settings import page_signals_read
+
+    settings = Settings({"SPIDER_MIDDLEWARES": spider_middlewares, "ROBOTS_META_OBEY": meta_obey})
+    assert page_signals_read(settings) is expected

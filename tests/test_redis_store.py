@@ -35,7 +35,8 @@ from scrapy_rfc9309.sites._redis_store import (
     open_redis_store,
     public_uri,
 )
-from scrapy_rfc9309.sites._store import FetchRecord, StoreError, open_store
+from scrapy_rfc9309.sites._store import FetchRecord, StoreError
+from scrapy_rfc9309.sites._store_uri import open_store
 
 from .clock import SkippingClock
 from .conftest import BASE_SETTINGS, crawl

@@ -1,15 +1,24 @@
-"""``Addon``: enable scrapy-rfc9309 with one line, ``ADDONS = {"scrapy_rfc9309.Addon": 100}``."""
+"""``Addon``: enable scrapy-rfc9309 with one line, ``ADDONS = {"scrapy_rfc9309.Addon": 100}``.
+
+The components it enables and where, and Scrapy's own robots.txt middleware,
+which it turns off: :func:`refuse_builtin_middleware` stops a crawl that has
+both on.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._middleware import BUILTIN_MIDDLEWARE
+from ._settings import SettingError
 
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-__all__ = ["Addon"]
+__all__ = ["Addon", "refuse_builtin_middleware"]
+
+#: Scrapy's own robots.txt middleware, which ours replaces.
+BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 
 OUR_MIDDLEWARE = "scrapy_rfc9309.RobotsTxtMiddleware"
 OUR_EXTENSION = "scrapy_rfc9309.RobotsTxtExtension"
@@ -102,3 +111,43 @@ def _wrap_cache_policy(settings: BaseSettings) -> None:
     priority = settings.getpriority("HTTPCACHE_POLICY") or 0
     settings.set("ROBOTS_META_HTTPCACHE_POLICY", current, priority)
     settings.set("HTTPCACHE_POLICY", OUR_CACHE_POLICY, priority)
+
+
+def refuse_builtin_middleware(crawler: Crawler) -> None:
+    """Stop the crawl if Scrapy's own robots.txt middleware is enabled too."""
+    from scrapy.utils.conf import build_component_list
+
+    enabled = build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
+    names = {
+        item if isinstance(item, str) else f"{item.__module__}.{item.__qualname__}"
+        for item in enabled
+    }
+    if BUILTIN_MIDDLEWARE not in names:
+        return
+    addons = crawler.settings.getdict("ADDONS")
+    if any(_is_our_addon(addon) for addon in addons):
+        # the add-on turns the built-in one off: this entry is the user's own
+        raise SettingError(
+            "scrapy_rfc9309.Addon replaces Scrapy's built-in robots.txt middleware, and "
+            "both are enabled: DOWNLOADER_MIDDLEWARES enables it again "
+            f"({BUILTIN_MIDDLEWARE}, in settings.py or in the spider's custom_settings); "
+            "remove that entry, or set it to None"
+        )
+    raise SettingError(
+        "scrapy_rfc9309.RobotsTxtMiddleware replaces Scrapy's built-in robots.txt "
+        "middleware, and both are enabled. Disable the built-in one in settings.py "
+        "(and in the spider's custom_settings):\n"
+        f'    DOWNLOADER_MIDDLEWARES = {{"{BUILTIN_MIDDLEWARE}": None, '
+        '"scrapy_rfc9309.RobotsTxtMiddleware": 100}\n'
+        'or enable the add-on, ADDONS = {"scrapy_rfc9309.Addon": 100}, and leave the '
+        "built-in one out of DOWNLOADER_MIDDLEWARES"
+    )
+
+
+def _is_our_addon(addon: object) -> bool:
+    """Whether an ``ADDONS`` key (a path or the class) names our add-on."""
+    if isinstance(addon, str):
+        return addon in ("scrapy_rfc9309.Addon", "scrapy_rfc9309.components.Addon") or (
+            addon.startswith("scrapy_rfc9309.") and addon.endswith(".Addon")
+        )
+    return isinstance(addon, type) and issubclass(addon, Addon)

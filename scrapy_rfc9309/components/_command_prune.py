@@ -27,7 +27,8 @@ EXIT_ERROR = 2
 
 def prune(settings: BaseSettings, args: list[str], store_uri: str | None) -> int:
     """``scrapy robotstxt prune [--store URI]``: prune the store, print what went."""
-    from ..sites._store import StoreError, open_store
+    from ..sites._store import StoreError
+    from ..sites._store_uri import open_store
     from ._settings import StoreSettings
     from ._store_bridge import without_password
 

@@ -16,10 +16,11 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from ..sites._outcome import Kind
 from ..sites._site import robots_url
+from ._addon import refuse_builtin_middleware
 from ._report import allowed_verdict
 from ._service import SiteListener, SiteService, site_service
 from ._set_aside import RequestSetAside
-from ._settings import RobotsTxtSettings, SettingError
+from ._settings import RobotsTxtSettings
 from ._site_files import drop_at_close
 from ._sitemaps import answer_from_copy
 from ._usage_gate import TdmRepSites, warn_if_purposes_ignored
@@ -36,50 +37,6 @@ __all__ = ["RequestSetAside", "RobotsTxtMiddleware", "SiteListener"]
 logger = logging.getLogger("scrapy_rfc9309.middleware")
 
 _T = TypeVar("_T")
-
-BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
-
-
-def refuse_builtin_middleware(crawler: Crawler) -> None:
-    """Stop the crawl if Scrapy's own robots.txt middleware is enabled too."""
-    from scrapy.utils.conf import build_component_list
-
-    enabled = build_component_list(crawler.settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
-    names = {
-        item if isinstance(item, str) else f"{item.__module__}.{item.__qualname__}"
-        for item in enabled
-    }
-    if BUILTIN_MIDDLEWARE not in names:
-        return
-    addons = crawler.settings.getdict("ADDONS")
-    if any(_is_our_addon(addon) for addon in addons):
-        # the add-on turns the built-in one off: this entry is the user's own
-        raise SettingError(
-            "scrapy_rfc9309.Addon replaces Scrapy's built-in robots.txt middleware, and "
-            "both are enabled: DOWNLOADER_MIDDLEWARES enables it again "
-            f"({BUILTIN_MIDDLEWARE}, in settings.py or in the spider's custom_settings); "
-            "remove that entry, or set it to None"
-        )
-    raise SettingError(
-        "scrapy_rfc9309.RobotsTxtMiddleware replaces Scrapy's built-in robots.txt "
-        "middleware, and both are enabled. Disable the built-in one in settings.py "
-        "(and in the spider's custom_settings):\n"
-        f'    DOWNLOADER_MIDDLEWARES = {{"{BUILTIN_MIDDLEWARE}": None, '
-        '"scrapy_rfc9309.RobotsTxtMiddleware": 100}\n'
-        'or enable the add-on, ADDONS = {"scrapy_rfc9309.Addon": 100}, and leave the '
-        "built-in one out of DOWNLOADER_MIDDLEWARES"
-    )
-
-
-def _is_our_addon(addon: object) -> bool:
-    """Whether an ``ADDONS`` key (a path or the class) names our add-on."""
-    if isinstance(addon, str):
-        return addon in ("scrapy_rfc9309.Addon", "scrapy_rfc9309.components.Addon") or (
-            addon.startswith("scrapy_rfc9309.") and addon.endswith(".Addon")
-        )
-    from ._addon import Addon
-
-    return isinstance(addon, type) and issubclass(addon, Addon)
 
 
 class RobotsTxtMiddleware:

@@ -91,6 +91,9 @@ def httpcache_honours_noarchive(settings: BaseSettings) -> bool:
     )
 
 
+_META_MIDDLEWARE = "scrapy_rfc9309.components._meta_middleware.RobotsMetaMiddleware"
+
+
 def page_signals_read(settings: BaseSettings) -> bool:
     """Whether a response's usage signals are read after download: ``ROBOTS_META_OBEY``
     on and ``RobotsMetaMiddleware`` (or a subclass) in ``SPIDER_MIDDLEWARES``, as
@@ -100,14 +103,17 @@ def page_signals_read(settings: BaseSettings) -> bool:
     from scrapy.utils.conf import build_component_list
     from scrapy.utils.misc import load_object
 
-    from ._meta_middleware import RobotsMetaMiddleware
-
     for item in build_component_list(settings.getwithbase("SPIDER_MIDDLEWARES")):
         try:
             component = load_object(item) if isinstance(item, str) else item
         except (ImportError, NameError, ValueError, AttributeError):
             continue  # Scrapy reports a middleware it cannot load
-        if isinstance(component, type) and issubclass(component, RobotsMetaMiddleware):
+        # By its class's path (it or a base class), as the middleware's
+        # module imports this one.
+        if isinstance(component, type) and any(
+            f"{base.__module__}.{base.__qualname__}" == _META_MIDDLEWARE
+            for base in component.__mro__
+        ):
             return True
     return False
 

@@ -35,14 +35,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from ..sites._outcome import Kind, SiteOutcome
 from ..sites._records import ReaderLimits, answer_of
 from ..sites._records import usable_until as _usable_until
-from ..sites._store import (
-    SETTING,
-    BadStoreURI,
-    FetchRecord,
-    RobotsStore,
-    StoreError,
-    open_store,
-)
+from ..sites._store import FetchRecord, RobotsStore, StoreError
+from ..sites._store_uri import SETTING, BadStoreURI, open_store
 from ._clock import clock_of
 from ._fetcher import send_robots_parsed
 from ._robotparser import RFC9309RobotParser

@@ -21,7 +21,7 @@ from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import MAX_BODY_SIZE, key_allows, key_line
 from ._steps import Steps
 from ._tokenset import token_set
-from ._usage import NO_PREFERENCES, Usage, UsageIndex, build_usage_index, usage_index_of
+from ._usage import NO_PREFERENCES, Usage, UsageIndex, usage_index_of
 
 __all__ = ["ResolvedVerdict", "RobotsTxt", "Verdict", "Verdicts", "agent_token"]
 
@@ -471,7 +471,8 @@ class RobotsTxt(Verdicts):
         if usage is None:
             grouping = self._grouping
             if grouping is not None:
-                usage = build_usage_index(grouping)
+                usage_lines = [group.usage_lines for group in grouping.groups]
+                usage = usage_index_of(grouping.body, usage_lines, grouping.by_token)
             else:
                 # The groups are gone (a matcher was compiled), their usage
                 # line numbers kept: the lines are read from the body again.

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import http_sf
 
@@ -41,9 +41,6 @@ from ._encoding import canonical_path
 from ._lines import printable, read_line, scan
 from ._matcher import AgentMatcher
 from ._rulekey import key_allows, key_line
-
-if TYPE_CHECKING:
-    from ._groups import Grouping
 
 __all__ = [
     "CATEGORIES",
@@ -56,7 +53,6 @@ __all__ = [
     "Spec",
     "Usage",
     "UsageIndex",
-    "build_usage_index",
     "needs_tdmrep",
     "parse_content_usage",
     "parse_usage_line",
@@ -435,17 +431,12 @@ class UsageIndex:
 MAX_RECORDS = 1000
 
 
-def build_usage_index(grouping: Grouping) -> UsageIndex:
-    """The usage records of each group, from the body (RFC 9309 2.2.1, 2.2.4)."""
-    usage_lines = [group.usage_lines for group in grouping.groups]
-    return usage_index_of(grouping.body, usage_lines, grouping.by_token)
-
-
 def usage_index_of(
     body: bytes, usage_lines: Sequence[list[int] | None], by_token: Mapping[str, list[int]]
 ) -> UsageIndex:
-    """:func:`build_usage_index` from what it reads of a grouping: the body,
-    each group's usage line numbers, and the groups of each product token."""
+    """The usage records of each group (RFC 9309 2.2.1, 2.2.4), from what it
+    reads of a grouping: the body, each group's usage line numbers, and the
+    groups of each product token."""
     wanted: dict[int, int] = {}
     for index, lines in enumerate(usage_lines):
         for number in lines or ():

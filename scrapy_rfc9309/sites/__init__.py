@@ -14,7 +14,8 @@ from ._lifetime import Lifetime, cache_lifetime, headers_lifetime
 from ._outcome import DISALLOW_ALL, Decision, Kind, SiteOutcome, kind_of_status
 from ._site import robots_url, site_of
 from ._sitetable import SiteState, SiteTable
-from ._store import FetchRecord, RobotsStore, StoreError, open_store
+from ._store import FetchRecord, RobotsStore, StoreError
+from ._store_uri import open_store
 
 __all__ = [
     "DISALLOW_ALL",

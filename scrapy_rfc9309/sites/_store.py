@@ -8,37 +8,28 @@ instead of downloading it again, and keeps every fetch in an archive (what a
 site's robots.txt said at a given time).
 
 No Scrapy, no Twisted: every call blocks, and the Scrapy glue makes them off
-the reactor thread. ``open_store`` reads ``ROBOTSTXT_STORE_URI``.
+the reactor thread. ``_store_uri.open_store`` opens the store
+``ROBOTSTXT_STORE_URI`` names.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import socket
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
-    "BadStoreURI",
     "FetchRecord",
     "Looked",
     "RobotsStore",
     "StoreBusy",
     "StoreError",
-    "open_store",
 ]
-
-SETTING = "ROBOTSTXT_STORE_URI"
 
 
 class StoreError(Exception):
     """The store failed: disk, lock, corrupt file, connection. Nothing else escapes a store."""
-
-
-class BadStoreURI(ValueError):
-    """``ROBOTSTXT_STORE_URI`` is not a store URI this package reads; the message
-    names the setting."""
 
 
 class StoreBusy(StoreError):
@@ -307,81 +298,3 @@ def _is_zombie(pid: int) -> bool:
         return False
     fields = text[text.rfind(b")") + 1 :].split()
     return bool(fields) and fields[0] == b"Z"
-
-
-def open_store(
-    uri: str,
-    *,
-    data_dir: str,
-    redis_url: str | None = None,
-    redis_prefix: str | None = None,
-    read_only: bool = False,
-    archive: int | None = None,
-) -> RobotsStore:
-    """The store ``ROBOTSTXT_STORE_URI`` names.
-
-    ``sqlite:///abs/path`` or ``sqlite:///rel/path`` (relative: under
-    ``data_dir``, the project's ``.scrapy`` data directory); ``redis://...``,
-    ``rediss://...``, or ``redis`` (scrapy-redis's ``REDIS_URL``, passed in as
-    ``redis_url``). Anything else: :class:`BadStoreURI` (a ``ValueError``) naming
-    the setting. A store
-    that cannot be opened: ``StoreError``.
-
-    SQLite paths follow SQLAlchemy's spelling: three slashes then a relative
-    path, four slashes for an absolute one. A Redis backend module provides
-    ``open_redis_store(url) -> RobotsStore`` (or a ``RedisStore(url)`` class);
-    ``redis_prefix`` (``ROBOTSTXT_STORE_PREFIX``) is passed to it as ``prefix=``.
-    A SQLite URI takes no query string or fragment (``?mode=ro`` would be part
-    of the file name): :class:`BadStoreURI`. ``read_only`` (reports): a SQLite file is opened
-    read-only and never made. ``archive`` (``ROBOTSTXT_STORE_ARCHIVE``): records
-    kept per site, the current one included (``None``: all; ``0``: the current one).
-    """
-    text = uri.strip() if isinstance(uri, str) else uri
-    if not isinstance(text, str) or not text:
-        raise BadStoreURI(
-            f"{SETTING} must be a store URI such as 'sqlite:///robots.db', got {uri!r}"
-        )
-    if text.startswith("sqlite://"):
-        rest = text[len("sqlite://") :]
-        if not rest.startswith("/") or len(rest) < 2:
-            raise BadStoreURI(
-                f"{SETTING}: {uri!r} is not a SQLite URI; write sqlite:///relative/path "
-                "(under the project data directory) or sqlite:////absolute/path"
-            )
-        path = rest[1:]
-        if "?" in path or "#" in path:
-            raise BadStoreURI(
-                f"{SETTING}: {uri!r}: a SQLite URI takes no query string or fragment "
-                "(options such as ?mode=ro are not supported); write sqlite:///path only"
-            )
-        if "\x00" in path:
-            raise BadStoreURI(f"{SETTING}: {uri!r}: a file name cannot hold a NUL character")
-        if not os.path.isabs(path):
-            path = os.path.join(data_dir, path)
-        from ._sqlite_store import SQLiteStore
-
-        return SQLiteStore(path, read_only=read_only, archive=archive)
-    if text == "redis" or text.startswith(("redis://", "rediss://")):
-        if text == "redis":
-            if not redis_url:
-                raise BadStoreURI(
-                    f"{SETTING} = 'redis' uses scrapy-redis's REDIS_URL, which is not set"
-                )
-            text = redis_url
-        try:
-            module = importlib.import_module("scrapy_rfc9309.sites._redis_store")
-        except ImportError as exc:
-            raise StoreError(
-                f"{SETTING} names a Redis store, which needs the redis package: "
-                f"pip install scrapy-rfc9309[redis] ({exc})"
-            ) from exc
-        opener = getattr(module, "open_redis_store", None) or module.RedisStore
-        # ROBOTSTXT_STORE_PREFIX: the start of the store's keys (None: the default)
-        options: dict[str, object] = {} if redis_prefix is None else {"prefix": redis_prefix}
-        if archive is not None:
-            options["archive"] = archive
-        store: RobotsStore = opener(text, **options)
-        return store
-    raise BadStoreURI(
-        f"{SETTING}: {uri!r} is not a store URI; use sqlite:///path or redis://host:port/db"
-    )
