@@ -71,3 +71,51 @@ def test_pure_layers_import_neither_scrapy_nor_twisted() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _module_imports(path: Path) -> set[str]:
+    """The modules of scrapy_rfc9309 (``layer/_name``) that a module imports,
+    at any place in it (functions and ``TYPE_CHECKING`` blocks included);
+    a subpackage's ``__init__`` is not followed (it only hands names on)."""
+    layer = path.parent.name
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        module = node.module or ""
+        if node.level == 1 and module:
+            found.add(f"{layer}/{module.split('.')[0]}")
+        elif node.level == 2 and "." in module:
+            sub, name = module.split(".")[:2]
+            found.add(f"{sub}/{name}")
+        elif module.startswith("scrapy_rfc9309.") and module.count(".") >= 2:
+            sub, name = module.split(".")[1:3]
+            found.add(f"{sub}/{name}")
+    return found
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    """Data flows one way inside each layer too: no circle of imports among
+    the package's modules (a circle means two modules that each need the
+    other, one job split in two or two jobs in one)."""
+    graph = {
+        f"{path.parent.name}/{path.stem}": _module_imports(path)
+        for layer in ALLOWED
+        for path in (PACKAGE / layer).glob("_*.py")
+    }
+    assert len(graph) > 50
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+
+    def walk(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph.get(module, ())):
+            if target not in graph:
+                continue
+            assert state.get(target) != 1, " -> ".join([*path, module, target])
+            if target not in state:
+                walk(target, [*path, module])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            walk(module, [])
