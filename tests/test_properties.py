@@ -504,15 +504,15 @@ def test_2_2_2_rules_that_share_their_key_are_keyed_by_their_least_shared_piece(
     the fewest rules hold (RFC 9309 2.2.2: every literal run of a rule is in
     any path it matches). ``/*abcdefgh*q1`` ... ``/*abcdefgh*q1199`` were all
     keyed by ``abcdefgh`` and all tried for ``/abcdefgh``; so were rules
-    sharing a literal prefix (``/shop*q1``), and rules compiled from escapes
-    (``%71`` is ``q``). Both indexes; each rule still decides where it
-    matches."""
+    compiled from escapes (``%71`` is ``q``) and rules whose shared piece is
+    their anchored end's run (``/*abcdefgh*q1$``). Both indexes; each rule
+    still decides where it matches."""
     from scrapy_rfc9309.parser._matcher import AgentMatcher
     from scrapy_rfc9309.parser._rulekey import key_line
 
     for template, path, matched in (
         ("/*abcdefgh*q{n}", "/abcdefgh", "/abcdefgh/q{n}"),
-        ("/shop*q{n}$", "/shop/q", "/shop/q{n}"),
+        ("/*abcdefgh*q{n}$", "/abcdefgh", "/abcdefgh/q{n}"),
         ("/*abcdefgh*%71{n}", "/abcdefgh/q", "/abcdefgh/q{n}"),
     ):
         rules = [(False, template.format(n=n).encode(), n) for n in range(2, 1200)]
@@ -528,6 +528,37 @@ def test_2_2_2_rules_that_share_their_key_are_keyed_by_their_least_shared_piece(
         for n in (2, 345, 1199):
             denied = compiled.decide(matched.format(n=n))
             assert denied is not None and key_line(denied) == n, (template, n)
+
+
+def test_2_2_2_rules_under_a_literal_prefix_are_not_keyed_again() -> None:
+    """A literal prefix (``/zq*htm*ab*cd``) is looked up only at a path's
+    start; keyed again by a piece (``htm``), thousands of such rules would
+    be tried for every path holding it (``/index.htm``), where under their
+    prefix none is. Both indexes keep them there."""
+    import random
+
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._rulekey import key_line
+
+    rng = random.Random(2_2_2)
+
+    def run() -> str:
+        return "".join(rng.choice("abcdefghijklmnop") for _ in range(2))
+
+    pieces = ("htm", "php", "/in", "dex")
+    rules = [(False, f"/zq*{pieces[n % 4]}*{run()}*{run()}".encode(), n) for n in range(2, 3000)]
+    compiled = AgentMatcher(iter(rules))  # not a list: compiled at once
+    first_checks = AgentMatcher(rules)
+    index = first_checks._globs_index
+    assert index is not None
+    for path in ("/index.htm", "/a/index.php"):
+        assert list(compiled._candidates(path)) == []
+        assert index._candidates(path) == []
+        assert compiled.decide(path) is first_checks.decide(path) is None
+    matched = "/zq/" + rules[10][1].decode()[4:].replace("*", "/")
+    for matcher in (compiled, first_checks):
+        denied = matcher.decide(matched)
+        assert denied is not None and key_line(denied) <= 12
 
 
 def test_2_2_2_rules_keyed_again_decide_as_the_reference_does() -> None:

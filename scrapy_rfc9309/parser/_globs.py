@@ -25,9 +25,10 @@ final ``$`` standing for the path's end):
 * else (``/*``, ``*``, ``/*$``) a key every path looks up.
 
 Past ``SHARED_END`` rules under one key, a bucket keeps one rule a pattern
-and its rules are keyed again, each by the piece of it that the fewest
-rules hold (``_spread``): 18,681 rules ``/*abcdefgh*q1`` ... all keyed
-``abc`` would all be tried for ``/abcdefgh``.
+and, unless its key is a literal prefix, its rules are keyed again, each by
+the piece of it that the fewest rules hold (``_spread``): 18,681 rules
+``/*abcdefgh*q1`` ... all keyed ``abc`` would all be tried for
+``/abcdefgh``.
 
 A check looks up the path's prefixes (at the lengths of the rules'
 prefixes), its substrings of the key lengths present (1 to 3 octets), its
@@ -83,10 +84,10 @@ _KEYS = re.compile(
     re.MULTILINE,
 )
 #: A bucket of more rules than this keeps one rule a pattern (copies never
-#: decide); its rules are then keyed again, each by its least shared piece
-#: where fewer rules hold that (``_spread``): every path that holds their
-#: key (or ends with it, ``za$``) would try them all, each failing only at a
-#: later piece.
+#: decide); unless under a literal prefix, its rules are then keyed again,
+#: each by its least shared piece where fewer rules hold that (``_spread``):
+#: every path that holds their key (or ends with it, ``za$``) would try them
+#: all, each failing only at a later piece.
 SHARED_END = 1024
 # Among the keys found: those a path's substrings are looked up for (and
 # literal prefixes of 1 to 3 octets, looked up so too), and the prefixes.
@@ -123,7 +124,8 @@ def _spread(buckets: defaultdict[str, list[int]], shared: list[str], texts: list
     for index, new, home in zip(rules, keys, homes, strict=True):
         buckets[home if new is None else new].append(index)
     for grown in {new for new in keys if new is not None} | set(homes):
-        buckets[grown].sort()  # file order again
+        if grown in buckets:  # a home all of whose rules moved is gone
+            buckets[grown].sort()  # file order again
 
 
 #: One allow/disallow line as read: allow, its value as written, its line.
@@ -161,7 +163,11 @@ class GlobIndex:
         shared = [key for key, bucket in buckets.items() if len(bucket) > SHARED_END]
         for key in shared:
             buckets[key] = _distinct(buckets[key], texts, self._allows)
-        _spread(buckets, [key for key in shared if len(buckets[key]) > SHARED_END], texts)
+        # Not the rules under a literal prefix ("/shop"), looked up only at a
+        # path's start (a piece of 3 octets such as "/ab" may start so too:
+        # left as it is).
+        shared = [key for key in shared if len(buckets[key]) > SHARED_END and key[:1] != "/"]
+        _spread(buckets, shared, texts)
         # Tuples (no room kept for more): built in C.
         self._buckets = dict(zip(buckets, map(tuple, buckets.values()), strict=True))
         self._lengths = array("I", map(len, texts))

@@ -138,7 +138,7 @@ def index_wildcards(
             else:  # a lazy rule ends with a piece (see _Tables.add)
                 short.append((entry, needle, parts[-1] if entry.pattern[-1] == 36 else ""))
     by_short, by_end = yield from _place_short(short)
-    yield from _spread(by_prefix, by_gram, by_short)
+    yield from _spread(by_gram, by_short)
     return tuple(
         {key: _best_first(bucket) for key, bucket in index.items()}
         for index in (by_prefix, by_gram, by_short, by_end)
@@ -173,18 +173,18 @@ def _text(entry: Entry) -> str:
 
 
 def _spread(
-    by_prefix: dict[str, list[Entry]],
     by_gram: dict[str, list[Entry]],
     by_short: dict[str, list[Entry]],
 ) -> Steps[None]:
     """Rules of a bucket of more than ``SHARED_END`` patterns keyed again,
     each by its least shared 3 octets (under :data:`GRAM`) or run of 2
     (as a short piece), where fewer rules hold it (see ``_spread``): a path
-    that holds their shared key would try them all."""
+    that holds their shared key would try them all. Not those under a
+    literal prefix, which only paths that start with it look up."""
     entries: list[Entry] = []
     shares: list[int] = []
     homes: list[tuple[dict[str, list[Entry]], str]] = []
-    for index in (by_prefix, by_gram, by_short):
+    for index in (by_gram, by_short):
         for key in [key for key, bucket in index.items() if len(bucket) > SHARED_END]:
             bucket = list(_best_first(index.pop(key)))  # one rule a pattern
             if len(bucket) <= SHARED_END:
@@ -198,8 +198,9 @@ def _spread(
     yield
     sizes = {key: len(bucket) for index in (by_gram, by_short) for key, bucket in index.items()}
     keys = yield from least_shared(list(map(_text, entries)), shares, sizes)
-    yield
-    for entry, new, (index, home) in zip(entries, keys, homes, strict=True):
+    for count, (entry, new, (index, home)) in enumerate(zip(entries, keys, homes, strict=True)):
+        if count % STEP == 0:
+            yield
         if new is None:
             index.setdefault(home, []).append(entry)
         else:
