@@ -108,7 +108,7 @@ def _distinct(bucket: list[int], texts: list[str], allows: bytes) -> list[int]:
     return sorted(chosen.values())
 
 
-def _spread(buckets: defaultdict[str, list[int]], shared: list[str], texts: list[str]) -> None:
+def _key_again(buckets: defaultdict[str, list[int]], shared: list[str], texts: list[str]) -> None:
     """The rules of the ``shared`` buckets (more than ``SHARED_END`` rules
     each) keyed again, each by its least shared piece where fewer rules
     hold it (see ``_spread``), then in file order again."""
@@ -167,7 +167,7 @@ class GlobIndex:
         # path's start (a piece of 3 octets such as "/ab" may start so too:
         # left as it is).
         shared = [key for key in shared if len(buckets[key]) > SHARED_END and key[:1] != "/"]
-        _spread(buckets, shared, texts)
+        _key_again(buckets, shared, texts)
         # Tuples (no room kept for more): built in C.
         self._buckets = dict(zip(buckets, map(tuple, buckets.values()), strict=True))
         self._lengths = array("I", map(len, texts))

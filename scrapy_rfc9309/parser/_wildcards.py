@@ -107,7 +107,7 @@ def index_wildcards(
     else, with no piece at all, under its prefix. O(1) per rule; each
     bucket is sorted best first, and past ``SHARED_END`` rules holds one
     rule a pattern (see :func:`_best_first`), whose rules are then keyed
-    again by their least shared piece (see :func:`_spread`).
+    again by their least shared piece (see :func:`_key_again`).
     """
     by_prefix: dict[str, list[Entry]] = {}
     by_gram: dict[str, list[Entry]] = {}
@@ -138,7 +138,7 @@ def index_wildcards(
             else:  # a lazy rule ends with a piece (see _Tables.add)
                 short.append((entry, needle, parts[-1] if entry.pattern[-1] == 36 else ""))
     by_short, by_end = yield from _place_short(short)
-    yield from _spread(by_gram, by_short)
+    yield from _key_again(by_gram, by_short)
     return tuple(
         {key: _best_first(bucket) for key, bucket in index.items()}
         for index in (by_prefix, by_gram, by_short, by_end)
@@ -172,7 +172,7 @@ def _text(entry: Entry) -> str:
     return "*".join((entry.prefix, *entry.pieces))
 
 
-def _spread(
+def _key_again(
     by_gram: dict[str, list[Entry]],
     by_short: dict[str, list[Entry]],
 ) -> Steps[None]:
