@@ -488,6 +488,23 @@ def hostile_files() -> dict[str, tuple[bytes, list[str]]]:
         "User-agent: *\n"
         + "".join(f"Disallow: /*abcdefgh*{two_letters(n)}\n" for n in range(40_000))
     )
+    # The same under a piece that starts with "/" (``/ab``), as a literal
+    # prefix may: the rules there by a piece are keyed again, not those
+    # there by their prefix.
+    slash_piece = cut(
+        "User-agent: *\n" + "".join(f"Disallow: /*/abcdefgh*q{n}\n" for n in range(40_000))
+    )
+    # Rules under a rare key (``zqx``) that all but one also hold a string
+    # common in paths (``htm``): keyed again there, every ``.htm`` path
+    # would try them all; keying again never makes a bucket of more than
+    # 1,024 rules, so they stay under ``zqx``.
+    rare_key = cut(
+        "User-agent: *\nDisallow: /*zqx*a\n"
+        + "".join(
+            "Disallow: /*zqx*htm*" + "*".join(rng.choice(alphabet) for _ in range(7)) + "\n"
+            for _ in range(20_000)
+        )
+    )
     return {
         "20,000 wildcard rules, 8-octet pieces": (long_pieces, paths),
         "20,000 wildcard rules, 1-2 octet pieces": (short_pieces, paths),
@@ -497,6 +514,11 @@ def hostile_files() -> dict[str, tuple[bytes, list[str]]]:
         "worst case: one line over and over": (repeated, ["/a/zzz"] * 20),
         "a literal $ inside every rule": (dollars, paths),
         "rules sharing their longest piece, keyed again": (shared_piece, ["/abcdefgh"] * 20),
+        "rules sharing a piece that starts with /, keyed again": (slash_piece, ["/abcdefgh"] * 20),
+        "rules under a rare key, all holding a string common in paths": (
+            rare_key,
+            ["/index.htm", "/a/b/page.htm", "/x.htm?q=1"] * 7,
+        ),
         "worst case: every 3 octets of every piece shared": (
             two_letter_pieces,
             ["/abcdefgh/xxxyyyxyxyxxyyx"] * 20,

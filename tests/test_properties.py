@@ -561,6 +561,88 @@ def test_2_2_2_rules_under_a_literal_prefix_are_not_keyed_again() -> None:
         assert denied is not None and key_line(denied) <= 12
 
 
+def test_2_2_2_rules_under_a_rare_key_are_not_moved_to_one_common_in_paths() -> None:
+    """Keying again never makes a bucket of more than 1,024 rules. 1,100
+    rules ``/*zqx*htm*a*b...`` under ``zqx`` (which no ordinary path holds)
+    all hold ``htm`` too, which fewer rules (one less) hold; moved there, all
+    would be tried for every ``/index.htm``, where under ``zqx`` none is.
+    The same for a run of 2 (``ht``) and an anchored end (``ml$``). Both
+    indexes; each rule still decides where it matches (RFC 9309 2.2.2)."""
+    import random
+
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._rulekey import key_line
+
+    rng = random.Random(2_2_2)
+
+    def octets(count: int) -> str:
+        return "*".join(rng.choice("abcdefghijklmnop") for _ in range(count))
+
+    for common, path in (("htm", "/index.htm"), ("ht", "/index.htm"), ("ml$", "/index.html")):
+        rules = [(False, b"/*zqx*a", 2)]
+        for line in range(3, 1103):
+            pieces = (octets(7), common) if "$" in common else (common, octets(7))
+            pattern = "/*zqx*" + "*".join(pieces)
+            rules.append((False, pattern.encode(), line))
+        compiled = AgentMatcher(iter(rules))  # not a list: compiled at once
+        first_checks = AgentMatcher(rules)
+        index = first_checks._globs_index
+        assert index is not None
+        assert list(compiled._candidates(path)) == [], common
+        assert index._candidates(path) == [], common
+        matched = "/zqx/" + rules[7][1].decode()[6:].replace("*", "/").rstrip("$")
+        for matcher in (compiled, first_checks):
+            assert matcher.decide(path) is None
+            denied = matcher.decide(matched)
+            assert denied is not None and key_line(denied) <= rules[7][2], (common, matched)
+
+
+def test_2_2_2_a_string_more_rules_hold_than_move_there_is_a_new_key() -> None:
+    """The bound of 1,024 is on the bucket made, not on how many rules hold
+    the string: 1,200 rules hold ``xyz``, but 600 of them move to a string
+    of their own (``/*abc*xyz*123``), so the 600 others (``/*abc*xyz*a``)
+    may move to ``xyz``; ``/*abcdefgh*q1`` ... ``q20000`` is such a file
+    (``q12`` held by 1,111 rules, moved there by 111)."""
+    from scrapy_rfc9309.parser._spread import least_shared
+    from scrapy_rfc9309.parser._steps import run_to_end
+
+    texts = [f"/*abc*xyz*{n:03d}" for n in range(600)] + ["/*abc*xyz*a"] * 600
+    texts += [f"/*abc*{n:03d}" for n in range(600, 700)]
+    keys = run_to_end(least_shared(texts, [len(texts)] * len(texts), {}))
+    assert keys[:600] == [f"{n:03d}" for n in range(600)]
+    assert keys[600:1200] == ["xyz"] * 600
+    # Not were 500 rules more under "xyz" already.
+    keys = run_to_end(least_shared(texts, [len(texts)] * len(texts), {"xyz": 500}))
+    assert keys[600:1200] == [None] * 600
+
+
+def test_2_2_2_rules_under_a_piece_that_starts_with_a_slash_are_keyed_again() -> None:
+    """``/*/abcdefgh*q1`` ... is keyed by its first piece's ``/ab``, as a
+    literal prefix ``/ab*zz1`` may be: past 1,024 such rules, the first
+    checks' index keys those there by a piece again (by their least shared
+    piece, as the compiled index does), and keeps those there by their
+    prefix, looked up only at a path's start (RFC 9309 2.2.2)."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._rulekey import key_line
+
+    rules = [(False, f"/*/abcdefgh*q{n}".encode(), n) for n in range(2, 1200)]
+    rules += [(False, f"/ab*zz{n}".encode(), 1200 + n) for n in range(30)]
+    first_checks = AgentMatcher(rules)
+    index = first_checks._globs_index
+    assert index is not None
+    # The 30 prefix rules (their key, 3 octets, is looked up anywhere too).
+    assert len(index._candidates("/abcdefgh")) <= 30 + 20
+    assert len(index._candidates("/x/abcdefgh")) <= 30 + 20
+    compiled = AgentMatcher(iter(rules))  # not a list: compiled at once
+    for matcher in (first_checks, compiled):
+        assert matcher.decide("/abcdefgh") is None
+        for n in (2, 345, 1199):
+            denied = matcher.decide(f"/x/abcdefgh/q{n}")
+            assert denied is not None and key_line(denied) == n
+        denied = matcher.decide("/ab/zz7")
+        assert denied is not None and key_line(denied) == 1207
+
+
 def test_2_2_2_rules_keyed_again_decide_as_the_reference_does() -> None:
     """More than 1,024 random rules sharing a key (and so keyed again by
     their pieces), checked against the reference matcher of RFC 9309 2.2.2

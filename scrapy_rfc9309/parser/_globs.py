@@ -25,7 +25,7 @@ final ``$`` standing for the path's end):
 * else (``/*``, ``*``, ``/*$``) a key every path looks up.
 
 Past ``SHARED_END`` rules under one key, a bucket keeps one rule a pattern
-and, unless its key is a literal prefix, its rules are keyed again, each by
+and its rules, unless under their literal prefix, are keyed again, each by
 the piece of it that the fewest rules hold (``_spread``): 18,681 rules
 ``/*abcdefgh*q1`` ... all keyed ``abc`` would all be tried for
 ``/abcdefgh``.
@@ -59,7 +59,7 @@ from operator import add, itemgetter
 
 from ._glob import matches
 from ._rulekey import LINE_BITS, LINE_MAX, OFFSET_BITS, RuleKey
-from ._spread import least_shared
+from ._spread import SHARED_END, least_shared
 from ._steps import run_to_end
 
 __all__ = ["SHARED_END", "GlobIndex"]
@@ -83,12 +83,6 @@ _KEYS = re.compile(
     rf"|)(^/{_C}+|{_C}{{1,2}}\$$|{_C}{{2,3}}|{_C}\*{_C}|{_C}|)",
     re.MULTILINE,
 )
-#: A bucket of more rules than this keeps one rule a pattern (copies never
-#: decide); unless under a literal prefix, its rules are then keyed again,
-#: each by its least shared piece where fewer rules hold that (``_spread``):
-#: every path that holds their key (or ends with it, ``za$``) would try them
-#: all, each failing only at a later piece.
-SHARED_END = 1024
 # Among the keys found: those a path's substrings are looked up for (and
 # literal prefixes of 1 to 3 octets, looked up so too), and the prefixes.
 _GRAM_KEYS = re.compile(r"^[^*$\n]{1,3}$", re.MULTILINE)
@@ -111,14 +105,25 @@ def _distinct(bucket: list[int], texts: list[str], allows: bytes) -> list[int]:
 def _key_again(buckets: defaultdict[str, list[int]], shared: list[str], texts: list[str]) -> None:
     """The rules of the ``shared`` buckets (more than ``SHARED_END`` rules
     each) keyed again, each by its least shared piece where fewer rules
-    hold it (see ``_spread``), then in file order again."""
-    if not shared:
-        return
-    rules = [index for key in shared for index in buckets[key]]
-    homes = [key for key in shared for _ in buckets[key]]
-    shares = [len(buckets[key]) for key in shared for _ in buckets[key]]
+    hold it (see ``_spread``), then in file order again. Not a rule under
+    its literal prefix (``/zq*htm*ab`` under ``/zq``), which only paths that
+    start with it look up; under a key that starts with ``/`` a rule may
+    instead be there by a piece (``/*/abcdefgh*q1`` under ``/ab``)."""
+    rules: list[int] = []
+    homes: list[str] = []
+    shares: list[int] = []
     for key in shared:
-        del buckets[key]
+        bucket = buckets.pop(key)
+        if key[:1] == "/":  # its rules that start with it are there by their prefix
+            stay = [index for index in bucket if texts[index].startswith(key)]
+            if stay:
+                buckets[key] = stay
+            bucket = [index for index in bucket if not texts[index].startswith(key)]
+        rules += bucket
+        homes += [key] * len(bucket)
+        shares += [len(bucket) + len(buckets.get(key, ()))] * len(bucket)
+    if not rules:
+        return
     sizes = {key: len(bucket) for key, bucket in buckets.items()}
     keys = run_to_end(least_shared(list(map(texts.__getitem__, rules)), shares, sizes))
     for index, new, home in zip(rules, keys, homes, strict=True):
@@ -163,10 +168,7 @@ class GlobIndex:
         shared = [key for key, bucket in buckets.items() if len(bucket) > SHARED_END]
         for key in shared:
             buckets[key] = _distinct(buckets[key], texts, self._allows)
-        # Not the rules under a literal prefix ("/shop"), looked up only at a
-        # path's start (a piece of 3 octets such as "/ab" may start so too:
-        # left as it is).
-        shared = [key for key in shared if len(buckets[key]) > SHARED_END and key[:1] != "/"]
+        shared = [key for key in shared if len(buckets[key]) > SHARED_END]
         _key_again(buckets, shared, texts)
         # Tuples (no room kept for more): built in C.
         self._buckets = dict(zip(buckets, map(tuple, buckets.values()), strict=True))

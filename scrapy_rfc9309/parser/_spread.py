@@ -12,9 +12,13 @@ text between two ``*``, cut from its start in pieces of 3) or a whole run of
 2 octets, read from the rule's first and last 48 octets; counted over the
 rules keyed again and the index's other keys, in C (one ``re.findall`` a
 rule, one ``Counter``, one ``min``): about 1.5 us a short rule, 6 us one
-of 450 octets, paid only by buckets of more than ``SHARED_END`` rules. A
-rule keeps its key where no string of its own is held by fewer rules than
-share that key now.
+of 450 octets, paid only by buckets of more than :data:`SHARED_END` rules.
+A rule keeps its key unless a string of its own is held by fewer rules than
+share that key now, and unless more than ``SHARED_END`` rules would be
+under that string once moved: so keying again never makes a bucket of
+more. Were a rare key's rules (``/*zqx*htm*...`` x 15,000, under ``zqx``)
+moved to a string they all hold but common in paths (``htm``),
+``/index.htm`` would try all of them, where it tried none.
 
 The new key is looked up anywhere in a path. So the callers never key
 again the rules under a literal prefix (``/shop*...``), which only a path
@@ -34,7 +38,7 @@ from itertools import chain
 
 from ._steps import STEP, Steps
 
-__all__ = ["ENDS_READ", "least_shared"]
+__all__ = ["ENDS_READ", "SHARED_END", "least_shared"]
 
 # The strings a rule may be keyed by, read in one pass: 3 octets of a literal
 # run ("*" and "$" end one), cut from its start in pieces of 3 (a rest of 1 or
@@ -42,6 +46,10 @@ __all__ = ["ENDS_READ", "least_shared"]
 # them is in every path the rule matches. Every overlapping 3 octets would
 # cost about three times as much for a little more choice.
 _CANDIDATES = re.compile(r"[^*$\n]{3}|(?<![^*$\n])[^*$\n]{2}(?![^*$\n])")
+#: A bucket of more rules than this keeps one rule a pattern (copies never
+#: decide) and, unless under a literal prefix, its rules are keyed again
+#: here; no rule is moved to a string more rules than this hold.
+SHARED_END = 1024
 #: Octets read at each end of a rule (its candidates come from there only), so
 #: that a rule of long runs costs what a short one does.
 ENDS_READ = 48
@@ -68,7 +76,9 @@ def least_shared(
     the count of the same string here. A rule's string is the one of its
     candidates (3 octets of a literal run, or a whole run of 2) held by the
     fewest (one ``min`` in C); it is taken only if fewer rules hold it than
-    share the rule's key now. Linear in the rules.
+    share the rule's key now, and if at most :data:`SHARED_END` rules are
+    under it once the rules are moved (so no bucket of more is made: a
+    rule not moved only makes one smaller). Linear in the rules.
     """
     candidates: list[list[str]] = []
     counts: Counter[str] = Counter()
@@ -87,7 +97,13 @@ def least_shared(
         yield
         chosen += map(least, candidates[start : start + STEP])
     yield
-    return [
+    moved = [
         None if key is None or counts[key] >= share else key
         for key, share in zip(chosen, shares, strict=True)
     ]
+    # Each new key's bucket as made: the rules moved there and those there.
+    made = Counter(moved)
+    for key in sizes.keys() & made.keys():
+        made[key] += sizes[key]
+    yield
+    return [None if key is None or made[key] > SHARED_END else key for key in moved]

@@ -15,9 +15,8 @@ from typing import NamedTuple
 
 from ._encoding import normalize
 from ._glob import pieces_follow
-from ._globs import SHARED_END
 from ._rulekey import RuleKey
-from ._spread import least_shared
+from ._spread import SHARED_END, least_shared
 from ._steps import STEP, Steps
 
 __all__ = [
