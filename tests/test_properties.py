@@ -562,10 +562,11 @@ def test_2_2_2_rules_under_a_literal_prefix_are_not_keyed_again() -> None:
 
 
 def test_2_2_2_rules_under_a_rare_key_are_not_moved_to_one_common_in_paths() -> None:
-    """Keying again never makes a bucket of more than 1,024 rules. 1,100
-    rules ``/*zqx*htm*a*b...`` under ``zqx`` (which no ordinary path holds)
-    all hold ``htm`` too, which fewer rules (one less) hold; moved there, all
-    would be tried for every ``/index.htm``, where under ``zqx`` none is.
+    """Keying again makes a bucket of more than 1,024 rules only by splitting
+    one at least in two. 1,100 rules ``/*zqx*htm*a*b...`` under ``zqx``
+    (which no ordinary path holds) all hold ``htm`` too, which fewer rules
+    (one less) hold; moved there, all would be tried for every
+    ``/index.htm``, where under ``zqx`` none is.
     The same for a run of 2 (``ht``) and an anchored end (``ml$``). Both
     indexes; each rule still decides where it matches (RFC 9309 2.2.2)."""
     import random
@@ -598,8 +599,8 @@ def test_2_2_2_rules_under_a_rare_key_are_not_moved_to_one_common_in_paths() -> 
 
 
 def test_2_2_2_a_string_more_rules_hold_than_move_there_is_a_new_key() -> None:
-    """The bound of 1,024 is on the bucket made, not on how many rules hold
-    the string: 1,200 rules hold ``xyz``, but 600 of them move to a string
+    """The bound (1,024, or half the rules' share) is on the bucket made, not
+    on how many rules hold the string: 1,200 rules hold ``xyz``, but 600 of them move to a string
     of their own (``/*abc*xyz*123``), so the 600 others (``/*abc*xyz*a``)
     may move to ``xyz``; ``/*abcdefgh*q1`` ... ``q20000`` is such a file
     (``q12`` held by 1,111 rules, moved there by 111)."""
@@ -608,12 +609,63 @@ def test_2_2_2_a_string_more_rules_hold_than_move_there_is_a_new_key() -> None:
 
     texts = [f"/*abc*xyz*{n:03d}" for n in range(600)] + ["/*abc*xyz*a"] * 600
     texts += [f"/*abc*{n:03d}" for n in range(600, 700)]
-    keys = run_to_end(least_shared(texts, [len(texts)] * len(texts), {}))
+    homes, shares = ["abc"] * len(texts), [len(texts)] * len(texts)
+    keys = run_to_end(least_shared(texts, homes, shares, {}))
     assert keys[:600] == [f"{n:03d}" for n in range(600)]
     assert keys[600:1200] == ["xyz"] * 600
-    # Not were 500 rules more under "xyz" already.
-    keys = run_to_end(least_shared(texts, [len(texts)] * len(texts), {"xyz": 500}))
+    # Not were 500 rules more under "xyz" already (1,100 of a share of 1,300).
+    keys = run_to_end(least_shared(texts, homes, shares, {"xyz": 500}))
     assert keys[600:1200] == [None] * 600
+
+
+def test_2_2_2_rules_keyed_again_split_a_bucket_at_least_in_two() -> None:
+    """Past 1,024 rules, a new key's bucket may hold as many as half the one
+    it splits: 2,600 rules under ``htm``, which every ``.htm`` path holds,
+    1,100 ``/*htm*qzk*a*b*c``, 1,100 ``/*htm*jvw*...`` and 400
+    ``/*htm*<3 digits>``, go to ``qzk``, ``jvw`` and their digits; kept
+    under ``htm``, ``/index.htm`` would try all of them. Both indexes; each
+    rule still decides where it matches (RFC 9309 2.2.2)."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._rulekey import key_line
+
+    def octets(number: int) -> str:  # distinct for each number: no copies
+        return "*".join("abcdefghijklmnop"[number >> shift & 15] for shift in (0, 4, 8))
+
+    patterns = [f"/*htm*qzk*{octets(n)}" for n in range(1100)]
+    patterns += [f"/*htm*jvw*{octets(n)}" for n in range(1100)]
+    patterns += [f"/*htm*{n:03d}" for n in range(400)]
+    rules = [(False, pattern.encode(), line) for line, pattern in enumerate(patterns, 2)]
+    compiled = AgentMatcher(iter(rules))  # not a list: compiled at once
+    first_checks = AgentMatcher(rules)
+    index = first_checks._globs_index
+    assert index is not None
+    assert list(compiled._candidates("/index.htm")) == []
+    assert index._candidates("/index.htm") == []
+    for matcher in (compiled, first_checks):
+        assert matcher.decide("/index.htm") is None
+        for at in (5, 1500, 2300):
+            matched = "/htm/" + patterns[at][6:].replace("*", "/")
+            denied = matcher.decide(matched)
+            assert denied is not None and key_line(denied) == at + 2, matched
+
+
+def test_2_2_2_no_rule_is_keyed_again_under_a_key_being_keyed_again() -> None:
+    """A key whose own bucket is keyed again keeps its rules that stay, which
+    the bucket a moved rule would make there does not count: 1,000 rules
+    ``/*abc*xyz*a`` (of 3,000 under ``abc``) never move to ``xyz``, where
+    1,100 rules ``/*xyz*b`` stay (2,100 rules would be tried for every path
+    holding ``xyz``)."""
+    from scrapy_rfc9309.parser._spread import least_shared
+    from scrapy_rfc9309.parser._steps import run_to_end
+
+    texts = ["/*abc*xyz*a"] * 1000 + [f"/*abc*{n:04d}" for n in range(2000)]
+    texts += ["/*xyz*b"] * 1100
+    homes = ["abc"] * 3000 + ["xyz"] * 1100
+    shares = [3000] * 3000 + [1100] * 1100
+    keys = run_to_end(least_shared(texts, homes, shares, {}))
+    assert keys[:1000] == [None] * 1000
+    assert keys[1000:3000] == [f"{n:04d}"[:3] for n in range(2000)]
+    assert keys[3000:] == [None] * 1100
 
 
 def test_2_2_2_rules_under_a_piece_that_starts_with_a_slash_are_keyed_again() -> None:

@@ -125,7 +125,7 @@ def _key_again(buckets: defaultdict[str, list[int]], shared: list[str], texts: l
     if not rules:
         return
     sizes = {key: len(bucket) for key, bucket in buckets.items()}
-    keys = run_to_end(least_shared(list(map(texts.__getitem__, rules)), shares, sizes))
+    keys = run_to_end(least_shared(list(map(texts.__getitem__, rules)), homes, shares, sizes))
     for index, new, home in zip(rules, keys, homes, strict=True):
         buckets[home if new is None else new].append(index)
     for grown in {new for new in keys if new is not None} | set(homes):

@@ -14,11 +14,15 @@ rules keyed again and the index's other keys, in C (one ``re.findall`` a
 rule, one ``Counter``, one ``min``): about 1.5 us a short rule, 6 us one
 of 450 octets, paid only by buckets of more than :data:`SHARED_END` rules.
 A rule keeps its key unless a string of its own is held by fewer rules than
-share that key now, and unless more than ``SHARED_END`` rules would be
-under that string once moved: so keying again never makes a bucket of
-more. Were a rare key's rules (``/*zqx*htm*...`` x 15,000, under ``zqx``)
-moved to a string they all hold but common in paths (``htm``),
-``/index.htm`` would try all of them, where it tried none.
+share that key now, and unless the bucket it would make holds more than
+``SHARED_END`` rules and more than half the rule's share: keying again
+makes no big bucket but by splitting one at least in two. Which strings
+paths hold is not known here, so a rare key is worth as much as a common
+one: were a rare key's rules (``/*zqx*htm*...`` x 15,000, under ``zqx``)
+moved whole to a string they all hold but common in paths (``htm``),
+``/index.htm`` would try all of them, where it tried none; and were
+20,000 rules under ``htm`` (``/*htm*qzk*...``) kept there because their
+least shared pieces are held by 1,300 each, it would try all 20,000.
 
 The new key is looked up anywhere in a path. So the callers never key
 again the rules under a literal prefix (``/shop*...``), which only a path
@@ -50,6 +54,8 @@ _CANDIDATES = re.compile(r"[^*$\n]{3}|(?<![^*$\n])[^*$\n]{2}(?![^*$\n])")
 #: decide) and, unless under a literal prefix, its rules are keyed again
 #: here; no rule is moved to a string more rules than this hold.
 SHARED_END = 1024
+# The count of a string no rule is moved to.
+_NEVER = 1 << 62
 #: Octets read at each end of a rule (its candidates come from there only), so
 #: that a rule of long runs costs what a short one does.
 ENDS_READ = 48
@@ -64,21 +70,26 @@ def _ends(text: str) -> str:
 
 
 def least_shared(
-    texts: Sequence[str], shares: Sequence[int], sizes: Mapping[str, int]
+    texts: Sequence[str],
+    homes: Sequence[str],
+    shares: Sequence[int],
+    sizes: Mapping[str, int],
 ) -> Steps[list[str | None]]:
     """For each rule (``texts``: its pattern as written, or its prefix and
     pieces joined by ``*``), the string to key it by instead of the key it
-    shares now with ``shares[i]`` rules; ``None`` to keep that key. In steps
-    of :data:`STEP` rules (see ``_steps``), each reading at most
-    ``2 * ENDS_READ`` octets a rule.
+    is under now (``homes``), which ``shares[i]`` rules share; ``None`` to
+    keep that key. In steps of :data:`STEP` rules (see ``_steps``), each
+    reading at most ``2 * ENDS_READ`` octets a rule.
 
     ``sizes``: how many rules each other key of the index holds, added to
     the count of the same string here. A rule's string is the one of its
     candidates (3 octets of a literal run, or a whole run of 2) held by the
-    fewest (one ``min`` in C); it is taken only if fewer rules hold it than
-    share the rule's key now, and if at most :data:`SHARED_END` rules are
-    under it once the rules are moved (so no bucket of more is made: a
-    rule not moved only makes one smaller). Linear in the rules.
+    fewest (one ``min`` in C), never a key being keyed again (``homes``);
+    it is taken only if fewer rules hold it than share the rule's key now,
+    and if the bucket it then makes (the rules moved there and those there)
+    holds at most :data:`SHARED_END` rules or at most half the rule's
+    share. A rule that stays only makes a new key's bucket smaller. Linear
+    in the rules.
     """
     candidates: list[list[str]] = []
     counts: Counter[str] = Counter()
@@ -91,6 +102,10 @@ def least_shared(
     yield
     for key in sizes.keys() & counts.keys():
         counts[key] += sizes[key]
+    # A home keeps its rules that stay: never a new key, whose bucket as
+    # made would not count them.
+    for key in counts.keys() & set(homes):
+        counts[key] = _NEVER
     least = partial(min, key=counts.__getitem__, default=None)
     chosen: list[str | None] = []
     for start in range(0, len(candidates), STEP):
@@ -106,4 +121,7 @@ def least_shared(
     for key in sizes.keys() & made.keys():
         made[key] += sizes[key]
     yield
-    return [None if key is None or made[key] > SHARED_END else key for key in moved]
+    return [
+        None if key is None or SHARED_END < made[key] > share // 2 else key
+        for key, share in zip(moved, shares, strict=True)
+    ]

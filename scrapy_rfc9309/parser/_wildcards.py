@@ -196,7 +196,9 @@ def _key_again(
         return
     yield
     sizes = {key: len(bucket) for index in (by_gram, by_short) for key, bucket in index.items()}
-    keys = yield from least_shared(list(map(_text, entries)), shares, sizes)
+    keys = yield from least_shared(
+        list(map(_text, entries)), [home for _, home in homes], shares, sizes
+    )
     for count, (entry, new, (index, home)) in enumerate(zip(entries, keys, homes, strict=True)):
         if count % STEP == 0:
             yield
