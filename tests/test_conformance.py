@@ -614,3 +614,58 @@ def test_2_2_1_derived_names_are_valid_tokens() -> None:
     assert derive_product_token("archive.org_bot") == "archive.org_bot"
     assert all(is_valid_token(name) for name in ("MJ12bot", "360Spider", "archive.org_bot"))
     assert not is_valid_token("bad token") and not is_valid_token("a/b") and not is_valid_token("")
+
+
+@pytest.mark.parametrize(
+    ("line", "rules", "warnings"),
+    [
+        param("Disallow: /a#b", [(False, b"/a", 2)], [], id="2.2-comment-after-a-value"),
+        param("Disallow: /a # b", [(False, b"/a", 2)], [], id="2.2-comment-after-blanks"),
+        param("Disallow:#", [(False, b"", 2)], [], id="2.2-comment-as-the-value"),
+        param("  # indented", [], [], id="2.2-indented-comment-line"),
+        param("\tAllow: /t", [(True, b"/t", 2)], [], id="2.2-blanks-before-a-key"),
+        param(
+            "Dis#allow: /x",
+            [],
+            [(2, "not a directive, ignored: 'Dis'")],
+            id="2.2-comment-inside-a-key",
+        ),
+        param(
+            "Noindex: /n", [], [(2, "unknown directive 'Noindex' ignored")], id="2.2.4-other-record"
+        ),
+        param(
+            "  Host: x#y", [], [(2, "unknown directive 'Host' ignored")], id="2.2.4-blanks-first"
+        ),
+        param(
+            "Dissallow: /m",
+            [(False, b"/m", 2)],
+            [(2, "misspelt directive 'Dissallow' read as 'disallow'")],
+            id="lenient-misspelling-read-once",
+        ),
+        param(
+            "Disallow /tmp",
+            [(False, b"/tmp", 2)],
+            [(2, "missing ':' after 'Disallow'")],
+            id="lenient-missing-colon",
+        ),
+    ],
+)
+def test_2_2_lines_read_alike_the_first_time_and_after(
+    line: str, rules: list[tuple[bool, bytes, int]], warnings: list[tuple[int, str]]
+) -> None:
+    """RFC 9309 2.2: a comment runs from "#" to the line's end (removed from
+    the body in one pass before the lines are read), blanks before a key
+    are allowed, other records are ignored (2.2.4) with a warning. Keys and
+    agents read once are remembered across files: a second file reads each
+    line as the first did, warnings included."""
+    from scrapy_rfc9309.parser._groups import group_all
+    from scrapy_rfc9309.parser._lines import Warnings
+
+    body = f"User-agent: Some-Bot\n{line}\nSitemap: http://h/s.xml#x\n".encode()
+    for _ in range(2):
+        collector = Warnings()
+        grouping = group_all(body, collector)
+        assert grouping.rules(grouping.groups_for("some-bot")) == rules
+        assert collector.items == warnings
+        assert grouping.sitemaps == ("http://h/s.xml",)
+        assert list(grouping.by_token) == ["some-bot"]

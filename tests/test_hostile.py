@@ -104,3 +104,24 @@ def test_3_twenty_thousand_wildcards_with_one_or_two_octet_pieces() -> None:
             pattern = verdict.rule.split(": ", 1)[1]
             single = RobotsTxt.parse(f"User-agent: *\nDisallow: {pattern}\n")
             assert not single.allowed(url=path, agent="x")
+
+
+def test_the_keys_and_agents_remembered_across_files_are_bounded() -> None:
+    """A stream of files of ever new keys and agents ("X-1: a", "User-agent:
+    bot-1") fills the readings remembered across files only up to their
+    bound; past it each is read as before, with the same warnings."""
+    from scrapy_rfc9309.parser import _groups, _lines
+    from scrapy_rfc9309.parser._groups import group_all
+    from scrapy_rfc9309.parser._lines import Warnings
+
+    for start in range(0, 10_000, 2_500):
+        body = "".join(
+            f"User-agent: bot-{n}\nX-{n}: a\nDisallow: /{n}\n" for n in range(start, start + 2_500)
+        ).encode()
+        collector = Warnings(limit=10_000)
+        grouping = group_all(body, collector)
+        assert len(grouping.groups) == 2_500
+        last = f"unknown directive 'X-{start + 2_499}' ignored"
+        assert collector.items[-1] == (3 * 2_500 - 1, last)
+    assert len(_lines._READINGS) <= _lines._READINGS_KEPT
+    assert len(_groups._PLAIN_AGENTS) <= _groups._AGENTS_KEPT

@@ -16,8 +16,11 @@ with no look-up. A parsed file then drops the whole grouping, keeping its
 token index, and groups the body again if asked for more
 (``RobotsTxt._groups``).
 
-Lines are split in C (``bytes.split``); the common line ("Disallow: /x") costs
-one ``partition`` and one dict look-up in Python, any other line is read as
+Comments are removed in C (one ``re.sub`` over a slice of lines) and lines
+split in C (``bytes.split``); the common line ("Disallow: /x") costs one
+``partition`` and one dict look-up in Python, as does a key read before in
+any file ("Host: x", misspelt keys: :func:`~._lines.key_reading`) and a
+plain user-agent name; any other line is read as
 :func:`~scrapy_rfc9309.parser._lines.scan` reads it.
 """
 
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 
 from ._agent import is_valid_token, product_token
-from ._lines import EXACT_KEYS, Warnings, printable, read_line, split_line
+from ._lines import EXACT_KEYS, Warnings, key_reading, printable, read_line, split_line
 from ._matcher import Rule, is_url, rule_pattern
 from ._steps import Steps
 from ._usage import MAX_MEMBERS, MAX_RECORDS
@@ -40,6 +43,15 @@ __all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_all", "group_steps"]
 
 WILDCARD_AGENT = "*"
 _PLAIN_NAME = re.compile(rb"[A-Za-z0-9_.-]+")
+# A comment: from "#" to the line's end (RFC 9309 2.2), removed from a
+# slice of lines in one pass in C before the lines are read.
+_COMMENT = re.compile(rb"#[^\n]*")
+#: User-agent values already read as one plain product name ("Googlebot"),
+#: by their octets, up to :data:`_AGENTS_KEPT` (real files name the same
+#: few agents): a look-up, not a match, a decode and a ``lower``.
+_PLAIN_AGENTS: dict[bytes, str] = {b"*": WILDCARD_AGENT}
+_AGENTS_KEPT = 4096
+_AGENT_KEPT_LENGTH = 64
 _line_of_rule = itemgetter(2)
 
 
@@ -102,10 +114,11 @@ class Grouping:
 
 
 def _agent_token(number: int, raw: bytes, warnings: Warnings) -> str:
-    if raw == b"*":
-        return WILDCARD_AGENT
     if _PLAIN_NAME.fullmatch(raw):  # most lines: "Googlebot", already one product name
-        return raw.decode("ascii").lower()
+        token = raw.decode("ascii").lower()
+        if len(_PLAIN_AGENTS) < _AGENTS_KEPT and len(raw) <= _AGENT_KEPT_LENGTH:
+            _PLAIN_AGENTS[raw] = token
+        return token
     value = raw.decode("utf-8", "replace")
     if value == WILDCARD_AGENT:
         return WILDCARD_AGENT
@@ -144,9 +157,10 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
     """Split a prepared body into lines and fold them into groups (RFC 9309
     2.1, 2.2.1, 2.2.4), in steps of about :data:`_CHUNK` octets (see ``_steps``).
 
-    Lines are split in C (``bytes.split``); a line whose key is spelt as most
-    files spell it ("Disallow: /x") is read with one ``partition`` and one dict
-    look-up, any other line as :func:`scan` reads it (:func:`read_line`).
+    Comments are removed and lines split in C; a line whose key is spelt as
+    most files spell it ("Disallow: /x") is read with one ``partition`` and
+    one dict look-up, any other line as :func:`scan` reads it
+    (:func:`read_line`).
     """
     fold = _Fold(warnings)
     start, size = 0, len(body)
@@ -154,7 +168,10 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
         end = body.find(b"\n", start + _CHUNK)
         if end < 0:
             end = size
-        fold.lines(body[start:end].split(b"\n"), body.find(b"#", start, end) >= 0)
+        lines = body[start:end]
+        if b"#" in lines:
+            lines = _COMMENT.sub(b"", lines)
+        fold.lines(lines.split(b"\n"))
         start = end + 1
         if start >= size:
             return fold.grouping(body)
@@ -164,7 +181,7 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
 def group_all(body: bytes, warnings: Warnings) -> Grouping:
     """:func:`group_steps` in one go, without the step machinery."""
     fold = _Fold(warnings)
-    fold.lines(body.split(b"\n"), b"#" in body)
+    fold.lines((_COMMENT.sub(b"", body) if b"#" in body else body).split(b"\n"))
     return fold.grouping(body)
 
 
@@ -204,35 +221,42 @@ class _Fold:
             self.usage_count,
         )
 
-    def lines(self, texts: list[bytes], comments: bool = True) -> None:
-        """Fold the next lines (no LF in them) into the groups; ``comments``:
-        whether any of them may hold a ``#`` (else none is looked for)."""
+    def lines(self, texts: list[bytes]) -> None:
+        """Fold the next lines (no LF in them, nor a comment) into the groups."""
         groups, by_token, warnings = self.groups, self.by_token, self.warnings
         current, rules_started = self.current, self.rules_started
         add_rule = None if current is None else current.rules.append
         pattern_count, number = self.pattern_count, self.number
         usage_count = self.usage_count
-        exact_keys = EXACT_KEYS
+        exact_keys, plain_agents = EXACT_KEYS, _PLAIN_AGENTS
         for text in texts:
             number += 1
             raw_key, colon, value = text.partition(b":")
             key = exact_keys.get(raw_key) if colon else None
             if key is not None:  # the common line: "Disallow: /x"
-                if comments:
-                    comment = value.find(b"#")
-                    if comment >= 0:
-                        value = value[:comment]
                 value = value.strip(b" \t")
             else:
-                if not text or text[0] == 35:  # blank, or a comment from its first octet
+                if not text:  # blank, or a comment from its first octet (removed)
                     continue
-                line = split_line(text)
-                if not line[0]:
-                    continue  # blank or comment
-                read = read_line(line, number, warnings)
-                if read is None:
-                    continue
-                key, value = read
+                if text[0] == 32 or text[0] == 9:  # "  Disallow: /x": blanks first
+                    raw_key, colon, value = text.lstrip(b" \t").partition(b":")
+                    key = exact_keys.get(raw_key) if colon else None
+                if key is None and colon and raw_key:  # "Host: x", "Dissallow: /x"
+                    key, message = key_reading(raw_key)
+                    if message is not None:
+                        warnings.add(number, message)
+                    if key is None:
+                        continue
+                if key is not None:
+                    value = value.strip(b" \t")
+                else:
+                    line = split_line(text)
+                    if not line[0]:
+                        continue  # blank
+                    read = read_line(line, number, warnings)
+                    if read is None:
+                        continue
+                    key, value = read
             if key == "disallow" or key == "allow":
                 if add_rule is None:
                     warnings.add(number, "rule before any user-agent line ignored")
@@ -249,7 +273,7 @@ class _Fold:
                     groups.append(current)
                     add_rule = current.rules.append
                     rules_started = False
-                token = _agent_token(number, value, warnings)
+                token = plain_agents.get(value) or _agent_token(number, value, warnings)
                 current.agents.append((number, token))
                 if token:
                     indexes = by_token.setdefault(token, [])

@@ -24,6 +24,7 @@ __all__ = [
     "EXACT_KEYS",
     "Line",
     "Warnings",
+    "key_reading",
     "line_start",
     "line_starts",
     "line_text",
@@ -195,18 +196,42 @@ def _warn_invalid_utf8(body: bytes, warnings: Warnings) -> None:
             last_warned = number
 
 
-def _key(raw_key: bytes, number: int, warnings: Warnings | None) -> str | None:
+#: What each key as written before a colon reads as (see :func:`key_reading`),
+#: up to :data:`_READINGS_KEPT` keys of up to 64 octets: real files repeat the
+#: same few unknown or misspelt keys ("Host", "Noindex", "Clean-param").
+_READINGS: dict[bytes, tuple[str | None, str | None]] = {}
+_READINGS_KEPT = 4096
+
+
+def key_reading(raw_key: bytes) -> tuple[str | None, str | None]:
+    """The directive a key as written before a colon names (``None``: none,
+    the line is ignored), and the warning it is worth (``None``: none), for
+    a key not in :data:`EXACT_KEYS`. RFC 9309 2.2.4: other records are
+    ignored; LENIENT(misspelling) reads common misspellings."""
+    reading = _READINGS.get(raw_key)
+    if reading is None:
+        reading = _reading(raw_key)
+        if len(_READINGS) < _READINGS_KEPT and len(raw_key) <= 64:
+            _READINGS[raw_key] = reading
+    return reading
+
+
+def _reading(raw_key: bytes) -> tuple[str | None, str | None]:
     lowered = raw_key.rstrip(b" \t").lower()
     key = _CANONICAL.get(lowered)
     if key is not None:
-        return key
+        return key, None
     spaced = b" ".join(_BLANKS.split(lowered))
     key = _CANONICAL.get(spaced) or _MISSPELT.get(spaced)
-    if warnings is not None:
-        if key is None:
-            warnings.add(number, f"unknown directive {printable(raw_key[:40])!r} ignored")
-        else:
-            warnings.add(number, f"misspelt directive {printable(raw_key)!r} read as {key!r}")
+    if key is None:
+        return None, f"unknown directive {printable(raw_key[:40])!r} ignored"
+    return key, f"misspelt directive {printable(raw_key)!r} read as {key!r}"
+
+
+def _key(raw_key: bytes, number: int, warnings: Warnings | None) -> str | None:
+    key, message = key_reading(raw_key)
+    if warnings is not None and message is not None:
+        warnings.add(number, message)
     return key
 
 
