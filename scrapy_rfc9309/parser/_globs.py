@@ -35,7 +35,7 @@ prefixes), its substrings of the key lengths present (1 to 3 octets), its
 last 1 and 2 octets with ``$`` and, when such keys exist, its ordered pairs
 of distinct octets (at most one a pair of the path's alphabet, found from
 each octet's first and last place); the rules found are sorted by
-specificity and tried most specific first, each matched from its text
+specificity, then file order, and tried most specific first, each matched from its text
 (greedy, left to right, no split kept), until one matches; of the same
 specificity, only a rule that would win the RFC 9309 2.2.2 tie (allow,
 then the earliest line) is tried after it. Keys only narrow the
@@ -189,7 +189,8 @@ class GlobIndex:
         )
 
     def _candidates(self, path: str) -> list[int]:
-        """The rules that share a key with ``path``, most specific first."""
+        """The rules that share a key with ``path``, most specific first,
+        then in file order."""
         size = len(path)
         wanted = {path[:length] for length in self._prefix_sizes if length <= size}
         for length in self._sizes:
@@ -209,8 +210,13 @@ class GlobIndex:
             last = dict(zip(path, range(size), strict=True))
             wanted.update([a + "*" + b for a, i in first.items() for b, j in last.items() if i < j])
         wanted.add("")
-        found = chain.from_iterable(map(self._buckets.get, wanted, repeat(())))
-        return sorted(found, key=self._lengths.__getitem__, reverse=True)
+        # In file order, then most specific first (a stable sort): of the
+        # same specificity the earliest line is tried first, so once one
+        # matches, the later ones lose the tie without being matched (an
+        # allow rule is still tried: it would win it).
+        found = sorted(chain.from_iterable(map(self._buckets.get, wanted, repeat(()))))
+        found.sort(key=self._lengths.__getitem__, reverse=True)
+        return found
 
     def decide(self, path: str) -> RuleKey | None:
         """The key of the most specific rule matching ``path`` (see ``_rulekey``).
