@@ -505,6 +505,20 @@ def hostile_files() -> dict[str, tuple[bytes, list[str]]]:
             for _ in range(20_000)
         )
     )
+    # Rules under a string common in paths (``htm``) whose least shared
+    # pieces (15 such as ``qzk``) are held by about 1,300 rules each: keyed
+    # again only if a bucket of more than 1,024 rules may be made, at most
+    # half the one it splits; kept under ``htm``, ``/index.htm`` would try
+    # all of them.
+    common_key = cut(
+        "User-agent: *\n"
+        + "".join(
+            f"Disallow: /*htm*q{rng.choice('zjxy')}{rng.choice('kvw')}*"
+            + "*".join(rng.choice(alphabet[:26]) for _ in range(3))
+            + "\n"
+            for _ in range(25_000)
+        )
+    )
     return {
         "20,000 wildcard rules, 8-octet pieces": (long_pieces, paths),
         "20,000 wildcard rules, 1-2 octet pieces": (short_pieces, paths),
@@ -518,6 +532,10 @@ def hostile_files() -> dict[str, tuple[bytes, list[str]]]:
         "rules under a rare key, all holding a string common in paths": (
             rare_key,
             ["/index.htm", "/a/b/page.htm", "/x.htm?q=1"] * 7,
+        ),
+        "rules under a string common in paths, split by pieces 1,300 rules hold": (
+            common_key,
+            ["/index.htm", "/a/b/page.html", "/products?id=3"] * 7,
         ),
         "worst case: every 3 octets of every piece shared": (
             two_letter_pieces,
