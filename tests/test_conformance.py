@@ -654,18 +654,23 @@ def test_2_2_lines_read_alike_the_first_time_and_after(
     line: str, rules: list[tuple[bool, bytes, int]], warnings: list[tuple[int, str]]
 ) -> None:
     """RFC 9309 2.2: a comment runs from "#" to the line's end (removed from
-    the body in one pass before the lines are read), blanks before a key
+    the body in one pass before the lines are read, or line by line when
+    most lines have one), blanks before a key
     are allowed, other records are ignored (2.2.4) with a warning. Keys and
     agents read once are remembered across files: a second file reads each
     line as the first did, warnings included."""
-    from scrapy_rfc9309.parser._groups import group_all
+    from scrapy_rfc9309.parser._groups import _split_lines, group_all
     from scrapy_rfc9309.parser._lines import Warnings
 
-    body = f"User-agent: Some-Bot\n{line}\nSitemap: http://h/s.xml#x\n".encode()
-    for _ in range(2):
-        collector = Warnings()
-        grouping = group_all(body, collector)
-        assert grouping.rules(grouping.groups_for("some-bot")) == rules
-        assert collector.items == warnings
-        assert grouping.sitemaps == ("http://h/s.xml",)
-        assert list(grouping.by_token) == ["some-bot"]
+    # A "#" on most lines: cut line by line; on few (blank lines after):
+    # removed from the body in one pass.
+    for blanks in (0, 20):
+        body = f"User-agent: Some-Bot\n{line}\nSitemap: http://h/s.xml#x\n{chr(10) * blanks}"
+        assert _split_lines(body.encode())[1] is ("#" in line and blanks == 0)
+        for _ in range(2):
+            collector = Warnings()
+            grouping = group_all(body.encode(), collector)
+            assert grouping.rules(grouping.groups_for("some-bot")) == rules
+            assert collector.items == warnings
+            assert grouping.sitemaps == ("http://h/s.xml",)
+            assert list(grouping.by_token) == ["some-bot"]

@@ -109,7 +109,8 @@ def test_3_twenty_thousand_wildcards_with_one_or_two_octet_pieces() -> None:
 def test_the_keys_and_agents_remembered_across_files_are_bounded() -> None:
     """A stream of files of ever new keys and agents ("X-1: a", "User-agent:
     bot-1") fills the readings remembered across files only up to their
-    bound; past it each is read as before, with the same warnings."""
+    bound, where they are emptied; each is read as before, with the same
+    warnings, and a later file's keys are remembered again."""
     from scrapy_rfc9309.parser import _groups, _lines
     from scrapy_rfc9309.parser._groups import group_all
     from scrapy_rfc9309.parser._lines import Warnings
@@ -125,3 +126,7 @@ def test_the_keys_and_agents_remembered_across_files_are_bounded() -> None:
         assert collector.items[-1] == (3 * 2_500 - 1, last)
     assert len(_lines._READINGS) <= _lines._READINGS_KEPT
     assert len(_groups._PLAIN_AGENTS) <= _groups._AGENTS_KEPT
+    # Filled with junk, they are emptied, not closed to what comes next.
+    for _ in range(2):
+        group_all(b"User-agent: Googlebot\nHost: example.com\n", Warnings())
+    assert b"Host" in _lines._READINGS and b"Googlebot" in _groups._PLAIN_AGENTS

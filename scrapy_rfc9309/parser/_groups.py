@@ -44,14 +44,28 @@ __all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_all", "group_steps"]
 WILDCARD_AGENT = "*"
 _PLAIN_NAME = re.compile(rb"[A-Za-z0-9_.-]+")
 # A comment: from "#" to the line's end (RFC 9309 2.2), removed from a
-# slice of lines in one pass in C before the lines are read.
+# slice of lines in one pass in C before the lines are read, when the slice
+# has few: each removal costs about what a search of two lines for one does.
 _COMMENT = re.compile(rb"#[^\n]*")
 #: User-agent values already read as one plain product name ("Googlebot"),
 #: by their octets, up to :data:`_AGENTS_KEPT` (real files name the same
-#: few agents): a look-up, not a match, a decode and a ``lower``.
-_PLAIN_AGENTS: dict[bytes, str] = {b"*": WILDCARD_AGENT}
+#: few agents; emptied when full, so a file of junk names keeps them no
+#: longer than the next such file): a look-up, not a match, a decode and a
+#: ``lower``.
+_PLAIN_AGENTS: dict[bytes, str] = {}
 _AGENTS_KEPT = 4096
 _AGENT_KEPT_LENGTH = 64
+
+
+def _split_lines(chunk: bytes) -> tuple[list[bytes], bool]:
+    """The lines of ``chunk``, and whether they may hold a comment (else
+    their comments were removed in one pass in C, or there were none)."""
+    comments = chunk.count(b"#")
+    if not comments:
+        return chunk.split(b"\n"), False
+    if comments * 5 < chunk.count(b"\n") * 2:  # on fewer than 2 lines in 5
+        return _COMMENT.sub(b"", chunk).split(b"\n"), False
+    return chunk.split(b"\n"), True  # on most lines: cut line by line
 _line_of_rule = itemgetter(2)
 
 
@@ -114,9 +128,13 @@ class Grouping:
 
 
 def _agent_token(number: int, raw: bytes, warnings: Warnings) -> str:
+    if raw == b"*":
+        return WILDCARD_AGENT
     if _PLAIN_NAME.fullmatch(raw):  # most lines: "Googlebot", already one product name
         token = raw.decode("ascii").lower()
-        if len(_PLAIN_AGENTS) < _AGENTS_KEPT and len(raw) <= _AGENT_KEPT_LENGTH:
+        if len(raw) <= _AGENT_KEPT_LENGTH:
+            if len(_PLAIN_AGENTS) >= _AGENTS_KEPT:
+                _PLAIN_AGENTS.clear()
             _PLAIN_AGENTS[raw] = token
         return token
     value = raw.decode("utf-8", "replace")
@@ -168,10 +186,7 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
         end = body.find(b"\n", start + _CHUNK)
         if end < 0:
             end = size
-        lines = body[start:end]
-        if b"#" in lines:
-            lines = _COMMENT.sub(b"", lines)
-        fold.lines(lines.split(b"\n"))
+        fold.lines(*_split_lines(body[start:end]))
         start = end + 1
         if start >= size:
             return fold.grouping(body)
@@ -181,7 +196,7 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
 def group_all(body: bytes, warnings: Warnings) -> Grouping:
     """:func:`group_steps` in one go, without the step machinery."""
     fold = _Fold(warnings)
-    fold.lines((_COMMENT.sub(b"", body) if b"#" in body else body).split(b"\n"))
+    fold.lines(*_split_lines(body))
     return fold.grouping(body)
 
 
@@ -221,8 +236,9 @@ class _Fold:
             self.usage_count,
         )
 
-    def lines(self, texts: list[bytes]) -> None:
-        """Fold the next lines (no LF in them, nor a comment) into the groups."""
+    def lines(self, texts: list[bytes], comments: bool) -> None:
+        """Fold the next lines (no LF in them) into the groups; ``comments``:
+        whether any of them may hold one (else none is looked for)."""
         groups, by_token, warnings = self.groups, self.by_token, self.warnings
         current, rules_started = self.current, self.rules_started
         add_rule = None if current is None else current.rules.append
@@ -234,10 +250,19 @@ class _Fold:
             raw_key, colon, value = text.partition(b":")
             key = exact_keys.get(raw_key) if colon else None
             if key is not None:  # the common line: "Disallow: /x"
+                if comments:
+                    comment = value.find(b"#")
+                    if comment >= 0:
+                        value = value[:comment]
                 value = value.strip(b" \t")
             else:
-                if not text:  # blank, or a comment from its first octet (removed)
+                if not text or text[0] == 35:  # blank, or a comment from its first octet
                     continue
+                if comments:
+                    comment = text.find(b"#")
+                    if comment >= 0:
+                        text = text[:comment]
+                        raw_key, colon, value = text.partition(b":")
                 if text[0] == 32 or text[0] == 9:  # "  Disallow: /x": blanks first
                     raw_key, colon, value = text.lstrip(b" \t").partition(b":")
                     key = exact_keys.get(raw_key) if colon else None
@@ -273,7 +298,11 @@ class _Fold:
                     groups.append(current)
                     add_rule = current.rules.append
                     rules_started = False
-                token = plain_agents.get(value) or _agent_token(number, value, warnings)
+                token = (
+                    WILDCARD_AGENT
+                    if value == b"*"
+                    else plain_agents.get(value) or _agent_token(number, value, warnings)
+                )
                 current.agents.append((number, token))
                 if token:
                     indexes = by_token.setdefault(token, [])

@@ -197,8 +197,9 @@ def _warn_invalid_utf8(body: bytes, warnings: Warnings) -> None:
 
 
 #: What each key as written before a colon reads as (see :func:`key_reading`),
-#: up to :data:`_READINGS_KEPT` keys of up to 64 octets: real files repeat the
-#: same few unknown or misspelt keys ("Host", "Noindex", "Clean-param").
+#: up to :data:`_READINGS_KEPT` keys of up to 64 octets (emptied when full):
+#: real files repeat the same few unknown or misspelt keys ("Host",
+#: "Noindex", "Clean-param").
 _READINGS: dict[bytes, tuple[str | None, str | None]] = {}
 _READINGS_KEPT = 4096
 
@@ -211,7 +212,9 @@ def key_reading(raw_key: bytes) -> tuple[str | None, str | None]:
     reading = _READINGS.get(raw_key)
     if reading is None:
         reading = _reading(raw_key)
-        if len(_READINGS) < _READINGS_KEPT and len(raw_key) <= 64:
+        if len(raw_key) <= 64:
+            if len(_READINGS) >= _READINGS_KEPT:
+                _READINGS.clear()  # a file of junk keys is kept no longer than the next
             _READINGS[raw_key] = reading
     return reading
 
