@@ -66,6 +66,8 @@ def _split_lines(chunk: bytes) -> tuple[list[bytes], bool]:
     if comments * 5 < chunk.count(b"\n") * 2:  # on fewer than 2 lines in 5
         return _COMMENT.sub(b"", chunk).split(b"\n"), False
     return chunk.split(b"\n"), True  # on most lines: cut line by line
+
+
 _line_of_rule = itemgetter(2)
 
 
