@@ -16,8 +16,9 @@ with no look-up. A parsed file then drops the whole grouping, keeping its
 token index, and groups the body again if asked for more
 (``RobotsTxt._groups``).
 
-Comments are removed in C (one ``re.sub`` over a slice of lines) and lines
-split in C (``bytes.split``); the common line ("Disallow: /x") costs one
+Comments are removed in C (one ``re.sub`` over a slice of lines, unless
+most of its lines have one: then each line is cut) and lines split in C
+(``bytes.split``); the common line ("Disallow: /x") costs one
 ``partition`` and one dict look-up in Python, as does a key read before in
 any file ("Host: x", misspelt keys: :func:`~._lines.key_reading`) and a
 plain user-agent name; any other line is read as
@@ -177,10 +178,10 @@ def group_steps(body: bytes, warnings: Warnings) -> Steps[Grouping]:
     """Split a prepared body into lines and fold them into groups (RFC 9309
     2.1, 2.2.1, 2.2.4), in steps of about :data:`_CHUNK` octets (see ``_steps``).
 
-    Comments are removed and lines split in C; a line whose key is spelt as
-    most files spell it ("Disallow: /x") is read with one ``partition`` and
-    one dict look-up, any other line as :func:`scan` reads it
-    (:func:`read_line`).
+    Comments are removed (see :func:`_split_lines`) and lines split in C; a
+    line whose key is spelt as most files spell it ("Disallow: /x") is read
+    with one ``partition`` and one dict look-up, any other line as
+    :func:`scan` reads it (:func:`read_line`).
     """
     fold = _Fold(warnings)
     start, size = 0, len(body)
