@@ -115,10 +115,13 @@ def _key_again(buckets: defaultdict[str, list[int]], shared: list[str], texts: l
     for key in shared:
         bucket = buckets.pop(key)
         if key[:1] == "/":  # its rules that start with it are there by their prefix
-            stay = [index for index in bucket if texts[index].startswith(key)]
+            stay: list[int] = []
+            moving: list[int] = []
+            for index in bucket:
+                (stay if texts[index].startswith(key) else moving).append(index)
             if stay:
                 buckets[key] = stay
-            bucket = [index for index in bucket if not texts[index].startswith(key)]
+            bucket = moving
         rules += bucket
         homes += [key] * len(bucket)
         shares += [len(bucket) + len(buckets.get(key, ()))] * len(bucket)

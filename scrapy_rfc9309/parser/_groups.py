@@ -131,8 +131,6 @@ class Grouping:
 
 
 def _agent_token(number: int, raw: bytes, warnings: Warnings) -> str:
-    if raw == b"*":
-        return WILDCARD_AGENT
     if _PLAIN_NAME.fullmatch(raw):  # most lines: "Googlebot", already one product name
         token = raw.decode("ascii").lower()
         if len(raw) <= _AGENT_KEPT_LENGTH:

@@ -202,6 +202,7 @@ def _warn_invalid_utf8(body: bytes, warnings: Warnings) -> None:
 #: "Noindex", "Clean-param").
 _READINGS: dict[bytes, tuple[str | None, str | None]] = {}
 _READINGS_KEPT = 4096
+_READING_KEPT_LENGTH = 64
 
 
 def key_reading(raw_key: bytes) -> tuple[str | None, str | None]:
@@ -212,7 +213,7 @@ def key_reading(raw_key: bytes) -> tuple[str | None, str | None]:
     reading = _READINGS.get(raw_key)
     if reading is None:
         reading = _reading(raw_key)
-        if len(raw_key) <= 64:
+        if len(raw_key) <= _READING_KEPT_LENGTH:
             if len(_READINGS) >= _READINGS_KEPT:
                 _READINGS.clear()  # a file of junk keys is kept no longer than the next
             _READINGS[raw_key] = reading

@@ -52,7 +52,7 @@ __all__ = ["ENDS_READ", "SHARED_END", "least_shared"]
 _CANDIDATES = re.compile(r"[^*$\n]{3}|(?<![^*$\n])[^*$\n]{2}(?![^*$\n])")
 #: A bucket of more rules than this keeps one rule a pattern (copies never
 #: decide) and, unless under a literal prefix, its rules are keyed again
-#: here; no rule is moved to a string more rules than this hold.
+#: here; a bucket of more is made only by splitting one at least in two.
 SHARED_END = 1024
 # The count of a string no rule is moved to.
 _NEVER = 1 << 62
