@@ -49,6 +49,7 @@ from pathlib import Path
 from protego import Protego
 
 from scrapy_rfc9309 import RobotsTxt
+from scrapy_rfc9309.parser._encoding import CANONICAL_HTTP_URL
 
 CORPUS = Path(
     os.environ.get("ROBOTSTXT_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus")
@@ -239,7 +240,9 @@ def first_decision(bodies: list[bytes], rounds: int) -> None:
     )
 
 
-def checks(name: str, sites: list[tuple[bytes, list[str]]], rounds: int) -> None:
+def checks(
+    name: str, sites: list[tuple[bytes, list[str]]], rounds: int, floor: bool = False
+) -> None:
     ours_parsed = [(RobotsTxt.parse(b), urls) for b, urls in sites]
     theirs_parsed = [(protego_parse(b), urls) for b, urls in sites]
     for robots, urls in ours_parsed:  # compiled, as after a crawl's first requests
@@ -276,6 +279,47 @@ def checks(name: str, sites: list[tuple[bytes, list[str]]], rounds: int) -> None
         GOALS["checks"],
         [len(urls) for _, urls in sites],
     )
+    if floor:
+        # The same sites, Protego against the least any check that reads the
+        # URL's canonical path in Python can cost: where "ours" would stand
+        # if the rest of a check were free.
+        floors, theirs = paired(
+            rounds,
+            pairs,  # type: ignore[arg-type]
+            lambda p: floor_site(p[0][1]),  # type: ignore[index]
+            lambda p: theirs_site(p[1]),  # type: ignore[index]
+            lambda p: 3,
+        )
+        by_band(
+            f"cached checks: {name}, the floor of a check in Python (one call, the "
+            "canonical-path regex, one prefix test) in the place of ours",
+            [len(b) for b, _ in sites],
+            floors,
+            theirs,
+            "us/check",
+            1e6,
+            GOALS["checks"],
+            [len(urls) for _, urls in sites],
+        )
+
+
+_NO_PREFIX = ("/floor-of-a-check/",)
+
+
+def check_floor(url: str, prefixes: tuple[str, ...] = _NO_PREFIX) -> bool:
+    """The least a check that reads a URL's canonical path (RFC 9309 2.2.2)
+    costs in Python: a call, the package's canonical-path regex (what every
+    check of an http(s) URL runs first) and one prefix test; no agent, no
+    rule. A check cannot cost less, so ``Protego / this`` is the most any
+    pure-Python check reaches."""
+    match = CANONICAL_HTTP_URL.match(url)
+    path = url if match is None else match[1]
+    return not path.startswith(prefixes)
+
+
+def floor_site(urls: list[str]) -> None:
+    for url in urls:
+        check_floor(url)
 
 
 def site_decisions(sites: list[tuple[bytes, list[str]]], rounds: int) -> None:
@@ -613,7 +657,7 @@ def main() -> int:
         first_decision(bodies, args.rounds)
         print()
     if "checks" in args.parts:
-        checks("real URLs", with_urls, args.rounds)
+        checks("real URLs", with_urls, args.rounds, floor=True)
         checks("URLs from each file's rules", [(b, rule_urls(b)) for b in bodies], args.rounds)
         agreements = 0
         for body, urls in with_urls:

@@ -815,6 +815,53 @@ def test_2_2_2_first_checks_by_scan_and_the_deny_shortcut_agree_with_the_compile
                 assert expected is None, (rules, path)
 
 
+# Rule values not in canonical form: escapes (of unreserved octets, of "*"
+# and "$", lower case, broken), octets to escape, no leading "/", URLs.
+_RAW_VALUE = st.builds(
+    lambda start, body: start + body,
+    st.sampled_from(["/", "*", "", "http://h", "https://h/", "HTTP://h/a"]),
+    st.lists(
+        st.sampled_from(
+            ["a", "b", "/", "*", "$", "%2A", "%2a", "%24", "%61", "%7e", "%5B", "%", "é", " ", "|"]
+        ),
+        max_size=6,
+    ).map("".join),
+)
+_RAW_PATH = st.lists(
+    st.sampled_from(["a", "b", "/", "*", "$", "%2A", "%24", "%61", "é", " ", "|", "~"]),
+    max_size=8,
+).map(lambda parts: "/" + "".join(parts))
+
+
+@given(
+    rules=st.lists(st.tuples(st.booleans(), _RAW_VALUE), min_size=1, max_size=12),
+    paths=st.lists(_RAW_PATH, min_size=1, max_size=12),
+)
+@settings(max_examples=400, deadline=None)
+def test_2_2_2_few_rules_not_in_canonical_form_are_written_in_it_and_scanned_as_compiled(
+    rules: list[tuple[bool, str]], paths: list[str]
+) -> None:
+    """RFC 9309 2.2.2: few rules, some not in canonical form (escapes, octets
+    to escape, LENIENT(rule-without-slash), LENIENT(rule-url)), are written
+    in it and scanned for their first checks, unless a ``%2A`` or a final
+    ``%24`` has no such text; every verdict is the compiled index's, key
+    for key, the rules dropped the same."""
+    from scrapy_rfc9309.parser._encoding import canonical_path
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+
+    read = [(allow, value.encode(), line) for line, (allow, value) in enumerate(rules, 2)]
+    scanned = AgentMatcher(list(read))
+    compiled = AgentMatcher(iter(read))
+    assert scanned.rule_count == compiled.rule_count
+    unsaid = any(
+        "%2a" in value.lower() or value.lower().rstrip("$").endswith("%24") for _, value in rules
+    )
+    if not unsaid:
+        assert scanned._texts is not None, rules  # the scan is tested
+    for path in [canonical_path(path) for path in paths] * 2:  # past the scan's budget
+        assert scanned.decide(path) == compiled.decide(path), (rules, path)
+
+
 # Plain rules under "/p", which no path of _PATH starts with.
 _PLAIN_UNDER_P = st.text(alphabet="/xy", max_size=5).map(lambda s: "/p" + s)
 

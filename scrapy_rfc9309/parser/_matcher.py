@@ -74,6 +74,7 @@ from ._wildcards import (
     Entry,
     Lazy,
     Wildcard,
+    canonical_text,
     compile_lazy,
     compile_pattern,
     index_wildcards,
@@ -131,6 +132,9 @@ _PLAIN_OCTETS = (
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!&'()+,;=:@/?[]\n*"
 )
 _GLOB_OCTETS = _PLAIN_OCTETS + b"$"
+# Values written in canonical form keep their escapes ("%5B"): read as
+# written, as a path in that form is.
+_CANONICAL_OCTETS = _GLOB_OCTETS + b"%"
 _BAD_START_PLAIN = re.compile(rb"\n[^/\n]")
 _BAD_START_GLOB = re.compile(rb"\n[^/*\n]")
 _STAR_INSIDE = re.compile(rb"\*(?!\n|\Z)")
@@ -155,6 +159,44 @@ def _all_glob(joined: bytes) -> bool:
         and not joined.translate(None, _GLOB_OCTETS)
         and _BAD_START_GLOB.search(joined) is None
     )
+
+
+def _canonical_rules(rules: list[Rule]) -> tuple[list[Rule], bytes] | None:
+    """``rules`` with each value written as the compiler reads it (see
+    :func:`rule_pattern` and :func:`~._wildcards.canonical_text`; empty
+    values and URLs naming a host dropped, as it drops them), and those
+    values joined by LF; ``None`` when a value has no such text."""
+    kept: list[Rule] = []
+    written = _GLOB_CANONICAL.fullmatch
+    for rule in rules:
+        raw = rule[1]
+        if written(raw):  # most of them: in canonical form already
+            kept.append(rule)
+            continue
+        if not raw:
+            continue  # RFC 9309 2.2.2: an empty pattern matches nothing
+        allow, line = rule[0], rule[2]
+        pattern = rule_pattern(raw)
+        if pattern == "/" and raw[0] != 47:
+            continue  # a URL naming a host (see rule_pattern)
+        text = canonical_text(pattern)
+        if text is None or not text.isascii():
+            return None
+        kept.append((allow, text.encode("ascii"), line))
+    joined = b"\n".join([rule[1] for rule in kept])
+    if (
+        joined[:1] not in (b"/", b"*", b"")
+        or joined.translate(None, _CANONICAL_OCTETS)
+        or _BAD_START_GLOB.search(joined)
+    ):
+        return None
+    return kept, joined
+
+
+def _plain_form(joined: bytes) -> bool:
+    """Whether values in canonical form (see :func:`_canonical_rules`) are
+    all plain prefixes, a final ``*`` allowed."""
+    return b"$" not in joined and (b"*" not in joined or _STAR_INSIDE.search(joined) is None)
 
 
 def _dollars_end(joined: bytes) -> bool:
@@ -364,6 +406,10 @@ class AgentMatcher:
                 if _all_glob(joined):
                     self._scan_of(joined, rules, columns, plain=False)
                     return
+                # Some rule not in canonical form ("private/", an escape, a
+                # URL): the group written in it, then scanned alike.
+                if self._scan_written_canonical(rules, few=False):
+                    return
             else:
                 scannable = count <= _SCAN_RULES
                 if scannable:
@@ -383,10 +429,27 @@ class AgentMatcher:
                     if _all_plain(joined):
                         self._scan_of(joined, rules, columns, plain=True)
                         return
-                    if _few_wildcards(joined, stars) and _all_glob(joined):
-                        self._scan_of(joined, rules, columns, plain=False)
+                    if _all_glob(joined):
+                        if _few_wildcards(joined, stars):
+                            self._scan_of(joined, rules, columns, plain=False)
+                            return
+                    elif self._scan_written_canonical(rules, few=True):
                         return
         self._compile(rules)
+
+    def _scan_written_canonical(self, rules: list[Rule], few: bool) -> bool:
+        """Scan ``rules``, not all in canonical form, written in it (see
+        :func:`_canonical_rules`), if they have a text in it and, when
+        ``few``, all are plain prefixes or few have wildcards; else ``False``."""
+        canonical = _canonical_rules(rules)
+        if canonical is None:
+            return False
+        rules, joined = canonical
+        plain = _plain_form(joined)
+        if few and not plain and not _few_wildcards(joined, joined.count(b"*")):
+            return False
+        self._scan_of(joined, rules, list(zip(*rules, strict=False)), plain=plain)
+        return True
 
     def _scan_of(
         self, joined: bytes, rules: list[Rule], columns: list[tuple[Any, ...]], plain: bool

@@ -24,6 +24,7 @@ __all__ = [
     "Entry",
     "Lazy",
     "Wildcard",
+    "canonical_text",
     "compile_lazy",
     "compile_pattern",
     "index_wildcards",
@@ -85,6 +86,26 @@ def compile_pattern(value: str) -> tuple[str, tuple[str, ...], bool, int]:
     if anchored and len(parts) > 1 and not parts[-1]:
         pieces += ("",)  # "/a*$": the star reaches the end, which always holds
     return parts[0], pieces, anchored, specificity
+
+
+def canonical_text(value: str) -> str | None:
+    """``value`` written in the form a check's path takes, as
+    :func:`compile_pattern` reads it: each piece between stars normalised
+    (see ``normalize``), the stars and a final ``$`` kept, so its length is
+    the rule's specificity (RFC 9309 2.2.2). ``None`` when no text says it:
+    a ``%2A`` or a final ``%24`` that normalises to a literal ``*`` or ``$``,
+    which the text would read as a wildcard."""
+    anchored = value.endswith("$")
+    if anchored:
+        value = value[:-1]
+    if not _CANONICAL_GLOB.fullmatch(value):
+        parts = [normalize(part) for part in value.split("*")]
+        if any("*" in part for part in parts):
+            return None
+        value = "*".join(parts)
+        if not anchored and value.endswith("$"):
+            return None
+    return value + "$" if anchored else value
 
 
 def compile_lazy(lazy: Lazy) -> Wildcard:
