@@ -970,11 +970,11 @@ def test_2_2_2_many_rules_with_many_wildcards_are_compiled_at_once() -> None:
 def test_wild_indexes_are_the_lines_with_a_star_or_a_dollar(lines: list[str]) -> None:
     """The scan's list of lines to try alone, found in C, is every line
     with a ``*`` or a ``$`` and no other."""
-    from scrapy_rfc9309.parser._matcher import _wild_indexes
+    from scrapy_rfc9309.parser._rule_forms import wild_indexes
 
     expected = tuple(i for i, line in enumerate(lines) if "*" in line or "$" in line)
-    assert _wild_indexes("\n".join(lines).encode()) == expected
-    assert _wild_indexes("\n".join(lines).encode(), 2) == expected[:2]  # the first few only
+    assert wild_indexes("\n".join(lines).encode(), 256) == expected
+    assert wild_indexes("\n".join(lines).encode(), 2) == expected[:2]  # the first few only
 
 
 @given(pattern=_PATTERN, paths=st.lists(_PATH, max_size=6), allow=st.booleans())
@@ -1305,14 +1305,14 @@ def test_2_2_2_scannable_octets_are_the_canonical_set(octet: int) -> None:
     (tested by ``bytes.translate``) are exactly the canonical set: unreserved,
     sub-delims, ``:@/?[]``, and the ``*`` (and, with wildcards, ``$``) of a
     pattern."""
-    from scrapy_rfc9309.parser._matcher import _all_glob, _all_plain
+    from scrapy_rfc9309.parser._rule_forms import all_glob, all_plain
 
     plain = re.compile(rb"[^A-Za-z0-9\-._~!&'()+,;=:@/?\[\]\n*]")
     glob = re.compile(rb"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]\n]")
     value = b"/a" + bytes([octet]) + b"b\n/c"
-    assert _all_glob(value) == (glob.search(value) is None)
+    assert all_glob(value) == (glob.search(value) is None)
     if octet != 42:  # a star inside a value is a wildcard, not a plain prefix
-        assert _all_plain(value) == (plain.search(value) is None)
+        assert all_plain(value) == (plain.search(value) is None)
 
 
 def _reference_key(rules: list[tuple[bool, str]], path: str) -> tuple[int, bool, int] | None:

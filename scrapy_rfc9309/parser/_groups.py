@@ -36,7 +36,7 @@ from operator import itemgetter
 
 from ._agent import is_valid_token, product_token
 from ._lines import EXACT_KEYS, Warnings, key_reading, printable, read_line, split_line
-from ._matcher import Rule, is_url, rule_pattern
+from ._rule_forms import Rule, is_url, rule_pattern
 from ._steps import Steps
 from ._usage import MAX_MEMBERS, MAX_RECORDS
 

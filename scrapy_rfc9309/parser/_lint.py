@@ -36,8 +36,8 @@ import http_sf
 
 from ._groups import WILDCARD_AGENT, _crawl_delay
 from ._lines import BOM_IGNORED, Warnings, printable, read_line, scan
-from ._matcher import is_url, rule_pattern
 from ._robotstxt import RobotsTxt
+from ._rule_forms import is_url, rule_pattern
 from ._usage import (
     _MAX_MEMBERS,
     _MEMBER,

@@ -52,17 +52,28 @@ What one check costs:
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from heapq import merge
 from itertools import islice
 from typing import Any, NamedTuple
 
-from ._encoding import path_of
 from ._glob import matches_after
 from ._globs import GlobIndex
 from ._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes, prefix_index
+from ._rule_forms import (
+    GLOB_CANONICAL,
+    PLAIN_CANONICAL,
+    Rule,
+    all_glob,
+    all_plain,
+    canonical_rules,
+    dollars_end,
+    few_wildcards,
+    plain_form,
+    rule_pattern,
+    wild_indexes,
+)
 from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import LINE_BITS as _LINE_BITS
 from ._rulekey import LINE_MAX as _LINE_MAX
@@ -74,14 +85,13 @@ from ._wildcards import (
     Entry,
     Lazy,
     Wildcard,
-    canonical_text,
     compile_lazy,
     compile_pattern,
     index_wildcards,
     wildcard_matches,
 )
 
-__all__ = ["ALLOWING_ALL", "AgentMatcher", "Rule", "Verdict", "is_url", "rule_pattern"]
+__all__ = ["ALLOWING_ALL", "AgentMatcher", "Rule", "Verdict"]
 
 # Up to this many wildcard rules, a best-first scan beats probing an index.
 _SCAN_LIMIT = 16
@@ -120,119 +130,6 @@ _INDEXED_CHECKS = 32
 _DENY_FROM = 256
 _DENY_LIMIT = 64
 _NEEDLE_LIMIT = 32
-# The values of a group joined by LF, tested in C for the forms a matcher
-# can scan as written: an octet outside the canonical set (RFC 3986
-# unreserved, sub-delims, ":@/?[]"), a value that starts with neither "/"
-# nor (for wildcard rules) "*", or a star before a plain prefix's end. The
-# octets are tested by deleting the allowed ones (``bytes.translate``, about
-# three times cheaper than a regex character class); each other pattern
-# starts with a literal, which the regex engine searches for fast; one
-# alternation over every octet was 7x slower.
-_PLAIN_OCTETS = (
-    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!&'()+,;=:@/?[]\n*"
-)
-_GLOB_OCTETS = _PLAIN_OCTETS + b"$"
-# Values written in canonical form keep their escapes ("%5B"): read as
-# written, as a path in that form is.
-_CANONICAL_OCTETS = _GLOB_OCTETS + b"%"
-_BAD_START_PLAIN = re.compile(rb"\n[^/\n]")
-_BAD_START_GLOB = re.compile(rb"\n[^/*\n]")
-_STAR_INSIDE = re.compile(rb"\*(?!\n|\Z)")
-
-
-def _all_plain(joined: bytes) -> bool:
-    """Whether every value in ``joined`` is empty or a canonical plain prefix
-    (a final ``*`` allowed, as in ``/private/*``)."""
-    return (
-        joined[:1] in (b"/", b"\n", b"")
-        and not joined.translate(None, _PLAIN_OCTETS)
-        and _BAD_START_PLAIN.search(joined) is None
-        and (b"*" not in joined or _STAR_INSIDE.search(joined) is None)
-    )
-
-
-def _all_glob(joined: bytes) -> bool:
-    """Whether every value in ``joined`` is empty or in canonical form with
-    its stars and dollars (``/*.pdf$``, ``*?``)."""
-    return (
-        joined[:1] in (b"/", b"*", b"\n", b"")
-        and not joined.translate(None, _GLOB_OCTETS)
-        and _BAD_START_GLOB.search(joined) is None
-    )
-
-
-def _canonical_rules(rules: list[Rule]) -> tuple[list[Rule], bytes] | None:
-    """``rules`` with each value written as the compiler reads it (see
-    :func:`rule_pattern` and :func:`~._wildcards.canonical_text`; empty
-    values and URLs naming a host dropped, as it drops them), and those
-    values joined by LF; ``None`` when a value has no such text."""
-    kept: list[Rule] = []
-    written = _GLOB_CANONICAL.fullmatch
-    for rule in rules:
-        raw = rule[1]
-        if written(raw):  # most of them: in canonical form already
-            kept.append(rule)
-            continue
-        if not raw:
-            continue  # RFC 9309 2.2.2: an empty pattern matches nothing
-        allow, line = rule[0], rule[2]
-        pattern = rule_pattern(raw)
-        if pattern == "/" and raw[0] != 47:
-            continue  # a URL naming a host (see rule_pattern)
-        text = canonical_text(pattern)
-        if text is None or not text.isascii():
-            return None
-        kept.append((allow, text.encode("ascii"), line))
-    joined = b"\n".join([rule[1] for rule in kept])
-    if (
-        joined[:1] not in (b"/", b"*", b"")
-        or joined.translate(None, _CANONICAL_OCTETS)
-        or _BAD_START_GLOB.search(joined)
-    ):
-        return None
-    return kept, joined
-
-
-def _plain_form(joined: bytes) -> bool:
-    """Whether values in canonical form (see :func:`_canonical_rules`) are
-    all plain prefixes, a final ``*`` allowed."""
-    return b"$" not in joined and (b"*" not in joined or _STAR_INSIDE.search(joined) is None)
-
-
-def _dollars_end(joined: bytes) -> bool:
-    """Whether every ``$`` in ``joined`` ends its value (RFC 9309 2.2.3: only
-    there does it anchor; elsewhere it is a literal octet)."""
-    if b"$" not in joined:  # most groups: one search in C
-        return True
-    return joined.count(b"$") == joined.count(b"$\n") + joined.endswith(b"$")
-
-
-#: One allow/disallow line as read: allow, its value as written, its line.
-Rule = tuple[bool, bytes, int]
-
-
-def is_url(value: bytes) -> bool:
-    """Whether a rule's value is written as an http(s) URL."""
-    return value[:8].lower().startswith((b"http://", b"https://"))
-
-
-def rule_pattern(value: bytes) -> str:
-    """The pattern a rule's value stands for, before normalisation.
-
-    A URL that names only a host (``Disallow: http://search.example.com/``)
-    stands for ``"/"`` here and is dropped by the compiler: a robots.txt
-    governs its own host only, and that host may be another one.
-    """
-    pattern = value.decode("utf-8", "surrogateescape")
-    if pattern and not pattern.startswith(("/", "*")):
-        if is_url(value):
-            # LENIENT(rule-url): "Disallow: https://www.example.com/shop/" means
-            # the path (and query) of that URL, "/shop/".
-            path = path_of(pattern)
-            return "/" if path.rstrip("*$") == "/" else path
-        # LENIENT(rule-without-slash): "Disallow: private/" read as "/private/".
-        return "/" + pattern
-    return pattern
 
 
 class Verdict(NamedTuple):
@@ -252,12 +149,6 @@ ALLOWED_BY_DEFAULT = Verdict(True)
 _Key = RuleKey
 
 
-# A rule already in canonical form, stars and dollars included.
-_GLOB_CANONICAL = re.compile(rb"[/*][A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*")
-# A rule that is already a canonical plain prefix: no escape, star or dollar.
-_PLAIN_CANONICAL = re.compile(rb"/[A-Za-z0-9\-._~!&'()+,;=:@/?\[\]]*")
-
-
 class _Tables:
     """Rules sorted by kind while compiling: prefix tables and wildcards."""
 
@@ -274,7 +165,7 @@ class _Tables:
     def add(self, rules: Iterable[Rule]) -> int:
         """Add ``rules``; return how many were read."""
         plain, starred, exact = self.plain, self.starred, self.exact
-        simple, glob = _PLAIN_CANONICAL.fullmatch, _GLOB_CANONICAL.fullmatch
+        simple, glob = PLAIN_CANONICAL.fullmatch, GLOB_CANONICAL.fullmatch
         read = simple_count = lazy_count = 0
         lazy_append, new_tuple = self.lazy.append, tuple.__new__
         for allow, raw, line in rules:
@@ -400,10 +291,10 @@ class AgentMatcher:
                 # which costs a third more).
                 columns = list(zip(*rules, strict=False))
                 joined = b"\n".join(columns[1]) if rules else b""
-                if _all_plain(joined):
+                if all_plain(joined):
                     self._scan_of(joined, rules, columns, plain=True)
                     return
-                if _all_glob(joined):
+                if all_glob(joined):
                     self._scan_of(joined, rules, columns, plain=False)
                     return
                 # Some rule not in canonical form ("private/", an escape, a
@@ -422,15 +313,15 @@ class AgentMatcher:
                     # Mostly wildcard rules, all canonical: indexed in C
                     # (_globs), unless a "$" stands inside a rule (a literal
                     # one, which no key of that index holds).
-                    if _all_glob(joined) and _dollars_end(joined):
+                    if all_glob(joined) and dollars_end(joined):
                         self._index_of(joined, rules)
                         return
                 elif scannable:
-                    if _all_plain(joined):
+                    if all_plain(joined):
                         self._scan_of(joined, rules, columns, plain=True)
                         return
-                    if _all_glob(joined):
-                        if _few_wildcards(joined, stars):
+                    if all_glob(joined):
+                        if few_wildcards(joined, stars, _SCAN_WILDCARDS):
                             self._scan_of(joined, rules, columns, plain=False)
                             return
                     elif self._scan_written_canonical(rules, few=True):
@@ -439,14 +330,15 @@ class AgentMatcher:
 
     def _scan_written_canonical(self, rules: list[Rule], few: bool) -> bool:
         """Scan ``rules``, not all in canonical form, written in it (see
-        :func:`_canonical_rules`), if they have a text in it and, when
-        ``few``, all are plain prefixes or few have wildcards; else ``False``."""
-        canonical = _canonical_rules(rules)
+        :func:`~._rule_forms.canonical_rules`), if they have a text in it
+        and, when ``few``, all are plain prefixes or few have wildcards;
+        else ``False``."""
+        canonical = canonical_rules(rules)
         if canonical is None:
             return False
         rules, joined = canonical
-        plain = _plain_form(joined)
-        if few and not plain and not _few_wildcards(joined, joined.count(b"*")):
+        plain = plain_form(joined)
+        if few and not plain and not few_wildcards(joined, joined.count(b"*"), _SCAN_WILDCARDS):
             return False
         self._scan_of(joined, rules, list(zip(*rules, strict=False)), plain=plain)
         return True
@@ -479,7 +371,7 @@ class AgentMatcher:
         elif len(texts) <= _FEW_RULES:
             self._wild = bytes([i for i, value in enumerate(texts) if "*" in value or "$" in value])
         else:
-            self._wild = bytes(_wild_indexes(joined))
+            self._wild = bytes(wild_indexes(joined, _SCAN_RULES))
         self._scan_budget = _SCAN_CHECKS * len(texts)
         self._globs_index = None
         self.rule_count = len(texts)
@@ -732,39 +624,6 @@ def _allowing_all() -> AgentMatcher:
     matcher = AgentMatcher.__new__(AgentMatcher)
     matcher._compile(())
     return matcher
-
-
-def _few_wildcards(joined: bytes, stars: int) -> bool:
-    """Whether at most _SCAN_WILDCARDS of the values in ``joined``, which
-    hold ``stars`` stars, have a ``*`` or a ``$``."""
-    if stars + joined.count(b"$") <= _SCAN_WILDCARDS:
-        return True
-    return len(_wild_indexes(joined, _SCAN_WILDCARDS + 1)) <= _SCAN_WILDCARDS
-
-
-def _wild_indexes(joined: bytes, limit: int = _SCAN_RULES) -> tuple[int, ...]:
-    """The indexes of the lines of ``joined`` that have a ``*`` or a ``$``
-    (the first ``limit`` of them), found in C: ``bytes.find`` for the next of
-    each, the line ends counted between two finds, the finds going on from
-    the next line."""
-    indexes: list[int] = []
-    index = previous = 0
-    star, dollar = joined.find(b"*"), joined.find(b"$")
-    while star >= 0 or dollar >= 0:
-        start = star if dollar < 0 or 0 <= star < dollar else dollar
-        index += joined.count(b"\n", previous, start)
-        indexes.append(index)
-        if len(indexes) == limit:
-            break
-        previous = start
-        end = joined.find(b"\n", start)
-        if end < 0:
-            break
-        if star < end:
-            star = joined.find(b"*", end)
-        if dollar < end:
-            dollar = joined.find(b"$", end)
-    return tuple(indexes)
 
 
 def _allows(key: _Key) -> int:
