@@ -862,6 +862,44 @@ def test_2_2_2_few_rules_not_in_canonical_form_are_written_in_it_and_scanned_as_
         assert scanned.decide(path) == compiled.decide(path), (rules, path)
 
 
+@given(value=_RAW_VALUE)
+@settings(max_examples=1000, deadline=None)
+def test_2_2_2_a_rule_written_in_canonical_form_compiles_as_the_rule_as_written(
+    value: str,
+) -> None:
+    """RFC 9309 2.2.2: the text :func:`canonical_text` writes for a rule's
+    pattern compiles to the same prefix, pieces, anchor and specificity as
+    the pattern itself, its length is that specificity, and writing it
+    again changes nothing (so a scan compiled from its texts decides as
+    the rules as written)."""
+    from scrapy_rfc9309.parser._rule_forms import rule_pattern
+    from scrapy_rfc9309.parser._wildcards import canonical_text, compile_pattern
+
+    pattern = rule_pattern(value.encode())
+    text = canonical_text(pattern)
+    if text is None:  # a %2A, or a final %24: no text says it
+        assert "%2a" in value.lower() or value.lower().rstrip("$").endswith("%24")
+        return
+    assert compile_pattern(text) == compile_pattern(pattern)
+    assert len(text) == compile_pattern(pattern)[3]
+    assert canonical_text(text) == text
+
+
+def test_2_2_2_a_lone_star_written_in_canonical_form_is_not_read_as_a_plain_prefix() -> None:
+    """A group written in canonical form is scanned as plain prefixes only
+    when every rule starts with ``/``: a ``*`` rule would leave an empty
+    prefix that every path starts with, so every check would try every rule."""
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+
+    rules = [(False, b"*", 2), (False, b"private/", 3), (True, b"/a%7e", 4)]
+    scanned = AgentMatcher(list(rules))
+    assert scanned._texts is not None and scanned._globs
+    assert "" not in scanned._any
+    compiled = AgentMatcher(iter(rules))
+    for path in ["/private/x", "/a~", "/", "/x"]:
+        assert scanned.decide(path) == compiled.decide(path), path
+
+
 # Plain rules under "/p", which no path of _PATH starts with.
 _PLAIN_UNDER_P = st.text(alphabet="/xy", max_size=5).map(lambda s: "/p" + s)
 

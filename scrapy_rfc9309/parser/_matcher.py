@@ -70,6 +70,7 @@ from ._rule_forms import (
     canonical_rules,
     dollars_end,
     few_wildcards,
+    names_a_host,
     plain_form,
     rule_pattern,
     wild_indexes,
@@ -188,8 +189,8 @@ class _Tables:
                 lazy_append(new_tuple(Lazy, (key, raw)))  # Lazy(key, raw), built in C
                 continue
             value = rule_pattern(raw)
-            if value == "/" and raw[0] != 47:
-                continue  # a URL naming a host (see rule_pattern)
+            if names_a_host(raw, value):
+                continue
             self.count += 1
             prefix, pieces, anchored, specificity = compile_pattern(value)
             key = pack(specificity, allow, line)

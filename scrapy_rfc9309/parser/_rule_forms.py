@@ -25,6 +25,7 @@ __all__ = [
     "dollars_end",
     "few_wildcards",
     "is_url",
+    "names_a_host",
     "plain_form",
     "rule_pattern",
     "wild_indexes",
@@ -95,8 +96,8 @@ def canonical_rules(rules: list[Rule]) -> tuple[list[Rule], bytes] | None:
             continue  # RFC 9309 2.2.2: an empty pattern matches nothing
         allow, line = rule[0], rule[2]
         pattern = rule_pattern(raw)
-        if pattern == "/" and raw[0] != 47:
-            continue  # a URL naming a host (see rule_pattern)
+        if names_a_host(raw, pattern):
+            continue
         text = canonical_text(pattern)
         if text is None or not text.isascii():
             return None
@@ -113,8 +114,14 @@ def canonical_rules(rules: list[Rule]) -> tuple[list[Rule], bytes] | None:
 
 def plain_form(joined: bytes) -> bool:
     """Whether values in canonical form (see :func:`canonical_rules`) are
-    all plain prefixes, a final ``*`` allowed."""
-    return b"$" not in joined and (b"*" not in joined or _STAR_INSIDE.search(joined) is None)
+    all plain prefixes, each starting with ``/``, a final ``*`` allowed (as
+    :func:`all_plain` proves for values as written)."""
+    return (
+        b"$" not in joined
+        and joined[:1] != b"*"
+        and b"\n*" not in joined
+        and (b"*" not in joined or _STAR_INSIDE.search(joined) is None)
+    )
 
 
 def dollars_end(joined: bytes) -> bool:
@@ -128,6 +135,13 @@ def dollars_end(joined: bytes) -> bool:
 def is_url(value: bytes) -> bool:
     """Whether a rule's value is written as an http(s) URL."""
     return value[:8].lower().startswith((b"http://", b"https://"))
+
+
+def names_a_host(value: bytes, pattern: str) -> bool:
+    """Whether a rule's value, read as ``pattern`` (see :func:`rule_pattern`),
+    is a URL naming only a host: dropped, by the compiler and by
+    :func:`canonical_rules` alike."""
+    return pattern == "/" and value[0] != 47
 
 
 def rule_pattern(value: bytes) -> str:
