@@ -307,7 +307,7 @@ def test_2_2_2_allowed_and_denial_by_the_disallow_shortcut_agree_with_check(
     # As parsed (few rules scanned as written), and compiled.
     scanned, robots = RobotsTxt.parse(body), RobotsTxt.parse(body)
     for _ in range(10_000):
-        if robots.matcher("a")._texts is None:
+        if robots.matcher("a")._first is None:
             break
         robots.check(url="/", agent="a")  # each check spends the scan's budget
     for path in [*paths, *("/" + path for path in paths), *("/." + path for path in paths)]:
@@ -857,7 +857,7 @@ def test_2_2_2_few_rules_not_in_canonical_form_are_written_in_it_and_scanned_as_
         "%2a" in value.lower() or value.lower().rstrip("$").endswith("%24") for _, value in rules
     )
     if not unsaid:
-        assert scanned._texts is not None, rules  # the scan is tested
+        assert scanned._first is not None, rules  # the scan is tested
     for path in [canonical_path(path) for path in paths] * 2:  # past the scan's budget
         assert scanned.decide(path) == compiled.decide(path), (rules, path)
 
@@ -893,8 +893,8 @@ def test_2_2_2_a_lone_star_written_in_canonical_form_is_not_read_as_a_plain_pref
 
     rules = [(False, b"*", 2), (False, b"private/", 3), (True, b"/a%7e", 4)]
     scanned = AgentMatcher(list(rules))
-    assert scanned._texts is not None and scanned._globs
-    assert "" not in scanned._any
+    assert scanned._first is not None and scanned._first.globs
+    assert "" not in scanned._first.any
     compiled = AgentMatcher(iter(rules))
     for path in ["/private/x", "/a~", "/", "/x"]:
         assert scanned.decide(path) == compiled.decide(path), path
@@ -931,7 +931,7 @@ def test_2_2_2_many_plain_rules_with_few_wildcards_are_scanned_then_compiled_ali
     scanned = AgentMatcher(list(read))
     stepped = run_to_end(AgentMatcher.compile_steps(list(read)))
     compiled = AgentMatcher(iter(read))
-    assert scanned._texts is not None and stepped._texts is not None  # the scan is tested
+    assert scanned._first is not None and stepped._first is not None  # the scan is tested
     # The paths start with no plain rule (only the wildcards are tried);
     # paths made from the rules start with one (every rule is tried), and
     # enough of them compile the scan on the way.
@@ -949,15 +949,16 @@ def test_2_2_2_a_scan_is_compiled_once_it_has_cost_what_compiling_does() -> None
     compiled one (_SCAN_OVERHEAD, and a sixteenth of the rules for the test
     in C). So eight checks that try every rule compile it, as they always
     did, and a site whose paths start with no rule is scanned for longer."""
-    from scrapy_rfc9309.parser._matcher import _SCAN_OVERHEAD, AgentMatcher
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._scan import _SCAN_OVERHEAD
 
     def scanned_checks(rules: list[tuple[bool, bytes, int]], path: str) -> int:
         matcher = AgentMatcher(list(rules))
         checks = 0
-        while matcher._texts is not None and checks < 10_000:
+        while matcher._first is not None and checks < 10_000:
             matcher.decide(path)
             checks += 1
-        assert matcher._any == () and matcher.plain_prefixes is None  # nothing of the scan kept
+        assert matcher._first is None and matcher.plain_prefixes is None  # nothing of the scan kept
         return checks - 1  # the last check compiled
 
     few = [(False, b"/private/", 2), (False, b"/*.pdf$", 3)]
@@ -985,7 +986,7 @@ def test_2_2_2_a_small_plain_scan_lets_unmatched_paths_go_and_a_larger_one_is_co
         for _ in range(1_000):
             assert robots.allowed(url="https://example.com/page.html", agent="bot")
         matcher = robots.matcher("bot")
-        assert (matcher._texts is None) is compiled, count
+        assert (matcher._first is None) is compiled, count
         assert (matcher.plain_prefixes is None) is compiled, count
         assert not robots.allowed(url="https://example.com/d3/x", agent="bot")
 
@@ -999,8 +1000,8 @@ def test_2_2_2_many_rules_with_many_wildcards_are_compiled_at_once() -> None:
     plain = [(False, f"/p{i}/".encode(), i + 2) for i in range(60)]
     some = [(False, f"/*.e{i}$".encode(), i + 100) for i in range(17)]
     most = [(False, f"/*x{i}*y".encode(), i + 200) for i in range(70)]
-    assert AgentMatcher(plain + some)._texts is None
-    assert AgentMatcher(plain + some[:16])._texts is not None
+    assert AgentMatcher(plain + some)._first is None
+    assert AgentMatcher(plain + some[:16])._first is not None
     assert AgentMatcher(plain + most)._globs_index is not None
 
 
@@ -1023,14 +1024,15 @@ def test_2_2_3_one_rule_scanned_as_written_matches_as_compiled(
     """RFC 9309 2.2.3: a canonical rule scanned as written (its literal
     prefix, its pieces in order, a final ``$`` anchoring the last) matches
     the paths its compiled form matches, and no other."""
-    from scrapy_rfc9309.parser._matcher import _SCAN_CHECKS, AgentMatcher
+    from scrapy_rfc9309.parser._matcher import AgentMatcher
+    from scrapy_rfc9309.parser._scan import SCAN_CHECKS
 
     read = [(allow, pattern.encode(), 2)]
     scanned, compiled = AgentMatcher(list(read)), AgentMatcher(iter(read))
-    assert scanned._texts is not None  # scanned, not compiled: the scan is what is tested
+    assert scanned._first is not None  # scanned, not compiled: the scan is what is tested
     # Paths the rule matches too: its stars filled, with and without more after it.
     filled = "/" + pattern.replace("*", "ab").replace("$", "").lstrip("/")
-    for path in [*paths, filled, filled + "/b", filled[:-1]][:_SCAN_CHECKS]:
+    for path in [*paths, filled, filled + "/b", filled[:-1]][:SCAN_CHECKS]:
         assert scanned.decide(path) == compiled.decide(path), (pattern, path)
 
 

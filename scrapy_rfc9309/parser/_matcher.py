@@ -58,7 +58,6 @@ from heapq import merge
 from itertools import islice
 from typing import Any, NamedTuple
 
-from ._glob import matches_after
 from ._globs import GlobIndex
 from ._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes, prefix_index
 from ._rule_forms import (
@@ -73,13 +72,13 @@ from ._rule_forms import (
     names_a_host,
     plain_form,
     rule_pattern,
-    wild_indexes,
 )
 from ._rulekey import ALLOW_BIT as _ALLOW_BIT
 from ._rulekey import LINE_BITS as _LINE_BITS
 from ._rulekey import LINE_MAX as _LINE_MAX
 from ._rulekey import OFFSET_BITS as _LOW_BITS
 from ._rulekey import RuleKey, pack
+from ._scan import RuleScan
 from ._steps import STEP, Steps, run_to_end
 from ._wildcards import (
     GRAM,
@@ -97,25 +96,17 @@ __all__ = ["ALLOWING_ALL", "AgentMatcher", "Rule", "Verdict"]
 # Up to this many wildcard rules, a best-first scan beats probing an index.
 _SCAN_LIMIT = 16
 # Up to this many rules, all canonical, a matcher scans them as written for
-# its first checks, then compiles them (see _SCAN_CHECKS): a site checked a
-# few times never pays for an index.
+# its first checks, then compiles them (see ``_scan.SCAN_CHECKS``): a site
+# checked a few times never pays for an index.
 _FEW_RULES = 64
-_SCAN_CHECKS = 8
 # More rules than _FEW_RULES, up to this many, are scanned so too when their
 # values hold fewer "*" than half as many as rules (else, mostly wildcards,
 # they are indexed in C) and all are plain prefixes, or at most
 # _SCAN_WILDCARDS of them have a "*" or a "$". A check of a path that
 # starts with a rule's text (one ``str.startswith(tuple)``) tries every
-# rule; any other path, only those with a "*" or a "$". A scan is compiled
-# once its checks have tried _SCAN_CHECKS times its rules in all, counting
-# for each check that tried only the wildcards _SCAN_OVERHEAD more, and a
-# sixteenth of the rules for the test in C (what such a check costs over a
-# compiled one): eight checks that try every rule, as many more as cost the
-# same, so a scan never costs much more than the compiling it spares (a
-# rule tried costs about a tenth of compiling it).
+# rule; any other path, only those with a "*" or a "$" (see ``_scan``).
 _SCAN_RULES = 256
 _SCAN_WILDCARDS = 16
-_SCAN_OVERHEAD = 3
 # Up to this many plain rules, a scan's test of them all in C costs about
 # what the compiled matcher's disallow shortcut does (0.50 against 0.44 us
 # a check with 15 rules, 0.61 against 0.43 with 64): a path that starts with
@@ -213,24 +204,18 @@ class AgentMatcher:
     """The rules that apply to one product token, compiled for fast checks."""
 
     __slots__ = (
-        "_allows",
-        "_any",
         "_compiled",
         "_end_index",
         "_exact",
-        "_globs",
+        "_first",
         "_globs_index",
         "_gram_index",
-        "_lines",
         "_plain",
         "_prefix_index",
         "_prefix_lengths",
         "_scan",
-        "_scan_budget",
         "_short_index",
         "_starred",
-        "_texts",
-        "_wild",
         "heads",
         "needles",
         "plain_prefixes",
@@ -246,22 +231,11 @@ class AgentMatcher:
     _end_index: dict[str, tuple[Entry, ...]]
     _prefix_lengths: list[int]
     _compiled: dict[_Key, Wildcard]
-    #: Few rules scanned as written (``None`` once compiled), with their
-    #: ``allow`` flags and lines; keys are computed for matching rules only.
-    _texts: tuple[str, ...] | None
-    _allows: tuple[bool, ...] | None
-    _lines: tuple[int, ...]
-    #: Whether the scanned rules have wildcards (else all plain prefixes).
-    _globs: bool
-    #: The indexes (an octet each) of the scanned rules with a ``*`` or a
-    #: ``$``: the only ones a path that starts with no rule's text can match.
-    _wild: bytes
+    #: Few rules in canonical form scanned as written for the first checks
+    #: (``None``: not so, or compiled since).
+    _first: RuleScan | None
     #: Many canonical rules, mostly wildcards, indexed in C (``None``: not so).
     _globs_index: GlobIndex | None
-    _any: tuple[str, ...]
-    #: What the scan may still spend, in rules tried, before the rules are
-    #: compiled (see _SCAN_CHECKS).
-    _scan_budget: int
     #: With :attr:`deny`: the longest piece of each disallow rule that starts
     #: with a wildcard (``/*?``, ``*.pdf$``); a path must also contain none.
     needles: tuple[str, ...]
@@ -347,45 +321,14 @@ class AgentMatcher:
     def _scan_of(
         self, joined: bytes, rules: list[Rule], columns: list[tuple[Any, ...]], plain: bool
     ) -> None:
-        """Keep canonical rules as written to scan them: no key, no index.
-        ``columns``: the rules' allow flags, values and lines."""
-        text = joined.decode("ascii")
-        texts = tuple(text.split("\n")) if rules else ()
-        if "" in texts:  # empty rules match nothing (RFC 9309 2.2.2)
-            kept = [(value, rule) for value, rule in zip(texts, rules, strict=True) if value]
-            texts, rules = tuple(value for value, _ in kept), [rule for _, rule in kept]
-            text = "\n".join(texts)
-            joined = text.encode("ascii")
-            columns = list(zip(*rules, strict=False))
-        if rules:
-            # Most groups have no allow rule: then no flags are kept.
-            allows = columns[0]
-            self._allows, self._lines = (allows if True in allows else None), columns[2]
-        else:
-            self._allows, self._lines = None, ()
-        self._texts, self._globs = texts, not plain
-        # The indexes of the rules with a "*" or a "$", an octet each (at
-        # most _SCAN_RULES rules): few rules tested one by one, many found
-        # by searches in C.
-        if plain:
-            self._wild = b""
-        elif len(texts) <= _FEW_RULES:
-            self._wild = bytes([i for i, value in enumerate(texts) if "*" in value or "$" in value])
-        else:
-            self._wild = bytes(wild_indexes(joined, _SCAN_RULES))
-        self._scan_budget = _SCAN_CHECKS * len(texts)
+        """Keep canonical rules as written to scan them: no key, no index
+        (see :class:`~._scan.RuleScan`)."""
+        scan = self._first = RuleScan(joined, rules, columns, plain)
         self._globs_index = None
-        self.rule_count = len(texts)
+        self.rule_count = len(scan.texts)
         self._no_shortcut()
-        if plain and "*" in text:
-            # "/private*" matches as "/private", one octet more specific.
-            self._any = tuple(text.replace("*", "").split("\n"))
-        else:
-            # A wildcard rule's text is tested as a literal prefix: harmless,
-            # as a path that starts with it is scanned whole.
-            self._any = texts
-        if plain and len(texts) <= _PLAIN_SHORTCUT:
-            self.plain_prefixes = self._any
+        if plain and len(scan.texts) <= _PLAIN_SHORTCUT:
+            self.plain_prefixes = scan.any
 
     def _index_of(self, joined: bytes, rules: list[Rule]) -> None:
         """Many canonical rules, mostly wildcards: kept as written, indexed
@@ -396,7 +339,7 @@ class AgentMatcher:
             rules = [rule for rule in rules if rule[1]]
             text = "\n".join(filter(None, text.split("\n")))
         self._globs_index = GlobIndex(text, rules)
-        self._texts = None
+        self._first = None
         self.rule_count = len(rules)
         self._no_shortcut()
 
@@ -443,8 +386,7 @@ class AgentMatcher:
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
 
     def _set_prefixes(self, tables: _Tables) -> None:
-        # Compiled: nothing of a scan is kept.
-        self._texts, self._any, self._wild, self._allows, self._lines = None, (), b"", None, ()
+        self._first = None  # compiled: nothing of a scan is kept
         self.rule_count = tables.count
         if tables.count <= _DENY_FROM:
             self._shortcut(*_deny(tables))
@@ -493,20 +435,11 @@ class AgentMatcher:
         ``None`` if no rule matches; else the compiled rule: see
         :func:`key_allows` and :func:`key_line`.
         """
-        texts = self._texts
-        if texts is not None:
-            if self._scan_budget > 0:
-                if path.startswith(self._any):  # one test in C: a rule may match
-                    self._scan_budget -= len(texts)
-                    if self._globs:
-                        return self._scan_globs(path, range(len(texts)))
-                    return self._scan_plain(path)
-                # The path starts with no rule's text: only those with a "*"
-                # or a "$" can match.
-                wild = self._wild
-                self._scan_budget -= len(wild) + len(texts) // 16 + _SCAN_OVERHEAD
-                return self._scan_globs(path, wild) if wild else None
-            self._compile(self._scanned_rules())
+        first = self._first
+        if first is not None:
+            if first.budget > 0:
+                return first.decide(path)
+            self._compile(first.rules())
         if self._globs_index is not None:
             if self._globs_index.checks < _INDEXED_CHECKS:
                 return self._globs_index.decide(path)
@@ -539,48 +472,6 @@ class AgentMatcher:
             if needle in path and wildcard_matches(prefix, pieces, anchored, path):
                 return key
         return best
-
-    def _scan_plain(self, path: str) -> _Key | None:
-        """The longest plain prefix rule of ``path``, by a scan."""
-        texts = self._texts
-        assert texts is not None
-        best = -1
-        for index, prefix in enumerate(self._any):
-            if path.startswith(prefix):
-                best = max(best, self._key(index, len(texts[index])))
-        return None if best < 0 else best
-
-    def _scan_globs(self, path: str, indexes: Iterable[int]) -> _Key | None:
-        """The most specific rule of ``path`` among the scanned rules at
-        ``indexes`` (canonical, with wildcards), by a scan."""
-        texts = self._texts
-        assert texts is not None
-        best = -1
-        for index in indexes:
-            text = texts[index]
-            star = text.find("*")
-            if star < 0:  # a prefix, or a whole path when it ends with "$"
-                if not (path == text[:-1] if text[-1] == "$" else path.startswith(text)):
-                    continue
-            elif not path.startswith(text[:star]) or not matches_after(text, star, path):
-                continue
-            key = self._key(index, len(text))
-            if key > best:
-                best = key
-        return None if best < 0 else best
-
-    def _key(self, index: int, specificity: int) -> _Key:
-        """The key of scanned rule ``index`` (see ``_rulekey``)."""
-        allows = self._allows
-        allow, line = (allows is not None and allows[index]), self._lines[index]
-        return ((specificity << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _LOW_BITS
-
-    def _scanned_rules(self) -> list[Rule]:
-        """The rules of a scanning matcher as read, to compile them."""
-        texts = self._texts
-        assert texts is not None
-        allows = self._allows or (False,) * len(texts)
-        return list(zip(allows, map(str.encode, texts), self._lines, strict=True))  # in C
 
     def _candidates(self, path: str) -> Iterable[Entry]:
         """The indexed wildcard rules that could match ``path``, best first.
