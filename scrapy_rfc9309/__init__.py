@@ -24,12 +24,15 @@ if TYPE_CHECKING:
         robots_sitemaps,
     )
     from .components._pacing_middleware import ClusterDelayMiddleware
-    from .components._redis_queue import RobotsTxtRedisQueue
+    from .components._redis_queue import RobotsTxtRedisQueue as RobotsTxtRedisQueue
 
     robots_parsed: Any
 
 __version__ = "0.1.0"
 
+# ``RobotsTxtRedisQueue`` is public too, named as ``scrapy_rfc9309.RobotsTxtRedisQueue``
+# (a setting's value, or an import by name), but not in ``__all__``: it needs
+# scrapy-redis, and ``from scrapy_rfc9309 import *`` must work without it.
 __all__ = [
     "Addon",
     "ClusterDelayMiddleware",
@@ -41,7 +44,6 @@ __all__ = [
     "RobotsTxtExtension",
     "RobotsTxtMiddleware",
     "RobotsTxtPriorityQueue",
-    "RobotsTxtRedisQueue",
     "Usage",
     "Verdict",
     "robots_parsed",

@@ -37,11 +37,47 @@ PAGE = text("<html>page</html>", content_type=b"text/html")
         ("ROBOTSTXT_AUTH_DISALLOW", "maybe"),
         ("ROBOTSTXT_CRAWL_DELAY", "maybe"),
         ("ROBOTSTXT_CACHE_MIN_TTL", -1),
+        # no product name in it, or not a string (DESIGN: stops the crawl)
+        ("ROBOTSTXT_USER_AGENT", "   "),
+        ("ROBOTSTXT_USER_AGENT", 42),
+        # a whole number is not cut: 2.5 sites is no size
+        ("ROBOTSTXT_CACHE_MAX_SITES", 2.5),
+        ("ROBOTSTXT_MAX_SIZE", 600_000.5),
+        ("ROBOTSTXT_MAX_SIZE", True),
+        ("ROBOTSTXT_CACHE_MAX_SITES", -5),
     ],
 )
 def test_invalid_settings_name_the_setting(name: str, value: Any) -> None:
-    with pytest.raises(SettingError, match=name):
+    with pytest.raises(SettingError, match=name) as error:
         RobotsTxtSettings.from_settings(Settings({name: value}))
+    assert repr(value) in str(error.value)  # the value is named too
+
+
+@pytest.mark.parametrize("value", ["some", -2, 0, 2.5, True])
+def test_the_store_s_settings_are_checked_without_a_store(value: Any) -> None:
+    """A bad ROBOTSTXT_STORE_ARCHIVE stops the crawl whether or not a store
+    is named, not only once ``ROBOTSTXT_STORE_URI`` is added."""
+    from scrapy_rfc9309.components._settings import StoreSettings
+
+    with pytest.raises(SettingError, match="ROBOTSTXT_STORE_ARCHIVE"):
+        StoreSettings.from_settings(Settings({"ROBOTSTXT_STORE_ARCHIVE": value}))
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "read"),
+    [
+        ("ROBOTSTXT_MAX_SIZE", "600000", 600_000),
+        ("ROBOTSTXT_MAX_SIZE", 600_000.0, 600_000),
+        ("ROBOTSTXT_USER_AGENT", "", None),
+        ("ROBOTSTXT_USER_AGENT", None, None),
+    ],
+)
+def test_valid_settings_in_their_other_spellings(name: str, value: Any, read: Any) -> None:
+    """A whole number written as a string or a float is that number; an
+    empty ROBOTSTXT_USER_AGENT is unset, as Scrapy's own middleware reads it."""
+    settings = RobotsTxtSettings.from_settings(Settings({name: value}))
+    attribute = "max_size" if name == "ROBOTSTXT_MAX_SIZE" else "user_agent_token"
+    assert getattr(settings, attribute) == read
 
 
 @deferred_f_from_coro_f

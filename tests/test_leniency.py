@@ -147,6 +147,17 @@ def test_lenient_reading(body: bytes, url: str, allowed: bool, warning_line: int
     assert warning_line in [line for line, _ in robots.warnings]
 
 
+def test_lenient_nul_each_line_that_held_one_is_named() -> None:
+    """LENIENT(nul): a NUL is read as if it were not there, and each line
+    that held one gets its own warning (a rule read so is named where it
+    is), not only the first."""
+    robots = RobotsTxt.parse(b"User-agent: *\x00\nDisallow: /private/\nDis\x00allow: /a\x00\n")
+    assert robots.warnings == ((1, "NUL bytes ignored"), (3, "NUL bytes ignored"))
+    assert not robots.allowed(url="/a", agent="ExampleBot")
+    many = RobotsTxt.parse(b"Disallow: /\x00\n" * 40_000)  # bounded: a step a line, then full
+    assert many.warnings[-1] == (1_000, "more warnings not shown")
+
+
 @pytest.mark.parametrize(("path", "resolved"), DOT_SEGMENT_FORMS)
 def test_lenient_dot_segments_resolved_path(path: str, resolved: str) -> None:
     from scrapy_rfc9309.parser._dots import needs_resolving, resolved_path

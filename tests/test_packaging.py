@@ -60,3 +60,22 @@ def test_robots_parsed_is_scrapys_signal_where_scrapy_has_one() -> None:
         signals, "robots_parsed", scrapy_rfc9309.robots_parsed
     )
     assert scrapy_rfc9309.robots_parsed is not None
+
+
+def test_import_star_works_without_the_optional_packages() -> None:
+    """``from scrapy_rfc9309 import *`` imports every name in ``__all__``;
+    none may need scrapy-redis or redis (optional), while the queue for
+    scrapy-redis is still found by its name where scrapy-redis is installed."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['scrapy_redis'] = None; sys.modules['redis'] = None\n"
+        "from scrapy_rfc9309 import *\n"
+        "import scrapy_rfc9309\n"
+        "assert all(name in globals() for name in scrapy_rfc9309.__all__)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    import scrapy_rfc9309
+
+    assert scrapy_rfc9309.RobotsTxtRedisQueue.__name__ == "RobotsTxtRedisQueue"

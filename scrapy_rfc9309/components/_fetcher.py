@@ -59,6 +59,7 @@ from ._file_download import (
     FileDownload,
     dotted_name,
     download_file,
+    exception_key,
     is_download_failure,
     is_not_downloadable,
     retry_after_seconds,
@@ -203,7 +204,7 @@ class RobotsTxtFetcher:
                 return self.unreachable(f"robots.txt request dropped: {error}", chain)
             if ending is Ending.NOT_DOWNLOADABLE:
                 return self.not_downloadable(error, chain)
-            self.stats.inc_value(f"robotstxt/exception_count/{dotted_name(error)}")
+            self.stats.inc_value(f"robotstxt/exception_count/{exception_key(error)}")
             if isinstance(error, DownloadTimedOut):  # "timed out after 10 s"
                 return self.unreachable(str(error), chain)
             return self.unreachable(f"{dotted_name(error)}: {error}", chain)
@@ -262,7 +263,7 @@ class RobotsTxtFetcher:
         requests go to Scrapy unchecked, which fails each with its own error;
         kept ``ROBOTSTXT_CACHE_TTL`` (the handlers do not change during a crawl)."""
         scheme = urlsplit(chain[0][0]).scheme if chain else ""
-        self.stats.inc_value(f"robotstxt/exception_count/{dotted_name(exc)}")
+        self.stats.inc_value(f"robotstxt/exception_count/{exception_key(exc)}")
         logger.warning(
             "robots.txt not checked: this crawler cannot download %s: URLs (%s: %s); "
             "requests to %s go to Scrapy unchecked, which fails them",

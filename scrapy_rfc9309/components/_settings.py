@@ -134,16 +134,20 @@ def _default_user_agent(settings: BaseSettings) -> str:
 
 
 def _number(settings: BaseSettings, name: str, default: float, *, integer: bool) -> Any:
+    """A non-negative number setting; ``integer``: a whole number (``2.5``
+    is refused, not cut to ``2``). A bool is refused: ``True`` is no size."""
     raw = settings.get(name, default)
     if raw is None:
         return default
+    kind = "a whole number" if integer else "a number"
+    if isinstance(raw, bool) or (integer and isinstance(raw, float) and not raw.is_integer()):
+        raise SettingError(f"{name} must be {kind}, got {raw!r}")
     try:
         value = int(raw) if integer else float(raw)
-    except (TypeError, ValueError):
-        kind = "an integer" if integer else "a number"
+    except (TypeError, ValueError, OverflowError):
         raise SettingError(f"{name} must be {kind}, got {raw!r}") from None
-    if isinstance(raw, bool) or not 0 <= value < float("inf"):
-        raise SettingError(f"{name} must be a non-negative number, got {raw!r}")
+    if not 0 <= value < float("inf"):
+        raise SettingError(f"{name} must be {kind} of at least 0, got {raw!r}")
     return value
 
 
@@ -371,10 +375,14 @@ class RobotsTxtSettings:
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsTxtSettings:
         token = settings.get("ROBOTSTXT_USER_AGENT")
-        if token is not None and str(token).strip():
-            token = reduce_agent_setting(token, "ROBOTSTXT_USER_AGENT")
-        else:
-            token = None
+        if token is not None and not isinstance(token, str):
+            raise SettingError(
+                "ROBOTSTXT_USER_AGENT must be a string naming a product token such as "
+                f"'ExampleBot' (RFC 9309 2.2.1), got {token!r}"
+            )
+        # Unset or empty (as Scrapy's own middleware reads it): derived from
+        # the User-Agent; any other value must name a product token.
+        token = reduce_agent_setting(token, "ROBOTSTXT_USER_AGENT") if token else None
         max_size = _number(settings, "ROBOTSTXT_MAX_SIZE", DEFAULT_MAX_SIZE, integer=True)
         if max_size >= MAX_BODY_SIZE:
             raise SettingError(f"ROBOTSTXT_MAX_SIZE must be below 2 GiB, got {max_size}")
@@ -387,7 +395,10 @@ class RobotsTxtSettings:
             settings, "ROBOTSTXT_CACHE_MAX_SITES", DEFAULT_CACHE_MAX_SITES, integer=True
         )
         if cache_max_sites < 1:
-            raise SettingError("ROBOTSTXT_CACHE_MAX_SITES must be at least 1")
+            raise SettingError(
+                "ROBOTSTXT_CACHE_MAX_SITES must be at least 1, "
+                f"got {settings.get('ROBOTSTXT_CACHE_MAX_SITES')!r}"
+            )
         if settings.get("ROBOTS_META_HTTPCACHE_POLICY"):
             # loaded only when HTTPCACHE_ENABLED: a bad name stops the crawl anyway
             wrapped_cache_policy(settings, "")
@@ -621,6 +632,9 @@ class StoreSettings:
                 f"ROBOTSTXT_STORE_URI must be a URI such as 'sqlite:///robots.db', got {raw!r}"
             )
         uri = raw.strip() if raw else None
+        # The store's other settings are checked whether or not a store is
+        # named: a bad value stops the crawl now, not once a store is added.
+        archive, prefix = store_archive(settings), _store_prefix(settings)
         if not uri:  # no store: nothing else is read, the crawl is as before
             return cls(uri=None, data_dir="", redis_url=None, lease_seconds=0.0)
         redis_url = settings.get("REDIS_URL")
@@ -632,8 +646,8 @@ class StoreSettings:
             data_dir=data_path("."),
             redis_url=str(redis_url) if redis_url else None,
             lease_seconds=timeout + STORE_LEASE_MARGIN,
-            redis_prefix=_store_prefix(settings),
-            archive=store_archive(settings),
+            redis_prefix=prefix,
+            archive=archive,
         )
 
 

@@ -38,6 +38,7 @@ from ._file_download import (
     FileDownload,
     dotted_name,
     download_file,
+    exception_key,
     shown_target,
 )
 
@@ -124,7 +125,7 @@ class TdmRepFetcher:
             logger.debug("tdmrep.json not downloadable: %s (%s)", url, error)
             self._detail(site, f"not downloadable ({dotted_name(error)}); nothing stated")
             return self.clock.monotonic() + self.settings.cache_ttl, EMPTY_TDMREP
-        self.stats.inc_value(f"robotstxt/tdmrep/exception_count/{dotted_name(error)}")
+        self.stats.inc_value(f"robotstxt/tdmrep/exception_count/{exception_key(error)}")
         if ending is Ending.TOO_LARGE:
             # Scrapy cancels a download over download_maxsize (ROBOTSTXT_MAX_SIZE):
             # the file is too large to read, which states nothing either.

@@ -157,8 +157,7 @@ def prepare(body: bytes, max_size: int, warnings: Warnings) -> tuple[bytes, bool
         body = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if b"\x00" in body:
         # LENIENT(nul): NUL is not a UTF8-char-noctl; UTF-16 files are mostly NULs.
-        lines = body.count(b"\n", 0, body.find(b"\x00")) + 1
-        warnings.add(lines, "NUL bytes ignored")
+        _warn_nul_lines(body, warnings)
         body = body.replace(b"\x00", b"")
     if not body.isascii():
         try:
@@ -166,6 +165,21 @@ def prepare(body: bytes, max_size: int, warnings: Warnings) -> tuple[bytes, bool
         except UnicodeDecodeError:
             _warn_invalid_utf8(body, warnings)
     return body, truncated
+
+
+def _warn_nul_lines(body: bytes, warnings: Warnings) -> None:
+    """One warning at each line that held NUL bytes (read as if they were
+    not there), until the warnings are full: a step per line, not per NUL."""
+    number, counted_to = 1, 0
+    at = body.find(b"\x00")
+    while at >= 0 and not warnings.full:
+        number += body.count(b"\n", counted_to, at)
+        counted_to = at
+        warnings.add(number, "NUL bytes ignored")
+        end = body.find(b"\n", at)
+        if end < 0:
+            break
+        at = body.find(b"\x00", end)
 
 
 def _from_utf16(body: bytes, warnings: Warnings) -> bytes:
