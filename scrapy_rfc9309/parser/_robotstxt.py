@@ -534,8 +534,7 @@ class RobotsTxt(Verdicts):
         return None if self._groups().pattern_count else ALLOWING_ALL
 
     def _rules(self, token: str) -> list[Rule]:
-        grouping = self._groups()
-        return grouping.rules(grouping.groups_for(token))
+        return self._groups().rules_for(token)
 
     def _compiled(self, token: str, matcher: AgentMatcher) -> AgentMatcher:
         # The groups, the rules read while parsing, the sitemaps and the
