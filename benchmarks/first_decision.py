@@ -56,7 +56,7 @@ def phases(body: bytes) -> dict[str, float]:
     """The cumulative timings of one file, turned into phases."""
     prepared = prepare(body, LIMIT, Warnings())[0]
     grouping = group_all(prepared, Warnings())
-    rules: list[Rule] = grouping.rules(grouping.groups_for(AGENT.lower()))
+    rules: list[Rule] = grouping.rules_for(AGENT.lower())
     parsed = protego_parse(body)
 
     def parse_and_matcher() -> None:
@@ -68,7 +68,7 @@ def phases(body: bytes) -> dict[str, float]:
     prepare_us = best_us(lambda: prepare(body, LIMIT, Warnings()))
     grouping_us = best_us(lambda: group_all(prepared, Warnings()))
     parse_us = best_us(lambda: RobotsTxt.parse(body))
-    rules_us = best_us(lambda: grouping.rules(grouping.groups_for(AGENT.lower())))
+    rules_us = best_us(lambda: grouping.rules_for(AGENT.lower()))
     matcher_us = best_us(lambda: AgentMatcher(rules))
     with_matcher_us = best_us(parse_and_matcher)
     first_us = best_us(first)
