@@ -734,3 +734,14 @@ async def test_a_scheme_scrapy_cannot_download_is_said_as_file_urls_are(tmp_path
         assert f"verdict:     ERROR: not an http(s) URL ({url.split(':')[0]}:)" in output
         assert "a crawl passes it to Scrapy unchecked" in output
         assert "Traceback" not in output
+
+
+@deferred_f_from_coro_f
+async def test_command_checks_the_store_settings_as_the_crawl_does(sites, tmp_path) -> None:
+    """A bad ROBOTSTXT_STORE_ARCHIVE stops the command as it stops a crawl,
+    store or no store, naming the setting; nothing is fetched."""
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")})
+    output, code = await scrapy(site.url("/a"), "-s", "ROBOTSTXT_STORE_ARCHIVE=bogus", cwd=tmp_path)
+    assert code == 2, output
+    assert "ROBOTSTXT_STORE_ARCHIVE" in output and "'bogus'" in output
+    assert site.hits == []

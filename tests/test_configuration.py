@@ -67,6 +67,7 @@ def test_the_store_s_settings_are_checked_without_a_store(value: Any) -> None:
     ("name", "value", "read"),
     [
         ("ROBOTSTXT_MAX_SIZE", "600000", 600_000),
+        ("ROBOTSTXT_MAX_SIZE", "600000.0", 600_000),  # as -s ROBOTSTXT_MAX_SIZE=600000.0 gives it
         ("ROBOTSTXT_MAX_SIZE", 600_000.0, 600_000),
         ("ROBOTSTXT_USER_AGENT", "", None),
         ("ROBOTSTXT_USER_AGENT", None, None),
@@ -301,3 +302,19 @@ def test_page_signals_are_read_only_where_the_meta_middleware_runs(
 
     settings = Settings({"SPIDER_MIDDLEWARES": spider_middlewares, "ROBOTS_META_OBEY": meta_obey})
     assert page_signals_read(settings) is expected
+
+
+@pytest.mark.parametrize("value", [2.5, "big", 100])
+def test_rfc9309_robot_parser_under_scrapy_s_middleware_reads_the_size_as_the_add_on(
+    value: Any,
+) -> None:
+    """RFC 9309 2.5: with Scrapy's own middleware and ``ROBOTSTXT_PARSER =
+    "scrapy_rfc9309.RFC9309RobotParser"``, a ROBOTSTXT_MAX_SIZE the add-on
+    refuses is refused too, naming it, not read as a 2-octet limit that
+    would allow everything."""
+    crawler = get_crawler(RecordingSpider, {"ROBOTSTXT_MAX_SIZE": value})
+    with pytest.raises(SettingError, match="ROBOTSTXT_MAX_SIZE"):
+        RFC9309RobotParser.from_crawler(crawler, b"User-agent: *\nDisallow: /\n")
+    crawler = get_crawler(RecordingSpider, {"ROBOTSTXT_MAX_SIZE": "600000"})
+    parser = RFC9309RobotParser.from_crawler(crawler, b"User-agent: *\nDisallow: /\n")
+    assert not parser.allowed("https://example.com/a", "ExampleBot")

@@ -362,3 +362,18 @@ async def test_2_3_1_4_each_unreachable_fetch_is_logged_and_the_site_counted_onc
         r.getMessage() for r in caplog.records if "robots.txt unreachable" in r.getMessage()
     ]
     assert len(warnings) == 2, warnings
+
+
+def test_our_own_download_time_bound_counts_as_scrapy_s_download_timeout() -> None:
+    """The exception stat of a download cut by the package's own bound is
+    the key Scrapy's middleware writes for a download timeout in this
+    Scrapy (``DownloadTimeoutError`` since Scrapy 2.14, Twisted's
+    ``TimeoutError`` before), so one crawl never counts timeouts under two keys."""
+    import scrapy.exceptions
+    from twisted.internet.error import TimeoutError as TwistedTimeout
+
+    from scrapy_rfc9309.components._file_download import DownloadTimedOut, exception_key
+
+    scrapy_s = getattr(scrapy.exceptions, "DownloadTimeoutError", TwistedTimeout)
+    assert exception_key(DownloadTimedOut(1.0)) == str(scrapy_s)
+    assert exception_key(ConnectionRefusedError()) == str(ConnectionRefusedError)

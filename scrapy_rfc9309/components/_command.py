@@ -66,7 +66,7 @@ from ._command_store import (
     stored_outcome,
 )
 from ._command_text import explain, print_answer
-from ._settings import RobotsTxtSettings, SettingError, reduce_agent_setting
+from ._settings import RobotsTxtSettings, SettingError, StoreSettings, reduce_agent_setting
 
 if TYPE_CHECKING:
     from scrapy.crawler import CrawlerRunnerBase
@@ -242,6 +242,7 @@ class RobotsTxtCommand(ScrapyCommand):
         assert self.settings is not None
         try:
             settings = RobotsTxtSettings.from_settings(self.settings)
+            StoreSettings.from_settings(self.settings)  # checked as the crawl checks them
         except ValueError as error:
             raise UsageError(str(error)) from None
         token = check_agent(opts.agent) if opts.agent else settings.token_for(None)

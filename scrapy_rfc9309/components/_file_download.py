@@ -212,15 +212,24 @@ def dotted_name(exc: BaseException) -> str:
 def exception_key(exc: BaseException) -> str:
     """The ``{exception class}`` of a ``.../exception_count/...`` stat, as
     Scrapy's own ``RobotsTxtMiddleware`` writes it (``<class
-    'twisted.internet.error.TimeoutError'>``), so that dashboards keyed on
+    'scrapy.exceptions.DownloadTimeoutError'>``), so that dashboards keyed on
     Scrapy's stats keep working. Our own time bound on a download
     (:class:`DownloadTimedOut`) counts as the timeout Scrapy's downloader
-    raises, Twisted's ``TimeoutError``."""
+    raises in this Scrapy (:func:`downloader_timeout`)."""
     if isinstance(exc, DownloadTimedOut):
-        from twisted.internet.error import TimeoutError as DownloaderTimeout
-
-        return str(DownloaderTimeout)
+        return str(downloader_timeout())
     return str(type(exc))
+
+
+def downloader_timeout() -> type[Exception]:
+    """The exception Scrapy's downloader raises when ``DOWNLOAD_TIMEOUT``
+    passes: ``scrapy.exceptions.DownloadTimeoutError`` (Scrapy 2.14+), else
+    Twisted's ``TimeoutError``."""
+    import scrapy.exceptions
+    from twisted.internet.error import TimeoutError as TwistedTimeout
+
+    found: type[Exception] = getattr(scrapy.exceptions, "DownloadTimeoutError", TwistedTimeout)
+    return found
 
 
 class Ending(enum.Enum):

@@ -13,6 +13,7 @@ from scrapy.robotstxt import RobotParser
 from ..parser._agent import derive_product_token
 from ..parser._lines import DEFAULT_MAX_SIZE
 from ..parser._robotstxt import RobotsTxt
+from ._settings import max_size_setting
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -44,7 +45,9 @@ class RFC9309RobotParser(RobotParser):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> RFC9309RobotParser:
-        max_size = crawler.settings.getint("ROBOTSTXT_MAX_SIZE", DEFAULT_MAX_SIZE)
+        # Read and checked as the add-on reads it (2.5 or "big" stop the crawl,
+        # not a 2-octet limit that would allow everything).
+        max_size = max_size_setting(crawler.settings)
         return cls(robotstxt_body, max_size=max_size)
 
     def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:

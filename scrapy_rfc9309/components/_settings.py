@@ -24,6 +24,7 @@ __all__ = [
     "ReportSettings",
     "RobotsTxtSettings",
     "identity_warning",
+    "max_size_setting",
     "reduce_agent_setting",
 ]
 
@@ -143,7 +144,11 @@ def _number(settings: BaseSettings, name: str, default: float, *, integer: bool)
     if isinstance(raw, bool) or (integer and isinstance(raw, float) and not raw.is_integer()):
         raise SettingError(f"{name} must be {kind}, got {raw!r}")
     try:
-        value = int(raw) if integer else float(raw)
+        value = float(raw)
+        if integer:
+            if not value.is_integer():
+                raise ValueError(raw)
+            value = int(raw) if isinstance(raw, int) else int(value)
     except (TypeError, ValueError, OverflowError):
         raise SettingError(f"{name} must be {kind}, got {raw!r}") from None
     if not 0 <= value < float("inf"):
@@ -315,6 +320,23 @@ def _also_obey(settings: BaseSettings) -> tuple[str, ...]:
     return tuple(tokens)
 
 
+def max_size_setting(settings: BaseSettings) -> int:
+    """``ROBOTSTXT_MAX_SIZE``: octets of a robots.txt read (RFC 9309 2.5), a
+    whole number from :data:`MIN_MAX_SIZE` to below 2 GiB; read so by the
+    add-on and by :class:`~._robotparser.RFC9309RobotParser` alike."""
+    max_size = _number(settings, "ROBOTSTXT_MAX_SIZE", DEFAULT_MAX_SIZE, integer=True)
+    if max_size >= MAX_BODY_SIZE:
+        raise SettingError(
+            f"ROBOTSTXT_MAX_SIZE must be below 2 GiB, got {settings.get('ROBOTSTXT_MAX_SIZE')!r}"
+        )
+    if max_size < MIN_MAX_SIZE:
+        raise SettingError(
+            f"ROBOTSTXT_MAX_SIZE must be at least {MIN_MAX_SIZE} bytes (RFC 9309 2.5 asks "
+            f"for at least {RFC_MIN_SIZE}), got {settings.get('ROBOTSTXT_MAX_SIZE')!r}"
+        )
+    return int(max_size)
+
+
 @dataclass(frozen=True)
 class RobotsTxtSettings:
     """The robots.txt settings, read and validated once, at start-up."""
@@ -383,14 +405,7 @@ class RobotsTxtSettings:
         # Unset or empty (as Scrapy's own middleware reads it): derived from
         # the User-Agent; any other value must name a product token.
         token = reduce_agent_setting(token, "ROBOTSTXT_USER_AGENT") if token else None
-        max_size = _number(settings, "ROBOTSTXT_MAX_SIZE", DEFAULT_MAX_SIZE, integer=True)
-        if max_size >= MAX_BODY_SIZE:
-            raise SettingError(f"ROBOTSTXT_MAX_SIZE must be below 2 GiB, got {max_size}")
-        if max_size < MIN_MAX_SIZE:
-            raise SettingError(
-                f"ROBOTSTXT_MAX_SIZE must be at least {MIN_MAX_SIZE} bytes (RFC 9309 2.5 asks "
-                f"for at least {RFC_MIN_SIZE}), got {settings.get('ROBOTSTXT_MAX_SIZE')!r}"
-            )
+        max_size = max_size_setting(settings)
         cache_max_sites = _number(
             settings, "ROBOTSTXT_CACHE_MAX_SITES", DEFAULT_CACHE_MAX_SITES, integer=True
         )

@@ -167,15 +167,26 @@ def prepare(body: bytes, max_size: int, warnings: Warnings) -> tuple[bytes, bool
     return body, truncated
 
 
+#: Lines that held NUL bytes named one by one; past them, one warning says
+#: the rest (a UTF-16 file without a byte order mark has one on every line,
+#: which would fill the warnings and hide every other finding).
+_NUL_LINES_NAMED = 20
+
+
 def _warn_nul_lines(body: bytes, warnings: Warnings) -> None:
-    """One warning at each line that held NUL bytes (read as if they were
-    not there), until the warnings are full: a step per line, not per NUL."""
-    number, counted_to = 1, 0
+    """One warning at each of the first :data:`_NUL_LINES_NAMED` lines that
+    held NUL bytes (read as if they were not there), then one for the rest:
+    a step per line, not per NUL."""
+    number, counted_to, named = 1, 0, 0
     at = body.find(b"\x00")
     while at >= 0 and not warnings.full:
         number += body.count(b"\n", counted_to, at)
         counted_to = at
+        if named == _NUL_LINES_NAMED:
+            warnings.add(number, "NUL bytes ignored on this line and later ones")
+            return
         warnings.add(number, "NUL bytes ignored")
+        named += 1
         end = body.find(b"\n", at)
         if end < 0:
             break
