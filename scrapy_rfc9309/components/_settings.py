@@ -141,7 +141,7 @@ def _number(settings: BaseSettings, name: str, default: float, *, integer: bool)
     if raw is None:
         return default
     kind = "a whole number" if integer else "a number"
-    if isinstance(raw, bool) or (integer and isinstance(raw, float) and not raw.is_integer()):
+    if isinstance(raw, bool):
         raise SettingError(f"{name} must be {kind}, got {raw!r}")
     try:
         value = float(raw)

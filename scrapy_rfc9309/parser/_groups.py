@@ -109,10 +109,12 @@ class Grouping:
         RFC 9309 2.2.1: exact, case-insensitive match of the product token;
         else the ``*`` groups; else none (everything allowed).
         """
+        return [self.groups[index] for index in self._indexes_for(token)]
+
+    def _indexes_for(self, token: str) -> list[int]:
+        """The indexes of the groups that govern ``token`` (see :meth:`groups_for`)."""
         indexes = self.by_token.get(token) if token and token != WILDCARD_AGENT else None
-        if not indexes:
-            indexes = self.by_token.get(WILDCARD_AGENT, [])
-        return [self.groups[index] for index in indexes]
+        return indexes or self.by_token.get(WILDCARD_AGENT, [])
 
     def allows_everything(self) -> bool:
         """No rule with a pattern, no usage line and no Crawl-delay in any group."""
@@ -127,16 +129,10 @@ class Grouping:
         group's own list when one group governs it (most files; read, never
         changed: a copy costs the first decision a few percent), else a new
         list of them all."""
-        by_token = self.by_token
-        indexes = by_token.get(token) if token and token != WILDCARD_AGENT else None
-        if not indexes:
-            indexes = by_token.get(WILDCARD_AGENT)
-            if not indexes:
-                return []
-        groups = self.groups
+        indexes = self._indexes_for(token)
         if len(indexes) == 1:
-            return groups[indexes[0]].rules
-        return self.rules([groups[index] for index in indexes])
+            return self.groups[indexes[0]].rules
+        return self.rules([self.groups[index] for index in indexes])
 
     def rules(self, groups: Iterable[Group]) -> list[Rule]:
         """The rules of ``groups`` in file order of each group (a new list)."""
