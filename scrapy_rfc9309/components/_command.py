@@ -243,8 +243,9 @@ class RobotsTxtCommand(ScrapyCommand):
         try:
             settings = RobotsTxtSettings.from_settings(self.settings)
             StoreSettings.from_settings(self.settings)  # checked as the crawl checks them
-        except ValueError as error:
-            raise UsageError(str(error)) from None
+        except ValueError as error:  # the project's settings: one line, not the usage
+            print(f"error:       {error}", file=sys.stderr)
+            return EXIT_ERROR
         token = check_agent(opts.agent) if opts.agent else settings.token_for(None)
         if args and args[0] == "history" and not opts.lint:
             return run_history(self.settings, args[1:], opts)

@@ -23,7 +23,12 @@ from . import _compat
 from ._engine import page_slot_key
 from ._pacing import cluster_pacer
 from ._report import CrawlReport, report_for
-from ._settings import ReportSettings, RobotsTxtSettings, httpcache_honours_noarchive
+from ._settings import (
+    ReportSettings,
+    RobotsTxtSettings,
+    httpcache_honours_noarchive,
+    never_disabled,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -49,7 +54,8 @@ class RobotsTxtExtension:
         self._floors: dict[str, float] = {}
         self._noarchive_honoured = httpcache_honours_noarchive(crawler.settings)
         #: with a Redis store: Crawl-delay kept across the cluster's processes too
-        self._pacer = cluster_pacer(crawler) if self.settings.obey else None
+        with never_disabled("RobotsTxtExtension"):  # it reads the store's settings
+            self._pacer = cluster_pacer(crawler) if self.settings.obey else None
         if self.settings.obey and self.settings.crawl_delay:
             crawler.signals.connect(self._on_robots_parsed, signal=_compat.ROBOTS_PARSED)
             crawler.signals.connect(self._enforce, signal=signals.request_reached_downloader)

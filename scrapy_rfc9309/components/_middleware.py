@@ -20,7 +20,7 @@ from ._addon import refuse_builtin_middleware
 from ._report import allowed_verdict
 from ._service import SiteListener, SiteService, site_service
 from ._set_aside import RequestSetAside
-from ._settings import RobotsTxtSettings
+from ._settings import RobotsTxtSettings, never_disabled
 from ._site_files import drop_at_close
 from ._sitemaps import answer_from_copy
 from ._usage_gate import TdmRepSites, warn_if_purposes_ignored
@@ -50,7 +50,8 @@ class RobotsTxtMiddleware:
     """
 
     def __init__(self, crawler: Crawler) -> None:
-        service = site_service(crawler)  # the settings, read once
+        with never_disabled("RobotsTxtMiddleware"):
+            service = site_service(crawler)  # the settings, read once
         if service is None:
             warn_if_purposes_ignored(crawler, RobotsTxtSettings.from_settings(crawler.settings))
             raise NotConfigured("ROBOTSTXT_OBEY is off")

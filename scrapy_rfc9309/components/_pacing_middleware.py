@@ -33,6 +33,7 @@ from scrapy.exceptions import NotConfigured
 
 from ..sites._site import site_of
 from ._pacing import META_SENT, cluster_pacer
+from ._settings import never_disabled
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -68,7 +69,8 @@ class ClusterDelayMiddleware:
         # no site across a cluster
         if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
             raise NotConfigured
-        pacer = cluster_pacer(crawler)
+        with never_disabled("ClusterDelayMiddleware"):
+            pacer = cluster_pacer(crawler)
         if pacer is None:
             raise NotConfigured
         self.pacer = pacer

@@ -8,13 +8,18 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from os import PathLike, fspath
 from typing import TYPE_CHECKING, Any
 
+from scrapy.exceptions import NotConfigured
+
 from ..parser._agent import derive_product_token
 from ..parser._lines import DEFAULT_MAX_SIZE
 from ..parser._rulekey import MAX_BODY_SIZE
+from ..sites._store_uri import needs_data_dir
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -25,6 +30,7 @@ __all__ = [
     "RobotsTxtSettings",
     "identity_warning",
     "max_size_setting",
+    "never_disabled",
     "reduce_agent_setting",
 ]
 
@@ -68,6 +74,28 @@ DEFAULT_PAGE_DOWNLOAD_TIMEOUT = 180.0
 
 class SettingError(ValueError):
     """A scrapy-rfc9309 setting has a value it cannot work with."""
+
+
+@contextmanager
+def never_disabled(component: str) -> Iterator[None]:
+    """Start ``component`` with robots.txt obeyed: a ``NotConfigured`` raised
+    while it starts (by Scrapy's own utilities, or code they call) stops the
+    crawl as a :class:`SettingError` naming the component.
+
+    Scrapy disables a component whose ``from_crawler`` raises ``NotConfigured``
+    with one WARNING and crawls on; the add-on has already turned Scrapy's own
+    robots.txt middleware off, so robots.txt would not be obeyed at all. A
+    component that is off on purpose (``ROBOTSTXT_OBEY = False``) raises its
+    ``NotConfigured`` outside this block.
+    """
+    try:
+        yield
+    except NotConfigured as exc:
+        reason = str(exc) or "NotConfigured"
+        raise SettingError(
+            f"{component} cannot start ({reason}); the crawl is stopped rather than run "
+            "without obeying robots.txt"
+        ) from exc
 
 
 def _bool(settings: BaseSettings, name: str) -> bool:
@@ -654,16 +682,39 @@ class StoreSettings:
             return cls(uri=None, data_dir="", redis_url=None, lease_seconds=0.0)
         redis_url = settings.get("REDIS_URL")
         timeout = _number(settings, "DOWNLOAD_TIMEOUT", 180.0, integer=False)
-        from scrapy.utils.project import data_path
-
         return cls(
             uri=uri,
-            data_dir=data_path("."),
+            data_dir=_data_dir(uri),
             redis_url=str(redis_url) if redis_url else None,
             lease_seconds=timeout + STORE_LEASE_MARGIN,
             redis_prefix=prefix,
             archive=archive,
         )
+
+
+def _data_dir(uri: str) -> str:
+    """The project's ``.scrapy`` data directory, located only for a SQLite file
+    named by a relative path (``""`` for every other store).
+
+    Scrapy locates it from ``scrapy.cfg``; a project run from
+    ``SCRAPY_SETTINGS_MODULE`` alone has none, and Scrapy's ``data_path`` then
+    raises ``NotConfigured``, which would make Scrapy disable the components
+    that read this setting (robots.txt silently not obeyed): a
+    :class:`SettingError` naming the setting stops the crawl instead.
+    """
+    from scrapy.utils.project import data_path
+
+    if not needs_data_dir(uri):
+        return ""
+    try:
+        return data_path(".")
+    except (NotConfigured, OSError) as exc:
+        raise SettingError(
+            f"ROBOTSTXT_STORE_URI = {uri!r} names a SQLite file by a relative path, which "
+            f"goes in the project's data directory, but that directory cannot be located "
+            f"({exc}). Write an absolute path (sqlite:////var/lib/crawl/robots.db), or run "
+            "the crawl from a project with a scrapy.cfg"
+        ) from None
 
 
 #: ``ROBOTSTXT_STORE_PREFIX``'s default.

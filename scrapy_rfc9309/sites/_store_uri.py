@@ -12,7 +12,7 @@ import os
 
 from ._store import RobotsStore, StoreError
 
-__all__ = ["SETTING", "BadStoreURI", "open_store"]
+__all__ = ["SETTING", "BadStoreURI", "needs_data_dir", "open_store"]
 
 SETTING = "ROBOTSTXT_STORE_URI"
 
@@ -20,6 +20,17 @@ SETTING = "ROBOTSTXT_STORE_URI"
 class BadStoreURI(ValueError):
     """``ROBOTSTXT_STORE_URI`` is not a store URI this package reads; the message
     names the setting."""
+
+
+def needs_data_dir(uri: str) -> bool:
+    """Whether ``uri`` names a SQLite file by a relative path, which
+    :func:`open_store` places under the project's data directory: the only
+    store that needs it located."""
+    text = uri.strip()
+    if not text.startswith("sqlite:///"):
+        return False
+    path = text[len("sqlite:///") :]
+    return bool(path) and not os.path.isabs(path)
 
 
 def open_store(
