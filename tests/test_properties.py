@@ -1144,6 +1144,44 @@ def test_2_2_4_usage_read_again_after_a_check_is_what_a_fresh_parse_reads(
     ] == expected[0]
 
 
+_DELAY_FILE_LINES = st.sampled_from(
+    [
+        b"User-agent: *",
+        b"User-agent: ExampleBot",
+        b"User-agent: otherbot",
+        b"Disallow: /a",
+        b"Crawl-delay: 2",
+        b"Crawl-delay: 0.5",
+        b"Crawl-delay: soon",
+        b"",
+    ]
+)
+
+
+@given(
+    lines=st.lists(_DELAY_FILE_LINES, max_size=14),
+    agents=st.lists(
+        st.sampled_from(["ExampleBot", "OtherBot", "ThirdBot/2.0", "*"]), min_size=1, max_size=3
+    ),
+)
+@settings(max_examples=300, deadline=None)
+def test_2_2_4_crawl_delay_kept_by_a_cache_is_what_the_file_asks(
+    lines: list[bytes], agents: list[str]
+) -> None:
+    """RFC 9309 2.2.4 (other records): a cached copy (``CompactRobots``, made
+    after a check dropped the groups) answers each agent's Crawl-delay as the
+    whole file does: a token with groups of its own never falls back to ``*``'s."""
+    from scrapy_rfc9309.parser._compact import CompactRobots
+
+    body = b"\n".join(lines)
+    fresh = RobotsTxt.parse(body)
+    expected = [fresh.crawl_delay(agent) for agent in agents]
+    checked = RobotsTxt.parse(body)
+    checked.allowed(url="/a", agent=agents[0])
+    assert [CompactRobots(checked).crawl_delay(agent) for agent in agents] == expected
+    assert [checked.crawl_delay(agent) for agent in agents] == expected
+
+
 def test_2_2_4_usage_lines_after_a_check_are_read_without_grouping_the_body_again(
     monkeypatch,
 ) -> None:

@@ -23,6 +23,7 @@ import json
 import logging
 import sys
 from argparse import ArgumentParser, Namespace, RawDescriptionHelpFormatter
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -66,7 +67,13 @@ from ._command_store import (
     stored_outcome,
 )
 from ._command_text import explain, print_answer
-from ._settings import RobotsTxtSettings, SettingError, StoreSettings, reduce_agent_setting
+from ._settings import (
+    RobotsTxtSettings,
+    SettingError,
+    StoreSettings,
+    decision_policy,
+    reduce_agent_setting,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import CrawlerRunnerBase
@@ -256,7 +263,8 @@ class RobotsTxtCommand(ScrapyCommand):
         if opts.at is not None:
             if opts.lint or opts.file or opts.page:
                 raise UsageError("--at reads the store: it takes no --lint, --file or --page")
-            return run_at(self.settings, self._urls(args), opts, settings, token)
+            purposes = _purposes(opts.purpose) if opts.purpose else settings.purposes
+            return run_at(self.settings, self._urls(args), opts, settings, token, purposes)
         if opts.lint:
             if args:
                 raise UsageError("--lint takes no URL arguments")
@@ -266,6 +274,8 @@ class RobotsTxtCommand(ScrapyCommand):
 
             return await run_lint(opts.lint, settings, fetch, as_json=opts.json)
         purposes = _purposes(opts.purpose) if opts.purpose else settings.purposes
+        # the crawl's own policy, with the purposes asked about
+        policy = replace(decision_policy(self.settings, settings), purposes=purposes)
         urls = self._urls(args)
         if not urls:
             raise UsageError("give at least one URL (as arguments or on standard input)")
@@ -302,6 +312,7 @@ class RobotsTxtCommand(ScrapyCommand):
                     page,
                     also=settings.also_obey,
                     noai=settings.meta_noai,
+                    policy=policy,
                 )
             )
             if opts.page:

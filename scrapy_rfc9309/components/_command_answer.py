@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..parser._directives import PageDirectives
-from ..parser._matcher import Verdict
-from ..parser._robotstxt import ResolvedVerdict, RobotsTxt
+from ..parser._robotstxt import RobotsTxt
 from ..parser._tdmrep import TDMREP_PATH, TdmRep
 from ..parser._usage import Preference
 from ..parser._usage_decision import UsageSources, decide_usage, site_sources
 from ..sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
+from ..sites._request_decision import DecisionPolicy, TokenVerdict, decide_request
 from ..sites._site import site_of
 
 __all__ = [
@@ -96,24 +96,32 @@ def explain_url(
     page: PageResult | None = None,
     also: tuple[str, ...] = (),
     noai: bool = False,
+    policy: DecisionPolicy | None = None,
 ) -> dict[str, Any]:
     """One URL's answer as data (the ``--json`` object); ``error`` when no outcome.
 
-    ``also`` (``ROBOTSTXT_ALSO_OBEY``): further tokens that must allow the URL
-    too, as a crawl obeys them (``also_obey`` has each one's verdict; when one
-    refuses, ``verdict``, ``rule`` and ``line`` are its own, ``decided_by`` names
-    it). ``noai`` (``ROBOTS_META_NOAI``): the page's ``noai`` / ``noimageai``
-    directives refuse ``train-ai``.
+    The verdict is the crawl's own: :func:`~..sites._request_decision.decide_request`
+    with the project's :class:`DecisionPolicy` (``policy``; else one of ``also``
+    and ``purposes``). ``also`` (``ROBOTSTXT_ALSO_OBEY``): further tokens that
+    must allow the URL too (``also_obey`` has each one's verdict; when one
+    refuses, ``verdict``, ``rule`` and ``line`` are its own, ``decided_by``
+    names it). ``noai`` (``ROBOTS_META_NOAI``): the page's ``noai`` /
+    ``noimageai`` directives refuse ``train-ai``. ``cause`` is the crawl's:
+    ``allowed``, or the ``robotstxt/forbidden/{cause}`` of its drop.
 
     With ``purposes``, a URL that robots.txt allows is checked against its usage
     preferences (robots.txt lines, ``tdmrep`` when given, and the signals of
     ``page`` when it was read), as the crawl checks it: ``refused`` names the
     preference that refuses one, else ``None``.
     """
+    if policy is None:
+        policy = DecisionPolicy(also_obey=also, purposes=purposes)
+    purposes = policy.purposes
     answer: dict[str, Any] = {
         "url": url,
         "agent": token,
         "verdict": "error",
+        "cause": None,
         "rule": None,
         "line": None,
         "matched_as": None,
@@ -135,10 +143,19 @@ def explain_url(
     answer["outcome"] = outcome.kind.value
     answer["detail"] = outcome.detail
     answer["lifetime"] = outcome.lifetime or None
+    site = (site_of(url) if "://" in url else None) or ""
+    rules = tdmrep[0] if tdmrep is not None else None
+    try:
+        decision = decide_request(outcome, url, site, token, policy, rules)
+    except ValueError as problem:  # not a URL the matcher reads
+        answer["detail"] = str(problem)
+        return answer
+    answer["cause"] = decision.cause
     if outcome.kind in DISALLOW_ALL:
         answer["verdict"] = "disallowed"
         return answer
-    if outcome.kind is Kind.NOT_DOWNLOADABLE:  # as a crawl: passed to Scrapy unchecked
+    if decision.cause == "not_checked":  # as a crawl: passed to Scrapy unchecked
+        answer["cause"] = None
         answer["detail"] = not_downloadable_reason(url, outcome.detail)
         return answer
     robots = outcome.robots
@@ -147,21 +164,20 @@ def explain_url(
         _check_purposes(answer, UsageSources(), url, purposes, tdmrep, page, noai=noai)
         return answer
     assert isinstance(robots, RobotsTxt)  # fresh from the fetcher or a file, not compacted
-    try:
-        verdict = robots.check(url=url, agent=token)
-    except ValueError as error:
-        answer["detail"] = str(error)
-        return answer
+    own, *others = decision.verdicts()
+    deciding = own
     if also:
-        verdict = _also_obey(answer, robots, url, verdict, also)
-    answer["verdict"] = "allowed" if verdict.allowed else "disallowed"
-    answer["rule"] = verdict.rule
-    answer["line"] = verdict.line
-    if isinstance(verdict, ResolvedVerdict):  # LENIENT(dot-segments), as the crawl says
-        answer["matched_as"] = verdict.matched_as
+        answer["also_obey"] = [_token_answer(robots, verdict) for verdict in others]
+        if decision.agent is not None:
+            deciding = next(v for v in others if v.agent == decision.agent)
+            answer["decided_by"] = decision.agent
+    answer["verdict"] = "allowed" if decision.robots.allowed else "disallowed"
+    answer["rule"] = deciding.rule
+    answer["line"] = deciding.line
+    answer["matched_as"] = deciding.matched_as
     sources = site_sources(robots, url, token)
     answer["usage"] = sources.robots_txt.as_dict()
-    if verdict.allowed:
+    if decision.robots.allowed:
         _check_purposes(answer, sources, url, purposes, tdmrep, page, noai=noai)
     groups = agent_lines(robots, token)
     answer["group"] = [{"line": number, "text": text} for group in groups for number, text in group]
@@ -170,41 +186,29 @@ def explain_url(
         [{"line": number, "text": text} for number, text in group] for group in groups
     ]
     answer["robots_usage"] = sources.robots_txt.as_dict()
-    # the longest of the tokens obeyed, as the extension honours it
+    # the longest of the tokens obeyed, as the file asks it (the crawl caps it
+    # at ROBOTSTXT_CRAWL_DELAY_MAX: ``crawl_delay_applied``)
     delays = [delay for agent in (token, *also) if (delay := robots.crawl_delay(agent))]
     answer["crawl_delay"] = max(delays) if delays else robots.crawl_delay(token)
+    answer["crawl_delay_applied"] = decision.crawl_delay
     answer["sitemaps"] = list(robots.sitemaps)
     answer["warnings"] = [{"line": line, "message": message} for line, message in robots.warnings]
     return answer
 
 
-def _also_obey(
-    answer: dict[str, Any], robots: RobotsTxt, url: str, verdict: Verdict, also: tuple[str, ...]
-) -> Verdict:
-    """Each ``ROBOTSTXT_ALSO_OBEY`` token's verdict (``answer["also_obey"]``), each by
-    its own groups (RFC 9309 2.2.1); the verdict that decides: the crawl's own
-    token's refusal, else the first listed token's, else the own token's."""
-    deciding = verdict
-    answer["also_obey"] = []
-    for agent in also:
-        other = robots.check(url=url, agent=agent)
-        answer["also_obey"].append(
-            {
-                "agent": agent,
-                "verdict": "allowed" if other.allowed else "disallowed",
-                "rule": other.rule,
-                "line": other.line,
-                "group": [
-                    {"line": number, "text": text}
-                    for group in agent_lines(robots, agent)
-                    for number, text in group
-                ],
-            }
-        )
-        if deciding.allowed and not other.allowed:
-            deciding = other
-            answer["decided_by"] = agent
-    return deciding
+def _token_answer(robots: RobotsTxt, verdict: TokenVerdict) -> dict[str, Any]:
+    """One ``ROBOTSTXT_ALSO_OBEY`` token's verdict, with its group (RFC 9309 2.2.1)."""
+    return {
+        "agent": verdict.agent,
+        "verdict": "allowed" if verdict.allowed else "disallowed",
+        "rule": verdict.rule,
+        "line": verdict.line,
+        "group": [
+            {"line": number, "text": text}
+            for group in agent_lines(robots, verdict.agent)
+            for number, text in group
+        ],
+    }
 
 
 def _check_purposes(

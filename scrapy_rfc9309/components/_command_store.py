@@ -9,6 +9,7 @@ import json
 import logging
 import sys
 from argparse import Namespace
+from dataclasses import replace
 from typing import Any
 
 from scrapy.exceptions import UsageError
@@ -31,6 +32,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger("scrapy_rfc9309.command")
+
+#: The tdmrep.json answer of ``--at``: the store keeps robots.txt copies only.
+NOT_STORED = "not kept by the store: --at answers from robots.txt alone"
 
 
 def open_store_of(scrapy_settings: Any, opts: Namespace) -> Any:
@@ -98,15 +102,31 @@ def run_history(scrapy_settings: Any, args: list[str], opts: Namespace) -> int:
 
 
 def run_at(
-    scrapy_settings: Any, urls: list[str], opts: Namespace, settings: RobotsTxtSettings, token: str
+    scrapy_settings: Any,
+    urls: list[str],
+    opts: Namespace,
+    settings: RobotsTxtSettings,
+    token: str,
+    purposes: tuple[str, ...],
 ) -> int:
     """``URL --at TIME``: each URL's verdict from the newest copy fetched at or
-    before TIME, and whether that copy was still within its lifetime then."""
+    before TIME, and whether that copy was still within its lifetime then.
+
+    The verdict is the crawl's decision on that copy with the project's
+    policy (``ROBOTSTXT_ALSO_OBEY``, and ``purposes``: ``ROBOTSTXT_PURPOSES`` or
+    ``--purpose``):
+    what a crawl at TIME applied. The store keeps robots.txt copies only: a
+    purpose that tdmrep.json decides is answered from robots.txt alone, and the
+    answer says so."""
+    from ..parser._usage import needs_tdmrep
     from ..sites._store import StoreError
+    from ._settings import decision_policy
 
     if not urls:
         raise UsageError("give at least one URL (as arguments or on standard input)")
     when = parse_time(opts.at)
+    policy = replace(decision_policy(scrapy_settings, settings), purposes=purposes)
+    tdmrep = (None, NOT_STORED) if needs_tdmrep(policy.purposes) else None
     store = open_store_of(scrapy_settings, opts)
     answers = []
     missing = False
@@ -129,7 +149,18 @@ def run_at(
                 else:
                     record, body = found
                     outcome = stored_outcome(record, body, settings)
-            answers.append(explain_url(outcome, url, token, why))
+            answers.append(
+                explain_url(
+                    outcome,
+                    url,
+                    token,
+                    why,
+                    tdmrep=tdmrep,
+                    also=policy.also_obey,
+                    noai=settings.meta_noai,
+                    policy=policy,
+                )
+            )
             answers[-1]["fetched_at"] = None if record is None else _iso(record.fetched_at)
             answers[-1]["at"] = _iso(when)
             if record is not None:

@@ -19,6 +19,7 @@ from scrapy.exceptions import NotConfigured
 from ..parser._agent import derive_product_token
 from ..parser._lines import DEFAULT_MAX_SIZE
 from ..parser._rulekey import MAX_BODY_SIZE
+from ..sites._request_decision import DecisionPolicy
 from ..sites._store_uri import needs_data_dir
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ __all__ = [
     "DEFAULT_CACHE_MAX_SITES",
     "ReportSettings",
     "RobotsTxtSettings",
+    "decision_policy",
     "identity_warning",
     "max_size_setting",
     "never_disabled",
@@ -626,6 +628,22 @@ def _keeps_queue(settings: BaseSettings) -> bool:
     """Whether the scheduler keeps its queue for the next run: ``JOBDIR`` is
     set (Scrapy's disk queues) or ``SCHEDULER_PERSIST`` is true (scrapy-redis)."""
     return bool(settings.get("JOBDIR")) or _bool(settings, "SCHEDULER_PERSIST")
+
+
+def decision_policy(
+    settings: BaseSettings, read: RobotsTxtSettings | None = None
+) -> DecisionPolicy:
+    """What the project's settings say about deciding each request
+    (``ROBOTSTXT_ALSO_OBEY``, ``ROBOTSTXT_PURPOSES``, whether the page's own
+    signals are read, ``ROBOTSTXT_CRAWL_DELAY_MAX``): one policy for the crawl
+    and every form of ``scrapy robotstxt``. ``read``: the settings already read."""
+    read = read or RobotsTxtSettings.from_settings(settings)
+    return DecisionPolicy(
+        also_obey=read.also_obey,
+        purposes=read.purposes,
+        page_decides=page_signals_read(settings),
+        crawl_delay_max=read.crawl_delay_max,
+    )
 
 
 def purposes_warning(settings: RobotsTxtSettings) -> str | None:

@@ -34,7 +34,7 @@ class CompactRobots(Verdicts):
     parse of the body (once per token, however many agent strings name it).
     """
 
-    __slots__ = ("_by_agent", "_by_token", "_compressed", "_texts", "_tokens", "_usage")
+    __slots__ = ("_by_agent", "_by_token", "_compressed", "_delays", "_texts", "_tokens", "_usage")
 
     def __init__(self, robots: RobotsTxt) -> None:
         self._compressed = zlib.compress(robots.body, 6)
@@ -43,6 +43,17 @@ class CompactRobots(Verdicts):
         self._by_agent: dict[str, AgentMatcher] = {}
         self._texts: dict[int, str] = {}
         self._usage = robots.usage_index()
+        self._delays = robots.crawl_delays() or None
+
+    def crawl_delay(self, agent: str) -> float | None:
+        """As :meth:`RobotsTxt.crawl_delay`, from the delays kept."""
+        delays = self._delays
+        if delays is None:
+            return None
+        token = agent_token(agent)
+        if token in delays:
+            return delays[token]
+        return None if token in self._tokens else delays.get(WILDCARD_AGENT)
 
     def _body(self) -> bytes:
         return zlib.decompress(self._compressed)

@@ -160,6 +160,10 @@ class Verdicts:
     def matcher(self, agent: str) -> AgentMatcher:
         raise NotImplementedError
 
+    def crawl_delay(self, agent: str) -> float | None:
+        """The ``Crawl-delay`` that applies to ``agent``, in seconds; ``None`` if none."""
+        raise NotImplementedError
+
     def _remember(self, agent: str, matcher: AgentMatcher) -> None:
         """Remember the matcher of up to :data:`AGENT_CACHE_SIZE` agent
         strings, so a whole User-Agent value is reduced once."""
@@ -313,6 +317,7 @@ class RobotsTxt(Verdicts):
         "_allows_everything",
         "_body_",
         "_by_agent",
+        "_delays",
         "_early_warnings",
         "_grouping",
         "_line_starts",
@@ -340,6 +345,8 @@ class RobotsTxt(Verdicts):
         # kept when the groups go: a cache keeps them with the compiled rules
         self._sitemaps = grouping.sitemaps
         self._allows_everything: bool | None = None
+        #: each token's Crawl-delay, read before the groups go (see crawl_delays)
+        self._delays: dict[str, float] | None = None
         self._line_starts: array[int] | None = None
         # One dict for both: the matcher of each token compiled (kept
         # whatever their number), and of up to AGENT_CACHE_SIZE agent strings.
@@ -541,6 +548,7 @@ class RobotsTxt(Verdicts):
         # warnings served the first agent; what a later call needs is read
         # from the body again, so a parsed file keeps what deciding needs.
         self.allows_everything  # noqa: B018 (computed before the groups go)
+        self.crawl_delays()
         self._drop_groups()
         self._by_agent[token] = matcher
         return matcher
@@ -557,6 +565,23 @@ class RobotsTxt(Verdicts):
         if self._warnings is not None and len(self._warnings) > len(self._early_warnings):
             self._warnings = None
 
+    def crawl_delays(self) -> dict[str, float]:
+        """The :meth:`crawl_delay` of each product token with groups of its own
+        (and ``*``) that has one; empty when no group has a Crawl-delay (most
+        files). What a cache keeps of the file's Crawl-delay lines: a token
+        with groups of its own that is not here has none (no ``*`` fallback)."""
+        delays = self._delays
+        if delays is None:
+            grouping = self._groups()
+            delays = {}
+            if any(group.crawl_delay is not None for group in grouping.groups):
+                for token in (*grouping.by_token, WILDCARD_AGENT):
+                    delay = _longest(grouping.groups_for(token))
+                    if delay is not None:
+                        delays[token] = delay
+            self._delays = delays
+        return delays
+
     def crawl_delay(self, agent: str) -> float | None:
         """The longest valid ``Crawl-delay`` of ``agent``'s groups, in seconds.
 
@@ -567,9 +592,13 @@ class RobotsTxt(Verdicts):
         addressed to it asks (the linter says where merging changed the value).
         ``None`` when there is none.
         """
-        delays = [group.crawl_delay for group in self.groups_for(agent)]
-        return max((delay for delay in delays if delay is not None), default=None)
+        return _longest(self.groups_for(agent))
 
     def __repr__(self) -> str:
         counts = (len(self._groups().groups), len(self.sitemaps), len(self.warnings))
         return "<RobotsTxt groups={} sitemaps={} warnings={}>".format(*counts)
+
+
+def _longest(groups: list[Group]) -> float | None:
+    """The longest Crawl-delay of ``groups``; ``None`` when none has one."""
+    return max((g.crawl_delay for g in groups if g.crawl_delay is not None), default=None)

@@ -200,6 +200,12 @@ class SiteOutcome:
             sitemaps=robots.sitemaps,
         )
 
+    def crawl_delay(self, agent: str) -> float | None:
+        """The Crawl-delay the file asks of ``agent`` (whole or compacted); ``None``
+        when it asks none or there is no file."""
+        robots = self.robots
+        return None if robots is None else robots.crawl_delay(agent)
+
     def decide(self, url: str, token: str, site: str, also: tuple[str, ...] = ()) -> Decision:
         """Allowed or not, with the reason a user reads in logs and exceptions.
 
