@@ -82,6 +82,9 @@ async def test_crawl_delay_is_the_longest_among_the_tokens_obeyed(sites) -> None
         (" GPTBot , CCBot, ", ("GPTBot", "CCBot")),
         (["Google-Extended", "google-extended"], ("Google-Extended",)),
         ([], ()),
+        # reduced to its product name with a warning, as ROBOTSTXT_USER_AGENT is
+        ("GPTBot/1.0", ("GPTBot",)),
+        (["CCBot/2.0 (+https://commoncrawl.org)"], ("CCBot",)),
     ],
 )
 def test_also_obey_setting_is_read_as_a_list_of_tokens(value: Any, expected: tuple) -> None:
@@ -89,7 +92,7 @@ def test_also_obey_setting_is_read_as_a_list_of_tokens(value: Any, expected: tup
     assert RobotsTxtSettings.from_settings(crawler.settings).also_obey == expected
 
 
-@pytest.mark.parametrize("value", ["GPTBot/1.0", ["CC Bot"], "*", [3], {"GPTBot": 1}])
+@pytest.mark.parametrize("value", [["CC Bot"], "*", [3], {"GPTBot": 1}, ["/1.0"]])
 def test_2_2_1_also_obey_refuses_what_is_not_a_product_token(value: Any) -> None:
     crawler = get_crawler(settings_dict={"ROBOTSTXT_ALSO_OBEY": value})
     with pytest.raises(SettingError, match="ROBOTSTXT_ALSO_OBEY"):
@@ -135,7 +138,10 @@ async def test_page_directives_addressed_to_a_listed_token_apply(sites, tmp_path
 
 
 @deferred_f_from_coro_f
-async def test_command_names_the_listed_token_that_refuses(sites, tmp_path) -> None:
+async def test_command_names_the_listed_token_that_refuses(sites, tmp_path, monkeypatch) -> None:
+    from scrapy_rfc9309.components import _settings
+
+    monkeypatch.setattr(_settings, "_REDUCED_WARNED", set())  # warned once a process
     site = sites(routes={"/robots.txt": text(ROBOTS)})
     url = site.url("/no-gpt/a")
     args = ("--agent", "ExampleBot", "-s", "ROBOTSTXT_ALSO_OBEY=GPTBot,CCBot")
@@ -149,6 +155,9 @@ async def test_command_names_the_listed_token_that_refuses(sites, tmp_path) -> N
     assert (answer["verdict"], answer["decided_by"], answer["line"]) == ("disallowed", "GPTBot", 5)
     assert [other["agent"] for other in answer["also_obey"]] == ["GPTBot", "CCBot"]
     output, code = await scrapy(url, "-s", "ROBOTSTXT_ALSO_OBEY=GPTBot/1.0", cwd=tmp_path)
+    assert code == EXIT_DISALLOWED, output  # read as GPTBot, with a warning
+    assert "ROBOTSTXT_ALSO_OBEY 'GPTBot/1.0' is not a product token" in output
+    output, code = await scrapy(url, "-s", "ROBOTSTXT_ALSO_OBEY=CC Bot", cwd=tmp_path)
     assert code == EXIT_ERROR and "ROBOTSTXT_ALSO_OBEY" in output
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._settings import SettingError
+from ._settings import SettingError, warn_unknown_settings
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-__all__ = ["Addon", "refuse_builtin_middleware"]
+__all__ = ["Addon", "addon_enabled", "refuse_builtin_middleware"]
 
 #: Scrapy's own robots.txt middleware, which ours replaces.
 BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
@@ -63,6 +63,7 @@ class Addon:
     """
 
     def update_settings(self, settings: BaseSettings) -> None:
+        warn_unknown_settings(settings)  # a misspelt name is otherwise ignored silently
         settings.set("ROBOTSTXT_OBEY", True, "addon")
         # enabled in DOWNLOADER_MIDDLEWARES (settings.py or a spider's custom_settings,
         # read before add-ons): left on, so that the crawl stops saying both are enabled
@@ -124,8 +125,7 @@ def refuse_builtin_middleware(crawler: Crawler) -> None:
     }
     if BUILTIN_MIDDLEWARE not in names:
         return
-    addons = crawler.settings.getdict("ADDONS")
-    if any(_is_our_addon(addon) for addon in addons):
+    if addon_enabled(crawler.settings):
         # the add-on turns the built-in one off: this entry is the user's own
         raise SettingError(
             "scrapy_rfc9309.Addon replaces Scrapy's built-in robots.txt middleware, and "
@@ -142,6 +142,11 @@ def refuse_builtin_middleware(crawler: Crawler) -> None:
         'or enable the add-on, ADDONS = {"scrapy_rfc9309.Addon": 100}, and leave the '
         "built-in one out of DOWNLOADER_MIDDLEWARES"
     )
+
+
+def addon_enabled(settings: BaseSettings) -> bool:
+    """Whether ``ADDONS`` enables our add-on."""
+    return any(_is_our_addon(addon) for addon in settings.getdict("ADDONS"))
 
 
 def _is_our_addon(addon: object) -> bool:

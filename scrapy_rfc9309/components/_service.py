@@ -22,6 +22,7 @@ from twisted.internet.defer import Deferred
 from ..sites._outcome import Kind, SiteOutcome
 from ..sites._site import site_of
 from ..sites._sitetable import SiteState, SiteTable
+from ._addon import addon_enabled
 from ._clock import Clock, clock_of
 from ._deferral import Deferrals
 from ._engine import engine_is_closing, wake_engine
@@ -30,7 +31,7 @@ from ._fetcher import RobotsTxtFetcher
 from ._report import report_for
 from ._robotstxt_fetches import RobotsTxtFetches, hand_back
 from ._set_aside import SetAside
-from ._settings import RobotsTxtSettings
+from ._settings import RobotsTxtSettings, warn_unknown_settings
 from ._store_bridge import open_bridge
 from ._usage_gate import TdmRepSites, UsageGate
 
@@ -66,6 +67,8 @@ def site_service(crawler: Crawler, *, create: bool = True) -> SiteService | None
         settings = RobotsTxtSettings.from_settings(crawler.settings)
         if not settings.obey:
             return None
+        if not addon_enabled(crawler.settings):  # the add-on has checked the names
+            warn_unknown_settings(crawler.settings)
         service = SiteService(crawler, settings)
         setattr(crawler, _ATTRIBUTE, service)
     return service

@@ -34,6 +34,7 @@ __all__ = [
     "max_size_setting",
     "never_disabled",
     "reduce_agent_setting",
+    "warn_unknown_settings",
 ]
 
 logger = logging.getLogger("scrapy_rfc9309.settings")
@@ -340,6 +341,12 @@ def _also_obey(settings: BaseSettings) -> tuple[str, ...]:
     for item in items:
         if item == "" and isinstance(raw, str):
             continue  # "GPTBot,,CCBot" or a trailing comma
+        if isinstance(item, str) and "/" in item and not is_valid_token(item):
+            # "GPTBot/1.0", a User-Agent's product: reduced with a warning, as
+            # ROBOTSTXT_USER_AGENT is ("CC Bot" is no User-Agent: refused below)
+            reduced = derive_product_token(item.strip())
+            if any(char.isalnum() for char in reduced) and is_valid_token(reduced):
+                item = reduce_agent_setting(item, name="ROBOTSTXT_ALSO_OBEY")
         if not isinstance(item, str) or not is_valid_token(item):
             raise SettingError(
                 f"ROBOTSTXT_ALSO_OBEY: {item!r} is not a product token such as 'GPTBot' "
@@ -628,6 +635,72 @@ def _keeps_queue(settings: BaseSettings) -> bool:
     """Whether the scheduler keeps its queue for the next run: ``JOBDIR`` is
     set (Scrapy's disk queues) or ``SCHEDULER_PERSIST`` is true (scrapy-redis)."""
     return bool(settings.get("JOBDIR")) or _bool(settings, "SCHEDULER_PERSIST")
+
+
+#: Every setting name of this package, and Scrapy's own robots.txt settings: any
+#: other ``ROBOTSTXT_*`` / ``ROBOTS_META_*`` name is a misspelling
+#: (:func:`unknown_setting_warnings`).
+KNOWN_SETTINGS = frozenset(
+    {
+        "ROBOTSTXT_ALSO_OBEY",
+        "ROBOTSTXT_AUTH_DISALLOW",
+        "ROBOTSTXT_CACHE_MAX_SITES",
+        "ROBOTSTXT_CACHE_MIN_TTL",
+        "ROBOTSTXT_CACHE_TTL",
+        "ROBOTSTXT_CLUSTER_DELAY",
+        "ROBOTSTXT_CONCURRENT_DOWNLOADS",
+        "ROBOTSTXT_CRAWL_DELAY",
+        "ROBOTSTXT_CRAWL_DELAY_MAX",
+        "ROBOTSTXT_DOWNLOAD_TIMEOUT",
+        "ROBOTSTXT_HELD_SHARE",
+        "ROBOTSTXT_MAX_SIZE",
+        "ROBOTSTXT_OBEY",
+        "ROBOTSTXT_PARSER",
+        "ROBOTSTXT_PURPOSES",
+        "ROBOTSTXT_REPORT_FILE",
+        "ROBOTSTXT_RETRY_AFTER_MAX",
+        "ROBOTSTXT_SET_ASIDE_MAX",
+        "ROBOTSTXT_STORE_ARCHIVE",
+        "ROBOTSTXT_STORE_PREFIX",
+        "ROBOTSTXT_STORE_URI",
+        "ROBOTSTXT_SUMMARY_TOP_RULES",
+        "ROBOTSTXT_UNREACHABLE_DEFER",
+        "ROBOTSTXT_UNREACHABLE_TTL",
+        "ROBOTSTXT_USER_AGENT",
+        "ROBOTS_META_HTTPCACHE_POLICY",
+        "ROBOTS_META_NOAI",
+        "ROBOTS_META_NOINDEX",
+        "ROBOTS_META_OBEY",
+    }
+)
+#: The prefixes of the names :func:`unknown_setting_warnings` checks.
+CHECKED_PREFIXES = ("ROBOTSTXT", "ROBOTS_META", "ROBOTS_TXT")
+
+
+def unknown_setting_warnings(settings: BaseSettings) -> list[str]:
+    """A warning for each ``ROBOTSTXT_*`` / ``ROBOTS_META_*`` setting name that is
+    neither ours nor Scrapy's (a misspelling, such as ``ROBOTSTXT_CRAWLDELAY``,
+    is otherwise ignored without a word), naming the closest known one."""
+    from difflib import get_close_matches
+
+    found = []
+    for name in sorted(str(key) for key in settings):
+        upper = name.upper()
+        if not upper.startswith(CHECKED_PREFIXES) or name in KNOWN_SETTINGS:
+            continue
+        close = get_close_matches(upper, KNOWN_SETTINGS, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        found.append(
+            f"Unknown setting {name} (value {settings.get(name)!r}): scrapy-rfc9309 and "
+            f"Scrapy read no setting of that name, so it changes nothing{hint}"
+        )
+    return found
+
+
+def warn_unknown_settings(settings: BaseSettings) -> None:
+    """Log :func:`unknown_setting_warnings` at WARNING."""
+    for message in unknown_setting_warnings(settings):
+        logger.warning(message)
 
 
 def decision_policy(

@@ -1,0 +1,97 @@
+"""A user who makes a mistake in the settings hears about it in one clear line.
+
+Real crawls against a real local server: a misspelt setting name, an
+``ROBOTSTXT_ALSO_OBEY`` token written with its version.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_rfc9309.components._settings import KNOWN_SETTINGS, unknown_setting_warnings
+
+from .conftest import UNSET, crawl
+from .server import text
+
+PAGE = text("<html>page</html>", content_type=b"text/html")
+ADDON_ONLY: dict[str, Any] = {
+    "ADDONS": {"scrapy_rfc9309.Addon": 100},
+    "DOWNLOADER_MIDDLEWARES": {},
+    "ROBOTSTXT_OBEY": UNSET,
+}
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+
+@pytest.mark.parametrize("addon", [True, False], ids=["add-on", "by-hand"])
+@deferred_f_from_coro_f
+async def test_a_misspelt_setting_name_warns_naming_the_closest_known_one(
+    sites, caplog: pytest.LogCaptureFixture, addon: bool
+) -> None:
+    """``ROBOTSTXT_CRAWLDELAY = False`` used to change nothing without a word."""
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)
+    settings = {**(ADDON_ONLY if addon else {}), "ROBOTSTXT_CRAWLDELAY": False}
+    with caplog.at_level(logging.WARNING):
+        spider, _ = await crawl([site.url("/x"), site.url("/y")], settings)
+    found = [m for m in _warnings(caplog) if "ROBOTSTXT_CRAWLDELAY" in m]
+    assert len(found) == 1, _warnings(caplog)
+    assert "did you mean ROBOTSTXT_CRAWL_DELAY?" in found[0]
+    assert spider.fetched == [site.url("/y")]  # robots.txt still obeyed
+
+
+def test_known_names_and_scrapys_own_are_not_reported() -> None:
+    from scrapy.settings import Settings
+
+    settings = Settings({name: None for name in KNOWN_SETTINGS})
+    settings.set("ROBOTSTXT_OBEY", True)
+    assert unknown_setting_warnings(settings) == []
+    settings.set("ROBOTS_META_NOINDX", "keep")
+    settings.set("ROBOTSTXTOBEY", True)
+    (first, second) = unknown_setting_warnings(settings)
+    assert "ROBOTSTXTOBEY" in first and "ROBOTSTXT_OBEY?" in first
+    assert "ROBOTS_META_NOINDX" in second and "ROBOTS_META_NOINDEX?" in second
+
+
+def test_every_setting_the_package_reads_is_known() -> None:
+    """The list of known names follows the code: a name the package reads is
+    never reported as unknown."""
+    import re
+    from pathlib import Path
+
+    import scrapy_rfc9309
+
+    root = Path(scrapy_rfc9309.__file__).parent
+    read = {
+        name
+        for path in root.rglob("*.py")
+        for name in re.findall(r'"((?:ROBOTSTXT|ROBOTS_META)_[A-Z_]+)"', path.read_text())
+    }
+    assert read <= KNOWN_SETTINGS, read - KNOWN_SETTINGS
+
+
+@deferred_f_from_coro_f
+async def test_rfc9309_2_2_1_also_obey_token_with_a_version_is_reduced_with_a_warning(
+    sites, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ROBOTSTXT_ALSO_OBEY = ["GPTBot/1.0"]`` is read as ``GPTBot`` with a
+    warning, as ``ROBOTSTXT_USER_AGENT = "MyBot/1.0"`` is; it used to stop the crawl."""
+    from scrapy_rfc9309.components import _settings
+
+    monkeypatch.setattr(_settings, "_REDUCED_WARNED", set())  # once a process: not yet
+    robots = "User-agent: GPTBot\nDisallow: /ai\n"
+    site = sites(routes={"/robots.txt": text(robots)}, default=PAGE)
+    with caplog.at_level(logging.WARNING):
+        spider, stats = await crawl(
+            [site.url("/ai"), site.url("/b")], {"ROBOTSTXT_ALSO_OBEY": ["GPTBot/1.0"]}
+        )
+    assert spider.fetched == [site.url("/b")]
+    assert stats["robotstxt/forbidden/also_obey/GPTBot"] == 1
+    assert any(
+        "ROBOTSTXT_ALSO_OBEY 'GPTBot/1.0' is not a product token" in m for m in _warnings(caplog)
+    )
