@@ -7,6 +7,7 @@ Real crawls against a real local server: a misspelt setting name, an
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -95,3 +96,49 @@ async def test_rfc9309_2_2_1_also_obey_token_with_a_version_is_reduced_with_a_wa
     assert any(
         "ROBOTSTXT_ALSO_OBEY 'GPTBot/1.0' is not a product token" in m for m in _warnings(caplog)
     )
+
+
+def _project(root: Path, settings: str) -> Path:
+    """A Scrapy project in ``root``: ``scrapy.cfg`` and ``proj/settings.py``."""
+    (root / "scrapy.cfg").write_text("[settings]\ndefault = proj.settings\n")
+    (root / "proj").mkdir()
+    (root / "proj" / "__init__.py").write_text("")
+    (root / "proj" / "settings.py").write_text('BOT_NAME = "proj"\n' + settings)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected", "warned"),
+    [
+        ("ROBOTSTXT_OBEY = True\n", "scrapy_builtin", "obeys Scrapy's built-in"),
+        ("ROBOTSTXT_OBEY = False\n", "none", "does not obey robots.txt at all"),
+        ('ADDONS = {"scrapy_rfc9309.Addon": 100}\n', "scrapy_rfc9309", None),
+        (
+            'ADDONS = {"scrapy_rfc9309.Addon": 100}\nROBOTSTXT_OBEY = False\n',
+            "none",
+            "does not obey robots.txt at all",
+        ),
+    ],
+    ids=["built-in", "off", "add-on", "add-on-but-off"],
+)
+@deferred_f_from_coro_f
+async def test_command_in_a_project_says_which_middleware_its_crawl_obeys(
+    sites, tmp_path: Path, settings: str, expected: str, warned: str | None
+) -> None:
+    """A project whose settings lost the add-on line crawls under Scrapy's
+    built-in middleware: ``scrapy robotstxt`` there says its answers are not
+    what the crawl obeys (one line on standard error), and each ``--json``
+    answer names the middleware (``project_crawl``)."""
+    from .test_command import json_lines, scrapy_process
+
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)
+    project = _project(tmp_path, settings)
+    output, code = await scrapy_process(site.url("/y"), "--json", cwd=project)
+    assert code == 0, output
+    (answer,) = json_lines(output)
+    assert answer["project_crawl"] == expected, output
+    if warned is None:
+        assert "warning:" not in output
+    else:
+        (line,) = [line for line in output.splitlines() if line.startswith("warning:")]
+        assert warned in line and "scrapy_rfc9309.Addon" in line

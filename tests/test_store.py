@@ -1440,3 +1440,23 @@ def test_store_errors_are_described_printable_and_bounded() -> None:
     assert shown.endswith("caused error: OOM")
     assert shown.isprintable() and len(shown) < 250
     assert describe_error(TimeoutError()) == "TimeoutError"
+
+
+@deferred_f_from_coro_f
+async def test_rfc9309_2_3_1_4_history_of_an_unreachable_copy_says_the_same_in_text_and_json(
+    sites, tmp_path
+) -> None:
+    """An unreachable robots.txt is kept ``ROBOTSTXT_UNREACHABLE_TTL``: ``history``
+    says so in its text and in ``--json`` alike (``--json`` said ``null``)."""
+    site = sites(routes={"/robots.txt": status(503)}, default=text("page"))
+    path = tmp_path / "robots.db"
+    await crawl([site.url("/a")], store_settings(path), allow_errors=True)
+    uri = f"sqlite:///{path}"
+    output, code = await run_command("history", site.url("/"), "--store", uri, cwd=tmp_path)
+    assert code == 0, output
+    assert "kept 600 s: ROBOTSTXT_UNREACHABLE_TTL" in output
+    output, code = await run_command(
+        "history", site.url("/"), "--store", uri, "--json", cwd=tmp_path
+    )
+    (entry,) = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert (entry["outcome"], entry["lifetime"]) == ("unreachable", "ROBOTSTXT_UNREACHABLE_TTL")

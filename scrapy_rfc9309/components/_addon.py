@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scrapy.settings import SETTINGS_PRIORITIES
+
 from ._settings import SettingError, warn_unknown_settings
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-__all__ = ["Addon", "addon_enabled", "refuse_builtin_middleware"]
+__all__ = ["Addon", "addon_enabled", "crawl_obeys", "refuse_builtin_middleware"]
 
 #: Scrapy's own robots.txt middleware, which ours replaces.
 BUILTIN_MIDDLEWARE = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
@@ -142,6 +144,25 @@ def refuse_builtin_middleware(crawler: Crawler) -> None:
         'or enable the add-on, ADDONS = {"scrapy_rfc9309.Addon": 100}, and leave the '
         "built-in one out of DOWNLOADER_MIDDLEWARES"
     )
+
+
+#: :func:`crawl_obeys`' answers.
+OBEYS_OURS, OBEYS_BUILTIN, OBEYS_NONE = "scrapy_rfc9309", "scrapy_builtin", "none"
+
+
+def crawl_obeys(settings: BaseSettings) -> str:
+    """Which robots.txt middleware a crawl with these (project) settings runs:
+    :data:`OBEYS_OURS` (the add-on, or our middleware by hand),
+    :data:`OBEYS_BUILTIN` (Scrapy's own, with ``ROBOTSTXT_OBEY`` on and neither),
+    or :data:`OBEYS_NONE` (``ROBOTSTXT_OBEY`` off)."""
+    addon = addon_enabled(settings)
+    obey = settings.getbool("ROBOTSTXT_OBEY")
+    if addon and (settings.getpriority("ROBOTSTXT_OBEY") or 0) <= SETTINGS_PRIORITIES["addon"]:
+        obey = True  # the add-on's own value, below the project's
+    if not obey:
+        return OBEYS_NONE
+    ours = settings.getdict("DOWNLOADER_MIDDLEWARES").get(OUR_MIDDLEWARE) is not None
+    return OBEYS_OURS if addon or ours else OBEYS_BUILTIN
 
 
 def addon_enabled(settings: BaseSettings) -> bool:

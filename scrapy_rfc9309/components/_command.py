@@ -253,6 +253,9 @@ class RobotsTxtCommand(ScrapyCommand):
         except ValueError as error:  # the project's settings: one line, not the usage
             print(f"error:       {error}", file=sys.stderr)
             return EXIT_ERROR
+        # in a project: which middleware its crawl runs (each --json answer says it)
+        project = _warn_if_the_crawl_obeys_another(self.settings)
+        extra = {} if project is None else {"project_crawl": project}
         token = check_agent(opts.agent) if opts.agent else settings.token_for(None)
         if args and args[0] == "history" and not opts.lint:
             return run_history(self.settings, args[1:], opts)
@@ -264,7 +267,7 @@ class RobotsTxtCommand(ScrapyCommand):
             if opts.lint or opts.file or opts.page:
                 raise UsageError("--at reads the store: it takes no --lint, --file or --page")
             purposes = _purposes(opts.purpose) if opts.purpose else settings.purposes
-            return run_at(self.settings, self._urls(args), opts, settings, token, purposes)
+            return run_at(self.settings, self._urls(args), opts, settings, token, purposes, extra)
         if opts.lint:
             if args:
                 raise UsageError("--lint takes no URL arguments")
@@ -317,6 +320,7 @@ class RobotsTxtCommand(ScrapyCommand):
             )
             if opts.page:
                 answers[-1]["page"] = page_answer(page)
+            answers[-1].update(extra)
             if opts.json:
                 print(json.dumps(answers[-1], ensure_ascii=False), flush=True)
             else:
@@ -409,6 +413,32 @@ def _install_configured_reactor(settings: BaseSettings) -> None:
         return
     if settings.get("TWISTED_REACTOR"):
         install_reactor(settings["TWISTED_REACTOR"], settings.get("ASYNCIO_EVENT_LOOP"))
+
+
+def _warn_if_the_crawl_obeys_another(settings: Any) -> str | None:
+    """In a project whose crawl would not run our middleware (no add-on, Scrapy's
+    built-in one in its place, or ``ROBOTSTXT_OBEY`` off), say that these answers
+    are not what its crawl obeys: one line on standard error. Which middleware
+    its crawl runs (``crawl_obeys``); ``None`` outside a project."""
+    from scrapy.utils.project import inside_project
+
+    from ._addon import OBEYS_BUILTIN, OBEYS_OURS, crawl_obeys
+
+    if not inside_project():
+        return None
+    obeys = crawl_obeys(settings)
+    if obeys == OBEYS_OURS:
+        return obeys
+    if obeys == OBEYS_BUILTIN:
+        why = "obeys Scrapy's built-in RobotsTxtMiddleware, not these answers"
+    else:
+        why = "does not obey robots.txt at all (ROBOTSTXT_OBEY is off)"
+    print(
+        f"warning:     a crawl of this project {why}; enable the add-on in settings.py: "
+        'ADDONS = {"scrapy_rfc9309.Addon": 100}',
+        file=sys.stderr,
+    )
+    return obeys
 
 
 def _purposes(values: list[str]) -> tuple[str, ...]:

@@ -108,6 +108,7 @@ def run_at(
     settings: RobotsTxtSettings,
     token: str,
     purposes: tuple[str, ...],
+    extra: dict[str, Any] | None = None,
 ) -> int:
     """``URL --at TIME``: each URL's verdict from the newest copy fetched at or
     before TIME, and whether that copy was still within its lifetime then.
@@ -115,9 +116,9 @@ def run_at(
     The verdict is the crawl's decision on that copy with the project's
     policy (``ROBOTSTXT_ALSO_OBEY``, and ``purposes``: ``ROBOTSTXT_PURPOSES`` or
     ``--purpose``):
-    what a crawl at TIME applied. The store keeps robots.txt copies only: a
-    purpose that tdmrep.json decides is answered from robots.txt alone, and the
-    answer says so."""
+    what a crawl at TIME applied (``extra``: keys each answer adds). The store
+    keeps robots.txt copies only: a purpose that tdmrep.json decides is answered
+    from robots.txt alone, and the answer says so."""
     from ..parser._usage import needs_tdmrep
     from ..sites._store import StoreError
     from ._settings import decision_policy
@@ -166,6 +167,7 @@ def run_at(
             if record is not None:
                 answers[-1]["expires_at"] = _iso(record.expires_at)
                 answers[-1]["within_lifetime"] = bool(record.expires_at > when)
+            answers[-1].update(extra or {})
             if opts.json:
                 print(json.dumps(answers[-1], ensure_ascii=False), flush=True)
             else:
@@ -267,9 +269,22 @@ def history_entry(record: Any) -> dict[str, Any]:
         "detail": record.detail,
         "size": record.size,
         "sha256": record.sha256,
-        "lifetime": record.lifetime or None,
+        "lifetime": _lifetime_source(record),
         "expires_at": _iso(record.expires_at),
     }
+
+
+def _lifetime_source(record: Any) -> str | None:
+    """What set the record's lifetime, as ``history`` shows it in text and JSON alike:
+    its own cache directive, else ``Retry-After`` or ``ROBOTSTXT_UNREACHABLE_TTL``
+    for an unreachable site; ``None`` when nothing is recorded."""
+    if record.lifetime:
+        return str(record.lifetime)
+    if record.retry_after:
+        return "Retry-After"
+    if record.kind == Kind.UNREACHABLE.value:
+        return "ROBOTSTXT_UNREACHABLE_TTL"
+    return None
 
 
 def history_line(record: Any) -> str:
@@ -279,13 +294,7 @@ def history_line(record: Any) -> str:
     )
     digest = record.sha256[:12] if record.sha256 else "-" * 12
     seconds = max(0.0, record.expires_at - record.fetched_at)
-    lifetime = record.lifetime or (
-        "Retry-After"
-        if record.retry_after
-        else "ROBOTSTXT_UNREACHABLE_TTL"
-        if record.kind == Kind.UNREACHABLE.value
-        else "-"
-    )
+    lifetime = _lifetime_source(record) or "-"
     return (
         f"{_iso(record.fetched_at)}  {record.kind:<11} {record.size:>7} bytes  {digest}  "
         f"{chain or '-'}  ({record.detail}; kept {round(seconds):d} s: "
