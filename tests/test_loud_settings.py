@@ -142,3 +142,30 @@ async def test_command_in_a_project_says_which_middleware_its_crawl_obeys(
     else:
         (line,) = [line for line in output.splitlines() if line.startswith("warning:")]
         assert warned in line and "scrapy_rfc9309.Addon" in line
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("ROBOTSTXT_MAX_SIZE", -5),
+        ("ROBOTS_META_NOINDEX", "bogus"),
+        ("ROBOTSTXT_STORE_URI", "ftp://example.com/robots"),
+    ],
+)
+@pytest.mark.parametrize("addon", [True, False], ids=["add-on", "by-hand"])
+@deferred_f_from_coro_f
+async def test_a_bad_setting_is_one_error_line_before_the_traceback(
+    sites, caplog: pytest.LogCaptureFixture, name: str, value: Any, addon: bool
+) -> None:
+    """The message naming the setting is logged once, at ERROR, as the crawl
+    stops: not only the last line of a long traceback."""
+    from scrapy_rfc9309.components._settings import SettingError
+
+    site = sites(default=PAGE)
+    settings = {**(ADDON_ONLY if addon else {}), name: value}
+    with caplog.at_level(logging.ERROR), pytest.raises(SettingError):
+        await crawl([site.url("/")], settings, allow_errors=True)
+    ours = [r.getMessage() for r in caplog.records if r.name == "scrapy_rfc9309.settings"]
+    assert len(ours) == 1, ours
+    assert ours[0].startswith("The crawl cannot start: ") and name in ours[0]
+    assert site.hits == []

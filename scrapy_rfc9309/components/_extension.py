@@ -28,6 +28,7 @@ from ._settings import (
     RobotsTxtSettings,
     httpcache_honours_noarchive,
     never_disabled,
+    start_up_errors_logged,
 )
 
 if TYPE_CHECKING:
@@ -66,7 +67,8 @@ class RobotsTxtExtension:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtExtension:
-        return cls(crawler)
+        with start_up_errors_logged():
+            return cls(crawler)
 
     # -- Crawl-delay -------------------------------------------------------------
 

@@ -39,7 +39,7 @@ from ..parser._usage_decision import UsageSources, decide_usage
 from ..parser._usage_signals import read_usage_signals
 from ..sites._site import site_of
 from ._report import report_for
-from ._settings import RobotsTxtSettings, httpcache_honours_noarchive
+from ._settings import RobotsTxtSettings, httpcache_honours_noarchive, start_up_errors_logged
 from ._usage_gate import USAGE_META_KEY, USAGE_SOURCES_META_KEY, warn_if_purposes_ignored
 
 if TYPE_CHECKING:
@@ -115,7 +115,8 @@ class RobotsMetaMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsMetaMiddleware:
-        return cls(crawler)
+        with start_up_errors_logged():
+            return cls(crawler)
 
     # -- input: read the page's directives ---------------------------------------------
 

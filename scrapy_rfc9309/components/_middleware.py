@@ -20,7 +20,7 @@ from ._addon import refuse_builtin_middleware
 from ._report import allowed_verdict
 from ._service import SiteListener, SiteService, site_service
 from ._set_aside import RequestSetAside
-from ._settings import RobotsTxtSettings, never_disabled
+from ._settings import RobotsTxtSettings, never_disabled, start_up_errors_logged
 from ._site_files import drop_at_close
 from ._sitemaps import answer_from_copy
 from ._usage_gate import TdmRepSites, warn_if_purposes_ignored
@@ -67,7 +67,8 @@ class RobotsTxtMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RobotsTxtMiddleware:
-        return cls(crawler)
+        with start_up_errors_logged():
+            return cls(crawler)
 
     # -- per request -----------------------------------------------------------
 

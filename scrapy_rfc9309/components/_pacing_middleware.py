@@ -33,7 +33,7 @@ from scrapy.exceptions import NotConfigured
 
 from ..sites._site import site_of
 from ._pacing import META_SENT, cluster_pacer
-from ._settings import never_disabled
+from ._settings import never_disabled, start_up_errors_logged
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -83,7 +83,8 @@ class ClusterDelayMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ClusterDelayMiddleware:
-        return cls(crawler)
+        with start_up_errors_logged():
+            return cls(crawler)
 
     def _slot_wait(self, request: Request) -> float:
         """Seconds before this process's download slot of ``request`` lets it go

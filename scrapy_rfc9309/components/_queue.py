@@ -62,6 +62,7 @@ from ._engine import in_downloader, page_slot_concurrency, wake_engine
 from ._pacing import META_WAIT_SINCE, cluster_pacer
 from ._report import report_for
 from ._service import SiteService, site_service
+from ._settings import start_up_errors_logged
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -104,7 +105,10 @@ class RobotsTxtPriorityQueue:
         *,
         start_queue_cls: Any = None,
     ) -> RobotsTxtPriorityQueue:
-        return cls(crawler, downstream_queue_cls, key, startprios, start_queue_cls=start_queue_cls)
+        with start_up_errors_logged():
+            return cls(
+                crawler, downstream_queue_cls, key, startprios, start_queue_cls=start_queue_cls
+            )
 
     def __init__(
         self,

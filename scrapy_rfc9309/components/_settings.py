@@ -34,6 +34,7 @@ __all__ = [
     "max_size_setting",
     "never_disabled",
     "reduce_agent_setting",
+    "start_up_errors_logged",
     "warn_unknown_settings",
 ]
 
@@ -77,6 +78,23 @@ DEFAULT_PAGE_DOWNLOAD_TIMEOUT = 180.0
 
 class SettingError(ValueError):
     """A scrapy-rfc9309 setting has a value it cannot work with."""
+
+    #: logged already (:func:`start_up_errors_logged`): Scrapy's traceback follows
+    logged = False
+
+
+@contextmanager
+def start_up_errors_logged() -> Iterator[None]:
+    """Log a :class:`SettingError` raised while a component starts as one ERROR
+    line, before Scrapy's traceback buries it at the end of 30 lines; once, however
+    many components it passes through."""
+    try:
+        yield
+    except SettingError as error:
+        if not error.logged:
+            error.logged = True
+            logger.error("The crawl cannot start: %s", error)
+        raise
 
 
 @contextmanager
