@@ -81,8 +81,11 @@ class StoredAnswer:
     #: written with other settings)
     damaged: bool = False
 
-    def outcome(self, robots: Any, expires_at: float) -> SiteOutcome:
-        """The outcome, with the parsed body and an expiry on the caller's clock."""
+    def outcome(
+        self, robots: Any, expires_at: float, fetched_at: float | None = None
+    ) -> SiteOutcome:
+        """The outcome, with the parsed body, an expiry and the record's fetch time
+        on the caller's clock."""
         return SiteOutcome(
             self.kind,
             robots,
@@ -91,6 +94,7 @@ class StoredAnswer:
             self.chain,
             self.lifetime,
             retry_after=self.retry_after,
+            fetched_at=fetched_at,
         )
 
 
