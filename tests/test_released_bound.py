@@ -6,7 +6,10 @@ crawls against the local test server whose robots.txt changes midway."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +17,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from twisted.web import server
 
 from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
+from scrapy_rfc9309.sites._records import ReaderLimits, answer_of
+from scrapy_rfc9309.sites._site import site_of
 from scrapy_rfc9309.sites._sitetable import (
     RELEASED_GRACE_MIN,
     RFC_MAX_AGE,
@@ -21,6 +26,8 @@ from scrapy_rfc9309.sites._sitetable import (
     outlived,
     released_until,
 )
+from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
+from scrapy_rfc9309.sites._store import FetchRecord
 
 from .conftest import crawl
 from .server import MockSite, delayed, text
@@ -96,6 +103,61 @@ def test_2_4_a_copy_kept_while_unreachable_counts_from_the_unreachable_fetch() -
     kept = keep_stale_copy(stale, unreachable)
     assert kept is not None and kept.fetched_at == 5000.0
     assert released_until(kept.expires_at, kept.fetched_at) == 5000.0 + 1200.0
+
+
+def stored(site: str, fetched_at: float, lifetime: float, body: bytes) -> FetchRecord:
+    return FetchRecord(
+        site=site,
+        fetched_at=fetched_at,
+        chain=((f"{site}/robots.txt", 200),),
+        kind="parsed",
+        detail="HTTP 200",
+        lifetime="ROBOTSTXT_CACHE_TTL (no cache directive)",
+        expires_at=fetched_at + lifetime,
+        retry_after=False,
+        size=len(body),
+        sha256=hashlib.sha256(body).hexdigest(),
+        status=200,
+    )
+
+
+def test_2_4_a_stored_copy_keeps_the_age_of_its_own_fetch() -> None:
+    """Read back 23 h after its fetch (wall clock), a stored copy's fetch time on
+    the crawl's monotonic clock is 23 h ago, not the moment it was read: its
+    released requests are decided by it until 24 h after that fetch."""
+    site = "http://example.com:80"
+    wall, monotonic = 1_800_000_000.0, 500.0
+    record = stored(site, wall - 23 * HOUR, DAY, b"User-agent: *\n")
+    limits = ReaderLimits(
+        cache_ttl=DAY,
+        unreachable_ttl=600.0,
+        retry_after_max=DAY,
+        max_size=500_000,
+        auth_disallow=False,
+    )
+    outcome = answer_of(record, b"User-agent: *\n", site, limits).outcome_now(
+        None, wall=wall, monotonic=monotonic
+    )
+    assert outcome.fetched_at == pytest.approx(monotonic - 23 * HOUR)
+    assert outcome.expires_at == pytest.approx(monotonic + HOUR)
+    assert released_until(outcome.expires_at, outcome.fetched_at) == pytest.approx(monotonic + HOUR)
+
+
+def test_2_4_a_stored_copy_dated_ahead_of_now_counts_as_fetched_now() -> None:
+    """A record whose fetch time is ahead of the wall clock never widens the
+    bound: its age counts as 0."""
+    site = "http://example.com:80"
+    record = stored(site, 2_000.0, 600.0, b"User-agent: *\n")
+    limits = ReaderLimits(
+        cache_ttl=DAY,
+        unreachable_ttl=600.0,
+        retry_after_max=DAY,
+        max_size=500_000,
+        auth_disallow=False,
+    )
+    answer = answer_of(record, b"User-agent: *\n", site, limits)
+    outcome = answer.outcome_now(None, wall=1_000.0, monotonic=10.0)
+    assert outcome.fetched_at == 10.0
 
 
 def test_2_4_the_fetch_time_survives_compaction() -> None:
@@ -213,3 +275,50 @@ async def test_2_4_released_requests_past_the_bound_wait_for_the_new_robots_txt(
     assert len(spider.fetched) + len(spider.dropped) == PAGES
     # no loop: each fetch decides the requests released for 2 s at least
     assert site.count("/robots.txt") <= 4
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_stored_copy_decides_released_requests_until_24h_after_its_fetch(
+    sites: Any, tmp_path: Path
+) -> None:
+    """The default 24 h: a copy in the store fetched 24 h less 1.5 s ago (it
+    allows everything) releases a backlog paced 0.25 s apart, while the site now
+    serves ``Disallow: /``. The copy decides only until 24 h after its own fetch
+    (not one lifetime after it was read); then robots.txt is downloaded once and
+    the new copy drops the rest."""
+    site = sites(
+        routes={"/robots.txt": text("User-agent: *\nDisallow: /\n")},
+        default=text("<html>page</html>", content_type=b"text/html"),
+    )
+    key = site_of(site.origin + "/")
+    assert key is not None
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    body = b"User-agent: *\nAllow: /\n"
+    left = 1.5
+    store.save(stored(key, time.time() - (DAY - left), DAY, body), body)
+    store.close()
+    urls = [site.url(f"/p{i}") for i in range(PAGES)]
+    started = time.monotonic()
+    spider, stats = await crawl(
+        urls,
+        {
+            "SCHEDULER_PRIORITY_QUEUE": OURS,
+            "ROBOTSTXT_STORE_URI": f"sqlite:///{path}",
+            "DOWNLOAD_DELAY": DELAY,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+            "CLOSESPIDER_TIMEOUT": 15,
+            "LOG_LEVEL": "INFO",
+        },
+    )
+    assert stats["finish_reason"] == "finished"
+    assert stats["robotstxt/store/loaded"] == 1
+    # no page downloaded after the stored copy turned 24 h old (read after the
+    # crawl started), but for one decided just before (at most 1.5 delays earlier)
+    pages = [
+        when for when, path in zip(site.hit_times, site.hits, strict=True) if path != "/robots.txt"
+    ]
+    assert pages and max(pages) <= started + left + 1.5 * DELAY + 0.5
+    assert site.count("/robots.txt") == 1  # downloaded once the copy was too old
+    assert spider.dropped and all('"Disallow: /"' in r for r in spider.dropped.values())
+    assert len(spider.fetched) + len(spider.dropped) == PAGES

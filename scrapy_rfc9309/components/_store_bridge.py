@@ -255,15 +255,15 @@ class StoreBridge:
                     answer.problem,
                 )
             return None
+        remaining = answer.usable_until - self.clock.time()
         robots = None
         if answer.kind is Kind.PARSED and answer.body is not None:
             robots = await self._fetcher.parse(answer.body)
             await send_robots_parsed(self.crawler, RFC9309RobotParser.from_robots(robots), request)
-        wall, now = self.clock.time(), self.clock.monotonic()
-        remaining = answer.usable_until - wall
-        # its age counts from its own fetch, never from a time ahead of now
-        age = max(0.0, wall - record.fetched_at)
-        outcome = answer.outcome(robots, now + max(0.0, remaining), now - age)
+        # its times on the monotonic clock, its age counted from its own fetch
+        outcome = answer.outcome_now(
+            robots, wall=self.clock.time(), monotonic=self.clock.monotonic()
+        )
         if not count:
             return outcome
         self.stats.inc_value("robotstxt/store/loaded")
