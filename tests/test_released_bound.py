@@ -281,13 +281,18 @@ async def test_2_4_released_requests_past_the_bound_wait_for_the_new_robots_txt(
 async def test_2_4_a_stored_copy_decides_released_requests_until_24h_after_its_fetch(
     sites: Any, tmp_path: Path
 ) -> None:
-    """The default 24 h: a copy in the store fetched 24 h less 1.5 s ago (it
+    """The default 24 h: a copy in the store fetched 24 h less 2.5 s ago (it
     allows everything) releases a backlog paced 0.25 s apart, while the site now
     serves ``Disallow: /``. The copy decides only until 24 h after its own fetch
     (not one lifetime after it was read); then robots.txt is downloaded once and
-    the new copy drops the rest."""
+    the new copy drops the rest. (A declared purpose makes every request wait
+    for the site's tdmrep.json too, answered after 0.3 s: all of them are
+    queued by then, and released together.)"""
     site = sites(
-        routes={"/robots.txt": text("User-agent: *\nDisallow: /\n")},
+        routes={
+            "/robots.txt": text("User-agent: *\nDisallow: /\n"),
+            "/.well-known/tdmrep.json": delayed(ROBOTS_WAIT, text("not found", 404)),
+        },
         default=text("<html>page</html>", content_type=b"text/html"),
     )
     key = site_of(site.origin + "/")
@@ -295,16 +300,17 @@ async def test_2_4_a_stored_copy_decides_released_requests_until_24h_after_its_f
     path = tmp_path / "robots.db"
     store = SQLiteStore(str(path))
     body = b"User-agent: *\nAllow: /\n"
-    left = 1.5
+    left = 2.5
+    started = time.monotonic()
     store.save(stored(key, time.time() - (DAY - left), DAY, body), body)
     store.close()
     urls = [site.url(f"/p{i}") for i in range(PAGES)]
-    started = time.monotonic()
     spider, stats = await crawl(
         urls,
         {
             "SCHEDULER_PRIORITY_QUEUE": OURS,
             "ROBOTSTXT_STORE_URI": f"sqlite:///{path}",
+            "ROBOTSTXT_PURPOSES": ["train-ai"],
             "DOWNLOAD_DELAY": DELAY,
             "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
             "CLOSESPIDER_TIMEOUT": 15,
@@ -313,12 +319,13 @@ async def test_2_4_a_stored_copy_decides_released_requests_until_24h_after_its_f
     )
     assert stats["finish_reason"] == "finished"
     assert stats["robotstxt/store/loaded"] == 1
-    # no page downloaded after the stored copy turned 24 h old (read after the
-    # crawl started), but for one decided just before (at most 1.5 delays earlier)
+    # no page downloaded after the stored copy turned 24 h old (``left`` after
+    # ``started``), but one decided just before (at most 1.5 delays earlier)
     pages = [
         when for when, path in zip(site.hit_times, site.hits, strict=True) if path != "/robots.txt"
     ]
     assert pages and max(pages) <= started + left + 1.5 * DELAY + 0.5
     assert site.count("/robots.txt") == 1  # downloaded once the copy was too old
+    assert stats["robotstxt/released_outlived"] == 1
     assert spider.dropped and all('"Disallow: /"' in r for r in spider.dropped.values())
     assert len(spider.fetched) + len(spider.dropped) == PAGES
