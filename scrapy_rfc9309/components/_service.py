@@ -105,7 +105,8 @@ class SiteService:
             weakref.WeakKeyDictionary()
         )
         #: site -> the outcome (its ``expires_at``) whose released requests were
-        #: found past their bound, said once until the site is released again
+        #: found past their bound: said once per outcome, forgotten once another
+        #: outcome of the site is released
         self._outlived: dict[str, float] = {}
         #: each site's outcome and the fetch in flight; waiters are Deferreds
         self._table: SiteTable[Deferred[SiteOutcome | None]] = SiteTable(settings.cache_max_sites)
@@ -352,7 +353,11 @@ class SiteService:
 
     def release(self, site: str) -> None:
         """``site`` is settled (or no longer deferred): its requests go on."""
-        self._outlived.pop(site, None)
+        said = self._outlived.get(site)
+        if said is not None:  # forgotten once another outcome is the site's last
+            last = self._table.stale(site)
+            if last is None or last.expires_at != said:
+                del self._outlived[site]
         self.set_aside.give_back(site, mark=self.mark_released)
         for queue in self._queues:
             queue.site_released(site)
