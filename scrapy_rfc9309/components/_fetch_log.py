@@ -115,7 +115,12 @@ def log_start(settings: RobotsTxtSettings, crawler_settings: BaseSettings) -> No
 
 
 def internal_error(
-    stats: StatsCollector, crawler: Crawler, exc: Exception, url: str, expires_at: float
+    stats: StatsCollector,
+    crawler: Crawler,
+    exc: Exception,
+    url: str,
+    expires_at: float,
+    fetched_at: float | None = None,
 ) -> SiteOutcome:
     """A failure that is not the site's answer: a bug or an incompatible component.
 
@@ -131,7 +136,8 @@ def internal_error(
         exc_info=exc,
         extra={"spider": crawler.spider},
     )
-    return SiteOutcome(Kind.INTERNAL_ERROR, None, f"{dotted_name(exc)}: {exc}", expires_at)
+    detail = f"{dotted_name(exc)}: {exc}"
+    return SiteOutcome(Kind.INTERNAL_ERROR, None, detail, expires_at, fetched_at=fetched_at)
 
 
 class SiteCounts:

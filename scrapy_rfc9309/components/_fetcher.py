@@ -253,9 +253,17 @@ class RobotsTxtFetcher:
             return self.unreachable(detail, chain)
         wait = max(RETRY_AFTER_MIN, min(wait, self.settings.retry_after_max))
         self.stats.inc_value("robotstxt/retry_after")
-        expires = self.clock.monotonic() + wait
+        now = self.clock.monotonic()
         detail = f"{detail}, Retry-After {round(wait):d} s"
-        return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain), retry_after=True)
+        return SiteOutcome(
+            Kind.UNREACHABLE,
+            None,
+            detail,
+            now + wait,
+            tuple(chain),
+            retry_after=True,
+            fetched_at=now,
+        )
 
     def not_downloadable(self, exc: Exception, chain: Chain) -> SiteOutcome:
         """No download handler for the robots.txt URL's scheme: the crawler's side,
@@ -272,20 +280,31 @@ class RobotsTxtFetcher:
             exc,
             site_of(chain[0][0]) if chain else "?",
         )
-        expires = self.clock.monotonic() + self.settings.cache_ttl
+        now = self.clock.monotonic()
         detail = f"{dotted_name(exc)}: {exc}"
-        return SiteOutcome(Kind.NOT_DOWNLOADABLE, None, detail, expires, tuple(chain))
+        return SiteOutcome(
+            Kind.NOT_DOWNLOADABLE,
+            None,
+            detail,
+            now + self.settings.cache_ttl,
+            tuple(chain),
+            fetched_at=now,
+        )
 
     def unreachable(self, detail: str, chain: Chain = ()) -> SiteOutcome:
         """An unreachable outcome (disallow all), tried again after its TTL."""
-        expires = self.clock.monotonic() + self.settings.unreachable_ttl
-        return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain))
+        now = self.clock.monotonic()
+        expires = now + self.settings.unreachable_ttl
+        return SiteOutcome(Kind.UNREACHABLE, None, detail, expires, tuple(chain), fetched_at=now)
 
     def _unavailable(self, detail: str, chain: Chain) -> SiteOutcome:
         """Unavailable without an answer to cache (redirects): kept ``ROBOTSTXT_CACHE_TTL``."""
-        expires = self.clock.monotonic() + self.settings.cache_ttl
+        now = self.clock.monotonic()
+        expires = now + self.settings.cache_ttl
         lifetime = "ROBOTSTXT_CACHE_TTL"
-        return SiteOutcome(Kind.UNAVAILABLE, None, detail, expires, tuple(chain), lifetime)
+        return SiteOutcome(
+            Kind.UNAVAILABLE, None, detail, expires, tuple(chain), lifetime, fetched_at=now
+        )
 
     def _answered(
         self, kind: Kind, robots: RobotsTxt | None, response: Response, chain: Chain
@@ -302,9 +321,17 @@ class RobotsTxtFetcher:
             max_ttl=self.settings.cache_ttl,
             min_ttl=self.settings.cache_min_ttl,
         )
-        expires = self.clock.monotonic() + lifetime.seconds
+        now = self.clock.monotonic()
         detail = f"HTTP {response.status}"
-        return SiteOutcome(kind, robots, detail, expires, tuple(chain), lifetime.source)
+        return SiteOutcome(
+            kind,
+            robots,
+            detail,
+            now + lifetime.seconds,
+            tuple(chain),
+            lifetime.source,
+            fetched_at=now,
+        )
 
     async def _parsed(
         self, response: Response, request: Request | None, chain: Chain

@@ -125,12 +125,9 @@ class RobotsTxtFetches:
             self.set_aside.drop_site(site)
             return
         except Exception as exc:  # not an answer of the site: never pass it off as one
+            now = self.clock.monotonic()
             outcome = internal_error(
-                self.stats,
-                self.crawler,
-                exc,
-                url,
-                self.clock.monotonic() + self.settings.unreachable_ttl,
+                self.stats, self.crawler, exc, url, now + self.settings.unreachable_ttl, now
             )
         if (
             self._store is not None

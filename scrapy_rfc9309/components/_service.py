@@ -21,7 +21,7 @@ from twisted.internet.defer import Deferred
 
 from ..sites._outcome import Kind, SiteOutcome
 from ..sites._site import site_of
-from ..sites._sitetable import SiteState, SiteTable
+from ..sites._sitetable import SiteState, SiteTable, outlived
 from ._addon import addon_enabled
 from ._clock import Clock, clock_of
 from ._deferral import Deferrals
@@ -54,7 +54,9 @@ _ATTRIBUTE = "_robotstxt_site_service"
 #: deferral): the outcome that released it (its expiry time, as a key). The
 #: request is decided by that outcome even if it has expired by the time it
 #: is handed out, so a lifetime of 0 s means "fetch again for the next
-#: request that needs it", never a download loop.
+#: request that needs it", never a download loop; but only until
+#: :func:`~scrapy_rfc9309.sites._sitetable.released_until` (one lifetime past
+#: its expiry, never past 24 h after its fetch): then it waits for a new fetch.
 META_RELEASED = "_robotstxt_released"
 
 
@@ -105,6 +107,10 @@ class SiteService:
         self._decided: weakref.WeakKeyDictionary[Request, tuple[SiteOutcome, str, Decision]] = (
             weakref.WeakKeyDictionary()
         )
+        #: site -> the outcome (its ``expires_at``) whose released requests were
+        #: found past their bound: said once per outcome, forgotten once another
+        #: outcome of the site is released
+        self._outlived: dict[str, float] = {}
         #: each site's outcome and the fetch in flight; waiters are Deferreds
         self._table: SiteTable[Deferred[SiteOutcome | None]] = SiteTable(settings.cache_max_sites)
         #: our scheduler queues (memory and disk), told when a site is settled
@@ -259,17 +265,43 @@ class SiteService:
 
     def mark_released(self, site: str, request: Request) -> None:
         """``request`` waited for ``site``'s fetch, now settled: it is decided by
-        that outcome, even once expired (one download per need, never a loop)."""
+        that outcome, even once expired (one download per need, never a loop),
+        within :func:`~scrapy_rfc9309.sites._sitetable.released_until`."""
         outcome = self._table.stale(site)
         if outcome is not None:
             request.meta[META_RELEASED] = outcome.expires_at
 
     def _released_by(self, site: str, request: Request) -> SiteOutcome | None:
+        """The outcome that released ``request`` (:meth:`mark_released`), if it is
+        still the site's last and within its bound (RFC 9309 2.4); past the bound
+        the request waits for a new fetch, like one that was never released."""
         marker = request.meta.get(META_RELEASED)
         if marker is None:
             return None
         outcome = self._table.stale(site)
-        return outcome if outcome is not None and outcome.expires_at == marker else None
+        if outcome is None or outcome.expires_at != marker:
+            return None
+        now = self.clock.monotonic()
+        if not outlived(outcome, now):
+            return outcome
+        if self._outlived.get(site) != marker:
+            self._outlived[site] = marker
+            self._say_outlived(site, outcome, now)
+        return None
+
+    def _say_outlived(self, site: str, outcome: SiteOutcome, now: float) -> None:
+        """Once per outcome: requests its fetch released outlived it, so the
+        site's robots.txt is fetched again before they are decided."""
+        self.stats.inc_value("robotstxt/released_outlived")
+        fetched = outcome.fetched_at
+        logger.debug(
+            "robots.txt of %s fetched again: requests that waited for its last fetch "
+            "(%s) were not handed out within one lifetime past its expiry, at most "
+            "24 h after the fetch (RFC 9309 2.4); the new copy decides them",
+            site,
+            "time not known" if fetched is None else f"{now - fetched:.1f} s ago",
+            extra={"spider": self.crawler.spider},
+        )
 
     def _pending(self, site: str) -> bool:
         """Whether the site's robots.txt or tdmrep.json is still to be settled."""
@@ -324,6 +356,11 @@ class SiteService:
 
     def release(self, site: str) -> None:
         """``site`` is settled (or no longer deferred): its requests go on."""
+        said = self._outlived.get(site)
+        if said is not None:  # forgotten once another outcome is the site's last
+            last = self._table.stale(site)
+            if last is None or last.expires_at != said:
+                del self._outlived[site]
         self.set_aside.give_back(site, mark=self.mark_released)
         for queue in self._queues:
             queue.site_released(site)

@@ -260,7 +260,10 @@ class StoreBridge:
         if answer.kind is Kind.PARSED and answer.body is not None:
             robots = await self._fetcher.parse(answer.body)
             await send_robots_parsed(self.crawler, RFC9309RobotParser.from_robots(robots), request)
-        outcome = answer.outcome(robots, self.clock.monotonic() + max(0.0, remaining))
+        # its times on the monotonic clock, its age counted from its own fetch
+        outcome = answer.outcome_now(
+            robots, wall=self.clock.time(), monotonic=self.clock.monotonic()
+        )
         if not count:
             return outcome
         self.stats.inc_value("robotstxt/store/loaded")

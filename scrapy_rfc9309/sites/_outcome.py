@@ -116,6 +116,7 @@ class SiteOutcome:
         "chain",
         "detail",
         "expires_at",
+        "fetched_at",
         "kind",
         "lifetime",
         "retry_after",
@@ -133,6 +134,7 @@ class SiteOutcome:
         *,
         retry_after: bool = False,
         sitemaps: tuple[str, ...] = (),
+        fetched_at: float | None = None,
     ):
         self.kind = kind
         #: the parsed file (``PARSED`` only); ``None`` when nothing in it can forbid
@@ -140,6 +142,11 @@ class SiteOutcome:
         #: what happened, for logs: "HTTP 404", "ConnectError", "6 redirects"
         self.detail = sys.intern(detail)
         self.expires_at = expires_at
+        #: When the answer came (the same clock as ``expires_at``; a stored
+        #: record's own fetch time); ``None``: not known. With ``expires_at``
+        #: it bounds how long the outcome still decides the requests its fetch
+        #: released (:func:`~._sitetable.released_until`, RFC 9309 2.4).
+        self.fetched_at = fetched_at
         #: The robots.txt URLs requested, first to last, each with the HTTP
         #: status it answered (``None``: no response). More than one when
         #: redirected (RFC 9309 2.3.1.2).
@@ -198,6 +205,7 @@ class SiteOutcome:
             self.lifetime,
             retry_after=self.retry_after,
             sitemaps=robots.sitemaps,
+            fetched_at=self.fetched_at,
         )
 
     def crawl_delay(self, agent: str) -> float | None:

@@ -75,14 +75,19 @@ class StoredAnswer:
     retry_after: bool
     #: Unix time until which it may be used (:func:`usable_until`)
     usable_until: float
+    #: Unix time of its fetch, as the record says
+    fetched_at: float
     #: why this reader cannot use it (the site is fetched again); ``None``: usable
     problem: str | None = None
     #: whether ``problem`` says the record is damaged or hostile (not merely
     #: written with other settings)
     damaged: bool = False
 
-    def outcome(self, robots: Any, expires_at: float) -> SiteOutcome:
-        """The outcome, with the parsed body and an expiry on the caller's clock."""
+    def outcome(
+        self, robots: Any, expires_at: float, fetched_at: float | None = None
+    ) -> SiteOutcome:
+        """The outcome, with the parsed body, an expiry and the record's fetch time
+        on the caller's clock (:meth:`outcome_now`)."""
         return SiteOutcome(
             self.kind,
             robots,
@@ -91,7 +96,20 @@ class StoredAnswer:
             self.chain,
             self.lifetime,
             retry_after=self.retry_after,
+            fetched_at=fetched_at,
         )
+
+    def outcome_now(self, robots: Any, *, wall: float, monotonic: float) -> SiteOutcome:
+        """The outcome, its times moved to the monotonic clock: ``wall`` and
+        ``monotonic`` are the two clocks read at the same moment. Its fetch time
+        is the record's own (RFC 9309 2.4: a copy's age counts from its fetch,
+        not from this read), never after now."""
+        remaining = max(0.0, self.usable_until - wall)
+        try:
+            age = max(0.0, wall - float(self.fetched_at))
+        except (TypeError, ValueError):
+            age = 0.0
+        return self.outcome(robots, monotonic + remaining, monotonic - age)
 
 
 def _kind(value: str) -> Kind:
@@ -171,6 +189,7 @@ def answer_of(
         lifetime=record.lifetime,
         retry_after=record.retry_after,
         usable_until=usable_until(record, limits, kind),
+        fetched_at=record.fetched_at,
         problem=problem,
         damaged=damaged,
     )

@@ -18,6 +18,10 @@ up, single flight, the bound and pins are every per-site file's
   *pinned* by requests still queued for it (they would find it unknown and
   fetch it again): fetches ahead of need start only while pinned settled
   sites leave room (:meth:`SiteTable.has_room`), so the bound holds;
+* **released requests**: the requests a fetch released are decided by its
+  outcome even once it has expired (no download loop), for one lifetime
+  more, never past 24 h after the fetch (:func:`released_until`); then
+  they wait for a new fetch;
 * **deferral** (HTTP: The Definitive Guide ch. 9: on a temporary failure,
   defer visits until the robots.txt can be retrieved): while a site's
   robots.txt is unreachable, its requests may wait instead of being dropped,
@@ -37,7 +41,7 @@ from typing import TypeVar
 from ._filetable import FileTable, Settled
 from ._outcome import DISALLOW_ALL, Kind, SiteOutcome
 
-__all__ = ["Deferral", "Settled", "SiteState", "SiteTable", "backoff"]
+__all__ = ["Deferral", "Settled", "SiteState", "SiteTable", "backoff", "outlived", "released_until"]
 
 #: The first attempt after an unreachable robots.txt, in seconds, while its
 #: site is deferred; each further attempt waits twice as long, up to
@@ -109,7 +113,40 @@ def keep_stale_copy(stale: SiteOutcome | None, fetched: SiteOutcome) -> SiteOutc
         stale.chain,
         KEPT_LIFETIME,
         sitemaps=stale.sitemaps,
+        fetched_at=fetched.fetched_at,
     )
+
+
+#: RFC 9309 2.4: a crawler SHOULD NOT use a cached robots.txt for more than 24
+#: hours (unless it is unreachable), counted from its fetch.
+RFC_MAX_AGE = 86_400.0
+#: The least time, past its expiry, an outcome still decides the requests its
+#: fetch released: with a lifetime of 0 s they are handed out and decided by
+#: it, not sent back for a download each (no loop).
+RELEASED_GRACE_MIN = 1.0
+
+
+def released_until(expires_at: float, fetched_at: float | None) -> float:
+    """Until when an outcome decides the requests its fetch released, expired or not.
+
+    Requests that waited for a fetch are decided by its outcome even once it
+    has expired, so that a short lifetime costs one download per need, never a
+    loop; but not for ever (RFC 9309 2.4): for one lifetime past its expiry
+    (``expires_at - fetched_at``, at least :data:`RELEASED_GRACE_MIN`), never
+    past :data:`RFC_MAX_AGE` after its fetch, and never before its own expiry
+    (a ``ROBOTSTXT_CACHE_TTL`` above 24 h keeps it that long, as it does a
+    fresh one). A fetch time not known (``None``) counts as a lifetime of 0 s.
+    Past this time the requests wait for a new fetch and are decided by it.
+    """
+    fetched = expires_at if fetched_at is None else min(fetched_at, expires_at)
+    grace = max(expires_at - fetched, RELEASED_GRACE_MIN)
+    return max(expires_at, min(expires_at + grace, fetched + RFC_MAX_AGE))
+
+
+def outlived(outcome: SiteOutcome, now: float) -> bool:
+    """Whether the requests ``outcome``'s fetch released are past
+    :func:`released_until` at ``now``: they wait for a new fetch."""
+    return now >= released_until(outcome.expires_at, outcome.fetched_at)
 
 
 class SiteTable(FileTable[W, SiteOutcome]):
