@@ -5,7 +5,7 @@ the crawler, and a copy taken from the store (RFC 9309 2.4: a cached copy may
 be used) asks it as much as a download. Sites fetched ahead beyond
 ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` start later, with no request of their own,
 and the store answers several of them in one look-up (the Redis store's
-pipelined batch, the SQLite store's records read at open): each process still
+pipelined batch, or a SQLite store too large to be read at open): each process still
 spaces their pages. Real ``redis-server`` and SQLite, real crawler processes
 (``tests/cluster_crawl.py``), asserting on when each site's server saw its pages.
 """
