@@ -12,6 +12,8 @@ the processes of a test really run at the same time.
 store's lease margin (past ``DOWNLOAD_TIMEOUT``) and its retry delay after a
 failure, so that the tests take seconds instead of minutes;
 ``config["close_wait_seconds"]`` the store's wait for its writes at close;
+``config["preload_max_sites"]`` the size of a store whose records are read at
+open (a store holding more sites is looked up site by site, in batches);
 ``config["dont_filter"] = False`` lets a shared duplicate filter (scrapy-redis)
 keep one of the requests the processes all send.
 
@@ -68,7 +70,7 @@ def main(config_path: str) -> None:
     from scrapy import Request, Spider
     from scrapy.crawler import CrawlerProcess
 
-    from scrapy_rfc9309.components import _settings, _store_bridge
+    from scrapy_rfc9309.components import _settings, _store_bridge, _store_lookups
 
     if "lease_margin" in config:
         _settings.STORE_LEASE_MARGIN = float(config["lease_margin"])
@@ -76,6 +78,8 @@ def main(config_path: str) -> None:
         _store_bridge.RETRY_SECONDS = float(config["retry_seconds"])
     if "close_wait_seconds" in config:
         _store_bridge.CLOSE_WAIT_SECONDS = float(config["close_wait_seconds"])
+    if "preload_max_sites" in config:
+        _store_lookups.PRELOAD_MAX_SITES = int(config["preload_max_sites"])
     result: dict[str, Any] = {"fetched": [], "dropped": {}}
 
     class ClusterSpider(Spider):

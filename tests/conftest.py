@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -34,6 +35,37 @@ BASE_SETTINGS: dict[str, Any] = {
     "CONCURRENT_REQUESTS": 16,
     "DOWNLOAD_TIMEOUT": 10,
 }
+
+
+#: What Scrapy logs (at ERROR) when a signal handler raises; no test's log may hold it.
+SIGNAL_HANDLER_ERROR = "Error caught on signal handler"
+
+
+class _SignalHandlerErrors(logging.Handler):
+    """Keeps the :data:`SIGNAL_HANDLER_ERROR` lines logged during a test."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith(SIGNAL_HANDLER_ERROR):
+            self.messages.append(message)
+
+
+@pytest.fixture(autouse=True)
+def no_signal_handler_errors() -> Iterator[None]:
+    """Every test: no signal handler raised (Scrapy logs and swallows the
+    exception, so a crawl goes on without what the handler was to do)."""
+    handler = _SignalHandlerErrors()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+    assert not handler.messages, handler.messages
 
 
 #: A value for :func:`crawl` settings that removes the key from the base settings.

@@ -39,7 +39,7 @@ from scrapy_rfc9309.sites._store import FetchRecord, StoreError
 from scrapy_rfc9309.sites._store_uri import open_store
 
 from .clock import SkippingClock
-from .conftest import BASE_SETTINGS, crawl
+from .conftest import BASE_SETTINGS, SIGNAL_HANDLER_ERROR, crawl
 from .redis_server import RedisServer, require_redis_server
 from .server import delayed, hang, sequence, text, unreachable_for
 
@@ -465,6 +465,8 @@ class CrawlerProc:
                 self.process.kill()
                 self.process.wait()
         assert self.process.returncode == 0, self.log_text()[-3000:]
+        log = self.log_text()
+        assert SIGNAL_HANDLER_ERROR not in log, log[log.index(SIGNAL_HANDLER_ERROR) :][:3000]
         result: dict[str, Any] = json.loads(self.output.read_text())
         return result
 

@@ -25,6 +25,7 @@ __all__ = [
     "FILES",
     "FileName",
     "add_to_total_concurrency",
+    "downloader_of",
     "engine_is_closing",
     "file_slot",
     "file_slot_key",
@@ -164,7 +165,7 @@ def engine_is_closing(crawler: Any) -> bool:
     return slot is not None and getattr(slot, "closing", None) is not None
 
 
-def _downloader(crawler: Any) -> Any:
+def downloader_of(crawler: Any) -> Any:
     """The crawl's downloader, ``None`` before the engine is made."""
     try:
         engine = crawler.engine
@@ -177,7 +178,7 @@ def page_slot_concurrency(crawler: Any, request: Any) -> int:
     """The concurrency of ``request``'s download slot as Scrapy's downloader
     gives it (``CONCURRENT_REQUESTS_PER_DOMAIN``, per IP, or ``DOWNLOAD_SLOTS``);
     1 when unknown."""
-    downloader = _downloader(crawler)
+    downloader = downloader_of(crawler)
     if downloader is None:
         return 1
     try:
@@ -195,5 +196,5 @@ def in_downloader(crawler: Any, request: Any) -> bool:
     """Whether ``request``, handed to the engine, is still in its downloader
     (its middlewares, its slot's queue, or its transfer); ``False`` when
     unknown."""
-    active = getattr(_downloader(crawler), "active", None)
+    active = getattr(downloader_of(crawler), "active", None)
     return active is not None and request in active

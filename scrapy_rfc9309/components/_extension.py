@@ -3,7 +3,9 @@
 Crawl-delay is not part of RFC 9309, but is widely used. When
 ``ROBOTSTXT_CRAWL_DELAY`` is true, the Crawl-delay of the obeyed product
 token becomes a floor on the delay of the site's downloader slot (capped by
-``ROBOTSTXT_CRAWL_DELAY_MAX``). The floor is enforced each time a request
+``ROBOTSTXT_CRAWL_DELAY_MAX``), set as the site's robots.txt comes into
+force, whatever its source (downloaded, from the store, a copy kept:
+:mod:`._crawl_delay`). The floor is enforced each time a request
 reaches the downloader and after each response, so AutoThrottle may raise
 the delay but never lower it below the floor; jitter is turned off for such
 slots, so no request is sent earlier than the site asked.
@@ -17,10 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.http import Request
 
-from ..sites._site import site_of
-from . import _compat
-from ._engine import page_slot_key
+from ..sites._site import robots_url
+from ._crawl_delay import crawl_delay_listeners
+from ._engine import downloader_of, page_slot_key
 from ._pacing import cluster_pacer
 from ._report import CrawlReport, report_for
 from ._settings import (
@@ -33,7 +36,6 @@ from ._settings import (
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.http import Request
 
 __all__ = ["RobotsTxtExtension"]
 
@@ -58,7 +60,7 @@ class RobotsTxtExtension:
         with never_disabled("RobotsTxtExtension"):  # it reads the store's settings
             self._pacer = cluster_pacer(crawler) if self.settings.obey else None
         if self.settings.obey and self.settings.crawl_delay:
-            crawler.signals.connect(self._on_robots_parsed, signal=_compat.ROBOTS_PARSED)
+            crawl_delay_listeners(crawler).append(self)
             crawler.signals.connect(self._enforce, signal=signals.request_reached_downloader)
             crawler.signals.connect(self._enforce, signal=signals.response_downloaded)
         crawler.signals.connect(self._log_summary, signal=signals.spider_closed)
@@ -72,26 +74,23 @@ class RobotsTxtExtension:
 
     # -- Crawl-delay -------------------------------------------------------------
 
-    def _on_robots_parsed(self, robotparser: Any, request: Request) -> None:
-        token = self.settings.token_for_header(request.headers.get(b"User-Agent"))
-        delay = robotparser.crawl_delay(token)
-        for agent in self.settings.also_obey:  # ROBOTSTXT_ALSO_OBEY: the longest applies
-            other = robotparser.crawl_delay(agent)
-            if other and (not delay or other > delay):
-                delay = other
-        if not delay:
-            if self._pacer is not None and (site := site_of(request.url)) is not None:
-                self._pacer.set_crawl_delay(site, None)  # none any more
+    def crawl_delay_in_force(self, site: str, delay: float | None) -> None:
+        """``site``'s robots.txt in force asks ``delay`` seconds (``None``: none), told
+        by the site service whatever the copy's source (:mod:`._crawl_delay`): the
+        floor of the site's page slot, and the site's delay across the cluster."""
+        floor = None if not delay else min(delay, self.settings.crawl_delay_max)
+        if self._pacer is not None:
+            self._pacer.set_crawl_delay(site, floor)  # None: none any more
+        downloader = downloader_of(self.crawler)
+        if floor is None or downloader is None:
+            # a slot's floor stays: the slot may be shared with another site of
+            # the host (another port or scheme) that asks one
             return
-        floor = min(delay, self.settings.crawl_delay_max)
-        downloader = self.crawler.engine.downloader
-        key = page_slot_key(downloader, request)  # the pages' slot, not the robots.txt's own
+        request = Request(robots_url(site))  # a URL of the site: its pages' slot
+        key = page_slot_key(downloader, request)
         if key not in self._floors and len(self._floors) >= MAX_SLOTS_TRACKED:
             self._floors.pop(next(iter(self._floors)))
         self._floors[key] = floor
-        site = site_of(request.url) if self._pacer is not None else None
-        if self._pacer is not None and site is not None:
-            self._pacer.set_crawl_delay(site, floor)
         logger.info(
             "Crawl-delay %s s for %s (robots.txt asks %s s; ROBOTSTXT_CRAWL_DELAY_MAX %s s)",
             floor,

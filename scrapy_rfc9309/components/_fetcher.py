@@ -46,11 +46,11 @@ from ..parser._robotstxt import RobotsTxt
 from ..sites._lifetime import headers_lifetime
 from ..sites._outcome import Kind, SiteOutcome, kind_of_status
 from ..sites._records import RETRY_AFTER_MIN
-from ..sites._site import site_of
+from ..sites._site import robots_url, site_of
 from . import _compat
 from ._clock import clock_of
 from ._decode import accept_encoding, decode_body, split_encodings
-from ._engine import add_to_total_concurrency, file_slot
+from ._engine import add_to_total_concurrency, file_slot, file_slot_key
 from ._file_download import (
     MAX_REDIRECTS,
     RETRY_AFTER_STATUSES,
@@ -67,6 +67,7 @@ from ._file_download import (
     unfollowable,
 )
 from ._robotparser import RFC9309RobotParser
+from ._site_files import file_request
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -81,6 +82,7 @@ __all__ = [
     "is_download_failure",
     "is_not_downloadable",
     "retry_after_seconds",
+    "robots_txt_request",
     "send_robots_parsed",
     "shown_target",
     "unfollowable",
@@ -348,9 +350,10 @@ class RobotsTxtFetcher:
                 self.settings.max_size,
                 response.url,
             )
-        await send_robots_parsed(
-            self.crawler, RFC9309RobotParser.from_robots(robots), request or response.request
-        )
+        # fetched for no page: sent with the robots.txt request (Scrapy's
+        # downloader sets it on every response)
+        made_for = request or response.request or Request(response.url)
+        await send_robots_parsed(self.crawler, RFC9309RobotParser.from_robots(robots), made_for)
         return self._answered(Kind.PARSED, robots, response, chain)
 
     def _decoded_body(self, response: Response) -> tuple[bytes, bool] | None:
@@ -507,9 +510,21 @@ async def _reactor_turn() -> None:
 
 
 async def send_robots_parsed(
-    crawler: Crawler, parser: RFC9309RobotParser, request: Request | None
+    crawler: Crawler, parser: RFC9309RobotParser, request: Request
 ) -> None:
-    """Send Scrapy's ``robots_parsed`` signal for a robots.txt parsed for ``request``."""
+    """Send Scrapy's ``robots_parsed`` signal for a robots.txt parsed for ``request``
+    (a page that needed it, or the robots.txt request itself: never ``None``,
+    Scrapy documents a Request)."""
     await _compat.send_catch_log_async(
         crawler, _compat.ROBOTS_PARSED, robotparser=parser, request=request
+    )
+
+
+def robots_txt_request(site: str) -> Request:
+    """A request for ``site``'s robots.txt as the fetcher makes it: what
+    ``robots_parsed`` carries for a stored copy taken with no page request
+    (fetched ahead later, or an attempt of a deferred site), as a download
+    fetched ahead carries its own request."""
+    return file_request(
+        robots_url(site), file_slot_key("robots.txt", site), max_size=0, retry=False
     )

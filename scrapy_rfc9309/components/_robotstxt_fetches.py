@@ -6,6 +6,8 @@ A fetch the site table has started is launched by
 copy from the store, or downloads the file (:class:`~._fetcher.RobotsTxtFetcher`,
 RFC 9309 2.3), and puts the outcome in force: the site is deferred while
 unreachable (:class:`~._deferral.Deferrals`), or its requests are released.
+The Crawl-delay of the robots.txt put in force, whatever its source, is told
+to the crawl's listeners (:mod:`._crawl_delay`).
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from typing import TYPE_CHECKING
 
 from twisted.internet.defer import CancelledError, Deferred
 
+from ..parser._robotstxt import RobotsTxt
 from ..sites._outcome import Kind, SiteOutcome
 from ..sites._site import robots_url
+from ._crawl_delay import crawl_delay_listeners, crawl_delay_of
 from ._download_slots import SLOW_FACTOR
 from ._fetch_log import SiteCounts, internal_error, log_outcome, warn_refetched_evicted
 from ._file_fetches import FileFetches
@@ -100,6 +104,7 @@ class RobotsTxtFetches:
     async def _fetch(self, site: str, request: Request | None) -> None:
         url = robots_url(site)
         stored = False
+        copy = None  # a copy the store kept, offered to stay in force (RFC 9309 2.4)
         try:
             outcome = None
             # an attempt while deferred, not a cached copy that expired (RFC 9309 2.4)
@@ -144,7 +149,22 @@ class RobotsTxtFetches:
             if self._store is not None and not stored:
                 self._store.fetched(site, outcome)
             return
-        self._settle(site, outcome, url, stored)
+        self._settle(site, outcome, url, stored, request, copy)
+
+    def _tell_crawl_delay(self, site: str, outcome: SiteOutcome, request: Request | None) -> None:
+        """Tell the crawl's listeners the Crawl-delay of the outcome now in force
+        for ``site``: of our product token (the page's, or the crawl's when it
+        was fetched for none) and ``ROBOTSTXT_ALSO_OBEY``'s, the longest."""
+        listeners = crawl_delay_listeners(self.crawler)
+        if not listeners:
+            return
+        robots = outcome.robots if isinstance(outcome.robots, RobotsTxt) else None
+        token = self.settings.token_for_header(
+            None if request is None else request.headers.get(b"User-Agent")
+        )
+        delay = crawl_delay_of(robots, (token, *self.settings.also_obey))
+        for listener in listeners:
+            listener.crawl_delay_in_force(site, delay)
 
     def _refetched_evicted(self, site: str) -> None:
         """``site``'s robots.txt is downloaded again only because the bound evicted
@@ -154,10 +174,28 @@ class RobotsTxtFetches:
             self._evictions_warned = True
             warn_refetched_evicted(site, self.settings.cache_max_sites)
 
-    def _settle(self, site: str, outcome: SiteOutcome, url: str, stored: bool) -> None:
-        """Put the outcome in force, defer the site or release its requests, and tell."""
+    def _settle(
+        self,
+        site: str,
+        outcome: SiteOutcome,
+        url: str,
+        stored: bool,
+        request: Request | None = None,
+        copy: SiteOutcome | None = None,
+    ) -> None:
+        """Put the outcome in force, defer the site or release its requests, and tell.
+
+        ``request``: the page the fetch was made for (``None``: fetched ahead
+        later, or an attempt of a deferred site). ``copy``: the copy the store
+        kept, offered to stay in force if the fetch came back unreachable.
+        """
         was_deferred = self._table.deferral(site) is not None
         settled = self._table.settle(site, outcome.compact())
+        if not settled.kept_stale:
+            self._tell_crawl_delay(site, outcome, request)
+        elif copy is not None:  # the store's copy, in force now (RFC 9309 2.4)
+            self._tell_crawl_delay(site, copy, request)
+        # else: the copy this crawl held stays in force, and its Crawl-delay with it
         if self._store is not None and not stored:
             # saved and the lease released, off the reactor
             self._store.fetched(site, outcome, kept=settled.kept_stale)

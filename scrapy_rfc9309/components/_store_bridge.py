@@ -38,7 +38,7 @@ from ..sites._records import usable_until as _usable_until
 from ..sites._store import FetchRecord, RobotsStore, StoreError
 from ..sites._store_uri import SETTING, BadStoreURI, open_store
 from ._clock import clock_of
-from ._fetcher import send_robots_parsed
+from ._fetcher import robots_txt_request, send_robots_parsed
 from ._robotparser import RFC9309RobotParser
 from ._settings import SettingError, StoreSettings
 from ._store_lookups import INLINE_SITES, PRELOAD_MAX_SITES, PRELOAD_WAIT_SECONDS, StoreLookups
@@ -259,7 +259,10 @@ class StoreBridge:
         robots = None
         if answer.kind is Kind.PARSED and answer.body is not None:
             robots = await self._fetcher.parse(answer.body)
-            await send_robots_parsed(self.crawler, RFC9309RobotParser.from_robots(robots), request)
+            parser = RFC9309RobotParser.from_robots(robots)
+            # taken for no page (fetched ahead later, a deferred site's attempt):
+            # sent with the robots.txt request, as a download fetched ahead is
+            await send_robots_parsed(self.crawler, parser, request or robots_txt_request(site))
         # its times on the monotonic clock, its age counted from its own fetch
         outcome = answer.outcome_now(
             robots, wall=self.clock.time(), monotonic=self.clock.monotonic()
