@@ -221,17 +221,23 @@ async def test_crawl_delay_of_a_stored_copy_kept_in_force_while_unreachable(
 
 def test_crawl_delay_of_the_tokens_obeyed_is_the_longest() -> None:
     """Our token's Crawl-delay and ``ROBOTSTXT_ALSO_OBEY``'s: the longest applies;
-    a zero delay, or none, asks nothing."""
-    from scrapy_rfc9309.components._crawl_delay import crawl_delay_of
+    a zero delay, or none, asks nothing; a cached (compacted) copy asks the same."""
     from scrapy_rfc9309.parser._robotstxt import RobotsTxt
+    from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
+    from scrapy_rfc9309.sites._request_decision import asked_crawl_delay
 
-    robots = RobotsTxt.parse(
+    def outcome(body: bytes | None) -> SiteOutcome:
+        robots = None if body is None else RobotsTxt.parse(body)
+        return SiteOutcome(Kind.PARSED if body else Kind.UNAVAILABLE, robots, "", 0.0)
+
+    parsed = outcome(
         b"User-agent: *\nDisallow: /a\nCrawl-delay: 0.5\n"
         b"User-agent: GPTBot\nDisallow: /b\nCrawl-delay: 2\n"
         b"User-agent: ZeroBot\nDisallow: /c\nCrawl-delay: 0\n"
     )
-    assert crawl_delay_of(robots, ["ExampleBot"]) == 0.5
-    assert crawl_delay_of(robots, ["ExampleBot", "GPTBot"]) == 2
-    assert crawl_delay_of(robots, ["ZeroBot"]) is None
-    assert crawl_delay_of(None, ["ExampleBot"]) is None
-    assert crawl_delay_of(RobotsTxt.parse(b"User-agent: *\nDisallow: /x\n"), ["A"]) is None
+    for copy in (parsed, parsed.compact()):
+        assert asked_crawl_delay(copy, ["ExampleBot"]) == 0.5
+        assert asked_crawl_delay(copy, ["ExampleBot", "GPTBot"]) == 2
+        assert asked_crawl_delay(copy, ["ZeroBot"]) is None
+    assert asked_crawl_delay(outcome(None), ["ExampleBot"]) is None
+    assert asked_crawl_delay(outcome(b"User-agent: *\nDisallow: /x\n"), ["A"]) is None

@@ -6,20 +6,18 @@ whatever the body's source: downloaded, taken from the store one site at a
 time or in a batch, or a stored copy kept in force while the site is
 unreachable (RFC 9309 2.4). The extension listens (it floors the site's
 download slot and tells the cluster pacer); nothing depends on a signal's
-arguments. Found through the crawler (:func:`crawl_delay_listeners`).
+arguments. Found through the crawler (:func:`crawl_delay_listeners`); the
+delay is the decision's (``sites._request_decision.asked_crawl_delay``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from ..parser._robotstxt import RobotsTxt
-
-__all__ = ["CrawlDelayListener", "crawl_delay_listeners", "crawl_delay_of"]
+__all__ = ["CrawlDelayListener", "crawl_delay_listeners"]
 
 #: The crawler attribute the listeners are kept in.
 _ATTRIBUTE = "_robotstxt_crawl_delay_listeners"
@@ -40,13 +38,3 @@ def crawl_delay_listeners(crawler: Crawler) -> list[CrawlDelayListener]:
         listeners = []
         setattr(crawler, _ATTRIBUTE, listeners)
     return listeners
-
-
-def crawl_delay_of(robots: RobotsTxt | None, tokens: Iterable[str]) -> float | None:
-    """The Crawl-delay ``robots`` asks of a crawler obeying as each of ``tokens``
-    (its own, then ``ROBOTSTXT_ALSO_OBEY``'s): the longest applies; ``None``
-    when none asks one (or there is no parsed file)."""
-    if robots is None:
-        return None
-    delays = [robots.crawl_delay(token) for token in tokens]
-    return max((delay for delay in delays if delay), default=None)

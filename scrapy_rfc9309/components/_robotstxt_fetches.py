@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 from twisted.internet.defer import CancelledError, Deferred
 
-from ..parser._robotstxt import RobotsTxt
 from ..sites._outcome import Kind, SiteOutcome
+from ..sites._request_decision import asked_crawl_delay
 from ..sites._site import robots_url
-from ._crawl_delay import crawl_delay_listeners, crawl_delay_of
+from ._crawl_delay import crawl_delay_listeners
 from ._download_slots import SLOW_FACTOR
 from ._fetch_log import SiteCounts, internal_error, log_outcome, warn_refetched_evicted
 from ._file_fetches import FileFetches
@@ -158,11 +158,10 @@ class RobotsTxtFetches:
         listeners = crawl_delay_listeners(self.crawler)
         if not listeners:
             return
-        robots = outcome.robots if isinstance(outcome.robots, RobotsTxt) else None
         token = self.settings.token_for_header(
             None if request is None else request.headers.get(b"User-Agent")
         )
-        delay = crawl_delay_of(robots, (token, *self.settings.also_obey))
+        delay = asked_crawl_delay(outcome, (token, *self.settings.also_obey))
         for listener in listeners:
             listener.crawl_delay_in_force(site, delay)
 

@@ -27,6 +27,7 @@ derived on demand from the same inputs: the hot path builds none of it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -45,6 +46,7 @@ __all__ = [
     "DecisionPolicy",
     "RequestDecision",
     "TokenVerdict",
+    "asked_crawl_delay",
     "crawl_delay_of",
     "decide_request",
 ]
@@ -210,14 +212,19 @@ def _left_to_page(usage: UsageDecision, policy: DecisionPolicy) -> bool:
     )
 
 
-def crawl_delay_of(
-    outcome: SiteOutcome, tokens: tuple[str, ...], policy: DecisionPolicy
-) -> float | None:
-    """The Crawl-delay honoured for a site: the longest that any of ``tokens``
-    (ours and ``ROBOTSTXT_ALSO_OBEY``'s) is asked for, at most
-    ``ROBOTSTXT_CRAWL_DELAY_MAX``; ``None`` when none is asked. Not part of RFC
-    9309 (2.2.4 lets crawlers read other records); widely used."""
+def asked_crawl_delay(outcome: SiteOutcome, tokens: Iterable[str]) -> float | None:
+    """The Crawl-delay a site's robots.txt asks of a crawler obeying as each of
+    ``tokens`` (ours, then ``ROBOTSTXT_ALSO_OBEY``'s): the longest, as written;
+    ``None`` when none asks one. Not part of RFC 9309 (2.2.4 lets crawlers read
+    other records); widely used."""
     delays = [delay for token in tokens if (delay := outcome.crawl_delay(token))]
-    if not delays:
-        return None
-    return min(max(delays), policy.crawl_delay_max)
+    return max(delays) if delays else None
+
+
+def crawl_delay_of(
+    outcome: SiteOutcome, tokens: Iterable[str], policy: DecisionPolicy
+) -> float | None:
+    """The Crawl-delay honoured for a site: :func:`asked_crawl_delay`, at most
+    ``ROBOTSTXT_CRAWL_DELAY_MAX``; ``None`` when none is asked."""
+    asked = asked_crawl_delay(outcome, tokens)
+    return None if asked is None else min(asked, policy.crawl_delay_max)
