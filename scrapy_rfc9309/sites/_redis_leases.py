@@ -6,6 +6,12 @@ its holder, taken over from a holder known to be gone (a killed process of
 this host), and given up by a compare-and-delete script that publishes the
 site on ``{prefix}released:{site}``, so that processes waiting for the site
 look again at once.
+
+A lease's expiry is not trusted: a lease key without one (written by hand, or
+by another program: ``SET NX PX`` never makes one) would keep the site waited
+for forever, and one further ahead than the lease time asked for plus
+``FUTURE_SKEW_SECONDS`` nearly so. Such a lease, found held by another, is
+given the lease time from now (one WARNING), then expires as any other.
 """
 
 from __future__ import annotations
@@ -14,8 +20,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ._records import FUTURE_SKEW_SECONDS
 from ._redis_records import RedisKeys
-from ._store import holder_is_gone
+from ._store import BadRecords, holder_is_gone
 
 __all__ = ["RedisLeases"]
 
@@ -51,6 +58,18 @@ return 0
 """
 
 
+#: Give a lease without expiry (``PTTL`` -1), or one further ahead than
+#: ``ARGV[2]`` ms, the expiry ``ARGV[1]`` ms; the ``PTTL`` it had then, else -3.
+_BOUND = """
+local left = redis.call('PTTL', KEYS[1])
+if left == -1 or left > tonumber(ARGV[2]) then
+    redis.call('PEXPIRE', KEYS[1], ARGV[1])
+    return left
+end
+return -3
+"""
+
+
 def _ms(seconds: float) -> int:
     return max(1, math.ceil(seconds * 1000))
 
@@ -59,9 +78,11 @@ class RedisLeases:
     """Takes, reads and gives up leases (see the module docstring); Redis errors
     are the caller's to report."""
 
-    def __init__(self, client: Any, keys: RedisKeys) -> None:
+    def __init__(self, client: Any, keys: RedisKeys, bad: BadRecords) -> None:
         self._redis = client
         self._keys = keys
+        self._bad = bad
+        self._bound = client.register_script(_BOUND)
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
         self._take_over = client.register_script(_TAKE_OVER)
@@ -80,7 +101,22 @@ class RedisLeases:
         old = other.decode("utf-8", "replace") if isinstance(other, bytes) else str(other)
         if holder_is_gone(old):  # a killed process of this host
             return bool(self._take_over(keys=[key], args=[other, holder, ms]))
+        self._bounded(site, key, old, seconds)
         return False
+
+    def _bounded(self, site: str, key: str, other: str, seconds: float) -> None:
+        """The lease of ``other`` on ``site`` given ``seconds`` from now if it had no
+        expiry, or one further ahead than ``seconds`` + ``FUTURE_SKEW_SECONDS``."""
+        ms = _ms(seconds)
+        left = self._bound(keys=[key], args=[ms, ms + _ms(FUTURE_SKEW_SECONDS)])
+        if not isinstance(left, int) or left == -3 or left == -2:
+            return
+        problem = (
+            f"held by {other} had no expiry"
+            if left == -1
+            else f"held by {other} would last {left / 1000:.0f} s more, beyond any lease time"
+        )
+        self._bad.lease(site, problem, f"it now expires in {seconds:g} s, then is taken over")
 
     def acquire_many(
         self,
