@@ -284,8 +284,13 @@ def unblock_after(seconds: float, action: Callable[[], None]) -> Any:
 
 
 async def check_a_lease_not_trusted_is_waited_one_lease_time(
-    sites: Any, settings: dict[str, Any], unblock: Callable[[], None], caplog: Any
+    sites: Any,
+    settings: dict[str, Any],
+    unblock: Callable[[], None],
+    caplog: Any,
+    holder: str | None = HOLDER,
 ) -> None:
+    """``holder``: who the lease names (``None``: a key that is not a lease)."""
     (site,) = make_sites(sites, 1)
     timer = unblock_after(15.0, unblock)
     started = time.monotonic()
@@ -302,21 +307,27 @@ async def check_a_lease_not_trusted_is_waited_one_lease_time(
     assert "robotstxt/store/errors" not in stats
     assert stats[BAD] == 1 and stats["robotstxt/store/saved"] == 1
     (warning,) = [m for m in caplog.messages if "the lease on" in m]
-    assert site_key(site) in warning and HOLDER in warning
+    assert site_key(site) in warning and (holder or "not a lease") in warning
     assert "it now expires in 2 s, then is taken over" in warning
     told = [m for m in caplog.messages if m.startswith("waiting for another process")]
     assert told, caplog.messages
-    assert f"({HOLDER})" in told[0] and "unknown" not in told[0]
+    assert "unknown" not in told[0]
+    if holder is None:
+        assert "its lease could not be read" in told[0]
+        return
+    assert f"({holder})" in told[0]
     assert "lease expires in 2 s" in told[0] or "lease expires in 1 s" in told[0]
 
 
+@pytest.mark.parametrize("kind", ["string", "hash"])
 @deferred_f_from_coro_f
 async def test_2_4_redis_a_lease_without_expiry_is_given_one(
-    sites, redis_server, prefix, caplog, monkeypatch
+    sites, redis_server, prefix, caplog, monkeypatch, kind
 ) -> None:
-    """A Redis lease key without expiry (TTL -1) held by a process of another host:
-    given the lease time (2 s here), then taken over; the crawl ends in seconds,
-    the log names the holder and the real time left."""
+    """A Redis lease key without expiry (TTL -1) held by a process of another host
+    (or a hash under the lease's name, not a lease): given the lease time (2 s
+    here), then taken over; the crawl ends in seconds, the log names the holder
+    and the real time left (or says the lease could not be read)."""
     settings = {**redis_settings(redis_server, prefix), **short_leases(monkeypatch)}
     client = redis.Redis.from_url(redis_server.url)
     site_holder: list[str] = []
@@ -329,13 +340,16 @@ async def test_2_4_redis_a_lease_without_expiry_is_given_one(
     def sites_then_lease(**kwargs: Any) -> MockSite:
         made: MockSite = real_sites(**kwargs)
         site_holder.append(site_key(made))
-        client.set(f"{prefix}lease:{{{site_key(made)}}}", HOLDER)
+        if kind == "string":
+            client.set(f"{prefix}lease:{{{site_key(made)}}}", HOLDER)
+        else:
+            client.hset(f"{prefix}lease:{{{site_key(made)}}}", "holder", HOLDER)
         assert client.ttl(f"{prefix}lease:{{{site_key(made)}}}") == -1
         return made
 
     try:
         await check_a_lease_not_trusted_is_waited_one_lease_time(
-            sites_then_lease, settings, unblock, caplog
+            sites_then_lease, settings, unblock, caplog, HOLDER if kind == "string" else None
         )
     finally:
         client.close()

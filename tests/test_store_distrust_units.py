@@ -141,8 +141,8 @@ def test_2_4_redis_a_lease_without_expiry_is_given_the_lease_time(
     try:
         client.set(key, HOLDER)
         assert store.lease_of(SITE) is None  # no expiry: no time left to tell
-        with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.store"):
-            assert store.acquire(SITE, "me:1:a", 5.0) is False
+        caplog.set_level(logging.WARNING, logger="scrapy_rfc9309.store")
+        assert store.acquire(SITE, "me:1:a", 5.0) is False
         assert 0 < client.pttl(key) <= 5000
         lease = store.lease_of(SITE)
         assert lease is not None and lease[0] == HOLDER and 0 < lease[1] <= 5.0
@@ -153,6 +153,13 @@ def test_2_4_redis_a_lease_without_expiry_is_given_the_lease_time(
         client.set(key, HOLDER, px=3000)  # a lease as taken: left as it is
         assert store.acquire(SITE, "me:1:a", 5.0) is False
         assert 2000 < client.pttl(key) <= 3000
+        client.delete(key)
+        client.hset(key, "not", "a lease")  # another type, without expiry: no error
+        assert store.acquire(SITE, "me:1:a", 5.0) is False
+        assert 0 < client.pttl(key) <= 5000 and store.lease_of(SITE) is None
+        assert "is a key of another type, not a lease, and had no expiry" in caplog.text
+        client.delete(key)
+        assert store.acquire(SITE, "me:1:a", 5.0) is True
     finally:
         client.close()
         store.close()
