@@ -18,6 +18,12 @@ worker thread of ``_store_worker``. The store's times are wall-clock
 fails mid-crawl costs one ERROR line per outage and the stat
 ``robotstxt/store/errors``; the crawl goes on from memory (sites are fetched
 as without a store) and the store is tried again after :data:`RETRY_SECONDS`.
+
+Store contents are not trusted: a record that cannot be used (malformed, a
+body that does not match its digest, dated after this crawl's clock, of
+another site, ...) costs its site a fetch, never the store: one WARNING
+each and ``robotstxt/store/bad_record``; so does a lease whose expiry cannot
+be trusted (given the lease time by the store).
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ if TYPE_CHECKING:
     from ._settings import RobotsTxtSettings
 
 __all__ = [
+    "BAD_RECORD_STAT",
     "COPY_SEARCH_LIMIT",
     "INLINE_SITES",
     "POLL_SECONDS",
@@ -77,6 +84,8 @@ WAIT_NOTICE_SECONDS = 5.0
 RETRY_SECONDS = 30.0
 #: At close, pending store writes are waited for at most this long in all.
 CLOSE_WAIT_SECONDS = 10.0
+#: The stat counting the stored records (and leases) not trusted.
+BAD_RECORD_STAT = "robotstxt/store/bad_record"
 
 
 def usable_until(record: FetchRecord, settings: RobotsTxtSettings) -> float:
@@ -143,11 +152,18 @@ class StoreBridge:
         #: sites whose lease this process holds
         self._held: set[str] = set()
         self._worker = StoreWorker(crawler, store, reactor, RETRY_SECONDS)
+        # told on the thread that read the record: counted on the reactor's
+        store.report_bad_records(
+            lambda _site, _problem: reactor.callFromThread(self._count_bad_record)
+        )
         self._saves = StoreSaves(self._worker, self.holder, settings.max_size)
         crawler.signals.connect(self.close, signal=signals.spider_closed)
         self._lookups = StoreLookups(crawler, self._worker, self.limits, self.holder, lease_seconds)
         #: waits for another process's fetch, woken when the store says it ended
         self._wakeups = ReleaseWakeups(store, reactor)
+
+    def _count_bad_record(self) -> None:
+        self.stats.inc_value(BAD_RECORD_STAT)
 
     def available(self) -> bool:
         """Whether the store is asked now (not closed, not left alone after a failure)."""
@@ -173,11 +189,13 @@ class StoreBridge:
         """
         waited = False
         told = False
+        #: records found unusable already (each told once while waiting)
+        refused: set[tuple[float, str | None]] = set()
         started = time.monotonic()
         if self.store.batches and self.available():
             found = await self._lookups.from_snapshot(site)
             if found is not None and not (retrying and _unreachable(found[0])):
-                outcome = await self._outcome_of(site, *found, request)
+                outcome = await self._outcome_of(site, *found, request, refused=refused)
                 if outcome is not None:
                     return outcome
                 if await self._lookups.take_lease(site):  # a record not used: fetched
@@ -196,7 +214,7 @@ class StoreBridge:
             if state == "fresh" and looked is not None and retrying and _unreachable(looked[0]):
                 state = "lease" if await self._lookups.take_lease(site) else "held"
             elif state == "fresh" and looked is not None:
-                outcome = await self._outcome_of(site, *looked, request)
+                outcome = await self._outcome_of(site, *looked, request, refused=refused)
                 if outcome is not None:
                     return outcome
                 state = "lease" if await self._lookups.take_lease(site) else "held"
@@ -223,20 +241,30 @@ class StoreBridge:
         request: Request | None,
         *,
         count: bool = True,
+        refused: set[tuple[float, str | None]] | None = None,
     ) -> SiteOutcome | None:
         """The outcome a stored record stands for to this crawl; ``None`` if it
         cannot be used (the site is then fetched).
 
         Store contents are not trusted: a record of an unknown kind, a parsed
-        one without its body, or one of another site is not used. A record
+        one without its body, one of another site, or one dated after this
+        crawl's clock (``sites._records.dated_ahead``) is not used: one WARNING
+        and ``robotstxt/store/bad_record`` (once per record in ``refused``, the
+        records met already while this site waits). A record
         saved with other settings is read with this crawl's (``sites._records``):
         its lifetime is never longer than they allow, a 401/403 follows
         ``ROBOTSTXT_AUTH_DISALLOW``, and a body cut at a smaller
         ``ROBOTSTXT_MAX_SIZE`` is fetched again (RFC 9309 2.5).
         """
-        answer = answer_of(record, body, site, self.limits)
+        answer = answer_of(record, body, site, self.limits, now=self.clock.time())
         if answer.problem is not None:
-            if answer.damaged:
+            seen = (record.fetched_at, record.sha256)
+            if answer.damaged and refused is not None and seen in refused:
+                pass  # told already while this site waits
+            elif answer.damaged:
+                if refused is not None:
+                    refused.add(seen)
+                self.stats.inc_value(BAD_RECORD_STAT)
                 logger.warning(
                     "robots.txt store %s: the record of %s cannot be used (%s, %s, %s); "
                     "fetching it",
@@ -293,7 +321,7 @@ class StoreBridge:
             return None
         try:
             found = await maybe_deferred_to_future(
-                self._worker.call(last_copy_of, self.store, site)
+                self._worker.call(last_copy_of, self.store, site, self.clock.time())
             )
         except Skipped:
             return None

@@ -352,7 +352,8 @@ class StoreLookups:
         return bool(taken)
 
     async def tell_waiting(self, site: str) -> None:
-        """One INFO line per site after a while: who holds its lease, until when."""
+        """One INFO line per site after a while: who holds its lease, until when
+        (as the store says: a lease it cannot read is said to be so, not guessed)."""
         lease = None
         try:
             lease = await maybe_deferred_to_future(self.worker.call(self.store.lease_of, site))
@@ -360,7 +361,14 @@ class StoreLookups:
             logger.debug(
                 "robots.txt store %s: reading the lease of %s: %s", self.store.uri, site, exc
             )
-        holder, left = lease if lease else ("unknown", self.lease_seconds)
+        if lease is None:
+            logger.info(
+                "waiting for another process fetching robots.txt of %s; its lease could "
+                "not be read (gone, or without a usable expiry), looking again",
+                site,
+            )
+            return
+        holder, left = lease
         logger.info(
             "waiting for another process (%s) fetching robots.txt of %s; lease expires in %d s",
             holder,

@@ -15,7 +15,8 @@ from twisted.internet.defer import Deferred
 
 from ..parser._robotstxt import RobotsTxt
 from ..sites._outcome import Kind, SiteOutcome
-from ..sites._records import record_of
+from ..sites._records import dated_ahead, record_of
+from ..sites._records import iso_time as utc_iso
 from ..sites._sitetable import KEPT_LIFETIME
 from ..sites._store import FetchRecord, RobotsStore
 from ._clock import clock_of
@@ -35,21 +36,16 @@ _COPY_KINDS = frozenset({Kind.PARSED.value, Kind.UNAVAILABLE.value})
 _Pending = tuple[str, "FetchRecord | None", "bytes | None", bool]
 
 
-def utc_iso(unix: float) -> str:
-    """``2026-11-22T04:03:03Z``: a Unix time as UTC ISO 8601, for logs and the command."""
-    import datetime
-
-    try:
-        moment = datetime.datetime.fromtimestamp(unix, tz=datetime.timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return f"{unix!r} (Unix time)"
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def last_copy_of(store: RobotsStore, site: str) -> tuple[FetchRecord, bytes | None] | None:
+def last_copy_of(
+    store: RobotsStore, site: str, now: float | None = None
+) -> tuple[FetchRecord, bytes | None] | None:
     """On the worker: the newest record of the site that is a copy of its
-    robots.txt (RFC 9309 2.4), with its body; ``None``: none kept."""
+    robots.txt (RFC 9309 2.4), with its body; ``None``: none kept. A record
+    dated after ``now`` (the wall clock; ``sites._records.dated_ahead``) is
+    passed over: it cannot be trusted, and would hide the copies before it."""
     for record in store.history(site, COPY_SEARCH_LIMIT):
+        if now is not None and dated_ahead(record, now):
+            continue
         if record.kind in _COPY_KINDS:
             return store.at(site, record.fetched_at)
     return None
@@ -63,7 +59,7 @@ def kept_record(
     body and size limit, from the store), with this fetch's time, chain and
     lifetime, and a detail naming both. ``--at`` then gives the verdict the
     crawl applied. Without a copy in the store, the fetch as it came."""
-    copy = last_copy_of(store, site)
+    copy = last_copy_of(store, site, fetched.fetched_at)
     if copy is None:
         return fetched, None
     kept, body = copy

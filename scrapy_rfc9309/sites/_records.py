@@ -7,10 +7,16 @@ used); each reader derives its own answer from it with its own settings, so a
 record saved by a crawl with other settings is obeyed as the reader's settings
 say (RFC 9309 2.4, 2.5; HTTP: The Definitive Guide ch. 9 for 401/403). A
 record saved before these fields were kept is read as it was saved.
+
+A record dated after the reader's clock (plus :data:`FUTURE_SKEW_SECONDS`) is
+not used: a skewed clock or a damaged record would otherwise be obeyed, its
+lifetime counted from a time still to come (RFC 9309 2.4 counts it from the
+fetch).
 """
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 from dataclasses import dataclass
 from typing import Any
@@ -19,10 +25,12 @@ from ._outcome import Kind, SiteOutcome
 from ._store import FetchRecord
 
 __all__ = [
+    "FUTURE_SKEW_SECONDS",
     "RETRY_AFTER_MIN",
     "ReaderLimits",
     "StoredAnswer",
     "answer_of",
+    "dated_ahead",
     "record_of",
     "usable_until",
 ]
@@ -30,6 +38,10 @@ __all__ = [
 #: A ``Retry-After`` of 0 still waits this long, so a site answering every
 #: robots.txt request with it is not asked once per page.
 RETRY_AFTER_MIN = 1.0
+#: How far ahead of the reader's clock a record may be dated and still be used:
+#: the clocks of the processes sharing a store may differ by this much. A record
+#: fetched later than that (a skewed clock, a damaged record) is not used.
+FUTURE_SKEW_SECONDS = 60.0
 #: Statuses that disallow everything with ``ROBOTSTXT_AUTH_DISALLOW``, else allow all.
 _AUTH_STATUSES = frozenset({401, 403})
 _ANSWERED_4XX = frozenset({Kind.UNAVAILABLE, Kind.RESTRICTED})
@@ -148,14 +160,37 @@ def usable_until(record: FetchRecord, limits: ReaderLimits, kind: Kind | None = 
         return float("-inf")
 
 
+def dated_ahead(record: FetchRecord, now: float) -> bool:
+    """Whether ``record`` says it was fetched after ``now`` (the reader's wall
+    clock) plus :data:`FUTURE_SKEW_SECONDS`: it cannot be trusted (RFC 9309 2.4
+    counts a copy's lifetime from its fetch, which cannot lie ahead)."""
+    return not record.fetched_at <= now + FUTURE_SKEW_SECONDS
+
+
+def iso_time(unix: float) -> str:
+    """``2026-11-22T04:03:03Z``: a Unix time as UTC ISO 8601, for messages."""
+    try:
+        moment = datetime.datetime.fromtimestamp(unix, tz=datetime.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return f"{unix!r} (Unix time)"
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 def answer_of(
-    record: FetchRecord, body: bytes | None, site: str, limits: ReaderLimits
+    record: FetchRecord,
+    body: bytes | None,
+    site: str,
+    limits: ReaderLimits,
+    *,
+    now: float | None = None,
 ) -> StoredAnswer:
     """What ``record`` (read for ``site``, with its body) stands for to a reader
-    with ``limits``.
+    with ``limits`` whose wall clock reads ``now`` (``None``: a report at a past
+    time, where the date is not checked).
 
     Store contents are not trusted: a record of another site, of an unknown
-    kind, or a parsed one without its body cannot be used (``damaged``). A body
+    kind, a parsed one without its body, or one dated after ``now``
+    (:func:`dated_ahead`) cannot be used (``damaged``). A body
     cut at a size limit smaller than the reader's cannot serve it: the reader
     would have read further (RFC 9309 2.5). A 401 or 403 is restricted or
     unavailable as the reader's ``ROBOTSTXT_AUTH_DISALLOW`` says.
@@ -167,6 +202,12 @@ def answer_of(
     damaged = False
     if record.site != site:
         problem, damaged = f"a record of {record.site}", True
+    elif now is not None and dated_ahead(record, now):
+        problem = (
+            f"dated {iso_time(record.fetched_at)}, after this crawl's clock "
+            f"({iso_time(now)}) by more than {FUTURE_SKEW_SECONDS:g} s"
+        )
+        damaged = True
     elif kind is Kind.INTERNAL_ERROR:
         problem, damaged = f"an unknown kind {record.kind!r}", True
     elif kind is Kind.PARSED and body is None:

@@ -4,26 +4,24 @@ The key layout (see :mod:`._redis_store`) puts a site's keys under the
 store's prefix, the site between braces (a Redis Cluster hash tag); keys of
 the first layout (no braces, one ``body:{sha256}`` key per body) are still
 read. Store contents are not trusted: a record or a body that does not
-decode, or whose digest does not match, is skipped with a WARNING (the site
-is then fetched again and a good record saved over it).
+decode, or whose digest does not match, is skipped with a WARNING, told to
+the store's :class:`~._store.BadRecords` (the site is then fetched again and
+a good record saved over it).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import math
 import re
 import zlib
 from collections.abc import Sequence
 from typing import Any
 
-from ._store import FetchRecord
+from ._store import BadRecords, FetchRecord
 
 __all__ = ["RedisKeys", "RedisRecords", "decode_record", "encode_record"]
-
-logger = logging.getLogger("scrapy_rfc9309.store")
 
 #: the largest body decompressed from Redis (hostile or damaged contents)
 _MAX_BODY = 64 * 1024 * 1024
@@ -160,26 +158,29 @@ class RedisRecords:
     """Reads a site's records and their bodies from Redis, checked (see the module
     docstring). Redis errors are the caller's to report."""
 
-    def __init__(self, client: Any, keys: RedisKeys, uri: str) -> None:
+    def __init__(self, client: Any, keys: RedisKeys, bad: BadRecords) -> None:
         self._redis = client
         self.keys = keys
-        self.uri = uri
+        self.bad = bad
 
-    def decoded(self, raw: Any, site: str) -> FetchRecord | None:
-        """The record ``raw`` (``None``: no record, or one that does not decode)."""
+    def decoded(self, raw: Any, site: str, report: bool = True) -> FetchRecord | None:
+        """The record ``raw`` (``None``: no record, or one that does not decode,
+        told when ``report``)."""
         if raw is None:
             return None
         try:
             return decode_record(raw, site)
-        except (ValueError, TypeError, KeyError, RecursionError) as exc:
-            logger.warning(
-                "Redis at %s: a record of %s does not decode (%s); ignored", self.uri, site, exc
-            )
+        except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as exc:
+            if report:
+                shown = str(exc) if len(str(exc)) <= 200 else str(exc)[:200] + "..."
+                self.bad.record(site, f"it does not decode: {type(exc).__name__}: {shown}")
             return None
 
-    def body(self, record: FetchRecord, data: Any = None) -> tuple[bool, bytes | None]:
+    def body(
+        self, record: FetchRecord, data: Any = None, report: bool = True
+    ) -> tuple[bool, bytes | None]:
         """(usable, body): the record's body (``data``: as read already, compressed),
-        checked against its size and digest."""
+        checked against its size and digest (one that is not told when ``report``)."""
         if record.sha256 is None:
             return True, None
         if data is None:
@@ -197,13 +198,8 @@ class RedisRecords:
                 if len(body) == record.size and hashlib.sha256(body).hexdigest() == record.sha256:
                     return True, body
                 problem = "does not match its size and digest"
-        logger.warning(
-            "Redis at %s: the robots.txt body %s of %s %s; the record is ignored",
-            self.uri,
-            record.sha256[:12],
-            record.site,
-            problem,
-        )
+        if report:
+            self.bad.record(record.site, f"its body {record.sha256[:12]} {problem}")
         return False, None
 
     def with_body(self, record: FetchRecord | None) -> tuple[FetchRecord, bytes | None] | None:
@@ -223,9 +219,10 @@ class RedisRecords:
         return self.with_body(self.decoded(self.current_raw(site), site))
 
     def current_many(
-        self, sites: Sequence[str]
+        self, sites: Sequence[str], report: bool = True
     ) -> dict[str, tuple[FetchRecord, bytes | None] | None]:
-        """The current records of ``sites`` with their bodies: two round trips."""
+        """The current records of ``sites`` with their bodies: two round trips (a
+        record that cannot be used told when ``report``)."""
         if not sites:
             return {}
         pipe = self._redis.pipeline(transaction=False)
@@ -236,7 +233,7 @@ class RedisRecords:
         records: dict[str, FetchRecord | None] = {}
         for number, site in enumerate(sites):
             raw = raws[2 * number] if raws[2 * number] is not None else raws[2 * number + 1]
-            records[site] = self.decoded(raw, site)
+            records[site] = self.decoded(raw, site, report)
         with_body = [
             (site, kept.sha256)
             for site, kept in records.items()
@@ -254,6 +251,6 @@ class RedisRecords:
             if found is None:
                 result[site] = None
                 continue
-            usable, body = self.body(found, data.get(site))
+            usable, body = self.body(found, data.get(site), report)
             result[site] = (found, body) if usable else None
         return result

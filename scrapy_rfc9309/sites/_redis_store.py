@@ -33,7 +33,8 @@ Every failure of Redis (refused connection, timeout, lost connection, an
 error reply) raises ``StoreError``; the client reconnects by itself on the
 next call once Redis is back. Store contents are not trusted: a record or a
 body that does not decode, or whose digest does not match, is skipped with a
-WARNING (the site is then fetched again and a good record saved over it).
+WARNING (the site is then fetched again and a good record saved over it); a
+lease without expiry is given one (``_redis_leases``).
 
 This module saves and looks up; the store composes the connection
 (``_redis_connection``), the record layout and checked reads
@@ -63,6 +64,7 @@ from ._redis_leases import RedisLeases
 from ._redis_records import RedisKeys, RedisRecords
 from ._redis_records import encode_record as _encode
 from ._store import (
+    BadRecords,
     FetchRecord,
     Looked,
     RobotsStore,
@@ -154,8 +156,10 @@ class RedisStore(RobotsStore):
         #: a Redis Cluster (found at open): scripts are not pipelined there
         self._redis, self.cluster = connect(url, timeout, client)
         self._keys = RedisKeys(prefix)
-        self._records = RedisRecords(self._redis, self._keys, self.uri)
-        self._leases = RedisLeases(self._redis, self._keys)
+        #: where the records and leases not trusted are told
+        self._bad = BadRecords(self.uri)
+        self._records = RedisRecords(self._redis, self._keys, self._bad)
+        self._leases = RedisLeases(self._redis, self._keys, self._bad)
         self._archive = RedisArchive(self._redis, self._records, archive)
         self._save = self._redis.register_script(_SAVE)
 
@@ -253,7 +257,8 @@ class RedisStore(RobotsStore):
                 else:
                     need.append(site)
             taken = self._acquire_many(need, holder, seconds)
-            again = self._records.current_many([site for site in need if taken[site]])
+            # read again (told already: a record that cannot be used is not told twice)
+            again = self._records.current_many([site for site in need if taken[site]], False)
             release = []
             for site in need:
                 if not taken[site]:
@@ -290,6 +295,10 @@ class RedisStore(RobotsStore):
 
     def release(self, site: str, holder: str) -> None:
         self._call("releasing a lease", lambda: self._leases.release(site, holder))
+
+    def report_bad_records(self, listener: Callable[[str, str], None] | None) -> None:
+        """Tell ``listener(site, problem)`` of each record or lease not trusted."""
+        self._bad.listener = listener
 
     def watch(self, callback: Callable[[str], None]) -> bool:
         """Call ``callback(site)``, on a thread of its own, each time a process

@@ -3,7 +3,8 @@
 Every fetch saved is a row of ``archive`` (the ``current`` table names each
 site's latest one). ``ROBOTSTXT_STORE_ARCHIVE = N`` keeps the last N rows
 per site (the current one always), ``0`` (``"off"``) the current one only;
-bodies no row names are dropped with the rows.
+bodies no row names are dropped with the rows. A row that cannot be used (see
+``_sqlite_file``) is passed over, told to the store's :class:`~._store.BadRecords`.
 """
 
 from __future__ import annotations
@@ -11,13 +12,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from ._sqlite_file import read_body, record_of, write
-from ._store import FetchRecord
+from ._sqlite_file import BadRow, read_body, record_of, write
+from ._store import BadRecords, FetchRecord
 
 __all__ = ["EXPIRY_GRACE", "SQLiteArchive"]
 
 #: seconds a current record is kept past its own expiry; pruned after
 EXPIRY_GRACE = 86_400.0
+#: how many archive rows ``at`` reads past rows that cannot be used
+_AT_SCAN = 16
 
 
 class SQLiteArchive:
@@ -27,39 +30,53 @@ class SQLiteArchive:
     def __init__(
         self,
         db: sqlite3.Connection,
-        path: str,
         columns: str,
         archive: int | None,
         clock: Callable[[], float],
+        bad: BadRecords,
     ) -> None:
         """``columns``: the archive columns read (``a.``); ``archive``: records kept
-        per site, the current one included (``None``: all)."""
+        per site, the current one included (``None``: all); ``bad``: where a row
+        that cannot be used is told."""
         self._db = db
-        self._path = path
+        self._bad = bad
         self._columns = columns
         self.archive = archive
         self._clock = clock
 
     def history(self, site: str, limit: int = 100) -> list[FetchRecord]:
-        """The site's records, newest first, at most ``limit``."""
+        """The site's records that can be used, newest first, at most ``limit``."""
         rows = self._db.execute(
             f"SELECT {self._columns} FROM archive a WHERE a.site = ? "
             "ORDER BY a.fetched_at DESC, a.id DESC LIMIT ?",
             (site, max(0, int(limit))),
         ).fetchall()
-        return [record_of(row) for row in rows]
+        return [record for record in map(self._record, rows) if record is not None]
 
     def at(self, site: str, when: float) -> tuple[FetchRecord, bytes | None] | None:
-        """The site's record in force at ``when`` (the last fetched by then), with its body."""
-        row = self._db.execute(
+        """The site's record in force at ``when`` (the last fetched by then that can
+        be used), with its body."""
+        rows = self._db.execute(
             f"SELECT {self._columns} FROM archive a WHERE a.site = ? AND a.fetched_at <= ? "
-            "ORDER BY a.fetched_at DESC, a.id DESC LIMIT 1",
-            (site, when),
-        ).fetchone()
-        if row is None:
+            "ORDER BY a.fetched_at DESC, a.id DESC LIMIT ?",
+            (site, when, _AT_SCAN),
+        ).fetchall()
+        for row in rows:
+            record = self._record(row)
+            if record is None:
+                continue
+            try:
+                return record, read_body(self._db, record)
+            except BadRow as exc:
+                self._bad.record(record.site, str(exc))
+        return None
+
+    def _record(self, row: tuple[object, ...]) -> FetchRecord | None:
+        try:
+            return record_of(row)
+        except BadRow as exc:
+            self._bad.record(str(row[0]), str(exc))
             return None
-        record = record_of(row)
-        return record, read_body(self._db, record.sha256, self._path)
 
     def prune(self, now: float | None = None) -> dict[str, int]:
         """Drop current records expired more than :data:`EXPIRY_GRACE` ago, archive

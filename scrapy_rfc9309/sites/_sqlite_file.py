@@ -6,13 +6,21 @@ which columns a file written by an earlier version has. Each distinct body
 is kept once, zlib-compressed, and decompressed within a bound (hostile or
 damaged contents). Every write is one ``BEGIN IMMEDIATE`` transaction
 (:func:`write`).
+
+Rows are not trusted: a row that does not read as a record (a number that is
+not one, a chain that is not JSON, a digest that is not one) or a body that
+does not decompress, or does not match its size and digest, is
+:class:`BadRow`: that record is not used, the rest of the read goes on.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 import pathlib
+import re
 import sqlite3
 import zlib
 from collections.abc import Iterator
@@ -21,12 +29,20 @@ from typing import Any
 
 from ._store import FetchRecord, StoreError
 
-__all__ = ["decompress", "is_busy", "open_file", "read_body", "record_of", "write"]
+__all__ = ["BadRow", "checked_body", "is_busy", "open_file", "read_body", "record_of", "write"]
 
 #: the largest body decompressed from the file (hostile or damaged contents)
 _MAX_BODY = 64 * 1024 * 1024
 #: SQLite's primary result codes for "another connection holds the lock"
 _BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
+_SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+#: characters of a bad value a message shows
+_SHOWN = 40
+
+
+class BadRow(ValueError):
+    """A stored row that cannot be used as a record: damaged or hostile contents
+    (the message says what is wrong)."""
 
 
 def is_busy(exc: BaseException) -> bool:
@@ -86,38 +102,79 @@ _COLUMNS = (
 _ADDED_COLUMNS = (("status", "INTEGER"), ("truncated", "INTEGER"), ("max_size", "INTEGER"))
 
 
-def _chain_of(text: str) -> tuple[tuple[str, int | None], ...]:
-    """The chain column back as a tuple; a damaged one reads as no chain."""
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadRow(f"{name} {_shown(value)} is not a number")
+    if not math.isfinite(value):
+        raise BadRow(f"{name} {_shown(value)} is not a finite number")
+    return float(value)
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise BadRow(f"{name} {_shown(value)} is not text")
+    return value
+
+
+def _optional_int(value: Any, name: str, largest: int | None = None) -> int | None:
+    """An added column (NULL in a record saved before it was kept)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadRow(f"{name} {_shown(value)} is not a count")
+    if largest is not None and value > largest:
+        raise BadRow(f"{name} {_shown(value)} is out of range")
+    return value
+
+
+def _chain_of(text: Any) -> tuple[tuple[str, int | None], ...]:
+    """The chain column back as a tuple (URLs and statuses)."""
     try:
-        items = json.loads(text)
-        return tuple(
-            (str(url), status if isinstance(status, int) else None) for url, status in items
-        )
-    except (ValueError, TypeError):
-        return ()
-
-
-def _optional_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+        items = json.loads(_text(text, "chain"))
+    except (ValueError, RecursionError) as exc:
+        raise BadRow(f"chain {_shown(text)} is not JSON") from exc
+    if not isinstance(items, list):
+        raise BadRow(f"chain {_shown(text)} is not a list")
+    chain = []
+    for step in items:
+        if not (isinstance(step, list) and len(step) == 2 and isinstance(step[0], str)):
+            raise BadRow(f"chain step {_shown(step)} is not [URL, status]")
+        url, status = step
+        if status is not None and (isinstance(status, bool) or not isinstance(status, int)):
+            raise BadRow(f"chain status {_shown(status)} is not a number")
+        chain.append((url, status))
+    return tuple(chain)
 
 
 def record_of(row: tuple[Any, ...]) -> FetchRecord:
+    """The record a row of ``archive`` (the columns :func:`open_file` names) stands
+    for; :class:`BadRow` when it does not read as one."""
     site, fetched_at, chain, kind, detail, lifetime, expires_at, retry, size, sha = row[:10]
     status, truncated, max_size = row[10:13] if len(row) >= 13 else (None, None, None)
+    if sha is not None and not (isinstance(sha, str) and _SHA256.match(sha)):
+        raise BadRow(f"sha256 {_shown(sha)} is not a SHA-256 digest")
+    if retry not in (0, 1) or isinstance(retry, float):
+        raise BadRow(f"retry_after {_shown(retry)} is not 0 or 1")
+    flag = _optional_int(truncated, "truncated", 1)
     return FetchRecord(
-        site=str(site),
-        fetched_at=float(fetched_at),
-        chain=_chain_of(str(chain)),
-        kind=str(kind),
-        detail=str(detail),
-        lifetime=str(lifetime),
-        expires_at=float(expires_at),
+        site=_text(site, "site"),
+        fetched_at=_number(fetched_at, "fetched_at"),
+        chain=_chain_of(chain),
+        kind=_text(kind, "kind"),
+        detail=_text(detail, "detail"),
+        lifetime=_text(lifetime, "lifetime"),
+        expires_at=_number(expires_at, "expires_at"),
         retry_after=bool(retry),
-        size=int(size),
-        sha256=None if sha is None else str(sha),
-        status=_optional_int(status),
-        truncated=None if _optional_int(truncated) is None else bool(truncated),
-        max_size=_optional_int(max_size),
+        size=int(_optional_int(size, "size") or 0),
+        sha256=sha,
+        status=_optional_int(status, "status"),
+        truncated=None if flag is None else bool(flag),
+        max_size=_optional_int(max_size, "max_size"),
     )
 
 
@@ -275,20 +332,29 @@ def write(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
 
 
-def read_body(db: sqlite3.Connection, sha: str | None, path: str) -> bytes | None:
-    """The body of digest ``sha`` (``None``: no body, or none kept)."""
-    if sha is None:
+def read_body(db: sqlite3.Connection, record: FetchRecord) -> bytes | None:
+    """The body of ``record``, checked (:func:`checked_body`); ``None``: no body,
+    or none kept (``sites._records`` then refuses a parsed record without one)."""
+    if record.sha256 is None:
         return None
-    row = db.execute("SELECT data FROM bodies WHERE sha256 = ?", (sha,)).fetchone()
+    row = db.execute("SELECT data FROM bodies WHERE sha256 = ?", (record.sha256,)).fetchone()
     if row is None:
         return None
-    return decompress(bytes(row[0]), sha, path)
+    return checked_body(row[0], record)
 
 
-def decompress(data: bytes, sha: str | None, path: str) -> bytes:
-    """A kept body decompressed; ``StoreError`` past the bound."""
-    decompressor = zlib.decompressobj()
-    body = decompressor.decompress(data, _MAX_BODY)
-    if decompressor.unconsumed_tail:
-        raise StoreError(f"robots.txt store {path}: body {(sha or '')[:12]} is too large")
+def checked_body(data: Any, record: FetchRecord) -> bytes:
+    """The body of ``record`` from its kept ``data`` (compressed), decompressed
+    within a bound and checked against the record's size and digest;
+    :class:`BadRow` otherwise (damaged or hostile contents)."""
+    name = f"its body {(record.sha256 or '')[:12]}"
+    if not isinstance(data, bytes):
+        raise BadRow(f"{name} is not a blob")
+    try:
+        decompressor = zlib.decompressobj()
+        body = decompressor.decompress(data, min(record.size, _MAX_BODY) + 1)
+    except zlib.error as exc:
+        raise BadRow(f"{name} does not decompress ({exc})") from None
+    if len(body) != record.size or hashlib.sha256(body).hexdigest() != record.sha256:
+        raise BadRow(f"{name} does not match its size and digest")
     return body

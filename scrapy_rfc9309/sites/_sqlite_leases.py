@@ -4,39 +4,75 @@ A lease is a row of ``leases`` (site, holder, until), taken in a
 ``BEGIN IMMEDIATE`` transaction so that one process at a time holds it
 across the processes sharing the file; an expired lease, or one whose holder
 is known to be gone (a killed process of this host), is taken over.
+
+A lease's expiry is not trusted: one that is not a time, or lies further
+ahead than the lease time asked for plus ``FUTURE_SKEW_SECONDS`` (a skewed
+clock, a damaged row: the site would be waited for until then), is given the
+lease time from now (one WARNING), then expires as any other.
 """
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Callable, Sequence
 
+from ._records import FUTURE_SKEW_SECONDS, iso_time
 from ._sqlite_file import write
-from ._store import holder_is_gone
+from ._store import BadRecords, holder_is_gone
 
 __all__ = ["SQLiteLeases"]
 
 #: sites per ``IN (...)`` query (well under SQLite's limit on parameters)
 CHUNK = 500
 
+#: a lease as read: (holder, until); ``until`` as stored, not trusted yet
+_Lease = tuple[str, object]
+
 
 class SQLiteLeases:
     """Takes, reads and gives up leases on a store's connection (see the module
     docstring); SQLite errors are the caller's to report."""
 
-    def __init__(self, db: sqlite3.Connection, clock: Callable[[], float]) -> None:
+    def __init__(self, db: sqlite3.Connection, clock: Callable[[], float], bad: BadRecords) -> None:
         self._db = db
         self._clock = clock
+        self._bad = bad
 
-    @staticmethod
-    def held(lease: tuple[str, float] | None, holder: str, now: float) -> bool:
-        """Whether ``lease`` (holder, until) keeps ``holder`` out at ``now``."""
-        return (
-            lease is not None
-            and lease[0] != holder
-            and lease[1] > now
-            and not holder_is_gone(lease[0])  # a killed process of this host
-        )
+    def held(
+        self,
+        db: sqlite3.Connection,
+        site: str,
+        lease: _Lease | None,
+        holder: str,
+        now: float,
+        seconds: float,
+    ) -> bool:
+        """Within a write transaction: whether ``lease`` (holder, until) keeps
+        ``holder`` out at ``now``; an expiry not trusted is first given ``seconds``
+        from ``now`` (:meth:`trusted_until`)."""
+        if lease is None or lease[0] == holder:
+            return False
+        if holder_is_gone(lease[0]):  # a killed process of this host
+            return False
+        return self.trusted_until(db, site, lease, now, seconds) > now
+
+    def trusted_until(
+        self, db: sqlite3.Connection, site: str, lease: _Lease, now: float, seconds: float
+    ) -> float:
+        """Within a write transaction: when ``lease`` expires. One whose expiry is
+        not a time, or lies more than ``seconds`` + ``FUTURE_SKEW_SECONDS`` ahead,
+        is given ``seconds`` from ``now`` (stored; one WARNING)."""
+        holder, until = lease
+        if isinstance(until, (int, float)) and not isinstance(until, bool):
+            if math.isfinite(until) and until <= now + seconds + FUTURE_SKEW_SECONDS:
+                return float(until)
+            problem = f"held by {holder} until {iso_time(until)}, beyond any lease time"
+        else:
+            problem = f"held by {holder} has an expiry that is not a time ({until!r:.40})"
+        db.execute("UPDATE leases SET until = ? WHERE site = ?", (now + seconds, site))
+        self._bad.lease(site, problem, f"it now expires in {seconds:g} s, then is taken over")
+        return now + seconds
 
     @staticmethod
     def take(db: sqlite3.Connection, site: str, holder: str, until: float) -> None:
@@ -48,16 +84,16 @@ class SQLiteLeases:
             (site, holder, until),
         )
 
-    def leases_of(self, sites: Sequence[str]) -> dict[str, tuple[str, float]]:
-        """The leases (holder, until) of ``sites``, in few queries."""
-        leases: dict[str, tuple[str, float]] = {}
+    def leases_of(self, sites: Sequence[str]) -> dict[str, _Lease]:
+        """The leases (holder, until as stored) of ``sites``, in few queries."""
+        leases: dict[str, _Lease] = {}
         for start in range(0, len(sites), CHUNK):
             chunk = list(sites[start : start + CHUNK])
             marks = ", ".join("?" * len(chunk))
             for site, holder, until in self._db.execute(
                 f"SELECT site, holder, until FROM leases WHERE site IN ({marks})", chunk
             ):
-                leases[str(site)] = (str(holder), float(until))
+                leases[str(site)] = (str(holder), until)
         return leases
 
     def acquire(self, site: str, holder: str, seconds: float) -> bool:
@@ -65,7 +101,8 @@ class SQLiteLeases:
         now = self._clock()
         with write(self._db) as db:
             row = db.execute("SELECT holder, until FROM leases WHERE site = ?", (site,)).fetchone()
-            if row is not None and self.held((str(row[0]), float(row[1])), holder, now):
+            lease = None if row is None else (str(row[0]), row[1])
+            if self.held(db, site, lease, holder, now, seconds):
                 return False
             self.take(db, site, holder, now + seconds)
             return True
@@ -75,9 +112,14 @@ class SQLiteLeases:
         row = self._db.execute(
             "SELECT holder, until FROM leases WHERE site = ?", (site,)
         ).fetchone()
-        if row is None or float(row[1]) <= self._clock():
+        if row is None:
             return None
-        return str(row[0]), float(row[1]) - self._clock()
+        until, now = row[1], self._clock()
+        if isinstance(until, bool) or not isinstance(until, (int, float)):
+            return None  # not trusted: given a time at the next look-up
+        if not math.isfinite(until) or until <= now:
+            return None
+        return str(row[0]), float(until) - now
 
     def release(self, site: str, holder: str) -> None:
         """Give ``holder``'s lease on ``site`` up."""

@@ -16,6 +16,12 @@ timeout 0: :class:`StoreBusy` at once), never checkpoints the write-ahead log
 and never syncs to disk on commit, so that its short look-ups can be made
 on the crawl's event loop, falling back to the waiting connection when busy.
 
+Rows are not trusted (``_sqlite_file``): a record that does not read as one,
+or whose body does not decompress or does not match its size and digest,
+is not used (one WARNING, and the listener of :meth:`report_bad_records`
+told): its site is answered as one without a record (its lease taken), and
+every other site of the same read is answered as usual.
+
 This module saves and looks up; the store composes the file
 (``_sqlite_file``: opening, tables, rows), the leases (``_sqlite_leases``)
 and the archive (``_sqlite_archive``: read back and trimmed).
@@ -34,13 +40,15 @@ from typing import TypeVar
 
 from ._sqlite_archive import EXPIRY_GRACE as EXPIRY_GRACE  # kept importable from here
 from ._sqlite_archive import SQLiteArchive
-from ._sqlite_file import decompress, is_busy, open_file, read_body, record_of, write
+from ._sqlite_file import BadRow, checked_body, is_busy, open_file, read_body, record_of, write
 from ._sqlite_leases import CHUNK, SQLiteLeases
-from ._store import FetchRecord, Looked, RobotsStore, StoreBusy, StoreError
+from ._store import BadRecords, FetchRecord, Looked, RobotsStore, StoreBusy, StoreError
 
 __all__ = ["SQLiteStore", "StoreBusy"]
 
 _T = TypeVar("_T")
+#: records that cannot be used, met by a read: (site, what is wrong), told after it
+_Bad = list[tuple[str, str]]
 
 #: seconds a call waits for another process's write lock before ``StoreError``
 BUSY_TIMEOUT = 5.0
@@ -80,11 +88,13 @@ class SQLiteStore(RobotsStore):
         self.path = os.path.abspath(path)
         self.uri = f"sqlite:///{self.path}"
         self._clock = clock
+        #: where the records and leases not trusted are told
+        self._bad = BadRecords(self.uri)
         self._db, self._columns = open_file(
             self.path, busy_timeout, read_only=read_only, non_waiting=non_waiting
         )
-        self._leases = SQLiteLeases(self._db, clock)
-        self._archive = SQLiteArchive(self._db, self.path, self._columns, archive, clock)
+        self._leases = SQLiteLeases(self._db, clock, self._bad)
+        self._archive = SQLiteArchive(self._db, self._columns, archive, clock, self._bad)
         if read_only or non_waiting:
             return
         try:
@@ -122,10 +132,40 @@ class SQLiteStore(RobotsStore):
         write-ahead log (``wal_autocheckpoint = 0``: this connection's commits
         stay short; the waiting connection checkpoints), no sync on commit. For
         :meth:`look_many` on a thread that must not wait."""
-        return SQLiteStore(self.path, clock=self._clock, non_waiting=True)
+        store = SQLiteStore(self.path, clock=self._clock, non_waiting=True)
+        store.report_bad_records(self._bad.listener)
+        return store
 
-    def _body(self, sha: str | None) -> bytes | None:
-        return read_body(self._db, sha, self.path)
+    def report_bad_records(self, listener: Callable[[str, str], None] | None) -> None:
+        """Tell ``listener(site, problem)`` of each record or lease not trusted."""
+        self._bad.listener = listener
+
+    @staticmethod
+    def _record(site: str, row: Sequence[object], bad: _Bad | None) -> FetchRecord | None:
+        """The record of ``site`` a row stands for; ``None`` when it does not read as
+        one (noted in ``bad``, to be told)."""
+        try:
+            return record_of(tuple(row))
+        except BadRow as exc:
+            if bad is not None:
+                bad.append((site, str(exc)))
+            return None
+
+    def _with_body(
+        self, record: FetchRecord, bad: _Bad | None
+    ) -> tuple[FetchRecord, bytes | None] | None:
+        """``record`` with its body checked; ``None`` when the body does not
+        decompress or does not match its size and digest (noted in ``bad``)."""
+        try:
+            return record, read_body(self._db, record)
+        except BadRow as exc:
+            if bad is not None:
+                bad.append((record.site, str(exc)))
+            return None
+
+    def _tell(self, bad: _Bad) -> None:
+        for site, problem in bad:
+            self._bad.record(site, problem)
 
     def current(self, site: str) -> tuple[FetchRecord, bytes | None] | None:
         def run() -> tuple[FetchRecord, bytes | None] | None:
@@ -134,10 +174,11 @@ class SQLiteStore(RobotsStore):
                 "WHERE c.site = ?",
                 (site,),
             ).fetchone()
-            if row is None:
-                return None
-            record = record_of(row)
-            return record, self._body(record.sha256)
+            bad: _Bad = []
+            record = None if row is None else self._record(site, row, bad)
+            found = None if record is None else self._with_body(record, bad)
+            self._tell(bad)
+            return found
 
         return self._call("reading the current record", run)
 
@@ -146,7 +187,8 @@ class SQLiteStore(RobotsStore):
     ) -> dict[str, tuple[FetchRecord, bytes | None]]:
         """Every site's current record that is ``fresh``, with its body, in one read;
         nothing (``{}``) when the store keeps more than ``limit`` sites. A record
-        whose body cannot be read is left out (its site's look-up reports it)."""
+        that cannot be used (a bad row, a body that does not match its digest) is
+        left out (its site's look-up reports it)."""
 
         def run() -> dict[str, tuple[FetchRecord, bytes | None]]:
             row = self._db.execute("SELECT COUNT(*) FROM current").fetchone()
@@ -159,14 +201,14 @@ class SQLiteStore(RobotsStore):
             ).fetchall()
             found: dict[str, tuple[FetchRecord, bytes | None]] = {}
             for *columns, data in rows[: limit + 1]:
-                record = record_of(tuple(columns))
-                if not fresh(record) or (record.sha256 is not None and data is None):
+                record = self._record("", columns, None)
+                if record is None or not fresh(record):
+                    continue
+                if record.sha256 is not None and data is None:
                     continue
                 try:
-                    body = (
-                        None if data is None else decompress(bytes(data), record.sha256, self.path)
-                    )
-                except (zlib.error, StoreError):
+                    body = None if data is None else checked_body(data, record)
+                except BadRow:
                     continue
                 found[record.site] = (record, body)
             return found
@@ -190,9 +232,10 @@ class SQLiteStore(RobotsStore):
             rows = []
             for record, body in records:
                 sha = record.sha256
-                if body is not None and sha is None:
-                    sha = hashlib.sha256(body).hexdigest()
                 data = None if body is None else zlib.compress(body, 6)
+                if body is not None:  # the digest and size kept are the body's own
+                    sha = hashlib.sha256(body).hexdigest()
+                    record = record._replace(size=len(body))
                 rows.append((record, body, sha, data))
             with write(self._db) as db:
                 for record, body, sha, data in rows:
@@ -240,8 +283,9 @@ class SQLiteStore(RobotsStore):
         Counts of what was removed, by table."""
         return self._call("pruning", lambda: self._archive.prune(now))
 
-    def _current_of(self, sites: Sequence[str]) -> dict[str, FetchRecord]:
-        """The current records of ``sites`` (those that have one), in few queries."""
+    def _current_of(self, sites: Sequence[str], bad: _Bad | None) -> dict[str, FetchRecord]:
+        """The current records of ``sites`` (those that have one that reads as a
+        record: a bad row is noted in ``bad`` and left out), in few queries."""
         found: dict[str, FetchRecord] = {}
         for start in range(0, len(sites), CHUNK):
             chunk = list(sites[start : start + CHUNK])
@@ -252,7 +296,10 @@ class SQLiteStore(RobotsStore):
                 f"WHERE c.site IN ({marks})",
                 chunk,
             ):
-                found[str(row[0])] = record_of(row[1:])
+                site = str(row[0])
+                record = self._record(site, row[1:], bad)
+                if record is not None:
+                    found[site] = record
         return found
 
     def look_many(
@@ -271,39 +318,50 @@ class SQLiteStore(RobotsStore):
 
         One read for all the sites, then one transaction for the leases of those
         without a fresh record (their records read again under the write lock, so
-        a record another process saved meanwhile is used, not fetched again).
+        a record another process saved meanwhile is used, not fetched again). A
+        record that cannot be used (a bad row, a body that does not match its
+        digest) is told once (once the look-up is done: not when it meets a lock
+        and is made again) and its site leased, as one without a record.
         """
 
         def run() -> dict[str, Looked]:
             result: dict[str, Looked] = {}
-            records = self._current_of(sites)
+            bad: _Bad = []
+            records = self._current_of(sites, bad)
             rest = []
+            distrusted: set[str] = set()
             for site in dict.fromkeys(sites):
                 record = records.get(site)
                 if record is not None and fresh(record):
-                    body = (record, self._body(record.sha256)) if bodies else None
-                    result[site] = ("fresh", body)
-                else:
-                    rest.append(site)
+                    if not bodies:
+                        result[site] = ("fresh", None)
+                        continue
+                    found = self._with_body(record, bad)
+                    if found is not None:
+                        result[site] = ("fresh", found)
+                        continue
+                    distrusted.add(site)
+                rest.append(site)
             if not rest:
+                self._tell(bad)
                 return result
             now = self._clock()
             with write(self._db) as db:
-                records = self._current_of(rest)
+                records = self._current_of(rest, None)
                 leases = self._leases.leases_of(rest)
                 for site in rest:
                     record = records.get(site)
-                    if record is not None and fresh(record):
-                        result[site] = (
-                            "fresh",
-                            (record, self._body(record.sha256)) if bodies else None,
-                        )
-                        continue
-                    if self._leases.held(leases.get(site), holder, now):
+                    if record is not None and site not in distrusted and fresh(record):
+                        found = self._with_body(record, bad) if bodies else None
+                        if found is not None or not bodies:
+                            result[site] = ("fresh", found)
+                            continue
+                    if self._leases.held(db, site, leases.get(site), holder, now, seconds):
                         result[site] = ("held", None)
                         continue
                     self._leases.take(db, site, holder, now + seconds)
                     result[site] = ("lease", None)
+            self._tell(bad)
             return result
 
         return self._call("looking up sites", run)

@@ -14,18 +14,22 @@ the reactor thread. ``_store_uri.open_store`` opens the store
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
+    "BadRecords",
     "FetchRecord",
     "Looked",
     "RobotsStore",
     "StoreBusy",
     "StoreError",
 ]
+
+logger = logging.getLogger("scrapy_rfc9309.store")
 
 
 class StoreError(Exception):
@@ -226,6 +230,43 @@ class RobotsStore(Protocol):
         """Who holds the site's lease and for how many more seconds; ``None``:
         nobody, or not known."""
         return None
+
+    def report_bad_records(self, listener: Callable[[str, str], None]) -> None:
+        """Tell ``listener(site, problem)`` (on the thread that read it) of each
+        stored record or lease read from now on that cannot be trusted, beyond
+        the WARNING the store logs for it; this default tells of none."""
+
+
+class BadRecords:
+    """Where a store says it met a stored record or lease it cannot trust (a
+    malformed row, a body that does not decompress or does not match its
+    digest, JSON that does not decode, a lease without a usable expiry): one
+    WARNING each, and the listener told (a crawl counts them)."""
+
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+        self.listener: Callable[[str, str], None] | None = None
+
+    def record(self, site: str, problem: str) -> None:
+        """A record of ``site`` not used because ``problem``."""
+        logger.warning(
+            "robots.txt store %s: the record of %s cannot be used (%s); ignored "
+            "(a crawl fetches the site's robots.txt again)",
+            self.uri,
+            site,
+            problem,
+        )
+        self._tell(site, problem)
+
+    def lease(self, site: str, problem: str, done: str) -> None:
+        """The lease of ``site`` not trusted as it was because ``problem``; ``done``:
+        what the store did about it."""
+        logger.warning("robots.txt store %s: the lease on %s %s; %s", self.uri, site, problem, done)
+        self._tell(site, problem)
+
+    def _tell(self, site: str, problem: str) -> None:
+        if self.listener is not None:
+            self.listener(site, problem)
 
 
 #: Characters of an error message a log line shows (the start and the end kept).
