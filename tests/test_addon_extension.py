@@ -51,21 +51,35 @@ CRAWL_DELAY_ROBOTS = "User-agent: *\nCrawl-delay: 0.6\nDisallow: /private\n"
 
 
 @deferred_f_from_coro_f
-async def test_crawl_delay_spaces_requests_to_the_site(sites) -> None:
+async def test_crawl_delay_spaces_requests_to_the_site_by_default(sites, caplog) -> None:
+    """Crawl-delay is honoured unless turned off (as Nutch and StormCrawler do),
+    with no setting at all."""
     site = sites(routes={"/robots.txt": text(CRAWL_DELAY_ROBOTS)}, default=PAGE)
     paths = {f"/p{i}" for i in range(4)}
-    await crawl([site.url(p) for p in sorted(paths)], {**ADDON_ONLY, "ROBOTSTXT_CRAWL_DELAY": True})
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.extension"):
+        await crawl([site.url(p) for p in sorted(paths)], ADDON_ONLY)
     gaps = _gaps(site, paths)
     assert len(gaps) == 3
     assert min(gaps) >= 0.55, gaps
+    assert any("Crawl-delay 0.6 s for" in r.getMessage() for r in caplog.records)
 
 
 @deferred_f_from_coro_f
-async def test_crawl_delay_is_off_by_default(sites) -> None:
+async def test_crawl_delay_turned_off_says_so_once_per_site(sites, caplog) -> None:
+    """``ROBOTSTXT_CRAWL_DELAY = False``: the site is crawled at full speed, and
+    one INFO line per site names the delay not applied and the setting."""
     site = sites(routes={"/robots.txt": text(CRAWL_DELAY_ROBOTS)}, default=PAGE)
     paths = {f"/p{i}" for i in range(4)}
-    await crawl([site.url(p) for p in sorted(paths)], ADDON_ONLY)
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.extension"):
+        await crawl(
+            [site.url(p) for p in sorted(paths)], {**ADDON_ONLY, "ROBOTSTXT_CRAWL_DELAY": False}
+        )
     assert max(_gaps(site, paths)) < 0.3
+    said = [r.getMessage() for r in caplog.records if "not applied" in r.getMessage()]
+    assert said == [
+        f"Crawl-delay 0.6 s asked by {site.url('/robots.txt')} not applied: "
+        "ROBOTSTXT_CRAWL_DELAY is off"
+    ]
 
 
 @deferred_f_from_coro_f

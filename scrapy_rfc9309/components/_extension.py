@@ -1,7 +1,7 @@
 """``RobotsTxtExtension``: honours Crawl-delay per site and logs a close summary.
 
-Crawl-delay is not part of RFC 9309, but is widely used. When
-``ROBOTSTXT_CRAWL_DELAY`` is true, the Crawl-delay of the obeyed product
+Crawl-delay is not part of RFC 9309, but is widely used. Unless
+``ROBOTSTXT_CRAWL_DELAY`` is off, the Crawl-delay of the obeyed product
 token becomes a floor on the delay of the site's downloader slot (capped by
 ``ROBOTSTXT_CRAWL_DELAY_MAX``), set as the site's robots.txt comes into
 force, whatever its source (downloaded, from the store, a copy kept:
@@ -46,7 +46,7 @@ MAX_SLOTS_TRACKED = 100_000
 
 
 class RobotsTxtExtension:
-    """Crawl-delay per site (opt-in) and the robots.txt summary at close."""
+    """Crawl-delay per site (on by default) and the robots.txt summary at close."""
 
     def __init__(self, crawler: Crawler) -> None:
         self.settings = RobotsTxtSettings.from_settings(crawler.settings)
@@ -59,8 +59,11 @@ class RobotsTxtExtension:
         #: with a Redis store: Crawl-delay kept across the cluster's processes too
         with never_disabled("RobotsTxtExtension"):  # it reads the store's settings
             self._pacer = cluster_pacer(crawler) if self.settings.obey else None
-        if self.settings.obey and self.settings.crawl_delay:
+        #: with ROBOTSTXT_CRAWL_DELAY off: the sites whose delay was said not applied
+        self._not_applied: set[str] = set()
+        if self.settings.obey:
             crawl_delay_listeners(crawler).append(self)
+        if self.settings.obey and self.settings.crawl_delay:
             crawler.signals.connect(self._enforce, signal=signals.request_reached_downloader)
             crawler.signals.connect(self._enforce, signal=signals.response_downloaded)
         crawler.signals.connect(self._log_summary, signal=signals.spider_closed)
@@ -77,7 +80,12 @@ class RobotsTxtExtension:
     def crawl_delay_in_force(self, site: str, delay: float | None) -> None:
         """``site``'s robots.txt in force asks ``delay`` seconds (``None``: none), told
         by the site service whatever the copy's source (:mod:`._crawl_delay`): the
-        floor of the site's page slot, and the site's delay across the cluster."""
+        floor of the site's page slot, and the site's delay across the cluster.
+        With ``ROBOTSTXT_CRAWL_DELAY`` off, one INFO line per site says the delay
+        is not applied."""
+        if not self.settings.crawl_delay:
+            self._say_not_applied(site, delay)
+            return
         floor = None if not delay else min(delay, self.settings.crawl_delay_max)
         if self._pacer is not None:
             self._pacer.set_crawl_delay(site, floor)  # None: none any more
@@ -99,6 +107,18 @@ class RobotsTxtExtension:
             self.settings.crawl_delay_max,
         )
         self._enforce(request=request)
+
+    def _say_not_applied(self, site: str, delay: float | None) -> None:
+        if not delay or site in self._not_applied:
+            return
+        if len(self._not_applied) >= MAX_SLOTS_TRACKED:
+            self._not_applied.pop()
+        self._not_applied.add(site)
+        logger.info(
+            "Crawl-delay %s s asked by %s not applied: ROBOTSTXT_CRAWL_DELAY is off",
+            delay,
+            robots_url(site),
+        )
 
     def _enforce(self, request: Request, **kwargs: Any) -> None:
         if not self._floors:

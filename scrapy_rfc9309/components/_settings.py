@@ -119,9 +119,11 @@ def never_disabled(component: str) -> Iterator[None]:
         ) from exc
 
 
-def _bool(settings: BaseSettings, name: str) -> bool:
-    """A boolean setting; a value Scrapy cannot read as one (``"maybe"``, a
-    list, a dict) names the setting."""
+def _bool(settings: BaseSettings, name: str, default: bool = False) -> bool:
+    """A boolean setting (``default`` when unset or ``None``); a value Scrapy
+    cannot read as one (``"maybe"``, a list, a dict) names the setting."""
+    if settings.get(name) is None:
+        return default
     try:
         return settings.getbool(name)
     except (TypeError, ValueError):
@@ -282,6 +284,12 @@ def reduce_agent_setting(value: str, name: str = "ROBOTSTXT_USER_AGENT") -> str:
             token,
         )
     return token
+
+
+def crawl_delay_on(settings: BaseSettings) -> bool:
+    """``ROBOTSTXT_CRAWL_DELAY``: on unless turned off (Nutch and StormCrawler
+    honour Crawl-delay by default too, with a cap: ``ROBOTSTXT_CRAWL_DELAY_MAX``)."""
+    return _bool(settings, "ROBOTSTXT_CRAWL_DELAY", default=True)
 
 
 def _meta_obey(settings: BaseSettings) -> bool:
@@ -480,7 +488,7 @@ class RobotsTxtSettings:
             cache_ttl=_ttl(settings, "ROBOTSTXT_CACHE_TTL", DEFAULT_CACHE_TTL),
             unreachable_ttl=_ttl(settings, "ROBOTSTXT_UNREACHABLE_TTL", DEFAULT_UNREACHABLE_TTL),
             cache_max_sites=cache_max_sites,
-            crawl_delay=_bool(settings, "ROBOTSTXT_CRAWL_DELAY"),
+            crawl_delay=crawl_delay_on(settings),
             crawl_delay_max=_number(
                 settings, "ROBOTSTXT_CRAWL_DELAY_MAX", DEFAULT_CRAWL_DELAY_MAX, integer=False
             ),
@@ -891,7 +899,7 @@ class ClusterDelaySettings:
                     f"ROBOTSTXT_CLUSTER_DELAY must be at most 86400 seconds, got {raw!r}"
                 )
             cluster_delay = cluster_delay or None
-        crawl_delay = _bool(settings, "ROBOTSTXT_CRAWL_DELAY")
+        crawl_delay = crawl_delay_on(settings)
         store = StoreSettings.from_settings(settings)
         url = store.redis_url if store.uri == "redis" else store.uri
         if not (url and url.startswith(("redis://", "rediss://"))):
