@@ -1349,6 +1349,43 @@ async def test_unreadable_and_oversized_tdmrep_json_are_logged_with_why(sites, c
     assert any(f"5 rules past the first {MAX_RULES}, not read" in m for m in messages)
 
 
+def test_a_single_tdmrep_json_object_is_no_array_of_rules() -> None:
+    """TDMRep final report: the file is an array of rules; a lone object is
+    malformed, and states nothing (as a file that is not JSON)."""
+    single = parse_tdmrep(b'{"location": "/*", "tdm-reservation": 1}')
+    assert single.rules == () and single.matcher is None
+    assert single.error == "a single JSON object, not an array of rules"
+    assert single.usage("https://e.com/a") is NO_PREFERENCES
+    assert parse_tdmrep(b'[{"location": "/*", "tdm-reservation": 1}]').error == ""
+
+
+@deferred_f_from_coro_f
+async def test_a_single_object_tdmrep_json_states_nothing_with_a_warning(sites, caplog) -> None:
+    """A real crawl: a tdmrep.json that is one object, not an array, reserves
+    nothing (the page's items are kept) and is logged as unreadable at WARNING."""
+    routes = {
+        "/robots.txt": ALLOW_ALL,
+        "/.well-known/tdmrep.json": text(
+            '{"location": "/*", "tdm-reservation": 1}', content_type=b"application/json"
+        ),
+    }
+    site = sites(routes=routes, default=PAGE)
+    caplog.set_level(logging.INFO, logger="scrapy_rfc9309")
+    _, items, stats = await usage_crawl([site.url("/p")], {"ROBOTSTXT_PURPOSES": ["train-ai"]})
+    assert items == [site.url("/p")] and site.count("/p") == 1
+    assert site.count("/.well-known/tdmrep.json") == 1
+    assert "robotstxt/forbidden/usage" not in stats
+    warned = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING and r.name == "scrapy_rfc9309.usage"
+    ]
+    assert warned == [
+        "tdmrep.json could not be read (a single JSON object, not an array of rules): "
+        f"{site.url('/.well-known/tdmrep.json')}; nothing stated for its site"
+    ]
+
+
 @deferred_f_from_coro_f
 async def test_command_says_why_a_tdmrep_json_could_not_be_read(sites, tmp_path) -> None:
     from .test_command import scrapy
