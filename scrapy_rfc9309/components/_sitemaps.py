@@ -99,10 +99,11 @@ def answer_from_copy(
 
     A parsed file answers with its http(s) ``Sitemap`` lines (the body holds
     those lines only; any other scheme, ``file:`` say, is refused with a
-    WARNING and ``robotstxt/sitemap_refused``), at the URL and status it was read from (after redirects); an
-    unavailable one (4xx, RFC 9309 2.3.1.3) with its status and no body, as a
-    download would. An unreachable one is not answered: the request is dropped
-    as every request of the site (RFC 9309 2.3.1.4).
+    WARNING and ``robotstxt/sitemap_refused``), at the URL and status it was
+    read from (after redirects); an unavailable one (4xx, RFC 9309 2.3.1.3)
+    with its status and no body, as a download would. An unreachable one is
+    not answered: the request is dropped as every request of the site (RFC
+    9309 2.3.1.4).
     """
     if not _reads_sitemaps(request, spider) or not _is_robots_url(request):
         return None
