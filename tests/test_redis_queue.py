@@ -130,8 +130,9 @@ async def test_2_3_redis_down_as_a_robots_txt_settles_loses_no_request(
     (an append-only file): one WARNING says the
     requests stay in Redis, no 'Unhandled error in Deferred', and every allowed
     page is fetched exactly once, none disallowed."""
-    from twisted.internet import reactor
+    from twisted.internet import reactor as _reactor
 
+    reactor: Any = _reactor
     # an append-only file kept at each write: what Redis held is there when it is back
     durable = ("--appendonly", "yes", "--appendfsync", "always")
     server = RedisServer(tmp_path / "redis", require_redis_server(), durable).start()
@@ -141,7 +142,7 @@ async def test_2_3_redis_down_as_a_robots_txt_settles_loses_no_request(
         if not served:
             served.append(time.monotonic())
             server.stop()  # SIGTERM: Redis writes its file and exits
-            reactor.callLater(1.0, server.start)  # type: ignore[attr-defined]
+            reactor.callLater(1.0, server.start)
         return ROBOTS
 
     site = sites(routes={"/robots.txt": robots}, default=text("page"))
