@@ -18,7 +18,8 @@ import pytest
 import redis
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.sites._cluster_clock import ClusterClock, delay_key
+from scrapy_rfc9309.components._settings import SettingError
+from scrapy_rfc9309.sites._cluster_clock import MAX_DELAY_MS, ClusterClock, delay_key, delay_ms
 
 from .conftest import crawl
 from .redis_server import RedisServer, require_redis_server
@@ -54,6 +55,41 @@ def test_cluster_clock_grants_a_site_once_per_delay(redis_server: RedisServer, p
     finally:
         clock.close()
         other.close()
+
+
+@pytest.mark.parametrize("delay", [1e300, float("inf"), float("nan"), 86_400.0])
+def test_a_huge_or_non_finite_delay_is_capped_at_a_day_before_redis(
+    redis_server: RedisServer, prefix: str, delay: float
+) -> None:
+    """The clock's scripts take whole milliseconds: a delay of 1e300 s (or one
+    that is not finite) is kept as a day, never an error of the script."""
+    assert delay_ms(delay) == MAX_DELAY_MS == 86_400_000
+    clock = ClusterClock.open(redis_server.url, prefix)
+    try:
+        assert clock.take("http://a.example:80", delay) == 0.0
+        assert 86_000 < clock.take("http://a.example:80", delay) <= 86_400
+        assert clock.answered("http://a.example:80", delay) == 0.0
+        pttl = redis.Redis.from_url(redis_server.url).pttl(delay_key(prefix, "http://a.example:80"))
+        assert 86_000_000 < pttl <= MAX_DELAY_MS + 1000
+    finally:
+        clock.close()
+
+
+@deferred_f_from_coro_f
+async def test_crawl_delay_1e300_with_a_cap_past_a_day_stops_the_crawl_at_start(
+    sites: Any, redis_server: RedisServer, prefix: str
+) -> None:
+    """``ROBOTSTXT_CRAWL_DELAY_MAX = 1e308`` would let ``Crawl-delay: 1e300``
+    reach the cluster clock: the crawl stops at start-up naming the setting,
+    nothing fetched (the clock itself caps what reaches Redis: the test above)."""
+    site = sites(
+        routes={"/robots.txt": text(b"User-agent: *\nCrawl-delay: 1e300\n")}, default=text("page")
+    )
+    settings = cluster_settings(redis_server, prefix, ROBOTSTXT_CRAWL_DELAY=True, **ADDON)
+    with pytest.raises(SettingError, match="ROBOTSTXT_CRAWL_DELAY_MAX") as error:
+        await crawl([site.url("/page/0")], {**settings, "ROBOTSTXT_CRAWL_DELAY_MAX": 1e308})
+    assert "at most 86400 seconds" in str(error.value)
+    assert site.hits == []
 
 
 @pytest.mark.slow

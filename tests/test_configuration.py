@@ -31,6 +31,10 @@ PAGE = text("<html>page</html>", content_type=b"text/html")
         ("ROBOTSTXT_UNREACHABLE_TTL", "soon"),
         ("ROBOTSTXT_CACHE_MAX_SITES", 0),
         ("ROBOTSTXT_CRAWL_DELAY_MAX", float("nan")),
+        # at most a day, as ROBOTSTXT_CLUSTER_DELAY: the cluster clock keeps it in Redis
+        ("ROBOTSTXT_CRAWL_DELAY_MAX", float("inf")),
+        ("ROBOTSTXT_CRAWL_DELAY_MAX", 1e308),
+        ("ROBOTSTXT_CRAWL_DELAY_MAX", 86_401),
         ("ROBOTSTXT_USER_AGENT", "/1.0"),
         ("ROBOTSTXT_USER_AGENT", "(+https://example.com/bot)"),
         ("ROBOTSTXT_RETRY_AFTER_MAX", -1),

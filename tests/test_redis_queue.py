@@ -18,7 +18,7 @@ import pytest
 import redis
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from .redis_server import RedisServer
+from .redis_server import RedisServer, require_redis_server
 from .server import Route, text
 from .test_redis_store import CrawlerProc, _sleep
 
@@ -118,6 +118,51 @@ async def test_2_3_pending_sites_wait_in_redis_and_survive_a_killed_process(
         assert result["stats"].get("log_count/ERROR", 0) == 0
     survivors = [url for result in results for url in result["fetched"]]
     assert sorted(survivors) == sorted(site.url(p) for p in PAGES)
+
+
+@pytest.mark.slow
+@deferred_f_from_coro_f
+async def test_2_3_redis_down_as_a_robots_txt_settles_loses_no_request(
+    sites: Any, tmp_path: Path
+) -> None:
+    """Redis stops just as the site's robots.txt is served (so the move of its
+    waiting list fails), and starts again a second later with what it held
+    (an append-only file): one WARNING says the
+    requests stay in Redis, no 'Unhandled error in Deferred', and every allowed
+    page is fetched exactly once, none disallowed."""
+    from twisted.internet import reactor as _reactor
+
+    reactor: Any = _reactor
+    # an append-only file kept at each write: what Redis held is there when it is back
+    durable = ("--appendonly", "yes", "--appendfsync", "always")
+    server = RedisServer(tmp_path / "redis", require_redis_server(), durable).start()
+    served: list[float] = []
+
+    def robots(request: Any) -> bytes:
+        if not served:
+            served.append(time.monotonic())
+            server.stop()  # SIGTERM: Redis writes its file and exits
+            reactor.callLater(1.0, server.start)
+        return ROBOTS
+
+    site = sites(routes={"/robots.txt": robots}, default=text("page"))
+    urls = [site.url(path) for path in PAGES[:4] + PRIVATE[:1]]
+    name = f"q-{uuid.uuid4().hex[:8]}"
+    proc = CrawlerProc(
+        tmp_path, "crawler0", urls, scrapy_redis_settings(server, name), dont_filter=False
+    )
+    try:
+        result = await proc.finished(timeout=60)
+    finally:
+        server.stop(kill=True)
+    log = proc.log_text()
+    assert "Unhandled error in Deferred" not in log
+    warnings = [line for line in log.splitlines() if "WARNING" in line and "stay in Redis" in line]
+    assert len(warnings) == 1, warnings
+    assert site.origin in warnings[0]
+    fetched = [p for p in site.hits if p != "/robots.txt"]
+    assert sorted(fetched) == sorted(PAGES[:4])  # each exactly once, none disallowed
+    assert sorted(result["fetched"]) == sorted(site.url(p) for p in PAGES[:4])
 
 
 def test_the_addon_sets_the_queue_only_for_scrapy_redis() -> None:

@@ -83,6 +83,36 @@ async def test_2_2_4_sitemap_spider_reads_the_robots_txt_fetched_once(sites, cap
 
 
 @deferred_f_from_coro_f
+async def test_2_2_4_a_file_sitemap_of_a_remote_robots_txt_is_refused(
+    sites, tmp_path, caplog
+) -> None:
+    """A remote robots.txt naming ``file:///...`` as a Sitemap must not make the
+    crawler read a local file: the SitemapSpider follows the http sitemap only,
+    the local file's URL is never requested, and the refusal is logged (WARNING
+    naming the site and the URL) and counted."""
+    site = sites(default=PAGE)
+    local = tmp_path / "local-sitemap.xml"
+    local.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{site.url('/read-from-a-local-file')}</loc></url></urlset>"
+    )
+    site.routes["/robots.txt"] = text(
+        f"User-agent: *\nDisallow:\nSitemap: {local.as_uri()}\n"
+        f"Sitemap: {site.url('/sitemap.xml')}\n"
+    )
+    site.routes["/sitemap.xml"] = sitemap(site.url("/a"))
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
+        spider, stats = await sitemap_crawl([site.url("/robots.txt")])
+    assert spider.fetched == [site.url("/a")]
+    assert "/read-from-a-local-file" not in site.hits
+    assert site.count("/sitemap.xml") == 1
+    assert stats["robotstxt/sitemap_refused"] == 1
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(local.as_uri() in m and site.origin in m for m in warnings), warnings
+
+
+@deferred_f_from_coro_f
 async def test_2_3_1_2_sitemap_spider_after_a_redirect_reads_relative_sitemaps(sites) -> None:
     """The answer stands at the URL the file was read from, after redirects
     (RFC 9309 2.3.1.2), so a relative Sitemap resolves as a download would."""
@@ -143,10 +173,13 @@ class ReadsSitemaps(Spider):
 
 @deferred_f_from_coro_f
 async def test_2_2_4_robots_sitemaps_from_the_copy_or_fetched_once(sites) -> None:
-    """``robots_sitemaps``: the site's Sitemap URLs, absolute; the robots.txt of a
-    site not yet fetched is fetched once (one per site, RFC 9309 2.3)."""
+    """``robots_sitemaps``: the site's http(s) Sitemap URLs, absolute (a
+    ``file:`` one refused); the robots.txt of a site not yet fetched is fetched
+    once (one per site, RFC 9309 2.3)."""
     site = sites(default=PAGE)
-    site.routes["/robots.txt"] = text("Sitemap: /a.xml\nSitemap: https://e.com/b.xml\n")
+    site.routes["/robots.txt"] = text(
+        "Sitemap: /a.xml\nSitemap: file:///etc/hostname\nSitemap: https://e.com/b.xml\n"
+    )
     crawler = get_crawler(ReadsSitemaps, {key: v for key, v in ADDON.items() if v is not UNSET})
     await _compat.crawl(crawler, url=site.url("/page"))
     spider = crawler.spider

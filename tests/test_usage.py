@@ -18,6 +18,7 @@ from scrapy_rfc9309 import RobotsTxt
 from scrapy_rfc9309.components import _compat
 from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
 from scrapy_rfc9309.parser._compact import CompactRobots
+from scrapy_rfc9309.parser._directives import MAX_HEADER_BYTES, MAX_HEADER_VALUES
 from scrapy_rfc9309.parser._lint import lint
 from scrapy_rfc9309.parser._tdmrep import parse_tdmrep
 from scrapy_rfc9309.parser._usage import (
@@ -28,7 +29,9 @@ from scrapy_rfc9309.parser._usage import (
     needs_tdmrep,
     parse_content_usage,
     response_usage,
+    unread_usage,
 )
+from scrapy_rfc9309.parser._usage_decision import UsageSources, decide_usage
 from scrapy_rfc9309.parser._usage_signals import read_usage_signals
 
 from .conftest import BASE_SETTINGS
@@ -271,6 +274,69 @@ async def test_header_and_meta_refusals_drop_items(sites) -> None:
     assert items == [site.url("/ok")]
     assert stats["robotsmeta/usage"] == 3
     assert spider.usage[site.url("/header")].get("train-ai").source == "Content-Usage header"
+
+
+@deferred_f_from_coro_f
+async def test_usage_headers_past_a_reading_limit_refuse_fail_closed(sites, caplog) -> None:
+    """A ``Content-Usage`` refusal past the header limits (the 65th line, or past
+    8 KiB of one value) is not read: the header is counted in
+    ``robotsmeta/truncated``, logged, and refuses the declared purpose (fail
+    closed), as the X-Robots-Tag limits are reported; a page within the
+    limits keeps its items."""
+    many = [(b"Content-Usage", b"search=y")] * MAX_HEADER_VALUES + [
+        (b"Content-Usage", b"train-ai=n")
+    ]
+    long_value = b"search=y, " + b"x=y, " * (MAX_HEADER_BYTES // 5) + b"train-ai=n"
+    routes = {
+        "/robots.txt": text("User-agent: *\nAllow: /\n"),
+        "/many": page_with_headers(html_page(), many),
+        "/long": page_with_headers(html_page(), [(b"Content-Usage", long_value)]),
+        "/within": page_with_headers(html_page(), many[:MAX_HEADER_VALUES]),
+    }
+    site = sites(routes=routes)
+    urls = [site.url(path) for path in ("/many", "/long", "/within")]
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.meta"):
+        spider, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["train-ai"]})
+    assert all(site.count(path) == 1 for path in ("/many", "/long", "/within"))
+    assert items == [site.url("/within")]
+    assert stats["robotsmeta/truncated"] == 2
+    assert stats["robotsmeta/usage"] == 2
+    refusal = spider.usage[site.url("/many")].get("train-ai")
+    assert (refusal.allowed, refusal.source) == (False, "Content-Usage header")
+    assert "MAX_HEADER_VALUES reached" in refusal.rule
+    assert "MAX_HEADER_BYTES reached" in spider.usage[site.url("/long")].get("train-ai").rule
+    logged = [r.getMessage() for r in caplog.records if "only in part" in r.getMessage()]
+    assert any(
+        site.url("/many") in line
+        and "MAX_HEADER_VALUES (Content-Usage header)" in line
+        and "fail closed" in line
+        for line in logged
+    ), logged
+    assert any("MAX_HEADER_BYTES (Content-Usage header)" in line for line in logged), logged
+
+
+def test_unread_usage_headers_refuse_what_they_can_state() -> None:
+    """Pure: a header read only in part refuses the categories its signal can
+    state; tdm-policy states none; within the limits nothing is assumed."""
+    headers = [("Content-Usage", "search=y")] * (MAX_HEADER_VALUES + 1)
+    headers += [("tdm-reservation", "0")] * (MAX_HEADER_VALUES + 1)
+    headers += [("tdm-policy", "https://p.example/")] * (MAX_HEADER_VALUES + 1)
+    unread: dict[str, frozenset[str]] = {}
+    signals = read_usage_signals(200, headers, b"", unread)
+    assert unread == {
+        "Content-Usage header": frozenset({"MAX_HEADER_VALUES"}),
+        "tdm-reservation header": frozenset({"MAX_HEADER_VALUES"}),
+        "tdm-policy header": frozenset({"MAX_HEADER_VALUES"}),
+    }
+    sources = UsageSources().with_page(signals, unread)
+    decision = decide_usage(sources, ["train-ai", "search", "ai-input"])
+    assert set(decision.refusals) == {"train-ai", "search", "ai-input"}
+    assert decision.refusals["search"].source == "Content-Usage header"
+    assert decision.refusals["ai-input"].source == "tdm-reservation header"
+    assert unread_usage({"tdm-policy header": ["MAX_HEADER_BYTES"]}) is NO_PREFERENCES
+    within: dict[str, frozenset[str]] = {}
+    read_usage_signals(200, headers[:MAX_HEADER_VALUES], b"", within)
+    assert within == {}
 
 
 @deferred_f_from_coro_f
@@ -1281,6 +1347,43 @@ async def test_unreadable_and_oversized_tdmrep_json_are_logged_with_why(sites, c
         "tdmrep.json larger than ROBOTSTXT_MAX_SIZE (50000 bytes), not read" in m for m in messages
     )
     assert any(f"5 rules past the first {MAX_RULES}, not read" in m for m in messages)
+
+
+def test_a_single_tdmrep_json_object_is_no_array_of_rules() -> None:
+    """TDMRep final report: the file is an array of rules; a lone object is
+    malformed, and states nothing (as a file that is not JSON)."""
+    single = parse_tdmrep(b'{"location": "/*", "tdm-reservation": 1}')
+    assert single.rules == () and single.matcher is None
+    assert single.error == "a single JSON object, not an array of rules"
+    assert single.usage("https://e.com/a") is NO_PREFERENCES
+    assert parse_tdmrep(b'[{"location": "/*", "tdm-reservation": 1}]').error == ""
+
+
+@deferred_f_from_coro_f
+async def test_a_single_object_tdmrep_json_states_nothing_with_a_warning(sites, caplog) -> None:
+    """A real crawl: a tdmrep.json that is one object, not an array, reserves
+    nothing (the page's items are kept) and is logged as unreadable at WARNING."""
+    routes = {
+        "/robots.txt": ALLOW_ALL,
+        "/.well-known/tdmrep.json": text(
+            '{"location": "/*", "tdm-reservation": 1}', content_type=b"application/json"
+        ),
+    }
+    site = sites(routes=routes, default=PAGE)
+    caplog.set_level(logging.INFO, logger="scrapy_rfc9309")
+    _, items, stats = await usage_crawl([site.url("/p")], {"ROBOTSTXT_PURPOSES": ["train-ai"]})
+    assert items == [site.url("/p")] and site.count("/p") == 1
+    assert site.count("/.well-known/tdmrep.json") == 1
+    assert "robotstxt/forbidden/usage" not in stats
+    warned = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING and r.name == "scrapy_rfc9309.usage"
+    ]
+    assert warned == [
+        "tdmrep.json could not be read (a single JSON object, not an array of rules): "
+        f"{site.url('/.well-known/tdmrep.json')}; nothing stated for its site"
+    ]
 
 
 @deferred_f_from_coro_f

@@ -9,7 +9,7 @@ output (:mod:`._command_text`) is drawn from the same dict.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -233,7 +233,7 @@ def _check_purposes(
         if rules is not None:
             sources = sources._replace(tdmrep=rules.usage(url))
     if isinstance(page, PageRead):
-        sources = sources.with_page(page.signals)
+        sources = sources.with_page(page.signals, page.unread)
         if noai:
             sources = sources.with_noai(page.directives.sources)
     decision = decide_usage(sources, purposes)
@@ -323,6 +323,9 @@ class PageRead(NamedTuple):
     status: int
     directives: PageDirectives
     signals: Sequence[tuple[str, str]] = ()
+    #: the usage headers read only in part, with the limits met (they refuse
+    #: what they can state, as in a crawl)
+    unread: Mapping[str, frozenset[str]] = {}
 
 
 #: What ``--page`` learnt of one URL, or why it was not read.
@@ -357,13 +360,14 @@ def page_answer(result: PageResult | None) -> dict[str, Any]:
             "lenient": [],
         }
     status, page = result.status, result.directives
+    unread = {f"{limit} ({source})" for source, limits in result.unread.items() for limit in limits}
     return {
         "status": status,
         "directives": sorted(page.directives),
         "sources": {name: list(page.sources.get(name, ())) for name in sorted(page.directives)},
         "error": None,
         "failed": False,
-        "truncated": sorted(page.truncated),
+        "truncated": sorted(page.truncated | unread),
         "lenient": sorted(page.lenient),
     }
 

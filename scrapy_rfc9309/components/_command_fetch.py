@@ -187,8 +187,9 @@ async def fetch_page(
     directives = read_page_directives(
         response.url, response.status, response.headers, response.body, token, also=also
     )
-    signals = read_usage_signals(response.status, response.headers, response.body)
-    pages[url] = PageRead(response.status, directives, tuple(signals))
+    unread: dict[str, frozenset[str]] = {}
+    signals = read_usage_signals(response.status, response.headers, response.body, unread)
+    pages[url] = PageRead(response.status, directives, tuple(signals), unread)
 
 
 async def fetch_tdmreps(

@@ -18,7 +18,7 @@ to keep a copy (NOARCHIVE). Thin glue over :mod:`._page_directives`:
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
@@ -126,13 +126,12 @@ class RobotsMetaMiddleware:
             return
         token = self.settings.token_for_header(request.headers.get(b"User-Agent"))
         page = directives_of_response(response, token, self.settings.also_obey)
-        if self.purposes:
-            self._read_usage(response, request, page)
+        unread = self._read_usage(response, request, page) if self.purposes else {}
         request.meta[META_KEY] = page.directives
+        if page.truncated or unread:
+            self._truncated(response, page, unread)
         if page is EMPTY:
             return
-        if page.truncated:
-            self._truncated(response, page)
         if page.lenient:
             self._lenient(response, page)
         if not page.directives:
@@ -145,19 +144,29 @@ class RobotsMetaMiddleware:
         if page.noarchive:
             self._inc("robotsmeta/noarchive")
 
-    def _truncated(self, response: Response, page: PageDirectives) -> None:
-        """A limit of the reading was met: content past it was not read."""
-        limits = ", ".join(sorted(page.truncated))
-        first = page.truncated - self._limits_told
-        self._limits_told |= page.truncated
+    def _truncated(
+        self, response: Response, page: PageDirectives, unread: Mapping[str, frozenset[str]]
+    ) -> None:
+        """A limit of the reading was met: content past it was not read. ``unread``:
+        the usage headers read only in part (with ``ROBOTSTXT_PURPOSES``), whose
+        unread values are taken to refuse what they can state (fail closed)."""
+        met = page.truncated | {
+            f"{limit} ({source})" for source, limits in unread.items() for limit in limits
+        }
+        first = met - self._limits_told
+        self._limits_told |= met
         logger.log(
             logging.INFO if first else logging.DEBUG,
             "Read the robots directives of %(page)s only in part: %(limits)s reached; a "
             "robots META tag or X-Robots-Tag value (with ROBOTSTXT_PURPOSES, a tdm-reservation "
-            "meta too) past it is not obeyed%(once)s",
+            "meta too) past it is not obeyed%(usage)s%(once)s",
             {
                 "page": response.url,
-                "limits": limits,
+                "limits": ", ".join(sorted(met)),
+                "usage": "; a usage header past it is not read, so the declared purposes it "
+                "could refuse are refused (fail closed, ROBOTSTXT_PURPOSES)"
+                if unread
+                else "",
                 "once": " (said once per limit at INFO, then at DEBUG)" if first else "",
             },
         )
@@ -177,19 +186,24 @@ class RobotsMetaMiddleware:
             },
         )
 
-    def _read_usage(self, response: Response, request: Request, page: PageDirectives) -> None:
+    def _read_usage(
+        self, response: Response, request: Request, page: PageDirectives
+    ) -> dict[str, frozenset[str]]:
         """``meta["usage"]``: the site's preferences (robots.txt, tdmrep.json) with the
         response's own (``Content-Usage``, ``tdm-reservation`` header or meta; with
         ``ROBOTS_META_NOAI``, ``noai`` / ``noimageai`` directives), merged by
-        :func:`~._usage_decision.decide_usage` as ``scrapy robotstxt --page`` does."""
-        found = read_usage_signals(response.status, response.headers, response.body)
+        :func:`~._usage_decision.decide_usage` as ``scrapy robotstxt --page`` does.
+        Returns the usage headers read only in part (a limit met), with the
+        limits: they refuse what they can state (fail closed)."""
+        unread: dict[str, frozenset[str]] = {}
+        found = read_usage_signals(response.status, response.headers, response.body, unread)
         sources = request.meta.get(USAGE_SOURCES_META_KEY)
         if not isinstance(sources, UsageSources):  # no robots.txt check (or another's usage)
             stated = request.meta.get(USAGE_META_KEY)
             sources = UsageSources(
                 robots_txt=stated if isinstance(stated, Usage) else NO_PREFERENCES
             )
-        sources = sources.with_page(found)
+        sources = sources.with_page(found, unread)
         if self.settings.meta_noai:
             sources = sources.with_noai(page.sources)
         decision = decide_usage(sources, self.purposes)
@@ -198,6 +212,7 @@ class RobotsMetaMiddleware:
         if refusal is not None:
             self._refused[response] = refusal
             self._inc("robotsmeta/pages/usage")
+        return unread
 
     # -- output: drop what the page asked not to be followed / indexed -------------------
 

@@ -33,6 +33,8 @@ import logging
 import time
 from typing import Any
 
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from scrapy_redis.queue import PriorityQueue
 
 from ..sites._sitetable import SiteState
@@ -87,6 +89,8 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         self._claim = server.register_script(_CLAIM)
         #: sites whose waiting list this process moves once it settles them
         self._waiting: set[str] = set()
+        #: settled sites whose move failed (Redis did not answer): tried again at each pop
+        self._unmoved: set[str] = set()
         self._next_scan = 0.0
         self._wake: Any = None
         #: the crawler's site service (``None``: robots.txt not obeyed, a plain queue)
@@ -115,6 +119,8 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         robots = self._robots
         if robots is None:
             return super().pop(timeout)
+        if self._unmoved:
+            self._move_unmoved()
         for _ in range(DIVERT_BUDGET):
             request = super().pop(timeout)
             if request is None:
@@ -142,12 +148,40 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
     # -- the site service's calls -----------------------------------------------------
 
     def site_released(self, site: str) -> None:
-        """``site`` is settled here: its waiting list goes into the queue."""
+        """``site`` is settled here: its waiting list goes into the queue.
+
+        Called from the site service when a robots.txt settles, never to fail
+        it: when Redis does not answer, the requests stay in their waiting list
+        in Redis (nothing is lost), with one WARNING, and the move is tried
+        again at the next pop (or by any process, once the site's time in
+        ``{key}:waiting`` has passed)."""
         if site not in self._waiting:
+            self._unmoved.discard(site)
+            return
+        try:
+            moved = self._move(keys=[self._list_key(site), self.key, self._index], args=[site])
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            first = site not in self._unmoved
+            self._unmoved.add(site)
+            logger.log(
+                logging.WARNING if first else logging.DEBUG,
+                "Redis did not answer while moving the waiting requests of %s into the "
+                "queue (%s): they stay in Redis, and are handed out once it answers "
+                "(tried again at the next pop)",
+                site,
+                exc,
+            )
             return
         self._waiting.discard(site)
-        moved = self._move(keys=[self._list_key(site), self.key, self._index], args=[site])
+        self._unmoved.discard(site)
         logger.debug("%s requests of %s back in the queue: its robots.txt is settled", moved, site)
+
+    def _move_unmoved(self) -> None:
+        """Try again the moves Redis did not answer (:meth:`site_released`)."""
+        for site in list(self._unmoved):
+            self.site_released(site)
+            if site in self._unmoved:  # Redis still silent: the others wait too
+                return
 
     def spider_closed(self) -> None:
         """Nothing is held in memory: the waiting lists stay in Redis (scrapy-redis

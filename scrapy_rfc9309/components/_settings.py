@@ -61,6 +61,10 @@ DEFAULT_UNREACHABLE_TTL = 600
 #: still used this long, so that it is not downloaded once per request.
 DEFAULT_CACHE_MIN_TTL = 600
 DEFAULT_CRAWL_DELAY_MAX = 60.0
+#: Upper bound of ``ROBOTSTXT_CRAWL_DELAY_MAX`` and ``ROBOTSTXT_CLUSTER_DELAY``:
+#: a day. A site paced more slowly is as good as not crawled, and the cluster
+#: clock keeps each delay in Redis in whole milliseconds.
+MAX_DELAY_SECONDS = 86_400.0
 #: Upper bound on an honoured ``Retry-After`` of a 429 / 503 robots.txt.
 DEFAULT_RETRY_AFTER_MAX = 3600.0
 #: Seconds requests of a site whose robots.txt is unreachable wait for it.
@@ -204,6 +208,17 @@ def _number(settings: BaseSettings, name: str, default: float, *, integer: bool)
         raise SettingError(f"{name} must be {kind}, got {raw!r}") from None
     if not 0 <= value < float("inf"):
         raise SettingError(f"{name} must be {kind} of at least 0, got {raw!r}")
+    return value
+
+
+def _delay_bound(settings: BaseSettings, name: str, default: float) -> float:
+    """A number of seconds from 0 to :data:`MAX_DELAY_SECONDS` (a day); a larger
+    or non-finite value stops the crawl at start-up naming ``name``."""
+    value = float(_number(settings, name, default, integer=False))
+    if value > MAX_DELAY_SECONDS:
+        raise SettingError(
+            f"{name} must be at most {MAX_DELAY_SECONDS:.0f} seconds, got {settings.get(name)!r}"
+        )
     return value
 
 
@@ -489,8 +504,8 @@ class RobotsTxtSettings:
             unreachable_ttl=_ttl(settings, "ROBOTSTXT_UNREACHABLE_TTL", DEFAULT_UNREACHABLE_TTL),
             cache_max_sites=cache_max_sites,
             crawl_delay=crawl_delay_on(settings),
-            crawl_delay_max=_number(
-                settings, "ROBOTSTXT_CRAWL_DELAY_MAX", DEFAULT_CRAWL_DELAY_MAX, integer=False
+            crawl_delay_max=_delay_bound(
+                settings, "ROBOTSTXT_CRAWL_DELAY_MAX", DEFAULT_CRAWL_DELAY_MAX
             ),
             auth_disallow=_bool(settings, "ROBOTSTXT_AUTH_DISALLOW"),
             retry_after_max=_number(
@@ -893,12 +908,7 @@ class ClusterDelaySettings:
         raw = settings.get("ROBOTSTXT_CLUSTER_DELAY")
         cluster_delay = None
         if raw is not None:
-            cluster_delay = _number(settings, "ROBOTSTXT_CLUSTER_DELAY", 0.0, integer=False)
-            if cluster_delay > 86400:
-                raise SettingError(
-                    f"ROBOTSTXT_CLUSTER_DELAY must be at most 86400 seconds, got {raw!r}"
-                )
-            cluster_delay = cluster_delay or None
+            cluster_delay = _delay_bound(settings, "ROBOTSTXT_CLUSTER_DELAY", 0.0) or None
         crawl_delay = crawl_delay_on(settings)
         store = StoreSettings.from_settings(settings)
         url = store.redis_url if store.uri == "redis" else store.uri

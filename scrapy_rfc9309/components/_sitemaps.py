@@ -26,7 +26,14 @@ if TYPE_CHECKING:
 
     from ..sites._outcome import SiteOutcome
 
-__all__ = ["ANSWERED_FLAG", "answer_from_copy", "robots_sitemaps", "sitemap_urls"]
+__all__ = [
+    "ANSWERED_FLAG",
+    "SITEMAP_SCHEMES",
+    "answer_from_copy",
+    "robots_sitemaps",
+    "sitemap_urls",
+    "split_sitemaps",
+]
 
 # the middleware's logger: these lines are documented under its name
 logger = logging.getLogger("scrapy_rfc9309.middleware")
@@ -38,11 +45,49 @@ ANSWERED_FLAG = "robotstxt"
 _SITEMAP_CALLBACK = "_parse_sitemap"
 
 
-def sitemap_urls(outcome: SiteOutcome, site: str) -> list[str]:
-    """The outcome's ``Sitemap`` URLs, made absolute against the robots.txt they
-    were read from (the last URL of the redirect chain, RFC 9309 2.3.1.2)."""
+#: The schemes a ``Sitemap`` URL may have; any other (``file:``, ``ftp:``,
+#: ``data:``, ...) is refused: a remote robots.txt must not make the crawler
+#: read a local file.
+SITEMAP_SCHEMES = frozenset({"http", "https"})
+
+
+def split_sitemaps(outcome: SiteOutcome, site: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """The outcome's ``Sitemap`` lines as ``(as written, absolute)`` pairs whose
+    absolute URL is http(s), and the absolute URLs refused (another scheme).
+
+    Made absolute against the robots.txt they were read from (the last URL of
+    the redirect chain, RFC 9309 2.3.1.2). Pure."""
     base = outcome.chain[-1][0] if outcome.chain else robots_url(site)
-    return [urljoin(base, sitemap) for sitemap in outcome.sitemaps]
+    kept: list[tuple[str, str]] = []
+    refused: list[str] = []
+    for sitemap in outcome.sitemaps:
+        url = urljoin(base, sitemap)
+        if url.partition(":")[0].lower() in SITEMAP_SCHEMES and "://" in url:
+            kept.append((sitemap, url))
+        else:
+            refused.append(url)
+    return kept, refused
+
+
+def sitemap_urls(outcome: SiteOutcome, site: str) -> list[str]:
+    """The outcome's http(s) ``Sitemap`` URLs, absolute (see :func:`split_sitemaps`)."""
+    return [url for _, url in split_sitemaps(outcome, site)[0]]
+
+
+def refuse_sitemaps(
+    site: str, refused: list[str], stats: StatsCollector | None, spider: Any = None
+) -> None:
+    """Say and count the ``Sitemap`` URLs of ``site`` that are not http(s)."""
+    for url in refused:
+        if stats is not None:
+            stats.inc_value("robotstxt/sitemap_refused")
+        logger.warning(
+            "Sitemap %s of the robots.txt of %s refused: not an http or https URL "
+            "(a robots.txt never makes the crawler read a local file or another scheme)",
+            url[:200],
+            site,
+            extra={"spider": spider},
+        )
 
 
 def answer_from_copy(
@@ -52,18 +97,22 @@ def answer_from_copy(
     built from the copy fetched for its rules; ``None``: not such a request, or
     nothing to answer with (the request is decided as any).
 
-    A parsed file answers with its ``Sitemap`` lines (the body holds those
-    lines only), at the URL and status it was read from (after redirects); an
-    unavailable one (4xx, RFC 9309 2.3.1.3) with its status and no body, as a
-    download would. An unreachable one is not answered: the request is dropped
-    as every request of the site (RFC 9309 2.3.1.4).
+    A parsed file answers with its http(s) ``Sitemap`` lines (the body holds
+    those lines only; any other scheme, ``file:`` say, is refused with a
+    WARNING and ``robotstxt/sitemap_refused``), at the URL and status it was
+    read from (after redirects); an unavailable one (4xx, RFC 9309 2.3.1.3)
+    with its status and no body, as a download would. An unreachable one is
+    not answered: the request is dropped as every request of the site (RFC
+    9309 2.3.1.4).
     """
     if not _reads_sitemaps(request, spider) or not _is_robots_url(request):
         return None
     last_url, last_status = outcome.chain[-1] if outcome.chain else (request.url, None)
     if outcome.kind is Kind.PARSED:
         status = last_status if last_status is not None else 200
-        body = "".join(f"Sitemap: {sitemap}\n" for sitemap in outcome.sitemaps)
+        kept, refused = split_sitemaps(outcome, site)
+        refuse_sitemaps(site, refused, stats, spider)
+        body = "".join(f"Sitemap: {sitemap}\n" for sitemap, _ in kept)
     elif outcome.kind is Kind.UNAVAILABLE:
         status = last_status if last_status is not None and 400 <= last_status < 500 else 404
         body = ""
@@ -105,7 +154,8 @@ def _is_robots_url(request: Request) -> bool:
 
 
 async def robots_sitemaps(crawler: Crawler, url: str) -> list[str]:
-    """The ``Sitemap`` URLs of the robots.txt of ``url``'s site, absolute.
+    """The http(s) ``Sitemap`` URLs of the robots.txt of ``url``'s site, absolute
+    (any other scheme refused, as by :func:`answer_from_copy`).
 
     From the copy the crawl keeps; when there is none in force, the site's
     robots.txt is fetched (once, shared with the site's requests), as for a
@@ -130,4 +180,6 @@ async def robots_sitemaps(crawler: Crawler, url: str) -> list[str]:
         outcome = await service.wait_for(site, Request(robots_url(site), dont_filter=True))
     if outcome is None or outcome.kind is not Kind.PARSED:
         return []
-    return sitemap_urls(outcome, site)
+    kept, refused = split_sitemaps(outcome, site)
+    refuse_sitemaps(site, refused, crawler.stats, crawler.spider)
+    return [url for _, url in kept]

@@ -208,7 +208,7 @@ class TdmRepFetcher:
             detail += f" (redirected to {response.url})"
         if rules.error:
             detail = f"HTTP {response.status}: could not be read ({rules.error}), nothing stated"
-            logger.info(
+            logger.warning(
                 "tdmrep.json could not be read (%s): %s; nothing stated for its site",
                 rules.error,
                 response.url,

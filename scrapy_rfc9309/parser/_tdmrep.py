@@ -114,15 +114,20 @@ def reservation_value(value: object) -> bool | None:
 
 def parse_tdmrep(body: bytes) -> TdmRep:
     """The rules of a tdmrep.json body; an empty :class:`TdmRep` for anything
-    unreadable, with its :attr:`~TdmRep.error` saying why."""
+    unreadable, with its :attr:`~TdmRep.error` saying why.
+
+    The file is a JSON array of rules (TDMRep final report, "TDM Reservation
+    File"): a single rule object outside an array is not one, and states
+    nothing, as any other malformed file.
+    """
     try:
         data = json.loads(body.decode("utf-8-sig", "replace"))
     except RecursionError:
         return TdmRep(error="not valid JSON: nested too deeply")
     except ValueError as exc:
         return TdmRep(error=f"not valid JSON: {str(exc)[:120]}")
-    if isinstance(data, dict):
-        data = [data]
+    if isinstance(data, dict):  # the report: "an array of rules", even of one
+        return TdmRep(error="a single JSON object, not an array of rules")
     if not isinstance(data, list):
         return TdmRep(error=f"not a JSON array of rules (a JSON {type(data).__name__})")
     rules: list[_Rule] = []

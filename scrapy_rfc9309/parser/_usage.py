@@ -58,6 +58,7 @@ __all__ = [
     "parse_usage_line",
     "read_content_usage",
     "response_usage",
+    "unread_usage",
     "usage_index_of",
 ]
 
@@ -541,6 +542,37 @@ def response_usage(signals: Iterable[tuple[str, str]]) -> Usage:
         rule = f"{source.replace(' header', '')}: {text[:200]}"
         usage = usage.merged(_stated(source, rule, read_content_usage(text).preferences))
     return usage
+
+
+#: The categories each usage header can state (``read_usage_signals``'s sources):
+#: a header read only in part may refuse any of them past the limit.
+HEADER_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "Content-Usage header": tuple(
+        sorted(
+            {category for (signal, _), category in VOCABULARY.items() if signal == "content-usage"}
+        )
+    ),
+    "tdm-reservation header": TDM_CATEGORIES,
+}
+
+
+def unread_usage(truncated: Mapping[str, Iterable[str]]) -> Usage:
+    """Refusals assumed for usage headers read only in part (fail closed).
+
+    ``truncated``: each header source that met a reading limit, with the
+    limits' names (``read_usage_signals``). A value past the limit was not
+    read, and may refuse any category its header can state
+    (:data:`HEADER_CATEGORIES`): each of them is read as refused, so that a
+    declared purpose is never allowed by what was not read. A ``tdm-policy``
+    header states no preference: its limits refuse nothing.
+    """
+    preferences: dict[str, Preference] = {}
+    for source, limits in truncated.items():
+        named = ", ".join(sorted(limits))
+        rule = f"{source.replace(' header', '')}: read only in part ({named} reached), refused"
+        for category in HEADER_CATEGORIES.get(source, ()):
+            preferences.setdefault(category, Preference(category, False, source, None, rule))
+    return Usage(preferences) if preferences else NO_PREFERENCES
 
 
 def _stated(source: str, rule: str, stated: Iterable[tuple[str, bool]]) -> Usage:

@@ -34,6 +34,7 @@ from ._usage import (
     Usage,
     response_usage,
     tdm_policy_value,
+    unread_usage,
     with_tdm_policy,
 )
 
@@ -78,10 +79,19 @@ class UsageSources(NamedTuple):
     tdm_header_policy: str | None = None
     #: the response's ``<meta name="tdm-policy">`` (TDMRep; ``None``: none stated)
     tdm_meta_policy: str | None = None
+    #: refusals assumed for the response's usage headers read only in part
+    #: (a reading limit met: fail closed, :func:`~._usage.unread_usage`)
+    unread: Usage = NO_PREFERENCES
 
-    def with_page(self, signals: Iterable[tuple[str, str]]) -> UsageSources:
+    def with_page(
+        self,
+        signals: Iterable[tuple[str, str]],
+        truncated: Mapping[str, Iterable[str]] | None = None,
+    ) -> UsageSources:
         """These sources with the response's signals (``read_usage_signals``), each
-        kept apart: TDMRep gives them an order of precedence."""
+        kept apart: TDMRep gives them an order of precedence. ``truncated``: the
+        usage headers that met a reading limit (``read_usage_signals``), each
+        read as refusing what it can state (:func:`~._usage.unread_usage`)."""
         header: list[tuple[str, str]] = []
         tdm_header: list[tuple[str, str]] = []
         tdm_meta: list[tuple[str, str]] = []
@@ -103,6 +113,7 @@ class UsageSources(NamedTuple):
             tdm_meta=response_usage(tdm_meta),
             tdm_header_policy=policies.get(_POLICY_HEADER),
             tdm_meta_policy=policies.get(_POLICY_META),
+            unread=unread_usage(truncated or {}),
         )
 
     def with_noai(self, sources: Mapping[str, Iterable[str]]) -> UsageSources:
@@ -180,7 +191,7 @@ def _page_usage(sources: UsageSources) -> Usage:
         superseded(sources.tdm_header, sources.tdm_meta),
         sources.tdm_meta_policy or sources.tdm_header_policy,
     )
-    return sources.header.merged(page_tdm).merged(sources.noai)
+    return sources.header.merged(page_tdm).merged(sources.noai).merged(sources.unread)
 
 
 def _stated_policy(usage: Usage) -> str | None:
@@ -199,10 +210,12 @@ def applicable_usage(sources: UsageSources) -> Usage:
       restrictive wins (:meth:`Usage.merged`; the AIPREF vocabulary combines
       preferences so that a refusal beats a permission, and the attach draft
       orders none of its attachments above another);
-    * ``noai`` / ``noimageai`` (``ROBOTS_META_NOAI``) add a refusal of ``train-ai``.
+    * ``noai`` / ``noimageai`` (``ROBOTS_META_NOAI``) add a refusal of ``train-ai``;
+    * a usage header read only in part refuses what it can state (fail closed:
+      a refusal past the limit is never read as a permission).
     """
     aipref = sources.robots_txt.merged(sources.header)
-    return aipref.merged(tdm_usage_of(sources)).merged(sources.noai)
+    return aipref.merged(tdm_usage_of(sources)).merged(sources.noai).merged(sources.unread)
 
 
 def decide_usage(sources: UsageSources, purposes: Iterable[str]) -> UsageDecision:

@@ -48,7 +48,12 @@ class _NamedMeta(Collector):
             self.found.extend((source, directive) for directive in directives)
 
 
-def read_usage_signals(status: int, headers: Any, body: bytes | None) -> list[tuple[str, str]]:
+def read_usage_signals(
+    status: int,
+    headers: Any,
+    body: bytes | None,
+    truncated: dict[str, frozenset[str]] | None = None,
+) -> list[tuple[str, str]]:
     """``(source, value)`` of each usage signal of a response, in order.
 
     The ``Content-Usage`` header (IETF AIPREF attach draft), the
@@ -56,12 +61,20 @@ def read_usage_signals(status: int, headers: Any, body: bytes | None) -> list[tu
     ``<meta name="tdm-reservation" content="1">`` and ``<meta
     name="tdm-policy" content="https://...">`` (TDMRep; the policy's content
     as written: case kept, not split at commas). Bounded as
-    :func:`read_page_directives`; never raises on content.
+    :func:`read_page_directives` (headers: at most
+    :data:`~._directives.MAX_HEADER_VALUES` values of
+    :data:`~._directives.MAX_HEADER_BYTES` each); ``truncated``, if given,
+    gets the source of each header that met a limit, with the limits' names
+    (``{"Content-Usage header": {"MAX_HEADER_VALUES"}}``): what lies past them
+    was not read (see :func:`~._usage.unread_usage`). Never raises on content.
     """
     found: list[tuple[str, str]] = []
     try:
         for name, source in USAGE_HEADERS:
-            found.extend((source, value) for value in header_values(headers, name))
+            limits: set[str] = set()
+            found.extend((source, value) for value in header_values(headers, name, limits))
+            if limits and truncated is not None:
+                truncated[source] = frozenset(limits)
         if body and not (300 <= status < 400 or status in (204, 304)):
             content_type = next(iter(header_values(headers, "Content-Type")), None)
             head = ascii_compatible_head(body, content_type)

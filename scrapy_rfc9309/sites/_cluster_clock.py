@@ -50,7 +50,13 @@ import redis
 
 from ._store import StoreError
 
-__all__ = ["ClusterClock", "delay_key", "turn_key"]
+__all__ = ["MAX_DELAY_MS", "ClusterClock", "delay_key", "delay_ms", "turn_key"]
+
+#: The longest delay kept in Redis: a day (``ROBOTSTXT_CRAWL_DELAY_MAX`` and
+#: ``ROBOTSTXT_CLUSTER_DELAY`` are bounded by it at start-up). Redis takes
+#: ``PX`` in whole milliseconds, up to a 64-bit integer: a delay of 1e300 s
+#: would fail the script at every request.
+MAX_DELAY_MS = 86_400_000
 
 #: ``KEYS[1]``: the site's next allowed time, ``KEYS[2]``: the token of its
 #: turn not yet confirmed; ``ARGV[1]``: the delay in ms, ``ARGV[2]``: a token
@@ -99,6 +105,14 @@ if now + delay > nxt then
 end
 return 0
 """
+
+
+def delay_ms(delay: float) -> int:
+    """``delay`` seconds as the whole milliseconds the scripts take: at least 1,
+    at most :data:`MAX_DELAY_MS`; a non-finite delay (never valid) is the most."""
+    if not math.isfinite(delay) or delay * 1000 >= MAX_DELAY_MS:
+        return MAX_DELAY_MS
+    return max(1, math.ceil(delay * 1000))
 
 
 def delay_key(prefix: str, site: str) -> str:
@@ -157,7 +171,7 @@ class ClusterClock:
         request not before ``delay`` seconds from now, a turn granted before and
         not yet confirmed withdrawn. Always 0.0 (``token`` is unused: the
         signature of :meth:`take`)."""
-        ms = max(1, math.ceil(delay * 1000))
+        ms = delay_ms(delay)
         keys = [delay_key(self.prefix, site), turn_key(self.prefix, site)]
         try:
             self._answered(keys=keys, args=[ms])
@@ -169,7 +183,7 @@ class ClusterClock:
         return 0.0
 
     def _call(self, site: str, delay: float, token: str, confirm: str) -> float:
-        ms = max(1, math.ceil(delay * 1000))
+        ms = delay_ms(delay)
         keys = [delay_key(self.prefix, site), turn_key(self.prefix, site)]
         try:
             left = self._turn(keys=keys, args=[ms, token, confirm])
