@@ -122,8 +122,8 @@ async def test_content_usage_of_a_paced_request_is_decided_once(
     queue reads them at pop (a refused request takes no turn) and the
     middleware takes that decision: one decision per request allowed by its
     rules, refused or not (each was decided at every pop, then again)."""
-    from scrapy_rfc9309.components import _usage_gate
     from scrapy_rfc9309.parser._usage_decision import site_sources
+    from scrapy_rfc9309.sites import _request_decision
 
     site = sites(
         routes={
@@ -140,7 +140,7 @@ async def test_content_usage_of_a_paced_request_is_decided_once(
         decided.append(url)
         return site_sources(robots, url, *args, **kwargs)
 
-    monkeypatch.setattr(_usage_gate, "site_sources", counted)
+    monkeypatch.setattr(_request_decision, "site_sources", counted)
     settings = cluster_settings(
         redis_server,
         prefix,
@@ -183,7 +183,7 @@ def test_2_2_2_the_decision_at_pop_is_not_reused_once_robots_txt_changed(
     new = outcome(b"User-agent: *\nDisallow: /private/\n")
     monkeypatch.setattr(service, "fresh", lambda _site: old)
     assert not service.refused_now(site, request)
-    assert not service.decide(new, site, request).allowed  # decided afresh
+    assert not service.decide(new, site, request).fetch  # decided afresh
     assert not service.refused_now(site, request)
     matched: list[str] = []
     decide = SiteOutcome.decide
@@ -193,9 +193,9 @@ def test_2_2_2_the_decision_at_pop_is_not_reused_once_robots_txt_changed(
         return decide(self, url, *args, **kwargs)
 
     monkeypatch.setattr(SiteOutcome, "decide", counted)
-    assert service.decide(old, site, request).allowed  # the queue's decision, taken
+    assert service.decide(old, site, request).fetch  # the queue's decision, taken
     assert matched == []
-    assert not service.decide(new, site, request).allowed  # taken once only
+    assert not service.decide(new, site, request).fetch  # taken once only
     assert matched == [request.url]
 
 

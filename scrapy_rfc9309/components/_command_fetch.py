@@ -148,6 +148,7 @@ async def fetch_page(
 
     from ..parser._page_directives import read_page_directives
     from ..parser._usage_signals import read_usage_signals
+    from ..sites._request_decision import DecisionPolicy, decide_request
 
     site = site_of(url) if "://" in url else None
     if site is None:
@@ -157,8 +158,9 @@ async def fetch_page(
     if outcome is None:
         pages[url] = PageNotRead("robots.txt not fetched")
         return
-    decision = outcome.decide(url, token, site, also)
-    if not decision.allowed:
+    # the crawl's decision by robots.txt (the page itself is read for its signals)
+    decision = decide_request(outcome, url, site, token, DecisionPolicy(also_obey=also))
+    if not decision.fetch:
         pages[url] = PageNotRead(f"not fetched: {decision.reason}")
         return
     request = Request(url, callback=NO_CALLBACK, dont_filter=True)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from ..sites._outcome import Kind
+from ..sites._request_decision import PENDING
 from ..sites._site import robots_url
 from ._addon import refuse_builtin_middleware
 from ._report import allowed_verdict
@@ -23,18 +24,25 @@ from ._set_aside import RequestSetAside
 from ._settings import RobotsTxtSettings, never_disabled, start_up_errors_logged
 from ._site_files import drop_at_close
 from ._sitemaps import answer_from_copy
-from ._usage_gate import TdmRepSites, warn_if_purposes_ignored
+from ._usage_gate import (
+    USAGE_META_KEY,
+    USAGE_SOURCES_META_KEY,
+    TdmRepSites,
+    warn_if_purposes_ignored,
+)
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
 
-    from ..sites._outcome import Decision
+    from ..sites._request_decision import RequestDecision
 
 __all__ = ["RequestSetAside", "RobotsTxtMiddleware", "SiteListener"]
 
 logger = logging.getLogger("scrapy_rfc9309.middleware")
+#: drops by usage preferences are logged under the usage logger, as documented
+usage_logger = logging.getLogger("scrapy_rfc9309.usage")
 
 _T = TypeVar("_T")
 
@@ -109,20 +117,19 @@ class RobotsTxtMiddleware:
             if outcome.kind is Kind.NOT_DOWNLOADABLE:  # Scrapy fails it with NotSupported
                 self.stats.inc_value("robotstxt/passed_unchecked")  # never checked: not allowed
                 return None
-            token = service.token(request)
             decision = service.decide(outcome, site, request)
-            usage = service.usage
-            if usage is not None and decision.allowed:  # ROBOTSTXT_PURPOSES declared
-                tdmrep = service.tdmrep
-                if tdmrep is None or tdmrep.fresh(site) is not None:
-                    await usage.check(outcome, site, request, token)
-                else:  # it waits for the site's tdmrep.json
-                    if aside.must(request, self._held):
-                        self._set_aside(site, request, tdmrep=tdmrep)
-                    await self._held_while(usage.check(outcome, site, request, token))
+            if decision.cause == PENDING:  # a declared purpose waits for its tdmrep.json
+                usage, tdmrep = service.usage, service.tdmrep
+                assert usage is not None and tdmrep is not None
+                if aside.must(request, self._held):
+                    self._set_aside(site, request, tdmrep=tdmrep)
+                await self._held_while(usage.wait_tdmrep(site, request))
+                decision = service.decide(outcome, site, request)
             self._apply(decision, site, request)
             if request.meta.get("robotstxt_explain"):  # opt-in: the deciding line when allowed
-                request.meta["robotstxt_verdict"] = allowed_verdict(outcome, request.url, token)
+                request.meta["robotstxt_verdict"] = allowed_verdict(
+                    outcome, request.url, decision.token
+                )
         return None
 
     def site_for(self, request: Request, *, cached: bool = True) -> str | None:
@@ -152,11 +159,18 @@ class RobotsTxtMiddleware:
 
     # -- the decision ---------------------------------------------------------------------
 
-    def _apply(self, decision: Decision, site: str, request: Request) -> None:
-        self._report.decided(site, decision.allowed)
-        if decision.allowed:
+    def _apply(self, decision: RequestDecision, site: str, request: Request) -> None:
+        """Let ``request`` through (its usage preferences in its meta), or drop it
+        with a stat, a report entry, a log line and ``IgnoreRequest`` naming why."""
+        self._report.decided(site, decision.fetch)
+        usage = decision.usage
+        if decision.fetch:
             self.stats.inc_value("robotstxt/allowed")
+            if usage is not None:  # ROBOTSTXT_PURPOSES: the page's signals join them
+                request.meta[USAGE_META_KEY] = usage[1].usage
+                request.meta[USAGE_SOURCES_META_KEY] = usage[0]
             return
+        assert decision.cause != PENDING
         self.stats.inc_value("robotstxt/forbidden")
         self.stats.inc_value(f"robotstxt/forbidden/{decision.cause}")
         if decision.agent is not None:  # refused by a ROBOTSTXT_ALSO_OBEY token's group
@@ -167,8 +181,17 @@ class RobotsTxtMiddleware:
             if decision.agent is not None:
                 rule = f"{rule} (for {decision.agent})"
             self._report.dropped_by_rule(site, verdict.line, rule)
-        logger.debug("%s: %s", decision.reason, request, extra={"spider": self.crawler.spider})
+        refusal = decision.refusal
+        if decision.cause == "usage" and refusal is not None:
+            self._report.dropped_by_usage(site, refusal.describe())
+            usage_logger.debug("%s: %s", decision.reason, request, extra=self._spider)
+        else:
+            logger.debug("%s: %s", decision.reason, request, extra=self._spider)
         raise IgnoreRequest(decision.reason)
+
+    @property
+    def _spider(self) -> dict[str, Any]:
+        return {"spider": self.crawler.spider}
 
     def _drop_at_close(self, site: str, request: Request) -> None:
         drop_at_close(self.crawler, self._report, logger, site, robots_url(site), request)

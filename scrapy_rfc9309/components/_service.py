@@ -19,7 +19,15 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
+from ..parser._tdmrep import TdmRep
 from ..sites._outcome import Kind, SiteOutcome
+from ..sites._request_decision import (
+    PENDING,
+    TDMREP_PENDING,
+    RequestDecision,
+    TdmRepUnread,
+    decide_request,
+)
 from ..sites._site import site_of
 from ..sites._sitetable import SiteState, SiteTable, outlived
 from ._addon import addon_enabled
@@ -31,17 +39,21 @@ from ._fetcher import RobotsTxtFetcher
 from ._report import report_for
 from ._robotstxt_fetches import RobotsTxtFetches, hand_back
 from ._set_aside import SetAside
-from ._settings import RobotsTxtSettings, warn_unknown_settings
+from ._settings import RobotsTxtSettings, decision_policy, warn_unknown_settings
 from ._store_bridge import open_bridge
+from ._tdmrep_sites import FAILED_TDMREP
 from ._usage_gate import TdmRepSites, UsageGate
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
-    from ..sites._outcome import Decision
 
 __all__ = ["META_RELEASED", "SiteListener", "SiteService", "site_service"]
+
+#: What a request's decision was made from (robots.txt outcome, token,
+#: tdmrep.json rules), and the decision.
+_Made = tuple[SiteOutcome, str, "TdmRep | TdmRepUnread | None", RequestDecision]
 
 # the middleware's logger: these lines are documented under its name
 logger = logging.getLogger("scrapy_rfc9309.middleware")
@@ -102,11 +114,11 @@ class SiteService:
         self.clock = clock or clock_of(crawler)
         assert crawler.stats is not None
         self.stats = crawler.stats
-        #: request -> (outcome, token, decision) made at the queue's pop
-        #: (:meth:`refused_now`), reused by the middleware (:meth:`decide`)
-        self._decided: weakref.WeakKeyDictionary[Request, tuple[SiteOutcome, str, Decision]] = (
-            weakref.WeakKeyDictionary()
-        )
+        #: ROBOTSTXT_ALSO_OBEY, ROBOTSTXT_PURPOSES, ...: how each request is decided
+        self.policy = decision_policy(crawler.settings, settings)
+        #: request -> what its decision was made from and the decision, made at
+        #: the queue's pop (:meth:`refused_now`), taken by the middleware
+        self._decided: weakref.WeakKeyDictionary[Request, _Made] = weakref.WeakKeyDictionary()
         #: site -> the outcome (its ``expires_at``) whose released requests were
         #: found past their bound: said once per outcome, forgotten once another
         #: outcome of the site is released
@@ -219,49 +231,55 @@ class SiteService:
         request.meta.pop(META_RELEASED, None)
         return released if outcome is None else outcome
 
-    def decide(self, outcome: SiteOutcome, site: str, request: Request) -> Decision:
-        """Whether ``outcome`` lets ``request`` through (RFC 9309 2.2.2), for its
-        product token and ``ROBOTSTXT_ALSO_OBEY``'s: the middleware's decision.
+    def decide(
+        self, outcome: SiteOutcome, site: str, request: Request, *, keep: bool = False
+    ) -> RequestDecision:
+        """THE decision for ``request`` by ``outcome`` and the site's tdmrep.json in
+        force (:func:`~scrapy_rfc9309.sites._request_decision.decide_request`, with
+        the project's :class:`DecisionPolicy`): the one call that decides a request,
+        for the scheduler queue at pop and the middleware alike.
 
-        The decision the queue made at pop (:meth:`refused_now`) is taken, once,
-        when it was made on this same outcome for the same token (the site's
-        robots.txt unchanged since): a paced request is matched once, however
-        many times it waited for its turn."""
-        made = self._decided.pop(request, None)
-        return self._decision(outcome, site, request, self.token(request), made)
+        Made once: a decision made on the same outcome, token and tdmrep.json is
+        taken again (a paced request is matched once, however many times it waited
+        for its turn). ``keep``: kept for the next call (the queue's pop); else
+        taken (the middleware's, the last)."""
+        token = self.token(request)
+        rules = self.tdmrep_rules(site)
+        made = self._decided.get(request) if keep else self._decided.pop(request, None)
+        if made is not None and made[0] is outcome and made[1] == token and made[2] is rules:
+            return made[3]
+        decision = decide_request(outcome, request.url, site, token, self.policy, rules)
+        if keep and decision.cause != PENDING:
+            self._decided[request] = (outcome, token, rules, decision)
+        return decision
 
-    def _decision(
-        self,
-        outcome: SiteOutcome,
-        site: str,
-        request: Request,
-        token: str,
-        made: tuple[SiteOutcome, str, Decision] | None,
-    ) -> Decision:
-        """``made`` if it was decided on ``outcome`` for ``token``, else decided now."""
-        if made is not None and made[0] is outcome and made[1] == token:
-            return made[2]
-        return outcome.decide(request.url, token, site, self.settings.also_obey)
+    def tdmrep_rules(self, site: str) -> TdmRep | TdmRepUnread | None:
+        """The site's tdmrep.json rules in force for the decision: ``None`` when no
+        declared purpose needs them; :data:`TDMREP_PENDING` while not fetched; a
+        :class:`TdmRepUnread` naming the error when it failed for a reason of ours."""
+        tdmrep = self.tdmrep
+        if tdmrep is None:
+            return None
+        rules = tdmrep.fresh(site)
+        if rules is None:
+            return TDMREP_PENDING
+        if rules is FAILED_TDMREP:
+            return TdmRepUnread(tdmrep.failures.get(site, "see the log"))
+        if rules.findings and self.usage is not None:
+            self.usage.tell_findings(site, rules)
+        return rules
 
     def refused_now(self, site: str, request: Request) -> bool:
         """Whether ``request``, its site ``READY``, is known now to be dropped
-        before download by the middleware (robots.txt, RFC 9309 2.2.2, or the
-        usage gate), from the same decisions (:meth:`decide`,
-        :meth:`~._usage_gate.UsageGate.refused_now`), with no effect but the
-        robots.txt decision kept for the middleware (:meth:`decide`): such a
-        request never takes its site's turn in the cluster. ``False`` when not
-        known yet (the middleware decides it, and the turn is taken at send)."""
+        before download (:meth:`decide`, kept for the middleware): such a request
+        never takes its site's turn in the cluster. ``False`` when not known yet
+        (its tdmrep.json is pending: the middleware decides it, and the turn is
+        taken at send)."""
         outcome = self.fresh(site) or self._released_by(site, request)
         if outcome is None or outcome.kind is Kind.NOT_DOWNLOADABLE:
             return False
-        token = self.token(request)
-        # a request that waited for its turn was decided at its first pop
-        decision = self._decision(outcome, site, request, token, self._decided.get(request))
-        self._decided[request] = (outcome, token, decision)  # for the middleware
-        if not decision.allowed:
-            return True
-        usage = self.usage
-        return usage is not None and usage.refused_now(outcome, site, request, token)
+        decision = self.decide(outcome, site, request, keep=True)
+        return not decision.fetch and decision.cause != PENDING
 
     def mark_released(self, site: str, request: Request) -> None:
         """``request`` waited for ``site``'s fetch, now settled: it is decided by

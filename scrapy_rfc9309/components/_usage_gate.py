@@ -1,13 +1,12 @@
-"""Declared purposes (``ROBOTSTXT_PURPOSES``) against a site's usage preferences.
+"""Declared purposes: each site's tdmrep.json, and the requests that wait for it.
 
-Thin Scrapy glue over :mod:`._usage` and :mod:`._tdmrep`, used by the
-robots.txt middleware only when purposes are declared: after a request is
-allowed by robots.txt, its preferences (the robots.txt ``Content-Usage`` /
-``Content-Signal`` lines of our groups, and the site's
-``/.well-known/tdmrep.json`` when a declared purpose is text and data mining,
-from :class:`~._tdmrep_sites.TdmRepSites`) go to ``request.meta["usage"]``; a
-request whose preferences refuse a declared purpose is dropped before
-download, like a Disallow.
+Thin Scrapy glue, used only when purposes are declared. The decision itself
+(robots.txt ``Content-Usage`` / ``Content-Signal`` lines of our groups, the
+site's ``/.well-known/tdmrep.json``, against the declared purposes) is the
+request's one decision (``sites._request_decision``), made by the site
+service; this gate holds the tdmrep.json of each site that a purpose needs
+(:class:`~._tdmrep_sites.TdmRepSites`), lets a request wait for it, and tells
+what a file states less than its writer meant.
 """
 
 from __future__ import annotations
@@ -15,22 +14,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary, WeakSet
-
-from scrapy.exceptions import IgnoreRequest
+from weakref import WeakSet
 
 from ..parser._tdmrep import TDMREP_PATH, TdmRep
-from ..parser._usage import Preference, needs_tdmrep
-from ..parser._usage_decision import UsageDecision, UsageSources, decide_usage, site_sources
-from ._settings import page_signals_read, purposes_warning
+from ..parser._usage import needs_tdmrep
+from ._settings import purposes_warning
 from ._site_files import drop_at_close
-from ._tdmrep_sites import FAILED_TDMREP, TdmRepSites
+from ._tdmrep_sites import TdmRepSites
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
-    from ..sites._outcome import SiteOutcome
     from ._report import CrawlReport
     from ._settings import RobotsTxtSettings
 
@@ -47,12 +42,8 @@ USAGE_META_KEY = "usage"
 USAGE_SOURCES_META_KEY = "_robotstxt_usage_sources"
 
 
-#: What a decision was made from (robots.txt, token, tdmrep.json), and the decision.
-_Made = tuple["SiteOutcome", str, "TdmRep | None", tuple[UsageSources, UsageDecision]]
-
-
 class UsageGate:
-    """Drops requests whose site-wide preferences refuse a declared purpose."""
+    """The tdmrep.json of each site a declared purpose needs, and its findings."""
 
     def __init__(
         self,
@@ -64,7 +55,6 @@ class UsageGate:
         bounded: Callable[[], bool] | None = None,
     ) -> None:
         self.purposes = settings.purposes
-        self.stats = crawler.stats
         self.crawler = crawler
         self._report = report
         self.tdmrep = (
@@ -72,116 +62,27 @@ class UsageGate:
             if needs_tdmrep(self.purposes)
             else None
         )
-        #: the page's signals are read after download (ROBOTS_META_OBEY and the
-        #: meta middleware on): a tdmrep.json reservation, which they supersede,
-        #: is decided there
-        self._page_decides = page_signals_read(crawler.settings)
         #: site -> the tdmrep.json whose findings were logged (once per fetch)
         self._findings_told: dict[str, TdmRep] = {}
-        #: request -> the decision made at the scheduler queue's pop
-        #: (:meth:`refused_now`), with what it was made from; :meth:`check`
-        #: takes it when made from the same robots.txt, token and tdmrep.json
-        self._decided: WeakKeyDictionary[Request, _Made] = WeakKeyDictionary()
         logger.info(
             "Declared purposes: %s (ROBOTSTXT_PURPOSES); requests whose usage preferences "
             "refuse them are dropped",
             ", ".join(self.purposes),
         )
 
-    async def check(self, outcome: SiteOutcome, site: str, request: Request, token: str) -> None:
-        """Set ``request.meta["usage"]``; raise ``IgnoreRequest`` if a purpose is refused."""
-        rules: TdmRep | None = None
-        if self.tdmrep is not None:
-            rules = await self.tdmrep.get(site)
-            if rules is None:
-                url = site + TDMREP_PATH
-                drop_at_close(self.crawler, self._report, logger, site, url, request)
-            elif rules is FAILED_TDMREP:
-                self._drop_internal_error(site, request)
-            elif rules.findings and self._findings_told.get(site) is not rules:
-                self._tell_findings(site, rules)
-        sources, decision = self._decided_for(outcome, request, token, rules, pop=True)
-        request.meta[USAGE_META_KEY] = decision.usage
-        request.meta[USAGE_SOURCES_META_KEY] = sources  # the page's signals join after download
-        refusal = decision.refusal
-        if refusal is None or not self._refuses(decision):
-            return
-        self.stats.inc_value("robotstxt/forbidden")
-        self.stats.inc_value("robotstxt/forbidden/usage")
-        self._report.decided(site, False)
-        self._report.dropped_by_usage(site, refusal.describe())
-        where = outcome.source if refusal.line is not None else site + TDMREP_PATH
-        policy = f"; tdm-policy {refusal.policy}" if refusal.policy else ""
-        if refusal.line is not None:
-            reason = (
-                f"Forbidden by usage preference, robots.txt line {refusal.line}: "
-                f'"{refusal.rule}" refuses {refusal.category} ({where})'
-            )
-        else:
-            reason = (
-                f"Forbidden by usage preference: {refusal.rule} refuses {refusal.category} "
-                f"({where}{policy})"
-            )
-        logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
-        raise IgnoreRequest(reason)
+    async def wait_tdmrep(self, site: str, request: Request) -> None:
+        """Wait until ``site``'s tdmrep.json is settled (downloaded once per
+        lifetime); ``IgnoreRequest`` when the spider closes first."""
+        assert self.tdmrep is not None
+        if await self.tdmrep.get(site) is None:
+            drop_at_close(self.crawler, self._report, logger, site, site + TDMREP_PATH, request)
 
-    def refused_now(self, outcome: SiteOutcome, site: str, request: Request, token: str) -> bool:
-        """Whether :meth:`check` will drop ``request`` (a purpose refused, or its
-        site's tdmrep.json failed), from what is known now, with no side effect
-        but the decision kept for :meth:`check` (a paced request's preferences
-        are read once, however many times it waited for its turn); ``False``
-        when its tdmrep.json is not known yet."""
-        rules: TdmRep | None = None
-        if self.tdmrep is not None:
-            rules = self.tdmrep.fresh(site)
-            if rules is None:
-                return False
-            if rules is FAILED_TDMREP:
-                return True
-        return self._refuses(self._decided_for(outcome, request, token, rules, pop=False)[1])
-
-    def _decided_for(
-        self,
-        outcome: SiteOutcome,
-        request: Request,
-        token: str,
-        rules: TdmRep | None,
-        pop: bool,
-    ) -> tuple[UsageSources, UsageDecision]:
-        """The decision kept for ``request`` if made from these very files and
-        token, else made now; kept (``pop`` false) or taken (``pop`` true)."""
-        made = self._decided.pop(request, None) if pop else self._decided.get(request)
-        if made is not None and made[0] is outcome and made[1] == token and made[2] is rules:
-            return made[3]
-        decided = self._decide(outcome, request, token, rules)
-        if not pop:
-            self._decided[request] = (outcome, token, rules, decided)
-        return decided
-
-    def _decide(
-        self, outcome: SiteOutcome, request: Request, token: str, rules: TdmRep | None
-    ) -> tuple[UsageSources, UsageDecision]:
-        sources = site_sources(outcome.robots, request.url, token, rules)
-        return sources, decide_usage(sources, self.purposes)
-
-    def _refuses(self, decision: UsageDecision) -> bool:
-        """Whether ``decision`` drops the request before download."""
-        return decision.refusal is not None and not self._page_may_lift(decision.refusals)
-
-    def _page_may_lift(self, refusals: dict[str, Preference]) -> bool:
-        """Whether every refusal is tdmrep.json's alone, which the page's own
-        ``tdm-reservation`` header or meta supersede (TDMRep final report,
-        processing priority): with page directives read (``ROBOTS_META_OBEY``),
-        such a request is downloaded and the page decides (its items are dropped
-        unless it lifts the reservation); a robots.txt refusal always drops."""
-        return self._page_decides and all(
-            refused.source == TDMREP_PATH for refused in refusals.values()
-        )
-
-    def _tell_findings(self, site: str, rules: TdmRep) -> None:
+    def tell_findings(self, site: str, rules: TdmRep) -> None:
         """What a site's tdmrep.json states less than its writer meant (a
         ``tdm-reservation`` that is not the integer 0 or 1, an entry that is no
         rule), at INFO, once per fetch (each fetch gives a new :class:`TdmRep`)."""
+        if self._findings_told.get(site) is rules:
+            return
         if len(self._findings_told) >= MAX_FINDINGS_TOLD:
             self._findings_told.pop(next(iter(self._findings_told)))
         self._findings_told[site] = rules
@@ -191,19 +92,6 @@ class UsageGate:
             "; ".join(rules.findings),
             extra={"spider": self.crawler.spider},
         )
-
-    def _drop_internal_error(self, site: str, request: Request) -> None:
-        assert self.tdmrep is not None
-        self.stats.inc_value("robotstxt/forbidden")
-        self.stats.inc_value("robotstxt/forbidden/internal_error")
-        self._report.decided(site, False)
-        error = self.tdmrep.failures.get(site, "see the log")
-        reason = (
-            f"Dropped: internal error while fetching {site}{TDMREP_PATH} ({error}); "
-            "this is not the site's answer"
-        )
-        logger.debug("%s: %s", reason, request, extra={"spider": self.crawler.spider})
-        raise IgnoreRequest(reason)
 
 
 _WARNED: WeakSet[Any] = WeakSet()

@@ -43,8 +43,10 @@ if TYPE_CHECKING:
     from ._outcome import SiteOutcome
 
 __all__ = [
+    "TDMREP_PENDING",
     "DecisionPolicy",
     "RequestDecision",
+    "TdmRepUnread",
     "TokenVerdict",
     "asked_crawl_delay",
     "crawl_delay_of",
@@ -53,6 +55,20 @@ __all__ = [
 
 #: The causes under which a request is downloaded.
 FETCHED = frozenset({"allowed", "not_checked"})
+#: The cause of a decision that waits for the site's tdmrep.json: not final.
+PENDING = "pending"
+
+
+class TdmRepUnread(NamedTuple):
+    """A site's tdmrep.json that is not in force: still to be fetched
+    (:data:`TDMREP_PENDING`), or failed for a reason of ours (``error``)."""
+
+    #: what failed (an internal error, not the site's answer); ``None``: pending
+    error: str | None = None
+
+
+#: The site's tdmrep.json is being fetched: the decision waits for it.
+TDMREP_PENDING = TdmRepUnread()
 
 
 @dataclass(frozen=True)
@@ -87,9 +103,11 @@ class RequestDecision:
     """What the crawl does with one request before download, and why.
 
     ``cause`` is ``"allowed"``, ``"not_checked"`` (the crawler cannot download
-    the site's URLs: Scrapy fails the request itself), or the drop's stats
-    sub-key (``robotstxt/forbidden/{cause}``): ``"rule"``, ``"unreachable"``,
-    ``"restricted"``, ``"internal_error"`` or ``"usage"``.
+    the site's URLs: Scrapy fails the request itself), ``"pending"`` (not final:
+    robots.txt allows it and a declared purpose waits for the site's
+    tdmrep.json), or the drop's stats sub-key (``robotstxt/forbidden/{cause}``):
+    ``"rule"``, ``"unreachable"``, ``"restricted"``, ``"internal_error"`` or
+    ``"usage"``.
     """
 
     __slots__ = ("cause", "outcome", "policy", "reason", "robots", "token", "url", "usage")
@@ -169,11 +187,12 @@ def decide_request(
     site: str,
     token: str,
     policy: DecisionPolicy,
-    tdmrep: TdmRep | None = None,
+    tdmrep: TdmRep | TdmRepUnread | None = None,
 ) -> RequestDecision:
     """THE decision for a request to ``url`` of ``site``, by ``outcome`` (the
     robots.txt in force) and ``tdmrep`` (the site's tdmrep.json rules in force;
-    ``None`` when not read), for ``token`` and ``policy``."""
+    ``None`` when not read; :class:`TdmRepUnread` when it is still to be
+    fetched, or failed), for ``token`` and ``policy``."""
     robots = outcome.decide(url, token, site, policy.also_obey)
     if not robots.allowed:
         return RequestDecision(outcome, url, token, policy, robots, robots.cause, robots.reason)
@@ -181,6 +200,14 @@ def decide_request(
         return RequestDecision(outcome, url, token, policy, robots, "not_checked", robots.reason)
     if not policy.purposes:
         return RequestDecision(outcome, url, token, policy, robots, "allowed", robots.reason)
+    if isinstance(tdmrep, TdmRepUnread):
+        if tdmrep.error is None:
+            return RequestDecision(outcome, url, token, policy, robots, PENDING, robots.reason)
+        reason = (
+            f"Dropped: internal error while fetching {site}{TDMREP_PATH} ({tdmrep.error}); "
+            "this is not the site's answer"
+        )
+        return RequestDecision(outcome, url, token, policy, robots, "internal_error", reason)
     sources = site_sources(outcome.robots, url, token, tdmrep)
     usage = decide_usage(sources, policy.purposes)
     refusal = usage.refusal
