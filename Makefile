@@ -7,7 +7,8 @@ DOCS_STAMP := $(VENV)/.installed-docs
 # the package alone: what `make demo` needs
 DEMO_STAMP := $(VENV)/.installed-package
 # pytest-xdist workers: the suite mostly waits on sockets, timers and subprocesses,
-# so three workers on two cores finish sooner than two (about 70 s against 95 s)
+# so three workers on two cores finish sooner than two (the whole of `make test`:
+# about two to three minutes on an idle 2-core machine)
 TEST_WORKERS ?= 3
 
 .PHONY: test demo lint bench docs dist check-dist matrix clean

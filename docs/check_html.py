@@ -3,7 +3,8 @@
 Run by ``make docs``: ``python docs/check_html.py docs/_build/html``. Exits 1,
 listing what is missing, when a setting, stat key (or family), logger name or
 meta key collected from the source (``code_names.py``) is not on the built
-reference page that should list it.
+reference page that should list it, or when a setting has no heading of its
+own (so no anchor to link to) on the settings page.
 """
 
 from __future__ import annotations
@@ -16,11 +17,33 @@ from pathlib import Path
 from code_names import REFERENCE, expected, missing
 
 TAG = re.compile(r"<[^>]+>")
+#: A section of a built page and its heading: ``<section id="robotstxt-max-size">
+#: <span id="robotstxt_max_size"></span><h3><code ...>ROBOTSTXT_MAX_SIZE</code>
+#: <a class="headerlink" ...>`` (the span: MyST's anchor of the heading).
+SECTION = re.compile(
+    r'<section id="([^"]+)">\s*(?:<span id="[^"]*"></span>\s*)*<h([1-6])>(.*?)</h\2>', re.S
+)
+HEADERLINK = re.compile(r'<a class="headerlink".*?</a>', re.S)
 
 
 def page_text(path: Path) -> str:
     """The visible text of a built page, tags removed and entities decoded."""
     return html.unescape(TAG.sub("", path.read_text(encoding="utf-8")))
+
+
+def anchors(page_html: str) -> dict[str, str]:
+    """Each heading's visible text -> the id of its section (the anchor a link uses)."""
+    found: dict[str, str] = {}
+    for anchor, _, heading in SECTION.findall(page_html):
+        text = html.unescape(TAG.sub("", HEADERLINK.sub("", heading))).strip()
+        found.setdefault(text, anchor)
+    return found
+
+
+def settings_without_anchor(names: set[str], page_html: str) -> list[str]:
+    """The settings that have no heading of their own (the name alone) on the page."""
+    headed = anchors(page_html)
+    return sorted(name for name in names if name not in headed)
 
 
 def main(argv: list[str]) -> int:
@@ -34,12 +57,16 @@ def main(argv: list[str]) -> int:
             continue
         for name in missing(names, page_text(page), quoted=False):
             problems.append(f"{page}: {kind}: {name} is not listed")
+        if kind == "settings":
+            page_html = page.read_text(encoding="utf-8")
+            for name in settings_without_anchor(names, page_html):
+                problems.append(f"{page}: settings: {name} has no heading (no anchor) of its own")
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
         return 1
     total = sum(len(names) for names in expected().values())
-    print(f"check_html: {total} names, each on its reference page")
+    print(f"check_html: {total} names, each on its reference page; each setting with its anchor")
     return 0
 
 

@@ -24,9 +24,15 @@ myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3
 exclude_patterns = ["_build"]
 
+# A block with no language (log lines, command output) is shown as plain text.
+highlight_language = "none"
+
 html_theme = "furo"
 html_title = f"scrapy-rfc9309 {release}"
-html_static_path: list[str] = []
+# custom.css: log lines wrap and long names in tables break, so that no
+# page scrolls sideways in a 1280 px window.
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 
 # Doctests (`sphinx-build -b doctest`, run by `make docs`): only the
 # {doctest} / {testcode} blocks run; plain ```python blocks are settings

@@ -60,15 +60,49 @@ def test_reference_page_lists_every_name_the_code_uses(kind: str) -> None:
     assert missing == [], f"{names.REFERENCE[kind].name} does not list: {missing}"
 
 
-def test_settings_table_has_name_default_type_and_meaning() -> None:
-    """One table row per setting: ``| `NAME` | default | type | meaning |``."""
-    rows = re.findall(
-        r"^\| `((?:ROBOTSTXT|ROBOTS_META)_\w+)` \|(.*)\|$", _reference("settings"), re.M
+def _setting_sections() -> dict[str, str]:
+    """Each ``### `NAME``` heading of the settings page -> the text under it."""
+    parts = re.split(r"^### `([A-Z0-9_]+)`\n", _reference("settings"), flags=re.M)
+    return {
+        name: body.split("\n## ")[0] for name, body in zip(parts[1::2], parts[2::2], strict=True)
+    }
+
+
+def test_each_setting_has_a_heading_with_default_type_and_meaning() -> None:
+    """One heading per setting (its anchor), then its default, its type and a
+    plain meaning: no wide table that a reader scrolls sideways."""
+    sections = _setting_sections()
+    assert sorted(_expected()["settings"] - sections.keys()) == []
+    for name, body in sections.items():
+        lines = body.strip().splitlines()
+        assert lines[0].startswith("- Default: ") and len(lines[0]) > len("- Default: "), name
+        assert lines[1].startswith("- Type: ") and len(lines[1]) > len("- Type: "), name
+        assert lines[2] == "" and " " in "".join(lines[3:]), name
+    assert "| setting |" not in _reference("settings")
+
+
+def _load_check_html() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("check_html", DOCS / "check_html.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_built_settings_page_check_reports_a_setting_without_its_anchor() -> None:
+    """``make docs`` (``docs/check_html.py``) fails for a setting that is named on
+    the built page but has no heading, so no anchor, of its own."""
+    check = _load_check_html()
+    page = (
+        '<section id="robots-txt"><h2>robots.txt<a class="headerlink" href="#robots-txt">#</a>'
+        '</h2><section id="robotstxt-max-size">\n<span id="robotstxt_max_size"></span>'
+        '<h3><code class="docutils literal notranslate">'
+        '<span class="pre">ROBOTSTXT_MAX_SIZE</span></code><a class="headerlink" '
+        'href="#robotstxt-max-size">#</a></h3><p>See <code>ROBOTSTXT_CACHE_TTL</code>.</p>'
     )
-    assert {name for name, _ in rows} >= _expected()["settings"]
-    for name, rest in rows:
-        cells = [cell.strip() for cell in rest.split(" | ")]
-        assert len(cells) == 3 and all(cells), name
+    assert check.anchors(page)["ROBOTSTXT_MAX_SIZE"] == "robotstxt-max-size"
+    names_on_page = {"ROBOTSTXT_MAX_SIZE", "ROBOTSTXT_CACHE_TTL"}
+    assert check.settings_without_anchor(names_on_page, page) == ["ROBOTSTXT_CACHE_TTL"]
 
 
 def test_missing_names_are_reported() -> None:
