@@ -1011,3 +1011,18 @@ async def test_redis_out_of_memory_error_line_is_printable_and_bounded(
     assert error.isprintable()
     assert len(error) < 700
     assert stats["robotstxt/store/errors"] >= 1
+
+
+def test_closing_a_watched_store_logs_no_lost_messages(
+    redis_server: RedisServer, prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """At close the release-message listener's connection goes on purpose: no
+    "no more release messages (I/O operation on closed file.)" line."""
+    watched = RedisStore(redis_server.url, prefix=prefix)
+    assert watched.watch(lambda site: None)
+    thread = watched._listener
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.store"):
+        watched.close()
+        thread.join(5)  # the listener wakes within its 1 s poll and ends
+    assert not thread.is_alive()
+    assert not [r for r in caplog.records if "no more release messages" in r.getMessage()]

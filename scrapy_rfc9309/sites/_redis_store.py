@@ -153,6 +153,8 @@ class RedisStore(RobotsStore):
         self.archive = archive
         #: called with a site when another process saved it or gave its lease up
         self._listener: Any = None
+        #: closed on purpose: the listener's lost connection is no news
+        self._closing = False
         #: a Redis Cluster (found at open): scripts are not pipelined there
         self._redis, self.cluster = connect(url, timeout, client)
         self._keys = RedisKeys(prefix)
@@ -315,7 +317,8 @@ class RedisStore(RobotsStore):
                 callback(data.decode("utf-8", "replace"))
 
         def lost(exc: BaseException, pubsub: Any, thread: Any) -> None:
-            logger.debug("Redis at %s: no more release messages (%s); polling", self.uri, exc)
+            if not self._closing:  # at close the connection is gone on purpose: nothing lost
+                logger.debug("Redis at %s: no more release messages (%s); polling", self.uri, exc)
             thread.stop()
             with contextlib.suppress(Exception):
                 pubsub.close()
@@ -341,6 +344,7 @@ class RedisStore(RobotsStore):
         return None if value is None else float(value)
 
     def close(self) -> None:
+        self._closing = True
         listener, self._listener = self._listener, None
         if listener is not None:
             with contextlib.suppress(Exception):
