@@ -284,8 +284,11 @@ async def test_summary_says_a_deferred_site_recovered(sites, caplog) -> None:
     assert clock.skipped > 2  # the crawl's time went by the back-offs, not the test
     assert stats["robotstxt/deferred/recovered"] == 1
     summary = _summary(caplog)
-    assert "1 unreachable: deferred, recovered after 3 attempts)" in summary
-    assert "disallow all" not in summary
+    # the counts add up to the sites checked: the site counts in what it came to
+    assert (
+        "1 site checked (1 parsed, 0 unavailable: allow all, 0 unreachable: disallow all; "
+        "1 recovered after being unreachable (deferred, 3 attempts))"
+    ) in summary
 
 
 @deferred_f_from_coro_f

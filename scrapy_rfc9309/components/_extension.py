@@ -244,17 +244,18 @@ def _plural(count: int, noun: str) -> str:
 
 
 def _unreachable(count: int, recoveries: list[int], get: Any) -> str:
-    """``2 unreachable: disallow all``, or what became of the sites whose robots.txt
-    was retrieved later: ``1 unreachable: deferred, recovered after 3 attempts``."""
+    """``2 unreachable: disallow all``: the sites whose robots.txt stayed
+    unreachable, so that the counts add up to the sites checked (a site
+    retrieved later counts in what it came to), then what became of the others:
+    ``; 1 recovered after being unreachable (deferred, 3 attempts)``."""
+    still = max(0, count - len(recoveries))
+    text = f"{still} unreachable: disallow all"
     if not recoveries:
-        return f"{count} unreachable: disallow all"
-    how = "deferred, recovered" if get("robotstxt/deferred", 0) else "recovered"
+        return text
+    how = "deferred, " if get("robotstxt/deferred", 0) else ""
     low, high = min(recoveries), max(recoveries)
     attempts = f"{low} attempts" if low == high else f"{low} to {high} attempts"
-    still = count - len(recoveries)
-    if still <= 0:
-        return f"{count} unreachable: {how} after {attempts}"
-    return f"{count} unreachable: {len(recoveries)} {how} after {attempts}, {still} disallow all"
+    return f"{text}; {len(recoveries)} recovered after being unreachable ({how}{attempts})"
 
 
 def _page_level_summary(get: Any, *, noarchive_honoured: bool = False) -> str:
