@@ -169,3 +169,32 @@ async def test_a_bad_setting_is_one_error_line_before_the_traceback(
     assert len(ours) == 1, ours
     assert ours[0].startswith("The crawl cannot start: ") and name in ours[0]
     assert site.hits == []
+
+
+@pytest.mark.parametrize("args", [(), ("--json",), ("--at", "2026-01-01T00:00:00Z")])
+def test_command_with_no_url_on_a_terminal_prints_its_usage(tmp_path: Path, args: tuple) -> None:
+    """``scrapy robotstxt`` with no URL, its standard input a terminal, says how
+    to use it and exits 2 instead of waiting silently for URLs on standard input."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [str(Path(sys.executable).with_name("scrapy")), "robotstxt", *args],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=60,
+            env={k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"},
+            check=False,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "give at least one URL" in done.stderr
+    assert "scrapy robotstxt [URL ...]" in done.stderr
