@@ -219,7 +219,8 @@ class ClusterPacer:
         now = self._now()
         if self._outage.lost:
             self._try_again()
-            return self._lost_wait(site, delay, now)
+            if self._outage.lost:  # still (the ping answers later, from its thread)
+                return self._lost_wait(site, delay, now)
         if self._outage.in_slots(now):  # just back: others may still send in their slots
             wait = self._slot_wait(site, delay, now)
             if wait > 0:
