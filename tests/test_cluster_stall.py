@@ -52,20 +52,28 @@ STALL_SECONDS = 3.0
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("fault", ["sigstop", "killed-restarted-empty"])
 @deferred_f_from_coro_f
-async def test_redis_stopped_mid_crawl_holds_a_paced_site(sites: Any, tmp_path: Path) -> None:
-    """Two processes, ``Crawl-delay: 1``, 3 pages each; Redis is stopped (SIGSTOP)
-    for 3 s as the second page arrives. No two pages reach the site less than
-    0.9 s apart (each process pacing on its own sent two at a time, 0.000 s
-    apart, for 30 s), and every page is downloaded, none dropped."""
+async def test_redis_stopped_mid_crawl_holds_a_paced_site(
+    sites: Any, tmp_path: Path, fault: str
+) -> None:
+    """Two processes, ``Crawl-delay: 1``, 3 pages each; Redis is stopped (SIGSTOP,
+    or killed and started again empty) for 3 s as the second page arrives. No
+    two pages reach the site less than 0.9 s apart (each process pacing on
+    its own sent two at a time, 0.000 s apart, for 30 s), and every page is
+    downloaded, none dropped."""
     server = RedisServer(tmp_path / "redis", require_redis_server()).start()
     pages = {"count": 0}
 
     def page(request: Any) -> bytes:
         pages["count"] += 1
         if pages["count"] == 2:  # mid-crawl: Redis stops answering, then comes back
-            server.freeze()
-            reactor.callLater(STALL_SECONDS, server.thaw)
+            if fault == "sigstop":
+                server.freeze()
+                reactor.callLater(STALL_SECONDS, server.thaw)
+            else:
+                server.stop(kill=True)
+                reactor.callLater(STALL_SECONDS, server.start)
         return b"page"
 
     site = sites(routes={"/robots.txt": text(b"User-agent: *\nCrawl-delay: 1\n")}, default=page)
@@ -179,18 +187,25 @@ def synchronous(call: Callable[[], None]) -> Deferred[None]:
     return maybeDeferred(call)
 
 
-def paced(fake: FakeClusterClock, start: float = 1000.0) -> tuple[ClusterPacer, task.Clock, Any]:
+def paced(
+    fake: FakeClusterClock, start: float = 1000.0, cluster_delay: float | None = None
+) -> tuple[ClusterPacer, task.Clock, Any]:
     """A pacer on ``fake`` with a manual clock (``start``: its Unix time at 0),
-    ``Crawl-delay: 1`` for :data:`SITE`, beaten once; its crawler's stats."""
+    ``Crawl-delay: 1`` for :data:`SITE` (with ``cluster_delay``: that
+    ``ROBOTSTXT_CLUSTER_DELAY`` alone), beaten once; its crawler's stats."""
     scheduler = task.Clock()
     crawler = get_crawler(Spider, {"ROBOTSTXT_OBEY": True})
     crawler.stats = MemoryStatsCollector(crawler)
     use_clock(crawler, Clock.manual(scheduler, epoch=start))
     settings = ClusterDelaySettings(
-        redis_url="redis://fake", prefix="t:", crawl_delay=True, cluster_delay=None
+        redis_url="redis://fake",
+        prefix="t:",
+        crawl_delay=cluster_delay is None,
+        cluster_delay=cluster_delay,
     )
     pacer = ClusterPacer(crawler, settings, cast(Any, fake), in_thread=synchronous)
-    pacer.set_crawl_delay(SITE, 1.0)
+    if cluster_delay is None:
+        pacer.set_crawl_delay(SITE, 1.0)
     pacer.start()
     return pacer, scheduler, crawler.stats
 
@@ -224,6 +239,21 @@ def test_outage_holds_a_paced_site_and_tries_redis_every_second(
     assert not pacer.unreachable
     assert fake.calls == [("ping",), ("take", SITE)]
     assert stats.get_value("robotstxt/cluster_delay/errors") == 3  # the call and 2 pings
+
+
+def test_cluster_delay_alone_is_held_too() -> None:
+    """``ROBOTSTXT_CLUSTER_DELAY`` alone (no Crawl-delay, not
+    ``ROBOTSTXT_CRAWL_DELAY``): while Redis is lost its sites are held as well
+    (they were sent with no delay at all)."""
+    fake = FakeClusterClock()
+    pacer, scheduler, _ = paced(fake, cluster_delay=2.0)
+    assert pacer.delay_for(SITE) == 2.0
+    assert pacer.wait(SITE) == 0.0
+    fake.lost = True
+    for _ in range(10):
+        scheduler.advance(0.5)
+        assert pacer.wait(SITE) == HOLD_SECONDS
+        assert pacer.at_send(SITE) == HOLD_SECONDS
 
 
 def test_a_redis_back_empty_is_told_this_process_s_last_answer() -> None:
