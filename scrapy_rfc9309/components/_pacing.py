@@ -24,8 +24,10 @@ shared clock used again at once when it answers. Held longer than
 :data:`~._pacing_outage.HOLD_MAX_SECONDS`, a site's requests are sent in
 this process's slots of the time (:mod:`._pacing_outage`: one slot of each
 of the processes seen alive, their beats in Redis every
-:data:`BEAT_SECONDS`). Sites that are not paced go on. Held requests are
-dropped at close, as the queue's other waiting requests.
+:data:`~._pacing_fallback.BEAT_SECONDS`). All of this is
+:class:`~._pacing_fallback.ClockFallback`'s. Sites that are not paced go
+on. Held requests are dropped at close, as the queue's other waiting
+requests.
 """
 
 from __future__ import annotations
@@ -38,20 +40,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..sites._store import StoreError
-from . import _pacing_outage
-from ._clock import clock_of
-from ._pacing_outage import HOLD_SECONDS, ClockOutage, slot_wait, still_due
+from ._pacing_fallback import ClockFallback
 from ._settings import ClusterDelaySettings
 
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
-    from twisted.internet.defer import Deferred
 
     from ..sites._cluster_clock import ClusterClock
-
-    #: runs a blocking call off the reactor (``twisted.internet.threads.deferToThread``)
-    InThread = Callable[[Callable[[], None]], Deferred[None]]
+    from ._pacing_fallback import InThread
 
 __all__ = ["ClusterPacer", "cluster_pacer"]
 
@@ -59,10 +56,6 @@ logger = logging.getLogger("scrapy_rfc9309.store")
 
 #: seconds one call may take (it is made on the reactor)
 CALL_TIMEOUT = 1.0
-#: seconds between two beats of a process in Redis (the processes alive)
-BEAT_SECONDS = 2.0
-#: seconds a process is counted alive after its last beat
-BEAT_LIFETIME = 10.0
 #: sites whose Crawl-delay is remembered; beyond, the oldest are forgotten
 MAX_SITES_TRACKED = 100_000
 
@@ -89,23 +82,8 @@ class ClusterPacer:
         self.crawler = crawler
         self.settings = settings
         self._clock: ClusterClock | None = clock
-        #: the crawl's clock (injected in tests)
-        self._time = clock_of(crawler)
-        self._now = self._time.monotonic
-        self._in_thread = in_thread or _in_thread
-        self._outage = ClockOutage(
-            retry_seconds=_pacing_outage.RETRY_SECONDS,
-            hold_max_seconds=_pacing_outage.HOLD_MAX_SECONDS,
-        )
-        self._probing = False
-        #: this process among the processes alive (its beats in Redis): its rank
-        #: and their number, as last read
-        self._member = uuid.uuid4().hex
-        self._rank, self._count = 0, 1
-        self._beat_timer: Any = None
-        #: site -> when this process last sent a request of it or had an answer
-        #: (told to a Redis that answers again, in case it lost its times)
-        self._last: dict[str, float] = {}
+        #: while Redis is lost (paced requests held), and its return
+        self._fallback = ClockFallback(crawler, clock, self.delay_for, in_thread=in_thread)
         #: site -> its Crawl-delay (capped), set by the extension as robots.txt is parsed
         self._delays: dict[str, float] = {}
         #: our scheduler queue paces the requests it hands out (the middleware then does not)
@@ -164,7 +142,7 @@ class ClusterPacer:
         the site's next turn (:meth:`answered`)."""
         if self._clock is not None and self.delay_for(site):
             request.meta[META_SENT] = site
-            self._remember(site)
+            self._fallback.remember(site)
 
     def answered(self, request: Request) -> None:
         """``request``'s site answered it (its response headers are back, or its
@@ -179,135 +157,37 @@ class ClusterPacer:
         clock = self._clock
         if not delay or clock is None:
             return
-        self._remember(site)
-        if self._outage.lost:  # told when Redis answers again
+        self._fallback.remember(site)
+        if self._fallback.lost:  # told when Redis answers again
             return
         try:
             clock.answered(site, delay)
         except StoreError as exc:
-            self._failed(exc)
+            self._fallback.failed(exc)
 
     def start(self) -> None:
-        """The first beat (the processes alive read), then one every :data:`BEAT_SECONDS`."""
-        self._beat()
-
-    def _beat(self) -> None:
-        self._beat_timer = None
-        clock = self._clock
-        if clock is None:
-            return
-        if not self._outage.lost:  # lost: the ping tries it
-            try:
-                self._rank, self._count = clock.beat(self._member, BEAT_LIFETIME)
-            except StoreError as exc:
-                self._failed(exc)
-        self._beat_timer = self._time.call_later(BEAT_SECONDS, self._beat)
+        """At the spider's opening: the processes alive counted, every few seconds."""
+        self._fallback.start()
 
     @property
     def unreachable(self) -> bool:
         """Whether Redis is lost: paced requests are held until it answers."""
-        return self._outage.lost
+        return self._fallback.lost
 
     def _ask(
         self, call: Callable[[str, float, str], float], site: str, delay: float, token: str
     ) -> float:
-        """``call`` to Redis; while Redis is lost, :data:`HOLD_SECONDS` (the
-        request held: one ERROR line per outage, Redis tried again off the
-        reactor every :data:`~._pacing_outage.RETRY_SECONDS`)."""
-        clock = self._clock
-        assert clock is not None
-        now = self._now()
-        if self._outage.lost:
-            self._try_again()
-            if self._outage.lost:  # still (the ping answers later, from its thread)
-                return self._lost_wait(site, delay, now)
-        if self._outage.in_slots(now):  # just back: others may still send in their slots
-            wait = self._slot_wait(site, delay, now)
-            if wait > 0:
-                return wait
+        """``call`` to Redis; while Redis is lost, the request's wait without it
+        (:class:`~._pacing_fallback.ClockFallback`: held, then in this process's
+        slots)."""
+        wait = self._fallback.before_call(site, delay)
+        if wait is not None:
+            return wait
         try:
             return call(site, delay, token)
         except StoreError as exc:
-            self._failed(exc)
-            return self._lost_wait(site, delay, self._now())
-
-    def _lost_wait(self, site: str, delay: float, now: float) -> float:
-        """Redis lost: :data:`HOLD_SECONDS` while the site is held, then the
-        wait for this process's next slot (at most ``HOLD_SECONDS``, then asked
-        again: Redis may be back)."""
-        if self._outage.holding(now, delay):
-            return HOLD_SECONDS
-        wait = self._slot_wait(site, delay, now)
-        return min(wait, HOLD_SECONDS)
-
-    def _slot_wait(self, site: str, delay: float, now: float) -> float:
-        """Seconds to this process's next slot for ``site`` at least ``delay``
-        after its last send or answer here; 0.0: it may go now."""
-        last = self._last.get(site)
-        start = now if last is None else max(now, last + delay)
-        wall = self._time.time() + (start - now)
-        return (start - now) + slot_wait(wall, delay, self._rank, self._count)
-
-    def _failed(self, exc: StoreError) -> None:
-        clock = self._clock
-        assert clock is not None
-        if self._outage.failed(self._now()):  # still lost when tried again: no new ERROR
-            logger.error(
-                "%s; requests of sites paced cluster-wide (Crawl-delay, "
-                "ROBOTSTXT_CLUSTER_DELAY) are held until it answers again (tried every %g s)",
-                exc,
-                self._outage.retry_seconds,
-            )
-        else:
-            logger.debug("Redis at %s still failing: %s", clock.uri, exc)
-        self._inc("robotstxt/cluster_delay/errors")
-
-    def _try_again(self) -> None:
-        """Redis lost: a ping off the reactor (a Redis that hangs must not hold
-        it), once every :data:`~._pacing_outage.RETRY_SECONDS`."""
-        clock = self._clock
-        if clock is None or self._probing or not self._outage.try_due(self._now()):
-            return
-        self._probing = True
-        probe = self._in_thread(clock.ping)
-        probe.addCallbacks(self._ping_answered, self._ping_failed)
-
-    def _ping_answered(self, _: object) -> None:
-        self._probing = False
-        clock = self._clock
-        if clock is None:
-            return
-        now = self._now()
-        # a Redis restarted empty lost the sites' next times: ours told again
-        for site, left in list(still_due(self._last.items(), self.delay_for, now)):
-            try:
-                clock.answered(site, left)
-            except StoreError as exc:
-                self._failed(exc)
-                return
-        lost_for = self._outage.answered(now)
-        if lost_for is not None:
-            logger.info(
-                "Redis at %s answers again after %.1f s: held requests are spaced cluster-wide",
-                clock.uri,
-                lost_for,
-            )
-
-    def _ping_failed(self, failure: Any) -> None:
-        self._probing = False
-        if self._clock is None:
-            return
-        exc = failure.value
-        if not isinstance(exc, StoreError):
-            exc = StoreError(f"Redis at {self._clock.uri}: {exc!r}")
-        self._failed(exc)
-
-    def _remember(self, site: str) -> None:
-        last = self._last
-        last.pop(site, None)  # the latest last: the oldest are forgotten first
-        if len(last) >= MAX_SITES_TRACKED:
-            last.pop(next(iter(last)))
-        last[site] = self._now()
+            self._fallback.failed(exc)
+            return self._fallback.lost_wait(site, delay)
 
     def started_waiting(self, request: Request) -> None:
         """``request`` is told to wait for its site's turn: counted in
@@ -337,20 +217,10 @@ class ClusterPacer:
             stats.inc_value(key, value)
 
     def close(self) -> None:
-        timer, self._beat_timer = self._beat_timer, None
-        if timer is not None and timer.active():
-            timer.cancel()
+        self._fallback.close()
         if self._clock is not None:
-            if not self._outage.lost:
-                self._clock.leave(self._member)
             self._clock.close()
             self._clock = None
-
-
-def _in_thread(call: Callable[[], None]) -> Deferred[None]:
-    from twisted.internet.threads import deferToThread
-
-    return deferToThread(call)
 
 
 def cluster_pacer(crawler: Crawler) -> ClusterPacer | None:
