@@ -339,6 +339,15 @@ def test_a_short_outage_asks_redis_at_once_when_it_answers() -> None:
     assert not outage.in_slots(15.0) and not outage.holding(15.0, 1.0)
 
 
+def test_an_outage_near_the_hold_keeps_the_slots_for_the_grace() -> None:
+    """Answering again after 28 s, within the 3 s another process may have seen
+    the outage earlier (and be sending in its slots): the slots are kept 3 s."""
+    outage = ClockOutage(retry_seconds=1.0, hold_max_seconds=30.0)
+    outage.failed(0.0)
+    assert outage.answered(28.0) == 28.0
+    assert outage.in_slots(30.9) and not outage.in_slots(31.0)
+
+
 def test_a_delay_longer_than_the_hold_is_held_for_the_delay() -> None:
     """A site paced at 60 s is held 60 s, not 30: a turn granted just before the
     outage was seen may still be running."""

@@ -55,8 +55,9 @@ HOLD_MAX_SECONDS = 30.0
 #: ``SLOT_FACTOR - 1`` delays (the rest keeps the next process's sends a delay away)
 SLOT_FACTOR = 1.25
 #: seconds after Redis answers again that a process which sent in its slots
+#: (or nearly: another process may have seen the outage this much earlier)
 #: keeps to them (every process tries Redis within ``RETRY_SECONDS`` + its
-#: call timeout)
+#: call timeout, and beats every 2 s)
 GRACE_SECONDS = 3.0
 
 
@@ -113,7 +114,9 @@ class ClockOutage:
         since, self.since = self.since, None
         if since is None:
             return None
-        if now >= since + self.hold_max_seconds:  # others may still be in their slots
+        # others may still be in their slots (or were: every process beats,
+        # so each sees an outage at most GRACE_SECONDS after another)
+        if now >= since + self.hold_max_seconds - GRACE_SECONDS:
             self.grace_until = now + GRACE_SECONDS
         return max(0.0, now - since)
 
