@@ -203,7 +203,9 @@ def paced(
         crawl_delay=cluster_delay is None,
         cluster_delay=cluster_delay,
     )
-    pacer = ClusterPacer(crawler, settings, cast(Any, fake), in_thread=synchronous)
+    pacer = ClusterPacer(
+        crawler, settings, cast(Any, fake), in_thread=synchronous, scheduler=scheduler
+    )
     if cluster_delay is None:
         pacer.set_crawl_delay(SITE, 1.0)
     pacer.start()

@@ -78,12 +78,15 @@ class ClusterPacer:
         clock: ClusterClock,
         *,
         in_thread: InThread | None = None,
+        scheduler: Any = None,
     ):
         self.crawler = crawler
         self.settings = settings
         self._clock: ClusterClock | None = clock
         #: while Redis is lost (paced requests held), and its return
-        self._fallback = ClockFallback(crawler, clock, self.delay_for, in_thread=in_thread)
+        self._fallback = ClockFallback(
+            crawler, clock, self.delay_for, in_thread=in_thread, scheduler=scheduler
+        )
         #: site -> its Crawl-delay (capped), set by the extension as robots.txt is parsed
         self._delays: dict[str, float] = {}
         #: our scheduler queue paces the requests it hands out (the middleware then does not)

@@ -55,6 +55,7 @@ class ClockFallback:
         delay_for: Callable[[str], float | None],
         *,
         in_thread: InThread | None = None,
+        scheduler: Any = None,
     ) -> None:
         self.crawler = crawler
         self._clock: ClusterClock | None = clock
@@ -63,6 +64,9 @@ class ClockFallback:
         self._time = clock_of(crawler)
         self._now = self._time.monotonic
         self._in_thread = in_thread or _in_thread
+        #: the beats' timer (an ``IReactorTime``; ``None``: the reactor): real
+        #: time, whatever the crawl's clock, as the other processes beat
+        self._scheduler = scheduler
         self.outage = ClockOutage(
             retry_seconds=_pacing_outage.RETRY_SECONDS,
             hold_max_seconds=_pacing_outage.HOLD_MAX_SECONDS,
@@ -160,7 +164,10 @@ class ClockFallback:
                 self._rank, self._count = clock.beat(self._member, BEAT_LIFETIME)
             except StoreError as exc:
                 self.failed(exc)
-        self._beat_timer = self._time.call_later(BEAT_SECONDS, self._beat)
+        scheduler = self._scheduler
+        if scheduler is None:
+            from twisted.internet import reactor as scheduler
+        self._beat_timer = scheduler.callLater(BEAT_SECONDS, self._beat)
 
     def _try_again(self) -> None:
         """Redis lost: a ping off the reactor (a Redis that hangs must not hold
