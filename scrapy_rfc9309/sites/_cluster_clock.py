@@ -221,7 +221,7 @@ class ClusterClock:
     def beat(self, token: str, lifetime: float) -> tuple[int, int]:
         """This process (``token``) is alive for ``lifetime`` seconds: its rank
         among the processes alive (by token, 0-based) and their number."""
-        ms = max(1, math.ceil(lifetime * 1000))
+        ms = delay_ms(lifetime)
         try:
             rank, count = self._beat(keys=[alive_key(self.prefix)], args=[token, ms])
         except (redis.RedisError, OSError) as exc:
