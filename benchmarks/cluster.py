@@ -30,10 +30,19 @@ the limit 1 / Crawl-delay, the robots.txt downloads per site, and the Redis
 memory per site after the crawl (``MEMORY USAGE`` of one site's keys, and
 the ``INFO memory`` used_memory growth over the crawl divided by the sites).
 
+With ``--stall``: 4 processes (``--processes``) over sites whose robots.txt
+asks ``Crawl-delay`` (1 s unless ``--crawl-delay``), the shared Redis store;
+once the crawl is under way (every site has had a page), Redis is stopped
+(SIGSTOP) for 5 s (``--stall-seconds``), then let go on (SIGCONT). Printed per
+site: its pages, the most that arrived at the server within any window of
+one Crawl-delay (the goal: 1), the smallest gap between two arrivals, and
+the pages that arrived while Redis was stopped.
+
 Usage::
 
     python benchmarks/cluster.py [--sites N] [--pages N] [--rounds N]
     python benchmarks/cluster.py --politeness [--sites N] [--pages N] [--crawl-delay S]
+    python benchmarks/cluster.py --stall [--sites N] [--pages N] [--crawl-delay S]
 """
 
 from __future__ import annotations
@@ -351,6 +360,89 @@ def politeness(args: argparse.Namespace) -> int:
     return 0
 
 
+def most_in_window(times: list[float], window: float) -> int:
+    """The most arrivals within any ``window`` seconds (two arrivals less than
+    ``window`` apart share one)."""
+    times = sorted(times)
+    most = 0
+    start = 0
+    for end, arrival in enumerate(times):
+        while arrival - times[start] >= window:
+            start += 1
+        most = max(most, end - start + 1)
+    return most
+
+
+def stall(args: argparse.Namespace) -> int:
+    """Redis stopped mid-crawl (see the module docstring)."""
+    from tests.redis_server import RedisServer
+
+    delay = args.crawl_delay or 1.0
+    processes = args.processes
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores; {processes} processes; "
+        f"{args.sites} sites x {args.pages} pages dealt out to them; Crawl-delay {delay} s; "
+        f"shared Redis store stopped (SIGSTOP) for {args.stall_seconds} s mid-crawl"
+    )
+    with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
+        server = SiteServer(crawl_delay=delay)
+        try:
+            server.get("/_reset")
+            config = {
+                "port": server.port,
+                "sites": args.sites,
+                "pages": args.pages,
+                "processes": processes,
+                "settings": {
+                    "ROBOTSTXT_STORE_URI": redis.url,
+                    "ROBOTSTXT_STORE_PREFIX": f"stall-{uuid.uuid4().hex[:8]}:",
+                    "ROBOTSTXT_CRAWL_DELAY": True,
+                },
+            }
+            started = time.time()
+            running = start_processes(server, processes, config)
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:  # under way: every site has had a page
+                seen = json.loads(server.get("/_times"))
+                if len(seen) == args.sites and min(len(t) for t in seen.values()) >= 2:
+                    break
+                time.sleep(0.1)
+            stopped = time.time()
+            redis.freeze()
+            time.sleep(args.stall_seconds)
+            redis.thaw()
+            resumed = time.time()
+            results = collect(running)
+            wall = time.time() - started
+            times = json.loads(server.get("/_times"))
+        finally:
+            redis.thaw()
+            server.close()
+    fetched = sum(r["fetched"] for r in results)
+    dropped = sum(r["dropped"] for r in results)
+    print(
+        f"{fetched} pages fetched, {dropped} dropped, {sum(r['errors'] for r in results)} "
+        f"ERROR lines; Redis stopped {stopped - started:.1f} s into the crawl; wall {wall:.1f} s"
+    )
+    print(
+        f"\n{'site':>6} {'pages':>6} {'most in one Crawl-delay':>24} {'smallest gap s':>15} "
+        f"{'pages while stopped':>20}"
+    )
+    worst = 0
+    for host in sorted(times, key=lambda h: int(h[1:-5])):
+        arrivals = sorted(times[host])
+        most = most_in_window(arrivals, delay)
+        worst = max(worst, most)
+        gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+        during = sum(stopped <= t < resumed for t in arrivals)
+        print(
+            f"{host.split('.')[0]:>6} {len(arrivals):6} {most:24} "
+            f"{min(gaps, default=0.0):15.3f} {during:20}"
+        )
+    print(f"\nmost requests to one site within one Crawl-delay: {worst} (goal: 1)")
+    return 0 if worst <= 1 and fetched == args.sites * args.pages else 1
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "serve":
         serve(Path(sys.argv[2]), *sys.argv[3:4])
@@ -365,9 +457,18 @@ def main() -> int:
     parser.add_argument(
         "--politeness", action="store_true", help="Crawl-delay across 1, 2, 4, 8 processes"
     )
-    parser.add_argument("--crawl-delay", type=float, default=0.5)
+    parser.add_argument("--crawl-delay", type=float, default=None, help="0.5 s; --stall: 1 s")
+    parser.add_argument(
+        "--stall", action="store_true", help="Redis stopped (SIGSTOP) for a while mid-crawl"
+    )
+    parser.add_argument("--stall-seconds", type=float, default=5.0)
+    parser.add_argument("--processes", type=int, default=4, help="--stall: crawler processes")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
+    if args.stall:
+        return stall(args)
+    if args.crawl_delay is None:
+        args.crawl_delay = 0.5
     if args.politeness:
         return politeness(args)
     from tests.redis_server import RedisServer, redis_server_binary

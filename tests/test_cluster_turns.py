@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components import _pacing
+from scrapy_rfc9309.components import _pacing_outage
 from scrapy_rfc9309.sites._outcome import SiteOutcome
 
 from .conftest import crawl
@@ -231,10 +231,11 @@ async def test_redis_lost_one_error_per_outage_while_retried(
     sites: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Redis gone after start-up and still gone when tried again (every 0.2 s
-    here, 30 s in a crawl): the cluster delay logs one ERROR for the outage,
+    here, 1 s in a crawl): the cluster delay logs one ERROR for the outage,
     not one per try (the store likewise: one per component); every try counts
     in ``robotstxt/cluster_delay/errors``."""
-    monkeypatch.setattr(_pacing, "RETRY_SECONDS", 0.2)
+    monkeypatch.setattr(_pacing_outage, "RETRY_SECONDS", 0.2)
+    monkeypatch.setattr(_pacing_outage, "HOLD_MAX_SECONDS", 0.5)
     paths = [f"/page/{n}" for n in range(5)]
     with caplog.at_level(logging.INFO):
         site, spider, stats = await crawl_losing_redis(

@@ -15,10 +15,19 @@ answers (:meth:`ClusterPacer.answered`, the response's headers back), its
 next time moves to at least the answer plus the delay: a send is not an
 arrival, and the site received the request before it answered.
 
-Redis lost: one ERROR line per outage (the store logs its own), and the
-sites are spaced per process again (the extension's Crawl-delay floor on the
-download slot, ``DOWNLOAD_DELAY``) until Redis answers again, tried every
-:data:`RETRY_SECONDS`.
+Redis lost (a call fails, or takes longer than :data:`CALL_TIMEOUT`): one
+ERROR line per outage (the store logs its own), and the paced sites'
+requests are held, not sent (a process alone cannot know when the others
+send), in our queue or in the middleware; Redis is tried again every
+:data:`~._pacing_outage.RETRY_SECONDS` by a ping off the reactor, and the
+shared clock used again at once when it answers. Held longer than
+:data:`~._pacing_outage.HOLD_MAX_SECONDS`, a site's requests are sent in
+this process's slots of the time (:mod:`._pacing_outage`: one slot of each
+of the processes seen alive, their beats in Redis every
+:data:`~._pacing_fallback.BEAT_SECONDS`). All of this is
+:class:`~._pacing_fallback.ClockFallback`'s. Sites that are not paced go
+on. Held requests are dropped at close, as the queue's other waiting
+requests.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..sites._store import StoreError
+from ._pacing_fallback import ClockFallback
 from ._settings import ClusterDelaySettings
 
 if TYPE_CHECKING:
@@ -38,13 +48,12 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from ..sites._cluster_clock import ClusterClock
+    from ._pacing_fallback import InThread
 
 __all__ = ["ClusterPacer", "cluster_pacer"]
 
 logger = logging.getLogger("scrapy_rfc9309.store")
 
-#: seconds Redis is left alone after a failure, then tried again
-RETRY_SECONDS = 30.0
 #: seconds one call may take (it is made on the reactor)
 CALL_TIMEOUT = 1.0
 #: sites whose Crawl-delay is remembered; beyond, the oldest are forgotten
@@ -62,15 +71,26 @@ META_SENT = "_robotstxt_cluster_sent"
 class ClusterPacer:
     """Whether a request of a site may be sent now, cluster-wide."""
 
-    def __init__(self, crawler: Crawler, settings: ClusterDelaySettings, clock: ClusterClock):
+    def __init__(
+        self,
+        crawler: Crawler,
+        settings: ClusterDelaySettings,
+        clock: ClusterClock,
+        *,
+        in_thread: InThread | None = None,
+        scheduler: Any = None,
+    ):
         self.crawler = crawler
         self.settings = settings
         self._clock: ClusterClock | None = clock
+        #: while Redis is lost (paced requests held), and its return
+        self._fallback = ClockFallback(
+            crawler, clock, self.delay_for, in_thread=in_thread, scheduler=scheduler
+        )
         #: site -> its Crawl-delay (capped), set by the extension as robots.txt is parsed
         self._delays: dict[str, float] = {}
         #: our scheduler queue paces the requests it hands out (the middleware then does not)
         self.queue_paces = False
-        self._down_until = 0.0
         #: site -> the token of the turn the queue reserved for its request
         #: handed out, confirmed at send (:meth:`at_send`)
         self._reserved: dict[str, str] = {}
@@ -102,7 +122,7 @@ class ClusterPacer:
             return 0.0
         token = next(self._tokens)
         left = self._ask(clock.take, site, delay, token)
-        if left == 0 and not self._down_until:
+        if left == 0:
             if site not in self._reserved and len(self._reserved) >= MAX_SITES_TRACKED:
                 self._reserved.pop(next(iter(self._reserved)))  # never confirmed (dropped)
             self._reserved[site] = token
@@ -125,6 +145,7 @@ class ClusterPacer:
         the site's next turn (:meth:`answered`)."""
         if self._clock is not None and self.delay_for(site):
             request.meta[META_SENT] = site
+            self._fallback.remember(site)
 
     def answered(self, request: Request) -> None:
         """``request``'s site answered it (its response headers are back, or its
@@ -139,37 +160,37 @@ class ClusterPacer:
         clock = self._clock
         if not delay or clock is None:
             return
-        self._ask(clock.answered, site, delay, "")
+        self._fallback.remember(site)
+        if self._fallback.lost:  # told when Redis answers again
+            return
+        try:
+            clock.answered(site, delay)
+        except StoreError as exc:
+            self._fallback.failed(exc)
+
+    def start(self) -> None:
+        """At the spider's opening: the processes alive counted, every few seconds."""
+        self._fallback.start()
+
+    @property
+    def unreachable(self) -> bool:
+        """Whether Redis is lost: paced requests are held until it answers."""
+        return self._fallback.lost
 
     def _ask(
         self, call: Callable[[str, float, str], float], site: str, delay: float, token: str
     ) -> float:
-        """``call`` to Redis; 0.0 while Redis is lost (one ERROR line per
-        outage, tried again every :data:`RETRY_SECONDS`)."""
-        clock = self._clock
-        assert clock is not None
-        if self._down_until and time.monotonic() < self._down_until:
-            return 0.0
+        """``call`` to Redis; while Redis is lost, the request's wait without it
+        (:class:`~._pacing_fallback.ClockFallback`: held, then in this process's
+        slots)."""
+        wait = self._fallback.before_call(site, delay)
+        if wait is not None:
+            return wait
         try:
-            left = call(site, delay, token)
+            return call(site, delay, token)
         except StoreError as exc:
-            first = not self._down_until  # still down when tried again: no new ERROR
-            self._down_until = time.monotonic() + RETRY_SECONDS
-            if first:
-                logger.error(
-                    "%s; sites are spaced per process (Crawl-delay, DOWNLOAD_DELAY) until it "
-                    "answers again (tried again in %g s)",
-                    exc,
-                    RETRY_SECONDS,
-                )
-            else:
-                logger.debug("Redis at %s still failing: %s", clock.uri, exc)
-            self._inc("robotstxt/cluster_delay/errors")
-            return 0.0
-        if self._down_until:
-            self._down_until = 0.0
-            logger.info("Redis at %s answers again: sites are spaced cluster-wide", clock.uri)
-        return left
+            self._fallback.failed(exc)
+            return self._fallback.lost_wait(site, delay)
 
     def started_waiting(self, request: Request) -> None:
         """``request`` is told to wait for its site's turn: counted in
@@ -199,6 +220,7 @@ class ClusterPacer:
             stats.inc_value(key, value)
 
     def close(self) -> None:
+        self._fallback.close()
         if self._clock is not None:
             self._clock.close()
             self._clock = None
@@ -225,6 +247,7 @@ def cluster_pacer(crawler: Crawler) -> ClusterPacer | None:
         pacer = ClusterPacer(crawler, settings, clock)
         from scrapy import signals
 
+        crawler.signals.connect(pacer.start, signal=signals.spider_opened)
         crawler.signals.connect(pacer.close, signal=signals.spider_closed)
     setattr(crawler, _ATTRIBUTE, pacer)
     return pacer

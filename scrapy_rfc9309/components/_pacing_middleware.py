@@ -21,18 +21,26 @@ it confirmed its turn), so the site's answer moves its next turn again: at
 or, for a download handler that sends no such signal, in
 :meth:`ClusterDelayMiddleware.process_response`, the first to see the
 response. A request that fails moves nothing (its turn counts from its send).
+
+While Redis is lost, a request waits here until Redis answers (or until this
+process's slot, after a long outage: :mod:`._pacing_outage`); if the spider
+closes meanwhile, it is dropped (``robotstxt/forbidden/closing``), so that a
+Redis that never answers again never holds the close.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from ..sites._site import site_of
+from ._engine import engine_is_closing
 from ._pacing import META_SENT, cluster_pacer
+from ._report import report_for
 from ._settings import never_disabled, start_up_errors_logged
 
 if TYPE_CHECKING:
@@ -41,6 +49,8 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
 __all__ = ["ClusterDelayMiddleware"]
+
+logger = logging.getLogger("scrapy_rfc9309.middleware")
 
 
 async def _sleep(seconds: float) -> None:
@@ -135,9 +145,26 @@ class ClusterDelayMiddleware:
                     self.pacer.ended_waiting(request)
                 self.pacer.sent(request, site)
                 return
+            if self.pacer.unreachable and engine_is_closing(self.crawler):
+                self._drop_at_close(request, site)
             if not waited:
                 waited = True
-                if self.pacer.queue_paces:
+                if self.pacer.queue_paces and not self.pacer.unreachable:
                     self.pacer.count_lost_turn()
                 self.pacer.started_waiting(request)
             await _sleep(wait)
+
+    def _drop_at_close(self, request: Request, site: str) -> None:
+        """The spider closes while ``request`` waits for a Redis that is lost:
+        dropped, counted as the queue's requests dropped at close."""
+        stats = self.crawler.stats
+        if stats is not None:
+            stats.inc_value("robotstxt/forbidden")
+            stats.inc_value("robotstxt/forbidden/closing")
+        report_for(self.crawler).dropped_at_close(site)
+        logger.info(
+            "Spider closing: dropping %s, which waited for Redis to space its site "
+            "cluster-wide (Redis lost)",
+            request,
+        )
+        raise IgnoreRequest("the spider closed while the request waited for Redis")

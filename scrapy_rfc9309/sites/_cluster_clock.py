@@ -36,8 +36,15 @@ and waits)::
 The site received the request before answering it, so every later grant
 comes at least the delay after its arrival at the site.
 
-Every failure of Redis raises ``StoreError`` (the caller then spaces requests
-per process, as without a cluster).
+Each process also beats in ``{prefix}alive`` (a sorted set: a process's token
+scored by the end of its last beat's lifetime, Redis's clock; those past it
+removed), which tells it how many processes are alive and
+its rank among them: while Redis is lost, a process that has held its paced
+requests long enough sends them in its own share of the time only
+(:mod:`scrapy_rfc9309.components._pacing_outage`).
+
+Every failure of Redis raises ``StoreError`` (the caller then holds the paced
+requests, see :mod:`scrapy_rfc9309.components._pacing`).
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ import redis
 
 from ._store import StoreError
 
-__all__ = ["MAX_DELAY_MS", "ClusterClock", "delay_key", "delay_ms", "turn_key"]
+__all__ = ["MAX_DELAY_MS", "ClusterClock", "alive_key", "delay_key", "delay_ms", "turn_key"]
 
 #: The longest delay kept in Redis: a day (``ROBOTSTXT_CRAWL_DELAY_MAX`` and
 #: ``ROBOTSTXT_CLUSTER_DELAY`` are bounded by it at start-up). Redis takes
@@ -115,6 +122,34 @@ def delay_ms(delay: float) -> int:
     return max(1, math.ceil(delay * 1000))
 
 
+#: ``KEYS[1]``: the processes alive (tokens scored by the end of their last
+#: beat's lifetime); ``ARGV[1]``: this process's token, ``ARGV[2]``: the
+#: lifetime of its beat in ms. Returns ``{rank, count}``: this process's rank
+#: (0-based, by token) among the processes alive, and their number.
+_BEAT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
+if redis.call('PTTL', KEYS[1]) < ttl then
+    redis.call('PEXPIRE', KEYS[1], ttl)
+end
+local alive = redis.call('ZRANGE', KEYS[1], 0, -1)
+table.sort(alive)
+local rank = 0
+for i, token in ipairs(alive) do
+    if token == ARGV[1] then rank = i - 1 end
+end
+return {rank, #alive}
+"""
+
+
+def alive_key(prefix: str) -> str:
+    """The key of the processes alive (a sorted set of tokens by last beat)."""
+    return f"{prefix}alive"
+
+
 def delay_key(prefix: str, site: str) -> str:
     """The key of ``site``'s next allowed time (hash-tagged on the site)."""
     return f"{prefix}next:{{{site}}}"
@@ -134,6 +169,7 @@ class ClusterClock:
         self.uri = uri
         self._turn = client.register_script(_TURN)
         self._answered = client.register_script(_ANSWERED)
+        self._beat = client.register_script(_BEAT)
 
     @classmethod
     def open(cls, url: str, prefix: str, *, timeout: float = 1.0) -> ClusterClock:
@@ -181,6 +217,32 @@ class ClusterClock:
                 f"Redis at {self.uri}: moving a site's turn past an answer failed: {detail}"
             ) from exc
         return 0.0
+
+    def beat(self, token: str, lifetime: float) -> tuple[int, int]:
+        """This process (``token``) is alive for ``lifetime`` seconds: its rank
+        among the processes alive (by token, 0-based) and their number."""
+        ms = delay_ms(lifetime)
+        try:
+            rank, count = self._beat(keys=[alive_key(self.prefix)], args=[token, ms])
+        except (redis.RedisError, OSError) as exc:
+            detail = str(exc) or type(exc).__name__
+            raise StoreError(
+                f"Redis at {self.uri}: counting the processes alive failed: {detail}"
+            ) from exc
+        return int(rank), max(1, int(count))
+
+    def leave(self, token: str) -> None:
+        """This process (``token``) ends: no longer counted alive (best effort)."""
+        with contextlib.suppress(redis.RedisError, OSError):
+            self._redis.zrem(alive_key(self.prefix), token)
+
+    def ping(self) -> None:
+        """Whether Redis answers (made off the reactor while it is lost)."""
+        try:
+            self._redis.ping()
+        except (redis.RedisError, OSError) as exc:
+            detail = str(exc) or type(exc).__name__
+            raise StoreError(f"Redis at {self.uri}: still not answering: {detail}") from exc
 
     def _call(self, site: str, delay: float, token: str, confirm: str) -> float:
         ms = delay_ms(delay)

@@ -1,0 +1,406 @@
+"""A cluster whose Redis stalls holds its paced sites: it never speeds them up.
+
+``Crawl-delay`` is not part of RFC 9309 (its section 2.2.4 leaves other
+records to crawlers); a site that asks for it asks it of the crawler, not of
+each of its processes. When the cluster clock in Redis cannot be reached,
+each process alone does not know when the others send, so a paced site's
+requests are held until Redis answers again (tried every second), then
+spaced by the shared clock at once. Real ``redis-server`` stopped with
+SIGSTOP mid-crawl, real crawler processes (``tests/cluster_crawl.py``),
+asserting on when the site's server saw each page.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from scrapy import Request, Spider
+from scrapy.statscollectors import MemoryStatsCollector
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+from twisted.internet import reactor as _reactor
+from twisted.internet import task
+from twisted.internet.defer import Deferred, maybeDeferred
+
+from scrapy_rfc9309.components._clock import Clock, use_clock
+from scrapy_rfc9309.components._pacing import ClusterPacer
+from scrapy_rfc9309.components._pacing_outage import (
+    HOLD_SECONDS,
+    ClockOutage,
+    slot_wait,
+    still_due,
+)
+from scrapy_rfc9309.components._settings import ClusterDelaySettings
+from scrapy_rfc9309.sites._cluster_clock import ClusterClock
+from scrapy_rfc9309.sites._store import StoreError
+
+from .redis_server import RedisServer, require_redis_server
+from .server import text
+from .test_cluster_delay import ADDON, PAGES, crawl_losing_redis, page_gaps
+from .test_redis_store import CrawlerProc, cluster_settings
+
+reactor: Any = _reactor
+
+#: seconds Redis stays stopped (SIGSTOP) in the crawl test
+STALL_SECONDS = 3.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["sigstop", "killed-restarted-empty"])
+@deferred_f_from_coro_f
+async def test_redis_stopped_mid_crawl_holds_a_paced_site(
+    sites: Any, tmp_path: Path, fault: str
+) -> None:
+    """Two processes, ``Crawl-delay: 1``, 3 pages each; Redis is stopped (SIGSTOP,
+    or killed and started again empty) for 3 s as the second page arrives. No
+    two pages reach the site less than 0.9 s apart (each process pacing on
+    its own sent two at a time, 0.000 s apart, for 30 s), and every page is
+    downloaded, none dropped."""
+    server = RedisServer(tmp_path / "redis", require_redis_server()).start()
+    pages = {"count": 0}
+
+    def page(request: Any) -> bytes:
+        pages["count"] += 1
+        if pages["count"] == 2:  # mid-crawl: Redis stops answering, then comes back
+            if fault == "sigstop":
+                server.freeze()
+                reactor.callLater(STALL_SECONDS, server.thaw)
+            else:
+                server.stop(kill=True)
+                reactor.callLater(STALL_SECONDS, server.start)
+        return b"page"
+
+    site = sites(routes={"/robots.txt": text(b"User-agent: *\nCrawl-delay: 1\n")}, default=page)
+    settings = cluster_settings(server, "stall:", ROBOTSTXT_CRAWL_DELAY=True, **ADDON)
+    try:
+        procs = [
+            CrawlerProc(
+                tmp_path,
+                f"crawler{n}",
+                [site.url(path) for path in PAGES[n:6:2]],
+                settings,
+                barrier=[str(tmp_path), 2],
+            )
+            for n in range(2)
+        ]
+        results = [await proc.finished() for proc in procs]
+    finally:
+        server.thaw()
+        server.stop(kill=True)
+    assert sorted(p for p in site.hits if p != "/robots.txt") == sorted(PAGES[:6])
+    gaps = page_gaps(site)
+    assert min(gaps) >= 0.9, gaps
+    fetched = [url for result in results for url in result["fetched"]]
+    assert sorted(fetched) == sorted(site.url(path) for path in PAGES[:6])
+    for result in results:
+        assert result["dropped"] == {}
+        assert result["stats"].get("robotstxt/forbidden", 0) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("queue", "where"),
+    [
+        pytest.param({}, "scheduler", id="our-queue"),
+        pytest.param(
+            {"SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue"},
+            "downloader",
+            id="another-queue",
+        ),
+    ],
+)
+@deferred_f_from_coro_f
+async def test_requests_held_for_a_lost_redis_are_dropped_at_close(
+    sites: Any, tmp_path: Path, queue: dict[str, Any], where: str
+) -> None:
+    """Redis gone for good as the robots.txt (``Crawl-delay: 1``) is served, the
+    spider closed 3 s later (``CLOSESPIDER_TIMEOUT``), within the hold: the
+    held pages (in our queue, or in the pacing middleware with another
+    scheduler) are dropped and counted, none sent and none left hanging."""
+    paths = PAGES[:3]
+    site, spider, stats = await crawl_losing_redis(
+        sites, tmp_path, b"User-agent: *\nCrawl-delay: 1\n", paths,
+        CLOSESPIDER_TIMEOUT=3, **queue,
+    )  # fmt: skip
+    assert [p for p in site.hits if p != "/robots.txt"] == []
+    assert spider.fetched == []
+    assert stats.get("robotstxt/forbidden/closing") == len(paths), where
+    assert stats.get("robotstxt/forbidden") == len(paths)
+    assert stats.get("finish_reason") == "closespider_timeout"
+
+
+# -- the fallback's logic, on an injected clock ------------------------------------------
+
+SITE = "http://a.example:80"
+
+
+class FakeClusterClock:
+    """A :class:`~scrapy_rfc9309.sites._cluster_clock.ClusterClock` that answers
+    (every turn free, ``rank`` of ``count`` alive) or fails (``lost``)."""
+
+    uri = "redis://fake"
+
+    def __init__(self, rank: int = 0, count: int = 1) -> None:
+        self.lost = False
+        self.rank, self.count = rank, count
+        self.calls: list[tuple[str, ...]] = []
+
+    def _answer(self, *call: Any) -> None:
+        self.calls.append(tuple(str(part) for part in call))
+        if self.lost:
+            raise StoreError("Redis at redis://fake: timed out")
+
+    def take(self, site: str, delay: float, token: str = "") -> float:
+        self._answer("take", site)
+        return 0.0
+
+    def send(self, site: str, delay: float, token: str = "") -> float:
+        self._answer("send", site)
+        return 0.0
+
+    def answered(self, site: str, delay: float, token: str = "") -> float:
+        self._answer("answered", site, round(delay, 3))
+        return 0.0
+
+    def beat(self, token: str, lifetime: float) -> tuple[int, int]:
+        self._answer("beat")
+        return self.rank, self.count
+
+    def ping(self) -> None:
+        self._answer("ping")
+
+    def leave(self, token: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def synchronous(call: Callable[[], None]) -> Deferred[None]:
+    """Runs a ping at once (in a crawl: on a thread, off the reactor)."""
+    return maybeDeferred(call)
+
+
+def paced(
+    fake: FakeClusterClock, start: float = 1000.0, cluster_delay: float | None = None
+) -> tuple[ClusterPacer, task.Clock, Any]:
+    """A pacer on ``fake`` with a manual clock (``start``: its Unix time at 0),
+    ``Crawl-delay: 1`` for :data:`SITE` (with ``cluster_delay``: that
+    ``ROBOTSTXT_CLUSTER_DELAY`` alone), beaten once; its crawler's stats."""
+    scheduler = task.Clock()
+    crawler = get_crawler(Spider, {"ROBOTSTXT_OBEY": True})
+    crawler.stats = MemoryStatsCollector(crawler)
+    use_clock(crawler, Clock.manual(scheduler, epoch=start))
+    settings = ClusterDelaySettings(
+        redis_url="redis://fake",
+        prefix="t:",
+        crawl_delay=cluster_delay is None,
+        cluster_delay=cluster_delay,
+    )
+    pacer = ClusterPacer(
+        crawler, settings, cast(Any, fake), in_thread=synchronous, scheduler=scheduler
+    )
+    if cluster_delay is None:
+        pacer.set_crawl_delay(SITE, 1.0)
+    pacer.start()
+    return pacer, scheduler, crawler.stats
+
+
+def test_outage_holds_a_paced_site_and_tries_redis_every_second(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Redis lost: the site's requests wait (never 0.0, which sent them), one
+    ERROR line, a ping once per second; answering again, the shared clock is
+    asked at once."""
+    fake = FakeClusterClock()
+    pacer, scheduler, stats = paced(fake)
+    assert pacer.wait(SITE) == 0.0
+    fake.lost = True
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.store"):
+        assert pacer.at_send(SITE) == HOLD_SECONDS  # the failed call: held
+        for _ in range(8):  # 2 s of re-asks
+            scheduler.advance(0.25)
+            assert pacer.wait(SITE) == HOLD_SECONDS
+            assert pacer.at_send(SITE) == HOLD_SECONDS
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1
+    assert "held until it answers again (tried every 1 s)" in errors[0].getMessage()
+    pings = [call for call in fake.calls if call[0] == "ping"]
+    assert len(pings) == 2  # one a second, not one per re-ask
+    assert pacer.unreachable
+    fake.lost = False
+    scheduler.advance(1.0)
+    fake.calls.clear()
+    assert pacer.wait(SITE) == 0.0  # this re-ask pings, Redis answers: asked at once
+    assert not pacer.unreachable
+    assert fake.calls == [("ping",), ("take", SITE)]
+    assert stats.get_value("robotstxt/cluster_delay/errors") == 3  # the call and 2 pings
+
+
+def test_cluster_delay_alone_is_held_too() -> None:
+    """``ROBOTSTXT_CLUSTER_DELAY`` alone (no Crawl-delay, not
+    ``ROBOTSTXT_CRAWL_DELAY``): while Redis is lost its sites are held as well
+    (they were sent with no delay at all)."""
+    fake = FakeClusterClock()
+    pacer, scheduler, _ = paced(fake, cluster_delay=2.0)
+    assert pacer.delay_for(SITE) == 2.0
+    assert pacer.wait(SITE) == 0.0
+    fake.lost = True
+    for _ in range(10):
+        scheduler.advance(0.5)
+        assert pacer.wait(SITE) == HOLD_SECONDS
+        assert pacer.at_send(SITE) == HOLD_SECONDS
+
+
+def test_a_redis_back_empty_is_told_this_process_s_last_answer() -> None:
+    """``Crawl-delay: 3``: answered at 0.5 s, Redis lost at 1 s, back at 2 s
+    (restarted empty, say): it is told that the site's next turn is 1.5 s
+    away (3 s from the answer), before any turn is asked."""
+    fake = FakeClusterClock()
+    pacer, scheduler, _ = paced(fake)
+    pacer.set_crawl_delay(SITE, 3.0)
+    request = Request(SITE + "/p")
+    assert pacer.at_send(SITE) == 0.0
+    pacer.sent(request, SITE)
+    scheduler.advance(0.5)
+    pacer.answered(request)
+    fake.lost = True
+    scheduler.advance(0.5)
+    assert pacer.wait(SITE) == HOLD_SECONDS
+    fake.lost = False
+    fake.calls.clear()
+    scheduler.advance(1.0)
+    assert pacer.wait(SITE) == 0.0  # the ping answers
+    assert fake.calls == [("ping",), ("answered", SITE, "1.5"), ("take", SITE)]
+
+
+def test_held_past_the_hold_sends_in_its_own_slot_only() -> None:
+    """Redis lost for good, process 1 of 2 alive: held 30 s (never sent), then
+    sent only in its slots (1.25 s each, every other one its own, the first
+    0.25 s of each), so never within 1 s of process 0's, and its own sends at
+    least 2 delays apart."""
+    fake = FakeClusterClock(rank=1, count=2)
+    pacer, scheduler, _ = paced(fake)
+    fake.lost = True
+    assert pacer.wait(SITE) == HOLD_SECONDS
+    for _ in range(int(29.5 / 0.05)):
+        scheduler.advance(0.05)
+        assert pacer.wait(SITE) > 0  # held
+    scheduler.advance(0.5)
+    sends: list[float] = []
+    for step in range(400):  # 20 s
+        scheduler.advance(0.05)
+        if pacer.at_send(SITE) == 0.0:
+            wall = 1000.0 + scheduler.seconds()
+            assert (wall - 1.25) % 2.5 < 0.25 + 1e-6, (step, wall)
+            sends.append(wall)
+            pacer.sent(Request(SITE + f"/{step}"), SITE)
+    assert len(sends) >= 7
+    assert min(b - a for a, b in itertools.pairwise(sends)) >= 2.0
+
+
+def test_after_an_outage_that_reached_the_slots_keeps_them_for_the_grace() -> None:
+    """Redis answers again after an outage long enough for the slots: for
+    3 s more the process sends only in its slots (another process may not have
+    seen Redis back yet, and sends in its own), asking Redis in them; then at
+    every turn Redis grants."""
+    fake = FakeClusterClock(rank=0, count=2)
+    pacer, scheduler, _ = paced(fake)
+    fake.lost = True
+    assert pacer.wait(SITE) == HOLD_SECONDS
+    scheduler.advance(31.0)
+    fake.lost = False
+    pacer.wait(SITE)  # the ping answers
+    assert not pacer.unreachable
+    granted = []
+    for _ in range(50):  # 2.5 s of the grace
+        scheduler.advance(0.05)
+        if pacer.wait(SITE) == 0.0:
+            granted.append(1000.0 + scheduler.seconds())
+    assert granted
+    assert all(wall % 2.5 < 0.25 + 1e-6 for wall in granted), granted
+    scheduler.advance(1.0)
+    fake.calls.clear()
+    assert pacer.wait(SITE) == 0.0  # the grace over: Redis alone decides
+    assert fake.calls == [("take", SITE)]
+
+
+def test_a_short_outage_asks_redis_at_once_when_it_answers() -> None:
+    """An outage shorter than the hold: no grace, no slots after it."""
+    outage = ClockOutage(retry_seconds=1.0, hold_max_seconds=30.0)
+    assert outage.failed(10.0)
+    assert not outage.failed(11.0)  # the same outage
+    assert outage.holding(39.9, 1.0) and not outage.in_slots(39.9)
+    assert outage.answered(15.0) == 5.0
+    assert not outage.in_slots(15.0) and not outage.holding(15.0, 1.0)
+
+
+def test_an_outage_near_the_hold_keeps_the_slots_for_the_grace() -> None:
+    """Answering again after 28 s, within the 3 s another process may have seen
+    the outage earlier (and be sending in its slots): the slots are kept 3 s."""
+    outage = ClockOutage(retry_seconds=1.0, hold_max_seconds=30.0)
+    outage.failed(0.0)
+    assert outage.answered(28.0) == 28.0
+    assert outage.in_slots(30.9) and not outage.in_slots(31.0)
+
+
+def test_a_delay_longer_than_the_hold_is_held_for_the_delay() -> None:
+    """A site paced at 60 s is held 60 s, not 30: a turn granted just before the
+    outage was seen may still be running."""
+    outage = ClockOutage(retry_seconds=1.0, hold_max_seconds=30.0)
+    outage.failed(0.0)
+    assert outage.holding(59.0, 60.0)
+    assert not outage.holding(59.0, 1.0)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("delay", [0.3, 1.0, 7.5])
+def test_slots_of_different_processes_never_send_within_a_delay(count: int, delay: float) -> None:
+    """Each of ``count`` processes sends a site's requests as soon as its slots
+    let it (and its own last send is a delay old), each late by up to the
+    window's end: merged, the sends are at least the delay apart."""
+    sends: list[float] = []
+    for rank in range(count):
+        now, last = 5000.0 + 0.37 * rank, -1e9
+        while now < 5000.0 + 40 * delay * count:
+            now = max(now, last + delay)
+            now += slot_wait(now, delay, rank, count)
+            sends.append(now)
+            last = now
+            now += 0.001
+    sends.sort()
+    gaps = [b - a for a, b in itertools.pairwise(sends)]
+    assert min(gaps) >= delay - 1e-9
+    assert len(sends) >= 30  # never held for ever
+
+
+def test_still_due_lists_the_sites_within_their_delay() -> None:
+    last = [("http://a:80", 10.0), ("http://b:80", 8.0), ("http://c:80", 10.0)]
+    delays = {"http://a:80": 1.0, "http://b:80": 1.0}
+    assert list(still_due(last, delays.get, 10.25)) == [("http://a:80", 0.75)]
+
+
+def test_beats_count_the_processes_alive_and_rank_them(
+    redis_server: RedisServer, prefix: str
+) -> None:
+    """The Lua script of the beats, on a real Redis: each process learns its
+    rank (by token) and the number alive; one silent past its beat's lifetime
+    is no longer counted; one that leaves, at once."""
+    clock = ClusterClock.open(redis_server.url, prefix)
+    try:
+        assert clock.beat("b", 0.2) == (0, 1)
+        assert clock.beat("a", 10.0) == (0, 2)
+        assert clock.beat("c", 10.0) == (2, 3)
+        time.sleep(0.25)
+        assert clock.beat("c", 10.0) == (1, 2)  # b silent for longer than 0.2 s
+        clock.leave("a")
+        assert clock.beat("c", 10.0) == (0, 1)
+        clock.ping()
+    finally:
+        clock.close()
