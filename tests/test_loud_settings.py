@@ -198,3 +198,30 @@ def test_command_with_no_url_on_a_terminal_prints_its_usage(tmp_path: Path, args
     assert done.returncode == 2, done.stdout + done.stderr
     assert "give at least one URL" in done.stderr
     assert "scrapy robotstxt [URL ...]" in done.stderr
+
+
+@pytest.mark.parametrize("crawl_delay", [True, False], ids=["crawl-delay", "no-crawl-delay"])
+@deferred_f_from_coro_f
+async def test_a_redis_store_without_the_redis_package_says_what_to_install(
+    sites, monkeypatch: pytest.MonkeyPatch, crawl_delay: bool
+) -> None:
+    """Without the ``[redis]`` extra, a crawl with a Redis store stops at start-up
+    saying ``pip install 'scrapy-rfc9309[redis]'``, not with a bare
+    ``ModuleNotFoundError: No module named 'redis'``."""
+    import sys
+
+    from scrapy_rfc9309.components._settings import SettingError
+
+    monkeypatch.setitem(sys.modules, "redis", None)  # import redis: ImportError
+    for name in list(sys.modules):
+        if name.startswith("scrapy_rfc9309.sites._redis") or name.endswith("_cluster_clock"):
+            monkeypatch.delitem(sys.modules, name)
+    site = sites(default=PAGE)
+    settings = {
+        **ADDON_ONLY,
+        "ROBOTSTXT_STORE_URI": "redis://127.0.0.1:1/0",
+        "ROBOTSTXT_CRAWL_DELAY": crawl_delay,
+    }
+    with pytest.raises(SettingError, match=r"pip install 'scrapy-rfc9309\[redis\]'"):
+        await crawl([site.url("/")], settings, allow_errors=True)
+    assert site.hits == []

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..sites._store import StoreError
 from ._pacing_fallback import ClockFallback
-from ._settings import ClusterDelaySettings
+from ._settings import ClusterDelaySettings, SettingError
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -241,8 +241,13 @@ def cluster_pacer(crawler: Crawler) -> ClusterPacer | None:
             "ignored"
         )
     if settings.redis_url and (settings.crawl_delay or settings.cluster_delay):
-        from ..sites._cluster_clock import ClusterClock
-
+        try:
+            from ..sites._cluster_clock import ClusterClock
+        except ImportError as exc:  # the [redis] extra is not installed
+            raise SettingError(
+                f"ROBOTSTXT_STORE_URI names a Redis store, which needs the redis package: "
+                f"pip install 'scrapy-rfc9309[redis]' ({exc})"
+            ) from None
         clock = ClusterClock.open(settings.redis_url, settings.prefix, timeout=CALL_TIMEOUT)
         pacer = ClusterPacer(crawler, settings, clock)
         from scrapy import signals

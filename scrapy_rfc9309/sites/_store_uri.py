@@ -97,7 +97,7 @@ def open_store(
         except ImportError as exc:
             raise StoreError(
                 f"{SETTING} names a Redis store, which needs the redis package: "
-                f"pip install scrapy-rfc9309[redis] ({exc})"
+                f"pip install 'scrapy-rfc9309[redis]' ({exc})"
             ) from exc
         opener = getattr(module, "open_redis_store", None) or module.RedisStore
         # ROBOTSTXT_STORE_PREFIX: the start of the store's keys (None: the default)
