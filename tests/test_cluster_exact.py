@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components._addon import PACING_MIDDLEWARE_PRIORITY
+from scrapy_rfc9309.components._enabled import PACING_MIDDLEWARE_PRIORITY
 from scrapy_rfc9309.sites._cluster_clock import ClusterClock
 
 from .redis_server import RedisServer

@@ -168,7 +168,8 @@ async def test_2_3_redis_down_as_a_robots_txt_settles_loses_no_request(
 def test_the_addon_sets_the_queue_only_for_scrapy_redis() -> None:
     from scrapy.settings import Settings
 
-    from scrapy_rfc9309.components._addon import OUR_REDIS_QUEUE, Addon
+    from scrapy_rfc9309.components._addon import Addon
+    from scrapy_rfc9309.components._enabled import OUR_REDIS_QUEUE
 
     settings = Settings({"SCHEDULER": "scrapy_redis.scheduler.Scheduler"})
     Addon().update_settings(settings)

@@ -422,7 +422,7 @@ def _warn_if_the_crawl_obeys_another(settings: Any) -> str | None:
     its crawl runs (``crawl_obeys``); ``None`` outside a project."""
     from scrapy.utils.project import inside_project
 
-    from ._addon import OBEYS_BUILTIN, OBEYS_OURS, crawl_obeys
+    from ._enabled import OBEYS_BUILTIN, OBEYS_OURS, crawl_obeys
 
     if not inside_project():
         return None

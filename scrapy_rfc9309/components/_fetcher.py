@@ -342,7 +342,10 @@ class RobotsTxtFetcher:
         if decoded is None:
             return self.unreachable(_NO_LINE_DECODED, chain)
         body, cut = decoded
-        robots = await self.parse(body)
+        # fetched for no page: sent with the robots.txt request (Scrapy's
+        # downloader sets it on every response)
+        made_for = request or response.request or Request(response.url)
+        robots = await self.parse_and_announce(body, made_for)
         if robots.truncated or cut:
             self.stats.inc_value("robotstxt/truncated")
             logger.info(
@@ -350,10 +353,6 @@ class RobotsTxtFetcher:
                 self.settings.max_size,
                 response.url,
             )
-        # fetched for no page: sent with the robots.txt request (Scrapy's
-        # downloader sets it on every response)
-        made_for = request or response.request or Request(response.url)
-        await send_robots_parsed(self.crawler, RFC9309RobotParser.from_robots(robots), made_for)
         return self._answered(Kind.PARSED, robots, response, chain)
 
     def _decoded_body(self, response: Response) -> tuple[bytes, bool] | None:
@@ -409,6 +408,21 @@ class RobotsTxtFetcher:
             )
             return lines, False
         return decoded.body, False
+
+    async def parse_and_announce(
+        self, body: bytes, request: Request | None, site: str | None = None
+    ) -> RobotsTxt:
+        """Parse a robots.txt body, downloaded or taken from the store, and send
+        Scrapy's ``robots_parsed`` for ``request``: the one place both happen.
+        A body taken for no page request (fetched ahead later, a deferred site's
+        attempt) is sent with a request for ``site``'s robots.txt, as a download
+        fetched ahead is."""
+        robots = await self.parse(body)
+        if request is None:
+            assert site is not None
+            request = robots_txt_request(site)
+        await send_robots_parsed(self.crawler, RFC9309RobotParser.from_robots(robots), request)
+        return robots
 
     async def parse(self, body: bytes) -> RobotsTxt:
         """Parse (up to ``ROBOTSTXT_MAX_SIZE``), and compile the default agent's rules,

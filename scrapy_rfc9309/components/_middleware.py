@@ -17,7 +17,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from ..sites._outcome import Kind
 from ..sites._request_decision import PENDING
 from ..sites._site import robots_url
-from ._addon import refuse_builtin_middleware
+from ._enabled import refuse_builtin_middleware
 from ._report import allowed_verdict
 from ._service import SiteListener, SiteService, site_service
 from ._set_aside import RequestSetAside

@@ -30,9 +30,9 @@ from ..sites._request_decision import (
 )
 from ..sites._site import site_of
 from ..sites._sitetable import SiteState, SiteTable, outlived
-from ._addon import addon_enabled
 from ._clock import Clock, clock_of
 from ._deferral import Deferrals
+from ._enabled import addon_enabled
 from ._engine import engine_is_closing, wake_engine
 from ._fetch_log import log_start
 from ._fetcher import RobotsTxtFetcher
@@ -131,7 +131,7 @@ class SiteService:
         self._watchdog: Any = None
         self._fetcher = RobotsTxtFetcher(crawler, settings)
         #: ROBOTSTXT_STORE_URI: outcomes kept across runs and processes (None: memory only)
-        self._store = open_bridge(crawler, settings, self._fetcher)
+        self._store = open_bridge(crawler, settings, self._fetcher.parse_and_announce)
         #: ROBOTSTXT_PURPOSES: the usage gate, and the tdmrep.json of each site it needs
         self.usage = (
             UsageGate(

@@ -291,7 +291,7 @@ def _queue_left_out(settings: Any) -> str:
     from scrapy.core.scheduler import Scheduler
     from scrapy.utils.misc import load_object
 
-    from ._addon import OUR_QUEUE, OUR_REDIS_QUEUE, is_scrapy_redis_scheduler
+    from ._enabled import OUR_QUEUE, OUR_REDIS_QUEUE, is_scrapy_redis_scheduler
 
     scheduler = settings.get("SCHEDULER")
     if is_scrapy_redis_scheduler(scheduler):

@@ -33,6 +33,7 @@ import os
 import socket
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from scrapy import signals
@@ -44,8 +45,6 @@ from ..sites._records import usable_until as _usable_until
 from ..sites._store import FetchRecord, RobotsStore, StoreError
 from ..sites._store_uri import SETTING, BadStoreURI, open_store
 from ._clock import clock_of
-from ._fetcher import robots_txt_request, send_robots_parsed
-from ._robotparser import RFC9309RobotParser
 from ._settings import SettingError, StoreSettings
 from ._store_lookups import INLINE_SITES, PRELOAD_MAX_SITES, PRELOAD_WAIT_SECONDS, StoreLookups
 from ._store_saves import COPY_SEARCH_LIMIT, StoreSaves, last_copy_of, utc_iso
@@ -56,8 +55,12 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
-    from ._fetcher import RobotsTxtFetcher
+    from ..parser._robotstxt import RobotsTxt
     from ._settings import RobotsTxtSettings
+
+    #: parse a stored body and announce it (``robots_parsed``) for a request, or
+    #: for the site's robots.txt when none: the fetcher's, as for a downloaded one
+    ParseBody = Callable[[bytes, "Request | None", str], Awaitable[RobotsTxt]]
 
 __all__ = [
     "BAD_RECORD_STAT",
@@ -95,7 +98,7 @@ def usable_until(record: FetchRecord, settings: RobotsTxtSettings) -> float:
 
 
 def open_bridge(
-    crawler: Crawler, settings: RobotsTxtSettings, fetcher: RobotsTxtFetcher
+    crawler: Crawler, settings: RobotsTxtSettings, parse: ParseBody
 ) -> StoreBridge | None:
     """The store ``ROBOTSTXT_STORE_URI`` names, opened at start-up; ``None`` when unset.
 
@@ -121,7 +124,7 @@ def open_bridge(
             f"cannot be opened: {exc}"
         ) from None
     logger.info("robots.txt store: %s", store.uri)
-    return StoreBridge(crawler, settings, store, fetcher, store_settings.lease_seconds)
+    return StoreBridge(crawler, settings, store, parse, store_settings.lease_seconds)
 
 
 class StoreBridge:
@@ -132,7 +135,7 @@ class StoreBridge:
         crawler: Crawler,
         settings: RobotsTxtSettings,
         store: RobotsStore,
-        fetcher: RobotsTxtFetcher,
+        parse: ParseBody,
         lease_seconds: float,
     ) -> None:
         from twisted.internet import reactor
@@ -145,7 +148,7 @@ class StoreBridge:
         #: the limits a stored record is read with: this crawl's
         self.limits = ReaderLimits.of(settings)
         self.store = store
-        self._fetcher = fetcher
+        self._parse = parse
         self.lease_seconds = lease_seconds
         #: who holds a lease, across processes and hosts
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -286,11 +289,8 @@ class StoreBridge:
         remaining = answer.usable_until - self.clock.time()
         robots = None
         if answer.kind is Kind.PARSED and answer.body is not None:
-            robots = await self._fetcher.parse(answer.body)
-            parser = RFC9309RobotParser.from_robots(robots)
-            # taken for no page (fetched ahead later, a deferred site's attempt):
-            # sent with the robots.txt request, as a download fetched ahead is
-            await send_robots_parsed(self.crawler, parser, request or robots_txt_request(site))
+            # parsed and announced (robots_parsed) as a downloaded body is
+            robots = await self._parse(answer.body, request, site)
         # its times on the monotonic clock, its age counted from its own fetch
         outcome = answer.outcome_now(
             robots, wall=self.clock.time(), monotonic=self.clock.monotonic()
