@@ -47,9 +47,9 @@ def measure(kind: str, sites: int, top: int = 0) -> float:
     from scrapy.squeues import FifoMemoryQueue
     from twisted.internet.defer import Deferred
 
-    from scrapy_rfc9309.components._download_slots import SLOW_FACTOR
-    from scrapy_rfc9309.components._middleware import RobotsTxtMiddleware
-    from scrapy_rfc9309.components._queue import RobotsTxtPriorityQueue
+    from scrapy_rfc9309.components.crawl._middleware import RobotsTxtMiddleware
+    from scrapy_rfc9309.components.crawl._queue import RobotsTxtPriorityQueue
+    from scrapy_rfc9309.components.sitefiles._download_slots import SLOW_FACTOR
 
     crawler = _crawler()
     middleware = RobotsTxtMiddleware(crawler).service

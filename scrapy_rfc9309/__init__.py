@@ -23,8 +23,8 @@ if TYPE_CHECKING:
         RobotsTxtPriorityQueue,
         robots_sitemaps,
     )
-    from .components._pacing_middleware import ClusterDelayMiddleware
-    from .components._redis_queue import RobotsTxtRedisQueue as RobotsTxtRedisQueue
+    from .components.cluster._pacing_middleware import ClusterDelayMiddleware
+    from .components.crawl._redis_queue import RobotsTxtRedisQueue as RobotsTxtRedisQueue
 
     robots_parsed: Any
 
@@ -68,8 +68,8 @@ _SCRAPY_COMPONENTS = frozenset(
 #: Public names whose module needs an optional package (scrapy-redis) or is loaded
 #: only when named: each from its own module, imported on first use.
 _OWN_MODULES = {
-    "ClusterDelayMiddleware": ".components._pacing_middleware",
-    "RobotsTxtRedisQueue": ".components._redis_queue",
+    "ClusterDelayMiddleware": ".components.cluster._pacing_middleware",
+    "RobotsTxtRedisQueue": ".components.crawl._redis_queue",
 }
 
 

@@ -70,7 +70,8 @@ def main(config_path: str) -> None:
     from scrapy import Request, Spider
     from scrapy.crawler import CrawlerProcess
 
-    from scrapy_rfc9309.components import _settings, _store_bridge, _store_lookups
+    from scrapy_rfc9309.components import _settings
+    from scrapy_rfc9309.components.store import _store_bridge, _store_lookups
 
     if "lease_margin" in config:
         _settings.STORE_LEASE_MARGIN = float(config["lease_margin"])

@@ -158,7 +158,7 @@ def test_rfc9309_2_3_a_window_waits_for_due_answers_only_in_its_first_half_secon
     robots.txt answers are due, a window opened less than ``GROWTH_HOLD``
     (0.5 s) ago does not grow; with none due, or once older, it does (one
     more request let go after one came back, up to its limit)."""
-    from scrapy_rfc9309.components._backlog import GROWTH_HOLD, SiteBacklogs
+    from scrapy_rfc9309.components.crawl._backlog import GROWTH_HOLD, SiteBacklogs
 
     backlogs = SiteBacklogs()
     requests = [Request(f"http://a.test/{number}") for number in range(6)]

@@ -29,14 +29,14 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, maybeDeferred
 
 from scrapy_rfc9309.components._clock import Clock, use_clock
-from scrapy_rfc9309.components._pacing import ClusterPacer
-from scrapy_rfc9309.components._pacing_outage import (
+from scrapy_rfc9309.components._settings import ClusterDelaySettings
+from scrapy_rfc9309.components.cluster._pacing import ClusterPacer
+from scrapy_rfc9309.components.cluster._pacing_outage import (
     HOLD_SECONDS,
     ClockOutage,
     slot_wait,
     still_due,
 )
-from scrapy_rfc9309.components._settings import ClusterDelaySettings
 from scrapy_rfc9309.sites._cluster_clock import ClusterClock
 from scrapy_rfc9309.sites._store import StoreError
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components import _pacing_outage
+from scrapy_rfc9309.components.cluster import _pacing_outage
 from scrapy_rfc9309.sites._outcome import SiteOutcome
 
 from .conftest import crawl
@@ -168,7 +168,7 @@ def test_2_2_2_the_decision_at_pop_is_not_reused_once_robots_txt_changed(
     from scrapy import Request, Spider
     from scrapy.utils.test import get_crawler
 
-    from scrapy_rfc9309.components._service import site_service
+    from scrapy_rfc9309.components.sitefiles._service import site_service
     from scrapy_rfc9309.parser import RobotsTxt
     from scrapy_rfc9309.sites._outcome import Kind
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
 from twisted.internet import threads
 
-from scrapy_rfc9309.components._command import (
+from scrapy_rfc9309.components.command._command import (
     EXIT_ALLOWED,
     EXIT_DISALLOWED,
     EXIT_ERROR,
@@ -442,7 +442,7 @@ def test_hostile_many_agent_lines_and_groups_stay_linear() -> None:
 
 def test_http_guide_ch9_a_restricted_site_is_disallowed_with_exit_3() -> None:
     """401/403 under ROBOTSTXT_AUTH_DISALLOW: every URL disallowed, like unreachable."""
-    from scrapy_rfc9309.components._command import EXIT_NO_ROBOTS, exit_code, explain_url
+    from scrapy_rfc9309.components.command._command import EXIT_NO_ROBOTS, exit_code, explain_url
 
     chain = (("https://e.com/robots.txt", 403),)
     outcome = SiteOutcome(Kind.RESTRICTED, None, "HTTP 403", 0.0, chain)
@@ -456,7 +456,7 @@ def test_http_guide_ch9_a_restricted_site_is_disallowed_with_exit_3() -> None:
 def test_2_2_1_agent_option_is_reduced_like_the_setting() -> None:
     from scrapy.exceptions import UsageError
 
-    from scrapy_rfc9309.components._command import check_agent
+    from scrapy_rfc9309.components.command._command import check_agent
 
     assert check_agent("MJ12bot/1.4.8 (+http://mj12bot.com/)") in ("MJ12bot", "MJ")
     assert check_agent("ExampleBot") == "ExampleBot"
@@ -677,7 +677,7 @@ async def test_aipref_and_tdmrep_page_signals_refuse_in_the_command_as_in_the_cr
     """IETF AIPREF attach (Content-Usage header) and TDMRep (tdm-reservation header,
     meta): ``--purpose train-ai --page`` exits 4 naming the page's preference, as a
     crawl with ``ROBOTSTXT_PURPOSES = ["train-ai"]`` drops the page's items."""
-    from scrapy_rfc9309.components._command import EXIT_USAGE_REFUSED
+    from scrapy_rfc9309.components.command._command import EXIT_USAGE_REFUSED
 
     from .server import html_page, page_with_headers
     from .test_usage import usage_crawl

@@ -147,7 +147,8 @@ async def test_robots_parsed_of_a_stored_copy_taken_for_no_page_carries_its_requ
     from scrapy.utils.test import get_crawler
 
     import scrapy_rfc9309
-    from scrapy_rfc9309.components import _compat, _store_lookups
+    from scrapy_rfc9309.components import _compat
+    from scrapy_rfc9309.components.store import _store_lookups
 
     from .conftest import RecordingSpider, crawl
 

@@ -20,7 +20,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309.components import _compat
-from scrapy_rfc9309.components._middleware import RequestSetAside
+from scrapy_rfc9309.components.crawl._middleware import RequestSetAside
 
 from .conftest import BASE_SETTINGS
 from .server import delayed, hang, status, text

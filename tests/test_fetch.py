@@ -269,7 +269,7 @@ async def test_2_3_1_1_compressed_robots_txt_is_decoded_even_without_scrapy_comp
     site = sites(routes={"/robots.txt": robots}, default=PAGE)
     spider, _ = await crawl([site.url("/x"), site.url("/y")], {"COMPRESSION_ENABLED": False})
     assert spider.fetched == [site.url("/y")]
-    from scrapy_rfc9309.components._decode import accept_encoding
+    from scrapy_rfc9309.components.sitefiles._decode import accept_encoding
 
     assert seen == [accept_encoding()]  # only what can be decoded within the limit
     assert b"gzip" in seen[0]

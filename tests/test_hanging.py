@@ -149,7 +149,7 @@ async def test_http_guide_ch9_an_attempt_waiting_for_a_download_past_the_deadlin
     half the code's (a download timeout of 0.5 s, a first back-off of 0.5 s, a
     download slow after 0.25 s), so the crawl plays out as with 1 s, 1 s and
     0.5 s, twice as fast."""
-    from scrapy_rfc9309.components import _download_slots
+    from scrapy_rfc9309.components.sitefiles import _download_slots
     from scrapy_rfc9309.sites import _sitetable
 
     monkeypatch.setattr(_sitetable, "BACKOFF_FIRST", _sitetable.BACKOFF_FIRST / 2)
@@ -238,7 +238,7 @@ def test_a_download_is_young_for_slow_after_seconds_then_slow() -> None:
     counts as young (its answer likely near) for ``SLOW_AFTER`` seconds from
     its start, then as slow; one that ended is neither. The queue grows no
     settled site's window while any robots.txt download is young."""
-    from scrapy_rfc9309.components._download_slots import SLOW_AFTER, DownloadSlots
+    from scrapy_rfc9309.components.sitefiles._download_slots import SLOW_AFTER, DownloadSlots
 
     slots: DownloadSlots[object] = DownloadSlots(limit=4, slow_factor=8)
     slots.starting("a", now=10.0)

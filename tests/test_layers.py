@@ -49,11 +49,90 @@ def _package_imports(path: Path, layer: str) -> set[str]:
 
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_layer_imports_only_the_layers_below(layer: str) -> None:
-    modules = sorted((PACKAGE / layer).glob("*.py"))
+    modules = sorted((PACKAGE / layer).rglob("*.py"))
     assert modules, f"no modules in {layer}"
     for path in modules:
-        extra = _package_imports(path, layer) - ALLOWED[layer]
-        assert not extra, f"{layer}/{path.name} imports {sorted(extra)}"
+        extra = {_layer_of(target) for target in _imports(path)} - ALLOWED[layer] - {"<top>"}
+        assert not extra, f"{path.relative_to(PACKAGE)} imports {sorted(extra)}"
+
+
+#: The parts of ``components`` (its subpackages) and which others each may
+#: import: one way, from the command and the crawl path down to the store.
+#: The modules directly in ``components`` (settings, clock, compat, engine,
+#: report, which components are enabled) import no part; the add-on, which
+#: names every component, may import any.
+COMPONENT_PARTS = {
+    "store": set(),
+    "sitefiles": {"store"},
+    "cluster": set(),
+    "pages": {"sitefiles"},
+    "crawl": {"sitefiles", "cluster"},
+    "extension": {"sitefiles", "cluster"},
+    "command": {"sitefiles", "store", "pages"},
+}
+
+
+def _part_of(module: str) -> str:
+    """``crawl`` for ``scrapy_rfc9309.components.crawl._queue``; ``""`` for a
+    module directly in ``components``."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 else ""
+
+
+def test_component_parts_import_one_way() -> None:
+    """The subpackages of ``components`` show the architecture: each imports
+    only the parts below it, and the foundation imports none."""
+    parts = sorted(
+        p.name for p in (PACKAGE / "components").iterdir() if p.is_dir() and p.name[0] != "_"
+    )
+    assert parts == sorted(COMPONENT_PARTS)
+    for path in sorted((PACKAGE / "components").rglob("_*.py")):
+        if path.name == "__init__.py":  # it only hands names on
+            continue
+        module = _module_name(path)
+        own = _part_of(module)
+        for target in _imports(path):
+            if _layer_of(target) != "components" or _part_of(target) in ("", own):
+                continue
+            if own == "" and path.stem == "_addon":
+                continue
+            assert _part_of(target) in COMPONENT_PARTS.get(own, set()), f"{module} imports {target}"
+
+
+def _module_name(path: Path) -> str:
+    """The dotted name of the package module at ``path``."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _layer_of(module: str) -> str:
+    """``parser``, ``sites`` or ``components`` for a module of the package."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "<top>"
+
+
+def _imports(path: Path) -> set[str]:
+    """The package's modules (dotted names) that the module at ``path`` imports,
+    at any place in it (functions and ``TYPE_CHECKING`` blocks included)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if not module.startswith("scrapy_rfc9309"):
+                continue
+            for alias in node.names:  # ``from . import _compat``: a module
+                candidate = f"{module}.{alias.name}"
+                sub = PACKAGE.parent / candidate.replace(".", "/")
+                found.add(candidate if sub.with_suffix(".py").exists() else module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("scrapy_rfc9309"))
+    return found
 
 
 def test_every_module_is_in_a_layer() -> None:
@@ -73,35 +152,16 @@ def test_pure_layers_import_neither_scrapy_nor_twisted() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def _module_imports(path: Path) -> set[str]:
-    """The modules of scrapy_rfc9309 (``layer/_name``) that a module imports,
-    at any place in it (functions and ``TYPE_CHECKING`` blocks included);
-    a subpackage's ``__init__`` is not followed (it only hands names on)."""
-    layer = path.parent.name
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if not isinstance(node, ast.ImportFrom):
-            continue
-        module = node.module or ""
-        if node.level == 1 and module:
-            found.add(f"{layer}/{module.split('.')[0]}")
-        elif node.level == 2 and "." in module:
-            sub, name = module.split(".")[:2]
-            found.add(f"{sub}/{name}")
-        elif module.startswith("scrapy_rfc9309.") and module.count(".") >= 2:
-            sub, name = module.split(".")[1:3]
-            found.add(f"{sub}/{name}")
-    return found
-
-
 def test_no_module_imports_one_that_imports_it_back() -> None:
     """Data flows one way inside each layer too: no circle of imports among
     the package's modules (a circle means two modules that each need the
     other, one job split in two or two jobs in one)."""
+    # a subpackage's ``__init__`` is not followed (it only hands names on)
     graph = {
-        f"{path.parent.name}/{path.stem}": _module_imports(path)
+        _module_name(path): _imports(path)
         for layer in ALLOWED
-        for path in (PACKAGE / layer).glob("_*.py")
+        for path in (PACKAGE / layer).rglob("_*.py")
+        if path.name != "__init__.py"
     }
     assert len(graph) > 50
     state: dict[str, int] = {}  # 1: on the path being walked, 2: done

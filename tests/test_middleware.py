@@ -372,7 +372,7 @@ def test_our_own_download_time_bound_counts_as_scrapy_s_download_timeout() -> No
     import scrapy.exceptions
     from twisted.internet.error import TimeoutError as TwistedTimeout
 
-    from scrapy_rfc9309.components._file_download import DownloadTimedOut, exception_key
+    from scrapy_rfc9309.components.sitefiles._file_download import DownloadTimedOut, exception_key
 
     scrapy_s = getattr(scrapy.exceptions, "DownloadTimeoutError", TwistedTimeout)
     assert exception_key(DownloadTimedOut(1.0)) == str(scrapy_s)

@@ -17,8 +17,10 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components import _extension, _pacing_middleware, _service
 from scrapy_rfc9309.components._settings import SettingError
+from scrapy_rfc9309.components.cluster import _pacing_middleware
+from scrapy_rfc9309.components.extension import _extension
+from scrapy_rfc9309.components.sitefiles import _service
 
 from .command_runner import robotstxt
 from .conftest import UNSET, crawl

@@ -404,7 +404,7 @@ def test_queue_costs_two_lookups_per_request_with_many_sites_and_keeps_prioritie
     when pushed and once when popped, with 20,000 sites queued."""
     from scrapy.squeues import FifoMemoryQueue
 
-    from scrapy_rfc9309.components._queue import RobotsTxtPriorityQueue
+    from scrapy_rfc9309.components.crawl._queue import RobotsTxtPriorityQueue
 
     crawler = get_crawler(Spider)
     robots = _StubRobots()
@@ -434,7 +434,7 @@ def test_sites_settled_together_are_handed_out_interleaved_as_scheduled(memory_q
     own requests keep their order."""
     from scrapy import squeues
 
-    from scrapy_rfc9309.components._queue import RobotsTxtPriorityQueue
+    from scrapy_rfc9309.components.crawl._queue import RobotsTxtPriorityQueue
 
     crawler = get_crawler(Spider)
     robots = _StubRobots()
@@ -467,8 +467,8 @@ def _held_bytes_per_site(queue_path: str, count: int) -> float:
     from scrapy.utils.misc import load_object
     from twisted.internet.defer import Deferred
 
-    from scrapy_rfc9309.components._download_slots import SLOW_FACTOR
-    from scrapy_rfc9309.components._middleware import RobotsTxtMiddleware
+    from scrapy_rfc9309.components.crawl._middleware import RobotsTxtMiddleware
+    from scrapy_rfc9309.components.sitefiles._download_slots import SLOW_FACTOR
 
     crawler = get_crawler(Spider, {**BASE_SETTINGS, "ADDONS": {"scrapy_rfc9309.Addon": 100}})
     middleware = RobotsTxtMiddleware(crawler).service

@@ -579,7 +579,7 @@ async def test_2_4_redis_lost_mid_crawl_falls_back_then_reconnects(
 ) -> None:
     """Redis stops mid-crawl: one ERROR line and the stat, the sites met meanwhile are
     fetched locally (no request lost); Redis back, the store is used again."""
-    from scrapy_rfc9309.components import _store_bridge
+    from scrapy_rfc9309.components.store import _store_bridge
 
     monkeypatch.setattr(_store_bridge, "RETRY_SECONDS", 1.0)
 

@@ -861,7 +861,7 @@ async def test_2_4_a_long_wait_on_another_process_is_told_at_info(
     """A lease held by a process of another host is waited out; after
     WAIT_NOTICE_SECONDS of waiting (5 s; 0.5 s here), one INFO line names the
     holder and when its lease expires."""
-    from scrapy_rfc9309.components import _store_bridge
+    from scrapy_rfc9309.components.store import _store_bridge
 
     monkeypatch.setattr(_store_bridge, "WAIT_NOTICE_SECONDS", 0.5)
     monkeypatch.setattr(_store_bridge, "POLL_SECONDS", 0.1)
@@ -985,7 +985,7 @@ async def test_command_at_refuses_times_beyond_year_9999(tmp_path) -> None:
     """Each value read by ``--at``'s parser; one command run says it, exit 2."""
     from scrapy.exceptions import UsageError
 
-    from scrapy_rfc9309.components._command_store import parse_time
+    from scrapy_rfc9309.components.command._command_store import parse_time
 
     for when in ("99999999999999", "inf", "nan", "1e300"):
         with pytest.raises(UsageError, match="not a time between the years 1 and 9999"):
@@ -1194,7 +1194,7 @@ async def test_2_4_a_locked_store_at_look_up_falls_back_to_the_worker(
     waits for the lock; the robots.txt is fetched once, saved, the lease given up."""
     from twisted.internet import reactor as _reactor
 
-    from scrapy_rfc9309.components._store_bridge import StoreBridge
+    from scrapy_rfc9309.components.store._store_bridge import StoreBridge
 
     reactor: Any = _reactor
     path = tmp_path / "robots.db"

@@ -15,7 +15,7 @@ import logging
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components._command import EXIT_ALLOWED, EXIT_USAGE_REFUSED
+from scrapy_rfc9309.components.command._command import EXIT_ALLOWED, EXIT_USAGE_REFUSED
 from scrapy_rfc9309.parser._usage import Preference, Usage
 from scrapy_rfc9309.parser._usage_decision import UsageSources, applicable_usage
 

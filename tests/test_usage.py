@@ -383,7 +383,7 @@ async def test_tdmrep_json_reservation_decided_by_the_page_when_it_is_read(sites
 
 
 def test_command_explains_usage_text_and_json() -> None:
-    from scrapy_rfc9309.components._command import explain, explain_url
+    from scrapy_rfc9309.components.command._command import explain, explain_url
     from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 
     robots = RobotsTxt.parse(ATTACH_EXAMPLE)
@@ -967,7 +967,7 @@ COMMAND_TDMREP = text('[{"location": "/news/*", "tdm-reservation": 1}]')
 async def test_command_purpose_reads_tdmrep_json_and_exits_4_on_a_refusal(sites, tmp_path) -> None:
     """``--purpose train-ai``: the site's tdmrep.json is read (once, whatever the
     number of URLs), shown, and a refusal from it or from robots.txt exits 4."""
-    from scrapy_rfc9309.components._command import EXIT_USAGE_REFUSED
+    from scrapy_rfc9309.components.command._command import EXIT_USAGE_REFUSED
 
     from .test_command import scrapy
 
@@ -1002,7 +1002,7 @@ async def test_command_purpose_reads_tdmrep_json_and_exits_4_on_a_refusal(sites,
 async def test_command_uses_the_projects_purposes_and_reads_tdmrep_only_when_needed(
     sites, tmp_path
 ) -> None:
-    from scrapy_rfc9309.components._command import EXIT_ERROR, EXIT_USAGE_REFUSED
+    from scrapy_rfc9309.components.command._command import EXIT_ERROR, EXIT_USAGE_REFUSED
 
     from .test_command import json_lines, scrapy
 
@@ -1236,7 +1236,7 @@ async def test_2_3_1_2_tdmrep_json_redirects_at_most_five_hops_and_only_http(sit
 
 @deferred_f_from_coro_f
 async def test_command_follows_a_redirected_tdmrep_json(sites, tmp_path) -> None:
-    from scrapy_rfc9309.components._command import EXIT_USAGE_REFUSED
+    from scrapy_rfc9309.components.command._command import EXIT_USAGE_REFUSED
 
     from .server import redirect
     from .test_command import scrapy
@@ -1479,7 +1479,7 @@ async def test_meta_only_purposes_say_so_at_start_and_the_summary_claims_no_robo
 async def test_command_empty_purpose_is_a_usage_error_and_only_refused_purposes_are_named(
     sites, tmp_path
 ) -> None:
-    from scrapy_rfc9309.components._command import EXIT_ERROR, EXIT_USAGE_REFUSED
+    from scrapy_rfc9309.components.command._command import EXIT_ERROR, EXIT_USAGE_REFUSED
 
     from .test_command import json_lines, scrapy
 

@@ -9,15 +9,15 @@ in one place (:mod:`._settings`).
 from __future__ import annotations
 
 from ._addon import Addon
-from ._cache_policy import RobotsMetaCachePolicy
-from ._command import RobotsTxtCommand
 from ._compat import robots_parsed
-from ._extension import RobotsTxtExtension
-from ._meta_middleware import RobotsMetaMiddleware
-from ._middleware import RobotsTxtMiddleware
-from ._queue import RobotsTxtPriorityQueue
 from ._robotparser import RFC9309RobotParser
-from ._sitemaps import robots_sitemaps
+from .command._command import RobotsTxtCommand
+from .crawl._middleware import RobotsTxtMiddleware
+from .crawl._queue import RobotsTxtPriorityQueue
+from .crawl._sitemaps import robots_sitemaps
+from .extension._extension import RobotsTxtExtension
+from .pages._cache_policy import RobotsMetaCachePolicy
+from .pages._meta_middleware import RobotsMetaMiddleware
 
 __all__ = [
     "Addon",

@@ -89,7 +89,7 @@ def _set_component(settings: BaseSettings, name: str, path: str, priority: int |
 
 def _wrap_cache_policy(settings: BaseSettings) -> None:
     """Install our HTTP cache policy around the configured one, at its priority."""
-    from ._cache_policy import RobotsMetaCachePolicy
+    from .pages._cache_policy import RobotsMetaCachePolicy
 
     current = settings.get("HTTPCACHE_POLICY")
     if current in (OUR_CACHE_POLICY, RobotsMetaCachePolicy):

@@ -143,11 +143,11 @@ def httpcache_honours_noarchive(settings: BaseSettings) -> bool:
     name = policy if isinstance(policy, str) else f"{policy.__module__}.{policy.__qualname__}"
     return settings.getbool("HTTPCACHE_ENABLED") and name in (
         "scrapy_rfc9309.RobotsMetaCachePolicy",
-        "scrapy_rfc9309.components._cache_policy.RobotsMetaCachePolicy",
+        "scrapy_rfc9309.components.pages._cache_policy.RobotsMetaCachePolicy",
     )
 
 
-_META_MIDDLEWARE = "scrapy_rfc9309.components._meta_middleware.RobotsMetaMiddleware"
+_META_MIDDLEWARE = "scrapy_rfc9309.components.pages._meta_middleware.RobotsMetaMiddleware"
 
 
 def page_signals_read(settings: BaseSettings) -> bool:

@@ -41,10 +41,10 @@ scored by the end of its last beat's lifetime, Redis's clock; those past it
 removed), which tells it how many processes are alive and
 its rank among them: while Redis is lost, a process that has held its paced
 requests long enough sends them in its own share of the time only
-(:mod:`scrapy_rfc9309.components._pacing_outage`).
+(:mod:`scrapy_rfc9309.components.cluster._pacing_outage`).
 
 Every failure of Redis raises ``StoreError`` (the caller then holds the paced
-requests, see :mod:`scrapy_rfc9309.components._pacing`).
+requests, see :mod:`scrapy_rfc9309.components.cluster._pacing`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,258 @@
+"""``ClusterPacer``: one per crawler, asks Redis whether a site's request may go now. Scrapy glue.
+
+With a Redis store, a site's ``Crawl-delay`` (``ROBOTSTXT_CRAWL_DELAY``) and
+``ROBOTSTXT_CLUSTER_DELAY`` (sites without one) are kept across every process
+of the cluster through a per-site next-allowed time in Redis
+(:class:`~scrapy_rfc9309.sites._cluster_clock.ClusterClock`). Our scheduler
+queue asks :meth:`ClusterPacer.wait` before handing a request out (the turn
+reserved), and keeps it while it must wait;
+:class:`~._pacing_middleware.ClusterDelayMiddleware`, the last downloader
+middleware, asks :meth:`ClusterPacer.at_send` just before the download (the
+reserved turn confirmed: the site's next time counts from the send), and
+waits in the downloader when another process was granted a turn meanwhile,
+or, with another scheduler, until the site's turn comes. When the site
+answers (:meth:`ClusterPacer.answered`, the response's headers back), its
+next time moves to at least the answer plus the delay: a send is not an
+arrival, and the site received the request before it answered.
+
+Redis lost (a call fails, or takes longer than :data:`CALL_TIMEOUT`): one
+ERROR line per outage (the store logs its own), and the paced sites'
+requests are held, not sent (a process alone cannot know when the others
+send), in our queue or in the middleware; Redis is tried again every
+:data:`~._pacing_outage.RETRY_SECONDS` by a ping off the reactor, and the
+shared clock used again at once when it answers. Held longer than
+:data:`~._pacing_outage.HOLD_MAX_SECONDS`, a site's requests are sent in
+this process's slots of the time (:mod:`._pacing_outage`: one slot of each
+of the processes seen alive, their beats in Redis every
+:data:`~._pacing_fallback.BEAT_SECONDS`). All of this is
+:class:`~._pacing_fallback.ClockFallback`'s. Sites that are not paced go
+on. Held requests are dropped at close, as the queue's other waiting
+requests.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ...sites._store import StoreError
+from .._settings import ClusterDelaySettings, SettingError
+from ._pacing_fallback import ClockFallback
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+    from ...sites._cluster_clock import ClusterClock
+    from ._pacing_fallback import InThread
+
+__all__ = ["ClusterPacer", "cluster_pacer"]
+
+logger = logging.getLogger("scrapy_rfc9309.store")
+
+#: seconds one call may take (it is made on the reactor)
+CALL_TIMEOUT = 1.0
+#: sites whose Crawl-delay is remembered; beyond, the oldest are forgotten
+MAX_SITES_TRACKED = 100_000
+
+_ATTRIBUTE = "_robotstxt_cluster_pacer"
+#: ``request.meta`` key: the request was counted in ``robotstxt/cluster_delay/waited``
+META_WAITED = "_robotstxt_cluster_waited"
+#: ``request.meta`` key: when (``time.monotonic()``) it was first told to wait for its turn
+META_WAIT_SINCE = "_robotstxt_cluster_wait_since"
+#: ``request.meta`` key: the site whose turn it was sent in, until its answer
+META_SENT = "_robotstxt_cluster_sent"
+
+
+class ClusterPacer:
+    """Whether a request of a site may be sent now, cluster-wide."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        settings: ClusterDelaySettings,
+        clock: ClusterClock,
+        *,
+        in_thread: InThread | None = None,
+        scheduler: Any = None,
+    ):
+        self.crawler = crawler
+        self.settings = settings
+        self._clock: ClusterClock | None = clock
+        #: while Redis is lost (paced requests held), and its return
+        self._fallback = ClockFallback(
+            crawler, clock, self.delay_for, in_thread=in_thread, scheduler=scheduler
+        )
+        #: site -> its Crawl-delay (capped), set by the extension as robots.txt is parsed
+        self._delays: dict[str, float] = {}
+        #: our scheduler queue paces the requests it hands out (the middleware then does not)
+        self.queue_paces = False
+        #: site -> the token of the turn the queue reserved for its request
+        #: handed out, confirmed at send (:meth:`at_send`)
+        self._reserved: dict[str, str] = {}
+        self._tokens = (f"{uuid.uuid4().hex[:12]}.{n}" for n in itertools.count())
+
+    def set_crawl_delay(self, site: str, delay: float | None) -> None:
+        """``site``'s robots.txt asks ``delay`` seconds between requests (capped);
+        ``None``: it asks none (any more)."""
+        if delay is None:
+            self._delays.pop(site, None)
+            return
+        if not self.settings.crawl_delay:
+            return
+        if site not in self._delays and len(self._delays) >= MAX_SITES_TRACKED:
+            self._delays.pop(next(iter(self._delays)))
+        self._delays[site] = delay
+
+    def delay_for(self, site: str) -> float | None:
+        """Seconds between ``site``'s requests across the cluster; ``None``: not paced."""
+        return self._delays.get(site, self.settings.cluster_delay)
+
+    def wait(self, site: str) -> float:
+        """At the scheduler: 0.0: a request of ``site`` may be handed out now (its
+        turn is reserved, confirmed by :meth:`at_send`); else the seconds to
+        wait before asking again."""
+        delay = self.delay_for(site)
+        clock = self._clock
+        if not delay or clock is None:
+            return 0.0
+        token = next(self._tokens)
+        left = self._ask(clock.take, site, delay, token)
+        if left == 0:
+            if site not in self._reserved and len(self._reserved) >= MAX_SITES_TRACKED:
+                self._reserved.pop(next(iter(self._reserved)))  # never confirmed (dropped)
+            self._reserved[site] = token
+        return left
+
+    def at_send(self, site: str) -> float:
+        """Just before a request of ``site`` is downloaded: 0.0: it may go now (the
+        site's next turn counted from now); else the seconds to wait (another
+        process was granted a turn since the queue handed it out, or, with
+        another scheduler, the site's turn has not come)."""
+        delay = self.delay_for(site)
+        clock = self._clock
+        token = self._reserved.pop(site, "")
+        if not delay or clock is None:
+            return 0.0
+        return self._ask(clock.send, site, delay, token)
+
+    def sent(self, request: Request, site: str) -> None:
+        """``request`` of ``site`` goes now, in the site's turn: its answer moves
+        the site's next turn (:meth:`answered`)."""
+        if self._clock is not None and self.delay_for(site):
+            request.meta[META_SENT] = site
+            self._fallback.remember(site)
+
+    def answered(self, request: Request) -> None:
+        """``request``'s site answered it (its response headers are back, or its
+        response, when the download handler sends no ``headers_received``): the
+        site's next turn not before the delay from now, cluster-wide (the site
+        received the request before it answered). Once per request sent in its
+        turn; a request that fails gets none (its turn counts from its send)."""
+        site = request.meta.pop(META_SENT, None)
+        if site is None:
+            return
+        delay = self.delay_for(site)
+        clock = self._clock
+        if not delay or clock is None:
+            return
+        self._fallback.remember(site)
+        if self._fallback.lost:  # told when Redis answers again
+            return
+        try:
+            clock.answered(site, delay)
+        except StoreError as exc:
+            self._fallback.failed(exc)
+
+    def start(self) -> None:
+        """At the spider's opening: the processes alive counted, every few seconds."""
+        self._fallback.start()
+
+    @property
+    def unreachable(self) -> bool:
+        """Whether Redis is lost: paced requests are held until it answers."""
+        return self._fallback.lost
+
+    def _ask(
+        self, call: Callable[[str, float, str], float], site: str, delay: float, token: str
+    ) -> float:
+        """``call`` to Redis; while Redis is lost, the request's wait without it
+        (:class:`~._pacing_fallback.ClockFallback`: held, then in this process's
+        slots)."""
+        wait = self._fallback.before_call(site, delay)
+        if wait is not None:
+            return wait
+        try:
+            return call(site, delay, token)
+        except StoreError as exc:
+            self._fallback.failed(exc)
+            return self._fallback.lost_wait(site, delay)
+
+    def started_waiting(self, request: Request) -> None:
+        """``request`` is told to wait for its site's turn: counted in
+        ``robotstxt/cluster_delay/waited`` once per request, and timed from the
+        first time (:meth:`ended_waiting`)."""
+        meta = request.meta
+        meta.setdefault(META_WAIT_SINCE, time.monotonic())
+        if not meta.get(META_WAITED):
+            meta[META_WAITED] = True
+            self._inc("robotstxt/cluster_delay/waited")
+
+    def ended_waiting(self, request: Request) -> None:
+        """``request`` is handed out (or sent) in its site's turn: the time since it
+        was first told to wait is added to ``robotstxt/cluster_delay/wait_seconds``."""
+        since = request.meta.pop(META_WAIT_SINCE, None)
+        if since is not None:
+            self._inc("robotstxt/cluster_delay/wait_seconds", max(0.0, time.monotonic() - since))
+
+    def count_lost_turn(self) -> None:
+        """A request handed out in its site's turn found, at send, another
+        process's turn granted meanwhile (it waits in the downloader)."""
+        self._inc("robotstxt/cluster_delay/lost_turns")
+
+    def _inc(self, key: str, value: float = 1) -> None:
+        stats: Any = self.crawler.stats
+        if stats is not None:
+            stats.inc_value(key, value)
+
+    def close(self) -> None:
+        self._fallback.close()
+        if self._clock is not None:
+            self._clock.close()
+            self._clock = None
+
+
+def cluster_pacer(crawler: Crawler) -> ClusterPacer | None:
+    """The crawler's pacer, made at the first call; ``None`` when no site is
+    paced cluster-wide (no Redis store, or neither ``ROBOTSTXT_CRAWL_DELAY`` nor
+    ``ROBOTSTXT_CLUSTER_DELAY``)."""
+    if hasattr(crawler, _ATTRIBUTE):
+        found: ClusterPacer | None = getattr(crawler, _ATTRIBUTE)
+        return found
+    pacer = None
+    settings = ClusterDelaySettings.from_settings(crawler.settings)
+    if settings.cluster_delay and settings.redis_url is None:
+        logger.warning(
+            "ROBOTSTXT_CLUSTER_DELAY needs a Redis store (ROBOTSTXT_STORE_URI = 'redis://...'): "
+            "ignored"
+        )
+    if settings.redis_url and (settings.crawl_delay or settings.cluster_delay):
+        try:
+            from ...sites._cluster_clock import ClusterClock
+        except ImportError as exc:  # the [redis] extra is not installed
+            raise SettingError(
+                f"ROBOTSTXT_STORE_URI names a Redis store, which needs the redis package: "
+                f"pip install 'scrapy-rfc9309[redis]' ({exc})"
+            ) from None
+        clock = ClusterClock.open(settings.redis_url, settings.prefix, timeout=CALL_TIMEOUT)
+        pacer = ClusterPacer(crawler, settings, clock)
+        from scrapy import signals
+
+        crawler.signals.connect(pacer.start, signal=signals.spider_opened)
+        crawler.signals.connect(pacer.close, signal=signals.spider_closed)
+    setattr(crawler, _ATTRIBUTE, pacer)
+    return pacer

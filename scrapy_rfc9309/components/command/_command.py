@@ -1,0 +1,465 @@
+"""``scrapy robotstxt``: explain robots.txt verdicts, for people and for scripts.
+
+This module parses the command's options and runs it; the work is done by
+``_command_answer`` (each URL's answer as data, the exit status: pure),
+``_command_text`` (the text output, from that same answer), ``_command_fetch``
+(the downloads, in one crawl), ``_command_store`` (``history`` and ``--at``)
+and ``_command_lint`` (``--lint``).
+
+``scrapy robotstxt URL [URL ...] [--agent TOKEN] [--file PATH] [--json]``
+fetches each site's robots.txt once through Scrapy (so the project's
+settings, proxies and User-Agent apply) with the same rules as the
+middleware, or reads a local file with ``--file``, and prints for each URL
+the verdict, the deciding rule and its line, the robots.txt URL chain, the
+group that applied, Crawl-delay and Sitemaps. URLs come from the arguments,
+or from standard input (one a line) when there are none or the only one is
+``-``. With declared purposes, the usage decision is the crawl's own
+(``_usage_decision``), with ``--page`` the page's own signals included.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from argparse import ArgumentParser, Namespace, RawDescriptionHelpFormatter
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.reactor import install_reactor, is_reactor_installed
+from twisted.internet.defer import Deferred
+
+from ...parser._usage import CATEGORIES, RETIRED_PURPOSES, needs_tdmrep
+from ...sites._outcome import SiteOutcome
+from ...sites._site import robots_url, site_of
+from .._settings import (
+    RobotsTxtSettings,
+    SettingError,
+    StoreSettings,
+    decision_policy,
+    reduce_agent_setting,
+)
+from ._command_answer import (
+    EXIT_ALLOWED,
+    EXIT_CODES_HELP,
+    EXIT_DISALLOWED,
+    EXIT_ERROR,
+    EXIT_NO_ROBOTS,
+    EXIT_PAGE_UNREAD,
+    EXIT_USAGE_REFUSED,
+    INTERNAL_ERROR,
+    PageNotRead,
+    PageRead,
+    PageResult,
+    TdmRepAnswer,
+    agent_lines,
+    exit_code,
+    explain_url,
+    no_site_reason,
+    page_answer,
+)
+from ._command_fetch import describe_download_error, fetcher_spider, read_file
+from ._command_lint import run_lint
+from ._command_store import (
+    history_entry,
+    history_line,
+    lifetime_at,
+    parse_time,
+    run_at,
+    run_history,
+    stored_outcome,
+)
+from ._command_text import explain, print_answer
+
+if TYPE_CHECKING:
+    from scrapy.crawler import CrawlerRunnerBase
+    from scrapy.settings import BaseSettings
+
+__all__ = [
+    "EXIT_ALLOWED",
+    "EXIT_DISALLOWED",
+    "EXIT_ERROR",
+    "EXIT_NO_ROBOTS",
+    "EXIT_PAGE_UNREAD",
+    "EXIT_USAGE_REFUSED",
+    "INTERNAL_ERROR",
+    "PageNotRead",
+    "PageRead",
+    "PageResult",
+    "RobotsTxtCommand",
+    "TdmRepAnswer",
+    "agent_lines",
+    "check_agent",
+    "describe_download_error",
+    "exit_code",
+    "explain",
+    "explain_url",
+    "history_entry",
+    "history_line",
+    "lifetime_at",
+    "parse_time",
+    "stored_outcome",
+]
+
+logger = logging.getLogger("scrapy_rfc9309.command")
+
+LONG_DESC = """\
+Fetch each site's robots.txt once through Scrapy (the project's settings,
+proxies and User-Agent apply, with the same rules as the middleware), or read
+--file, and explain the verdict for each URL: the deciding rule and its line,
+the robots.txt URL chain, the group that applies. URLs come from the
+arguments, or from standard input (one a line) when there are none or the
+only one is '-'. With declared purposes (--purpose, or ROBOTSTXT_PURPOSES), the
+usage preferences that apply are checked against them, the site's
+/.well-known/tdmrep.json read when a purpose needs it. --lint FILE|URL lists a
+robots.txt's findings, sorted by line.
+
+With a robots.txt store (ROBOTSTXT_STORE_URI, or --store URI): 'history URL'
+lists the versions of the site's robots.txt the store has seen, and
+'URL --at TIME' explains the verdict of the newest copy at TIME (ISO 8601,
+UTC unless it says otherwise, or Unix seconds), without a download.
+'prune' drops what the store no longer needs (ROBOTSTXT_STORE_ARCHIVE).
+"""
+
+
+def check_agent(value: str) -> str:
+    """The product token ``--agent`` names, reduced as ``ROBOTSTXT_USER_AGENT`` is
+    (``MyBot/1.0`` obeys as ``MyBot``, with a warning); ``UsageError`` if it names none."""
+    if value.strip() == "*":
+        return "*"
+    try:
+        return reduce_agent_setting(value, name="--agent")
+    except SettingError as error:
+        raise UsageError(str(error)) from None
+
+
+class RobotsTxtCommand(ScrapyCommand):
+    requires_project = False
+    default_settings: ClassVar[dict[str, Any]] = {"LOG_LEVEL": "WARNING"}
+
+    def syntax(self) -> str:
+        return (
+            "[URL ...] [--agent TOKEN] [--file PATH] [--purpose NAME] [--page] [--json] "
+            "| --lint FILE|URL [--json]"
+            " | URL ... --at TIME [--store URI] | history URL [--store URI] [--json]"
+            " | prune [--store URI]"
+        )
+
+    def short_desc(self) -> str:
+        return "Explain whether robots.txt (RFC 9309) allows URLs, and by which line"
+
+    def long_desc(self) -> str:
+        return LONG_DESC + "\n" + EXIT_CODES_HELP
+
+    def add_options(self, parser: ArgumentParser) -> None:
+        super().add_options(parser)
+        # keep the line breaks of the exit status table, in Scrapy's help format
+        base: Any = parser.formatter_class
+        parser.formatter_class = type(  # type: ignore[assignment]
+            "RobotsTxtHelpFormatter", (RawDescriptionHelpFormatter, base), {}
+        )
+        parser.add_argument(
+            "--agent", help="product token to obey as (the settings' one when not given)"
+        )
+        parser.add_argument("--file", help="a local robots.txt to read instead of fetching it")
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help="one JSON object per URL a line (verdict, rule, line, robots_txt URL chain, "
+            "group, outcome), or the --lint findings as one JSON object",
+        )
+        parser.add_argument(
+            "--purpose",
+            action="append",
+            metavar="NAME",
+            help="a declared purpose (train-ai, ai-input, search), "
+            "repeatable (ROBOTSTXT_PURPOSES when not given). Usage preferences that refuse "
+            "it are shown and exit 4; tdmrep.json is read when the purpose needs it",
+        )
+        parser.add_argument(
+            "--page",
+            action="store_true",
+            help="also fetch each URL that robots.txt allows and show its page-level "
+            "directives for the agent (robots META tag, X-Robots-Tag)",
+        )
+        parser.add_argument(
+            "--lint",
+            metavar="FILE|URL",
+            help="list the warnings of a robots.txt file or URL, sorted by line; "
+            "exit 1 when there are any",
+        )
+        parser.add_argument(
+            "--at",
+            metavar="TIME",
+            help="the verdict of the newest robots.txt copy at TIME (ISO 8601, UTC unless "
+            "it says otherwise, or Unix seconds), read from the store; no download",
+        )
+        parser.add_argument(
+            "--store",
+            metavar="URI",
+            help="the robots.txt store to read for --at and history (ROBOTSTXT_STORE_URI "
+            "when not given)",
+        )
+
+    def process_options(self, args: list[str], opts: Namespace) -> None:
+        super().process_options(args, opts)
+        assert self.settings is not None
+        if not opts.loglevel:  # the report is the output; the crawl's log is not
+            self.settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
+        self.settings.set("EXTENSIONS", {"scrapy_rfc9309.RobotsTxtExtension": None}, "cmdline")
+
+    def run(self, args: list[str], opts: Namespace) -> None:
+        """Run :meth:`answer` under the command's ``CrawlerProcess`` (its reactor
+        runs until the answer is given); its exit status is the command's."""
+        from twisted.python.failure import Failure
+
+        process = self.crawler_process
+        assert process is not None
+        _install_configured_reactor(process.settings)
+        from twisted.internet import reactor as installed
+
+        reactor: Any = installed
+        results: list[Any] = []
+
+        def finish(result: Any) -> None:
+            results.append(result)
+            if reactor.running:
+                reactor.stop()
+
+        def start() -> None:
+            deferred_from_coro(self.answer(args, opts, process)).addBoth(finish)
+
+        reactor.callWhenRunning(start)
+        process.start(stop_after_crawl=False)
+        if not results:  # the reactor was stopped first (a signal): no answer
+            self.exitcode = EXIT_ERROR
+        elif isinstance(results[0], Failure):
+            results[0].raiseException()
+        else:
+            self.exitcode = results[0]
+
+    async def answer(self, args: list[str], opts: Namespace, runner: CrawlerRunnerBase) -> int:
+        """The command's work for ``args`` and ``opts`` (parsed and processed as
+        :meth:`run` has them), its downloads crawled by ``runner`` in the running
+        reactor; prints the answers and returns the exit status."""
+        assert self.settings is not None
+        try:
+            settings = RobotsTxtSettings.from_settings(self.settings)
+            StoreSettings.from_settings(self.settings)  # checked as the crawl checks them
+        except ValueError as error:  # the project's settings: one line, not the usage
+            print(f"error:       {error}", file=sys.stderr)
+            return EXIT_ERROR
+        # in a project: which middleware its crawl runs (each --json answer says it)
+        project = _warn_if_the_crawl_obeys_another(self.settings)
+        extra = {} if project is None else {"project_crawl": project}
+        token = check_agent(opts.agent) if opts.agent else settings.token_for(None)
+        if args and args[0] == "history" and not opts.lint:
+            return run_history(self.settings, args[1:], opts)
+        if args and args[0] == "prune" and not opts.lint:
+            from ._command_prune import prune
+
+            return prune(self.settings, args[1:], opts.store)
+        if opts.at is not None:
+            if opts.lint or opts.file or opts.page:
+                raise UsageError("--at reads the store: it takes no --lint, --file or --page")
+            purposes = _purposes(opts.purpose) if opts.purpose else settings.purposes
+            return run_at(self.settings, self._urls(args), opts, settings, token, purposes, extra)
+        if opts.lint:
+            if args:
+                raise UsageError("--lint takes no URL arguments")
+
+            async def fetch(url: str) -> SiteOutcome | None:
+                return (await self._fetch(runner, [url], settings, [url])).get(url)
+
+            return await run_lint(opts.lint, settings, fetch, as_json=opts.json)
+        purposes = _purposes(opts.purpose) if opts.purpose else settings.purposes
+        # the crawl's own policy, with the purposes asked about
+        policy = replace(decision_policy(self.settings, settings), purposes=purposes)
+        urls = self._urls(args)
+        if not urls:
+            raise UsageError("give at least one URL (as arguments or on standard input)")
+        pages: dict[str, PageResult] = {}
+        tdmreps: dict[str, TdmRepAnswer] | None = (
+            {} if needs_tdmrep(purposes) and not opts.file else None
+        )
+        outcomes = await self._outcomes(
+            runner, urls, opts.file, settings, pages if opts.page else None, token, tdmreps
+        )
+        answers = []
+        for url in urls:
+            site = site_of(url) if "://" in url else None
+            outcome = outcomes.get("" if opts.file else site or "\0")
+            if outcome is None and opts.file:
+                return EXIT_ERROR
+            why = no_site_reason(url) if site is None else "robots.txt not fetched"
+            tdmrep: TdmRepAnswer | None = None
+            if needs_tdmrep(purposes):
+                tdmrep = (
+                    (None, "not read with --file")
+                    if opts.file
+                    else (tdmreps or {}).get(site or "", (None, "not fetched"))
+                )
+            page = pages.get(url) if opts.page else None
+            answers.append(
+                explain_url(
+                    outcome,
+                    url,
+                    token,
+                    why,
+                    purposes,
+                    tdmrep,
+                    page,
+                    also=settings.also_obey,
+                    noai=settings.meta_noai,
+                    policy=policy,
+                )
+            )
+            if opts.page:
+                answers[-1]["page"] = page_answer(page)
+            answers[-1].update(extra)
+            if opts.json:
+                print(json.dumps(answers[-1], ensure_ascii=False), flush=True)
+            else:
+                print_answer(answers[-1], first=len(answers) == 1)
+        return exit_code(answers)
+
+    @staticmethod
+    def _urls(args: list[str]) -> list[str]:
+        if args and args != ["-"]:
+            return args
+        if not args and sys.stdin.isatty():
+            return []
+        return [
+            line.strip() for line in sys.stdin if line.strip() and not line.lstrip().startswith("#")
+        ]
+
+    async def _outcomes(
+        self,
+        runner: CrawlerRunnerBase,
+        urls: list[str],
+        file: str | None,
+        settings: RobotsTxtSettings,
+        pages: dict[str, PageResult] | None = None,
+        token: str = "*",
+        tdmreps: dict[str, TdmRepAnswer] | None = None,
+    ) -> dict[str, SiteOutcome]:
+        """Each site's outcome (key ``""`` for ``--file``); sites that failed are absent.
+
+        With ``pages``, each URL the outcome allows is fetched too, in the same
+        crawl, and its page-level directives for ``token`` stored there (or why
+        it was not fetched).
+        """
+        if file:
+            outcome = read_file(Path(file), settings)
+            found = {"": outcome} if outcome is not None else {}
+            if pages is not None:
+                await self._fetch(runner, [], settings, [], urls, pages, token, found)
+            return found
+        sites = sorted({site for url in urls if "://" in url and (site := site_of(url))})
+        return await self._fetch(
+            runner,
+            [robots_url(site) for site in sites],
+            settings,
+            sites,
+            urls,
+            pages,
+            token,
+            tdmreps=tdmreps,
+        )
+
+    async def _fetch(
+        self,
+        runner: CrawlerRunnerBase,
+        targets: list[str],
+        settings: RobotsTxtSettings,
+        keys: list[str],
+        urls: list[str] = (),  # type: ignore[assignment]
+        pages: dict[str, PageResult] | None = None,
+        token: str = "*",
+        known: dict[str, SiteOutcome] | None = None,
+        tdmreps: dict[str, TdmRepAnswer] | None = None,
+    ) -> dict[str, SiteOutcome]:
+        """Fetch every robots.txt URL in ``targets`` in one crawl, keyed by ``keys``;
+        with ``tdmreps``, each site's tdmrep.json too (its robots.txt permitting);
+        then, with ``pages``, each of ``urls`` that its outcome allows."""
+        if not targets and pages is None:
+            return {}
+        found: dict[str, SiteOutcome] = dict(known or {})
+
+        spider = fetcher_spider(settings, found, keys, targets, urls, pages, token, tdmreps)
+        crawl = runner.crawl(spider)
+        await (maybe_deferred_to_future(crawl) if isinstance(crawl, Deferred) else crawl)
+        missing = [key for key in keys if key not in found]
+        if missing:
+            print(f"error:       the crawl did not fetch {', '.join(missing)}", file=sys.stderr)
+        return found
+
+
+def _install_configured_reactor(settings: BaseSettings) -> None:
+    """Install the reactor ``TWISTED_REACTOR`` names unless one is installed already.
+
+    The command's crawls start once the reactor runs, so the first reactor the
+    process touches must be the configured one: Scrapy 2.13's ``CrawlerProcess``
+    installs it only with the first crawler, and importing
+    ``twisted.internet.reactor`` before would install the platform's default
+    (which that crawler then refuses). A reactor already installed is left as
+    it is (the crawler reports one that does not match, as ``scrapy crawl`` does).
+    """
+    if is_reactor_installed():
+        return
+    if settings.get("TWISTED_REACTOR"):
+        install_reactor(settings["TWISTED_REACTOR"], settings.get("ASYNCIO_EVENT_LOOP"))
+
+
+def _warn_if_the_crawl_obeys_another(settings: Any) -> str | None:
+    """In a project whose crawl would not run our middleware (no add-on, Scrapy's
+    built-in one in its place, or ``ROBOTSTXT_OBEY`` off), say that these answers
+    are not what its crawl obeys: one line on standard error. Which middleware
+    its crawl runs (``crawl_obeys``); ``None`` outside a project."""
+    from scrapy.utils.project import inside_project
+
+    from .._enabled import OBEYS_BUILTIN, OBEYS_OURS, crawl_obeys
+
+    if not inside_project():
+        return None
+    obeys = crawl_obeys(settings)
+    if obeys == OBEYS_OURS:
+        return obeys
+    if obeys == OBEYS_BUILTIN:
+        why = "obeys Scrapy's built-in RobotsTxtMiddleware, not these answers"
+    else:
+        why = "does not obey robots.txt at all (ROBOTSTXT_OBEY is off)"
+    print(
+        f"warning:     a crawl of this project {why}; enable the add-on in settings.py: "
+        'ADDONS = {"scrapy_rfc9309.Addon": 100}',
+        file=sys.stderr,
+    )
+    return obeys
+
+
+def _purposes(values: list[str]) -> tuple[str, ...]:
+    """``--purpose`` values (each may be comma-separated), checked as
+    ``ROBOTSTXT_PURPOSES`` is; ``UsageError`` naming the known ones."""
+    purposes: list[str] = []
+    for value in values:
+        for name in value.split(","):
+            name = name.strip().lower()
+            if not name:
+                continue
+            if name in RETIRED_PURPOSES:
+                raise UsageError(
+                    f"--purpose: {name!r} is no longer a usage category: {RETIRED_PURPOSES[name]}"
+                )
+            if name not in CATEGORIES:
+                known = ", ".join(sorted(CATEGORIES))
+                raise UsageError(f"--purpose: unknown purpose {name!r}; known: {known}")
+            if name not in purposes:
+                purposes.append(name)
+    if not purposes:
+        known = ", ".join(sorted(CATEGORIES))
+        raise UsageError(f"--purpose: no purpose named; known: {known}")
+    return tuple(purposes)

@@ -1,0 +1,478 @@
+"""``RobotsTxtPriorityQueue``: requests wait in the scheduler, not in the downloader.
+
+A scheduler priority queue (``SCHEDULER_PRIORITY_QUEUE``) that does not hand
+out a request whose site's robots.txt is not settled yet, so such a request
+takes none of the crawl's concurrency (a request held in a downloader
+middleware takes one of ``CONCURRENT_REQUESTS`` for as long as it waits), as
+crawlers built for politeness keep a host's URLs in their frontier until its
+robots.txt is known.
+
+* **fetch ahead**: the first request of a new site starts its robots.txt
+  download as it is scheduled, so by the time its pages are due the verdict
+  is usually known;
+* **priorities kept**: requests of settled sites are served by one
+  :class:`scrapy.pqueues.ScrapyPriorityQueue`, in the users' priority order;
+  a held request joins it, at its own priority, when its site settles;
+* **O(1) per request**: a dict look-up of the site's state; no scan over the
+  queued sites (each request is moved at most once per robots.txt fetch);
+* **unreachable sites deferred**: while a site's robots.txt is unreachable
+  (RFC 9309 2.3.1.4), its requests wait here, and it is tried again, for at
+  most ``ROBOTSTXT_UNREACHABLE_DEFER`` seconds (HTTP: The Definitive Guide ch. 9);
+* **JOBDIR**: with a disk queue every request is stored on disk as with
+  Scrapy's queues; a request held because its site is pending is kept in
+  memory and written back at close, so a resumed crawl finds it (its
+  robots.txt is fetched again only if no longer cached).
+
+* **pinned**: each request to be handed out pins its site's outcome in the
+  site table (a held request from the moment its site is settled), so
+  ``ROBOTSTXT_CACHE_MAX_SITES`` never evicts a site whose requests still
+  wait (they would find it unknown, and fetch it again); fetches ahead stop
+  while pinned sites fill the table, and resume as their requests leave. A
+  pending site costs no pin: nothing of it can be evicted yet.
+* **backlogs let go gradually**: the requests that waited for a site go
+  back into the queue through its window (:class:`~._backlog.SiteBacklogs`):
+  one at a time while other requests are ready, more (up to the site's
+  download-slot concurrency) when nothing else is (and, for half a second
+  after it settled, no other site's robots.txt answer is due:
+  :meth:`~._service.SiteService.answers_due`), the next as one comes
+  back, so the site's connection is reused rather than one opened per
+  request.
+
+The site states come from the crawler's :class:`~._service.SiteService`; the
+decision stays in :class:`~scrapy_rfc9309.RobotsTxtMiddleware`: a request
+handed out reaches it with its site's outcome fresh, and is let through or
+dropped there. Without that middleware (``ROBOTSTXT_OBEY = False``) this is a
+plain ``ScrapyPriorityQueue``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Iterable, Iterator
+from itertools import zip_longest
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+from scrapy.pqueues import ScrapyPriorityQueue
+
+from ...sites._sitetable import SiteState
+from .._engine import in_downloader, page_slot_concurrency, wake_engine
+from .._report import report_for
+from .._settings import start_up_errors_logged
+from ..cluster._pacing import META_WAIT_SINCE, cluster_pacer
+from ..sitefiles._service import SiteService, site_service
+from ._backlog import SiteBacklogs
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+__all__ = ["RobotsTxtPriorityQueue"]
+
+logger = logging.getLogger("scrapy_rfc9309.queue")
+
+#: Requests a ``pop`` looks at and sets aside (their site pending) before it
+#: answers ``None`` for now and asks the engine to come back after a reactor
+#: turn: a resumed crawl or a burst of expired sites never holds the reactor
+#: for long.
+DIVERT_BUDGET = 1_000
+#: Requests of settled sites a ``pop`` moves back into the queue in one go.
+RELEASE_BUDGET = 10_000
+#: Site backlogs a ``pop`` checks for requests dropped in the downloader's
+#: middlewares (no signal says so), while other requests are ready.
+CHECK_BUDGET = 4
+#: Site backlogs a ``pop`` checks so when nothing is ready and every window is full.
+GROW_CHECK_BUDGET = 64
+
+
+class RobotsTxtPriorityQueue:
+    """A scheduler priority queue that withholds requests until their site's
+    robots.txt is settled (RFC 9309 2.3), and fetches it ahead.
+
+    Enabled by the add-on (``SCHEDULER_PRIORITY_QUEUE``, at add-on
+    priority). Called by Scrapy's scheduler as any priority queue:
+    ``from_crawler``, ``push``, ``pop``, ``peek``, ``close``, ``__len__``.
+    """
+
+    @classmethod
+    def from_crawler(
+        cls,
+        crawler: Crawler,
+        downstream_queue_cls: Any,
+        key: str,
+        startprios: Iterable[int] = (),
+        *,
+        start_queue_cls: Any = None,
+    ) -> RobotsTxtPriorityQueue:
+        with start_up_errors_logged():
+            return cls(
+                crawler, downstream_queue_cls, key, startprios, start_queue_cls=start_queue_cls
+            )
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        downstream_queue_cls: Any,
+        key: str,
+        startprios: Iterable[int] = (),
+        *,
+        start_queue_cls: Any = None,
+    ) -> None:
+        if isinstance(startprios, dict):
+            raise ValueError(
+                "RobotsTxtPriorityQueue cannot resume a crawl whose JOBDIR was written by "
+                "another priority queue (DownloaderAwarePriorityQueue?); resume it with the "
+                "SCHEDULER_PRIORITY_QUEUE it was started with"
+            )
+        self.crawler = crawler
+        self.key = key
+        extra = {} if start_queue_cls is None else {"start_queue_cls": start_queue_cls}
+        #: requests that can be handed out, in priority order (on disk with JOBDIR)
+        self._ready = ScrapyPriorityQueue(
+            crawler, downstream_queue_cls, key, list(startprios), **extra
+        )
+        #: site -> requests waiting for its robots.txt, in arrival order: a lone
+        #: request as itself, a list from the second on (a broad crawl holds
+        #: one request on each of many sites, and a list costs ~90 bytes)
+        self._held: dict[str, Request | list[Request]] = {}
+        self._held_count = 0
+        #: sites settled since, whose held requests go back to ``_ready``
+        self._released: deque[str] = deque()
+        #: the same sites, to pin each once (a site may be released twice: its
+        #: robots.txt, then its tdmrep.json)
+        #: with the number of their requests pinned then
+        self._releasing: dict[str, int] = {}
+        #: a disk queue stores every request it is given at once, so that
+        #: requests that cannot be stored go to the memory queue instead
+        self._persistent = bool(key)
+        #: the crawler's site service, made by the middleware (``None``: not enabled)
+        self._robots = site_service(crawler, create=False)
+        if self._robots is not None:
+            self._robots.register(self)
+        #: with a Redis store: each site's requests spaced across the cluster;
+        #: site -> requests of a READY site waiting for its turn, and its timer
+        self._pacer = None if self._robots is None else cluster_pacer(crawler)
+        if self._pacer is not None:
+            self._pacer.queue_paces = True
+        self._paced: dict[str, deque[Request]] = {}
+        self._paced_count = 0
+        self._pace_timers: dict[str, Any] = {}
+        #: sites whose first paced request is back in ``_ready`` to ask again
+        self._trying: set[str] = set()
+        #: settled sites' backlogs, let go a few requests at a time
+        self._backlogs = SiteBacklogs()
+        if self._robots is not None:
+            crawler.signals.connect(self._came_back, signal=signals.request_left_downloader)
+
+    # -- the scheduler's calls ----------------------------------------------------
+
+    def push(self, request: Request) -> None:
+        robots = self._robots
+        # the parsed URL is not kept with the request while it waits (it
+        # would cost ~400 bytes per queued request)
+        site = None if robots is None else robots.site_for(request, cached=False)
+        if robots is None or site is None:
+            self._ready.push(request)
+            return
+        state = robots.site_state(site)
+        if state is SiteState.UNKNOWN:
+            robots.prefetch(site, request)  # fetch ahead
+            state = SiteState.PENDING
+        if state is SiteState.READY and self._backlogs and not self._persistent:
+            let_go = self._backlogs.add(site, request)
+            if let_go is not None:  # behind its site's backlog
+                robots.pin(site)
+                self._push_ready(let_go)
+                return
+        if state is SiteState.READY or self._persistent:
+            # on disk now (it may fail to serialise: the scheduler then uses
+            # its memory queue); set aside when popped if still not settled
+            self._ready.push(request)
+            robots.pin(site)  # to be handed out: its outcome is kept until then
+        else:
+            # held: pinned once its site is settled (site_released), so that a
+            # pending site costs no pin (nothing of it can be evicted yet)
+            self._hold(site, request)
+
+    def pop(self) -> Request | None:
+        if self._released:
+            self._move_released()
+        robots = self._robots
+        if robots is None:
+            return self._ready.pop()
+        backlogs = self._backlogs
+        if backlogs:
+            self._push_ready(backlogs.check(self._gone, CHECK_BUDGET))
+        for _ in range(DIVERT_BUDGET):
+            request = self._ready.pop()
+            if request is None:
+                if not backlogs or not self._grow(robots):
+                    return None
+                continue
+            site = robots.site_for(request, cached=False)
+            if site is None:
+                return request
+            state = robots.site_state(site, request)
+            robots.unpin(site)  # out of _ready: handed out, or held until released
+            if backlogs:
+                backlogs.handed_out(request)
+            if state is SiteState.READY:
+                if (
+                    self._pacer is not None
+                    # one the middleware drops is never sent: it takes no turn
+                    and not robots.refused_now(site, request)
+                    and not self._turn(site, request)
+                ):
+                    continue  # waits for its site's turn in the cluster
+                return request
+            if state is SiteState.UNKNOWN:  # expired, evicted, or a resumed crawl
+                robots.prefetch(site, request)
+            self._hold(site, request)
+        wake_engine(self.crawler)  # more may be ready: asked again after a reactor turn
+        return None
+
+    def peek(self) -> Request | None:
+        """The next request of the settled sites (Scrapy's scheduler does not call this)."""
+        return self._ready.peek()
+
+    def close(self) -> list[int]:
+        """Close the queue; with JOBDIR, held requests are written back first."""
+        self._write_back_or_drop_held()
+        if self._persistent and len(self._ready):
+            logger.info(
+                "Spider closed: %d scheduled requests kept in JOBDIR for the next run "
+                "(those of sites whose robots.txt was pending included)",
+                len(self._ready),
+            )
+        if self._robots is not None:
+            self._robots.unregister(self)
+        return self._ready.close()
+
+    def spider_closed(self) -> None:
+        """Scrapy's scheduler never closes its memory queue: held requests are
+        dropped here, counted as dropped at close."""
+        self._write_back_or_drop_held()
+
+    def _write_back_or_drop_held(self) -> None:
+        held = [request for requests in self._held.values() for request in _listed(requests)]
+        paced = self._drop_paced()
+        held.extend(request for _, request in paced)
+        waiting = list(self._backlogs.take_all())
+        held.extend(request for _, request in waiting)
+        paced.extend(waiting)
+        if held and not self._persistent:
+            report = report_for(self.crawler)  # the JSON report's per-site drops
+            for site, requests in self._held.items():
+                for _ in _listed(requests):
+                    report.dropped_at_close(site)
+            for site, _ in paced:
+                report.dropped_at_close(site)
+        self._held.clear()
+        self._held_count = 0
+        self._released.clear()
+        self._releasing.clear()
+        if held and self._persistent:
+            for request in held:  # written back: the resumed crawl finds them
+                self._ready.push(request)
+        elif held:
+            stats = self.crawler.stats
+            if stats is not None:
+                stats.inc_value("robotstxt/forbidden", len(held))
+                stats.inc_value("robotstxt/forbidden/closing", len(held))
+            logger.info(
+                "Spider closed: dropping %d scheduled requests that waited for their site's "
+                "robots.txt (or its tdmrep.json, with declared purposes, or its turn in the "
+                "cluster)",
+                len(held),
+            )
+
+    def __len__(self) -> int:
+        return len(self._ready) + self._held_count + self._paced_count + len(self._backlogs)
+
+    # -- settled sites' backlogs ----------------------------------------------------
+
+    def _push_ready(self, requests: list[Request]) -> None:
+        for request in requests:
+            self._ready.push(request)
+
+    def _came_back(self, request: Request) -> None:
+        """A request left the downloader: the next of its site's backlog takes
+        its place (the engine asks for it next). One that never reached it (a
+        downloader middleware dropped or answered it) is found by ``check``."""
+        if self._backlogs:
+            self._push_ready(self._backlogs.came_back(request))
+
+    def _gone(self, request: Request) -> bool:
+        """Whether a handed-out ``request`` is no longer in the downloader
+        (a downloader middleware dropped it, or it went another way)."""
+        return not in_downloader(self.crawler, request)
+
+    def _grow(self, robots: SiteService) -> bool:
+        """Nothing else is ready: one window below its site's slot concurrency
+        lets one more go, but, while robots.txt answers are due (other sites'
+        requests will be ready in a moment), none opened in the last
+        :data:`~._backlog.GROWTH_HOLD` seconds (grown now, it would open a
+        second connection to its host, whose first is busy); if no window
+        grows, more of them are checked for requests gone."""
+        backlogs = self._backlogs
+        grown = backlogs.grow(robots.clock.monotonic(), answers_due=robots.answers_due())
+        freed = grown or backlogs.check(self._gone, GROW_CHECK_BUDGET)
+        self._push_ready(freed)
+        return bool(freed)
+
+    # -- held requests ----------------------------------------------------------------
+
+    def _hold(self, site: str, request: Request) -> None:
+        held = self._held.get(site)
+        if held is None:
+            self._held[site] = request
+        elif isinstance(held, list):
+            held.append(request)
+        else:
+            self._held[site] = [held, request]
+        self._held_count += 1
+
+    def site_released(self, site: str) -> None:
+        """The middleware settled ``site`` (or gave up deferring it): its held
+        requests are pinned at once (another site settling before the next
+        ``pop`` never evicts this outcome), and go back to ``_ready`` then."""
+        held = self._held.get(site)
+        if held is None or site in self._releasing:
+            return
+        self._releasing[site] = count = len(_listed(held))
+        self._released.append(site)
+        if self._robots is not None:
+            self._robots.pin(site, count)
+
+    def _move_released(self) -> None:
+        """Held requests of the sites settled since the last ``pop`` go back to
+        ``_ready``, interleaved across those sites (see :func:`interleaved`)."""
+        batch: list[list[Request]] = []
+        moved = 0
+        now = self._robots.clock.monotonic() if self._robots is not None else 0.0
+        while self._released and moved < RELEASE_BUDGET:
+            site = self._released.popleft()
+            pinned = self._releasing.pop(site, 0)
+            held = self._held.pop(site, None)
+            if held is None:
+                continue
+            requests = _listed(held)
+            if self._robots is not None and len(requests) > pinned:  # held since
+                self._robots.pin(site, len(requests) - pinned)
+            if self._robots is not None:  # decided by the outcome that released them
+                for request in requests:
+                    self._robots.mark_released(site, request)
+            self._held_count -= len(requests)
+            moved += len(requests)
+            if not self._persistent:  # let go through the site's window
+                requests = self._backlogs.start(
+                    site,
+                    requests,
+                    page_slot_concurrency(self.crawler, requests[0]),
+                    now,
+                )
+            batch.append(requests)
+        for request in interleaved(batch):
+            self._ready.push(request)
+
+    # -- requests waiting for their site's turn in the cluster ---------------------------
+
+    def _turn(self, site: str, request: Request) -> bool:
+        """Whether ``request`` (its site settled) may go now; otherwise it waits
+        here, in its site's line, until the site's next allowed time."""
+        assert self._pacer is not None and self._robots is not None
+        line = self._paced.get(site)
+        if line is not None and site not in self._trying:
+            line.append(request)  # behind the site's first waiting request
+            self._robots.pin(site)  # kept while it waits (unpinned when popped)
+            self._paced_count += 1
+            self._pacer.started_waiting(request)
+            return False
+        trying = site in self._trying
+        self._trying.discard(site)
+        wait = self._pacer.wait(site)
+        if wait <= 0:
+            if line:  # the others wait for the next turn
+                self._arm(site, self._pacer.delay_for(site) or 0.0)
+            self._pacer.ended_waiting(request)
+            return True
+        if line is None:
+            line = self._paced[site] = deque()
+        self._robots.pin(site)  # waiting here: its outcome is kept (unpinned when popped)
+        if trying:
+            line.appendleft(request)
+        else:
+            line.append(request)
+        self._pacer.started_waiting(request)
+        self._paced_count += 1
+        self._arm(site, wait)
+        return False
+
+    def _arm(self, site: str, seconds: float) -> None:
+        from twisted.internet import reactor as _reactor
+
+        reactor: Any = _reactor
+        timer = self._pace_timers.pop(site, None)
+        if timer is not None and timer.active():
+            timer.cancel()
+        self._pace_timers[site] = reactor.callLater(max(0.0, seconds), self._turn_due, site)
+
+    def _turn_due(self, site: str) -> None:
+        """The site's next allowed time has come: its first waiting request goes
+        back to ``_ready`` to ask for the turn."""
+        self._pace_timers.pop(site, None)
+        line = self._paced.get(site)
+        if not line:
+            self._paced.pop(site, None)
+            return
+        request = line.popleft()
+        self._paced_count -= 1
+        if line:
+            self._trying.add(site)
+        else:
+            del self._paced[site]
+        self._ready.push(request)
+        wake_engine(self.crawler)
+
+    def _drop_paced(self) -> list[tuple[str, Request]]:
+        """Requests waiting for their site's turn, with their sites, taken out (at close)."""
+        for timer in self._pace_timers.values():
+            if timer.active():
+                timer.cancel()
+        self._pace_timers.clear()
+        paced = [(site, request) for site, line in self._paced.items() for request in line]
+        for _, request in paced:  # not sent: its wait is not counted (nor kept in JOBDIR)
+            request.meta.pop(META_WAIT_SINCE, None)
+        self._paced.clear()
+        self._paced_count = 0
+        self._trying.clear()
+        return paced
+
+
+def interleaved(batches: list[list[Request]]) -> Iterator[Request]:
+    """The requests of several sites, one of each site in turn: the first of
+    every site, then the second of every site, and so on.
+
+    Sites that settle together (a store read at open, a burst of robots.txt
+    answers) go back into the queue in the breadth-first order a broad crawl
+    scheduled them in, rather than one site's backlog after another's: a
+    site's backlog handed out in one run would fill its download slot
+    (``CONCURRENT_REQUESTS_PER_DOMAIN``) at once, and each response freeing
+    the slot starts the next request before its connection is back in
+    Twisted's pool, so a new connection is opened per request and the
+    surplus closed: a burst on one host, and a crawl that spends its CPU on
+    connection set-up. Within a site the arrival order is kept.
+    """
+    if len(batches) == 1:
+        yield from batches[0]
+        return
+    for row in zip_longest(*batches):
+        for request in row:
+            if request is not None:
+                yield request
+
+
+def _listed(held: Request | list[Request]) -> list[Request]:
+    """The requests a site holds, as a list."""
+    return held if isinstance(held, list) else [held]

@@ -1,0 +1,243 @@
+"""``RobotsTxtRedisQueue``: a scrapy-redis queue whose requests wait in Redis
+until their site's robots.txt is settled. Scrapy glue.
+
+scrapy-redis shares one request queue between the processes of a cluster.
+With its own queues, a request of a site whose robots.txt is pending reaches
+our middleware, which holds it or sets a copy aside in the process's memory:
+a process that dies loses those copies. This queue (``SCHEDULER_QUEUE_CLASS``,
+set by the add-on when ``SCHEDULER`` is scrapy-redis's) keeps them in Redis,
+as our in-memory queue keeps them in the scheduler (RFC 9309 2.3: the site's
+pages are not fetched before its robots.txt is known):
+
+* requests of settled sites are in scrapy-redis's priority queue (the sorted
+  set ``key``, by priority), handed out as scrapy-redis hands them out;
+* a request of a site this process has not settled goes to the site's waiting
+  list ``{key}:waiting:{site}`` (a sorted set by priority), and the site to
+  ``{key}:waiting`` (a sorted set scored by the time until which the process
+  that put it there deals with it); its robots.txt fetch starts (fetch ahead);
+* once the site is settled here (downloaded, or read from the robots.txt
+  store), its waiting list is moved into the queue in one Lua script;
+* a site whose time in ``{key}:waiting`` has passed (the process that took it
+  died, or could not settle it) is taken over by the next process that looks
+  (every :data:`SCAN_SECONDS`), which settles it in turn and moves its list.
+
+So no process holds those requests in memory, a process that dies loses only
+what it was downloading, and the queue's length counts the sites waiting, so
+that idle processes keep asking for work (they do not close) while requests
+wait in Redis.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from scrapy_redis.queue import PriorityQueue
+
+from ...sites._sitetable import SiteState
+from .._engine import wake_engine
+from ..sitefiles._service import site_service
+
+__all__ = ["RobotsTxtRedisQueue"]
+
+logger = logging.getLogger("scrapy_rfc9309.queue")
+
+#: Seconds a process deals with a site it put in ``{key}:waiting`` before
+#: another may take it over.
+CLAIM_SECONDS = 3.0
+#: Seconds between two looks at ``{key}:waiting`` for sites to take over.
+SCAN_SECONDS = 1.0
+#: Requests a ``pop`` moves back to waiting lists before it answers ``None``.
+DIVERT_BUDGET = 100
+#: Sites taken over in one look.
+SCAN_BATCH = 100
+
+#: Move a site's waiting list into the queue: ``KEYS`` waiting list, queue,
+#: index; ``ARGV[1]`` the site. Returns how many requests moved.
+_MOVE = """
+local rows = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+for i = 1, #rows, 2 do
+    redis.call('ZADD', KEYS[2], rows[i + 1], rows[i])
+end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+return #rows / 2
+"""
+#: Take over the sites of ``KEYS[1]`` whose time has passed: ``ARGV`` now,
+#: the new time, how many at most.
+_CLAIM = """
+local sites = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+for _, site in ipairs(sites) do
+    redis.call('ZADD', KEYS[1], ARGV[2], site)
+end
+return sites
+"""
+
+
+class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
+    """scrapy-redis's priority queue, withholding requests of sites whose
+    robots.txt is not settled in Redis (see the module docstring)."""
+
+    def __init__(self, server: Any, spider: Any, key: str, serializer: Any = None) -> None:
+        super().__init__(server, spider, key, serializer)
+        self.crawler = spider.crawler
+        self._index = f"{self.key}:waiting"
+        self._move = server.register_script(_MOVE)
+        self._claim = server.register_script(_CLAIM)
+        #: sites whose waiting list this process moves once it settles them
+        self._waiting: set[str] = set()
+        #: settled sites whose move failed (Redis did not answer): tried again at each pop
+        self._unmoved: set[str] = set()
+        self._next_scan = 0.0
+        self._wake: Any = None
+        #: the crawler's site service (``None``: robots.txt not obeyed, a plain queue)
+        self._robots = site_service(self.crawler, create=False)
+        if self._robots is not None:
+            self._robots.register(self)
+
+    def _list_key(self, site: str) -> str:
+        return f"{self.key}:waiting:{site}"
+
+    # -- scrapy-redis's calls ---------------------------------------------------------
+
+    def push(self, request: Any) -> None:
+        robots = self._robots
+        site = None if robots is None else robots.site_for(request, cached=False)
+        if robots is None or site is None:
+            super().push(request)
+            return
+        state = robots.site_state(site)
+        if state is SiteState.READY:
+            super().push(request)
+            return
+        self._to_wait(site, request, state)
+
+    def pop(self, timeout: int = 0) -> Any:
+        robots = self._robots
+        if robots is None:
+            return super().pop(timeout)
+        if self._unmoved:
+            self._move_unmoved()
+        for _ in range(DIVERT_BUDGET):
+            request = super().pop(timeout)
+            if request is None:
+                break
+            site = robots.site_for(request, cached=False)
+            if site is None:
+                return request
+            state = robots.site_state(site)
+            if state is SiteState.READY:
+                return request
+            self._to_wait(site, request, state)  # settled elsewhere: settled here first
+        self._scan()
+        return None
+
+    def __len__(self) -> int:
+        """Requests ready, plus one per site whose requests wait (so that the
+        scheduler has pending requests, and the process stays open, while any wait)."""
+        return int(self.server.zcard(self.key)) + int(self.server.zcard(self._index))
+
+    def clear(self) -> None:
+        sites = self.server.zrange(self._index, 0, -1)
+        keys = [self._list_key(_text(site)) for site in sites]
+        self.server.delete(self.key, self._index, *keys)
+
+    # -- the site service's calls -----------------------------------------------------
+
+    def site_released(self, site: str) -> None:
+        """``site`` is settled here: its waiting list goes into the queue.
+
+        Called from the site service when a robots.txt settles, never to fail
+        it: when Redis does not answer, the requests stay in their waiting list
+        in Redis (nothing is lost), with one WARNING, and the move is tried
+        again at the next pop (or by any process, once the site's time in
+        ``{key}:waiting`` has passed)."""
+        if site not in self._waiting:
+            self._unmoved.discard(site)
+            return
+        try:
+            moved = self._move(keys=[self._list_key(site), self.key, self._index], args=[site])
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            first = site not in self._unmoved
+            self._unmoved.add(site)
+            logger.log(
+                logging.WARNING if first else logging.DEBUG,
+                "Redis did not answer while moving the waiting requests of %s into the "
+                "queue (%s): they stay in Redis, and are handed out once it answers "
+                "(tried again at the next pop)",
+                site,
+                exc,
+            )
+            return
+        self._waiting.discard(site)
+        self._unmoved.discard(site)
+        logger.debug("%s requests of %s back in the queue: its robots.txt is settled", moved, site)
+
+    def _move_unmoved(self) -> None:
+        """Try again the moves Redis did not answer (:meth:`site_released`)."""
+        for site in list(self._unmoved):
+            self.site_released(site)
+            if site in self._unmoved:  # Redis still silent: the others wait too
+                return
+
+    def spider_closed(self) -> None:
+        """Nothing is held in memory: the waiting lists stay in Redis (scrapy-redis
+        clears them with the queue unless ``SCHEDULER_PERSIST``)."""
+        if self._wake is not None and self._wake.active():
+            self._wake.cancel()
+        if self._robots is not None:
+            self._robots.unregister(self)
+
+    # -- waiting lists ----------------------------------------------------------------
+
+    def _to_wait(self, site: str, request: Any, state: SiteState) -> None:
+        assert self._robots is not None
+        pipe = self.server.pipeline(transaction=False)
+        pipe.execute_command(
+            "ZADD", self._list_key(site), -request.priority, self._encode_request(request)
+        )
+        pipe.execute_command("ZADD", self._index, time.time() + CLAIM_SECONDS, site)
+        pipe.execute()
+        self._waiting.add(site)
+        if state is SiteState.UNKNOWN:
+            self._robots.prefetch(site, request)  # fetch ahead
+        if self._robots.site_state(site) is SiteState.READY:  # settled at once
+            self.site_released(site)
+        self._wake_later()
+
+    def _scan(self) -> None:
+        """Take over the sites whose time in ``{key}:waiting`` has passed."""
+        now = time.time()
+        if now < self._next_scan:
+            return
+        self._next_scan = now + SCAN_SECONDS
+        robots = self._robots
+        assert robots is not None
+        claimed = self._claim(keys=[self._index], args=[now, now + CLAIM_SECONDS, SCAN_BATCH])
+        for raw in claimed or ():
+            site = _text(raw)
+            self._waiting.add(site)
+            state = robots.site_state(site)
+            if state is SiteState.UNKNOWN:
+                robots.prefetch(site)
+            if robots.site_state(site) is SiteState.READY:
+                self.site_released(site)
+        if self.server.zcard(self._index):
+            self._wake_later()
+
+    def _wake_later(self) -> None:
+        """Ask the engine for requests again after :data:`SCAN_SECONDS` (an idle
+        engine otherwise asks every 5 s), while sites wait."""
+        if self._wake is not None and self._wake.active():
+            return
+        from twisted.internet import reactor as _reactor
+
+        reactor: Any = _reactor
+        self._wake = reactor.callLater(SCAN_SECONDS, wake_engine, self.crawler)
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)

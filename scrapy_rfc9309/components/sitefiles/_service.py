@@ -1,0 +1,498 @@
+"""``SiteService``: each site's robots.txt for one crawler: fetched, kept, deferred, released.
+
+The scheduler queue asks it what a site's requests can do (:meth:`SiteService.site_state`)
+and has it fetch ahead (:meth:`SiteService.prefetch`); the middleware asks it
+for a site's outcome (:meth:`SiteService.wait_for`) and decides. Each fetch,
+from its launch to its settling, is run by
+:class:`~._robotstxt_fetches.RobotsTxtFetches`. Found through the crawler
+(:func:`site_service`), never through a registry.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import TYPE_CHECKING, Any, Protocol
+
+from scrapy import signals
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
+
+from ...parser._tdmrep import TdmRep
+from ...sites._outcome import Kind, SiteOutcome
+from ...sites._request_decision import (
+    PENDING,
+    TDMREP_PENDING,
+    RequestDecision,
+    TdmRepUnread,
+    decide_request,
+)
+from ...sites._site import site_of
+from ...sites._sitetable import SiteState, SiteTable, outlived
+from .._clock import Clock, clock_of
+from .._enabled import addon_enabled
+from .._engine import engine_is_closing, wake_engine
+from .._report import report_for
+from .._settings import RobotsTxtSettings, decision_policy, warn_unknown_settings
+from ..store._store_bridge import open_bridge
+from ._deferral import Deferrals
+from ._fetch_log import log_start
+from ._fetcher import RobotsTxtFetcher
+from ._robotstxt_fetches import RobotsTxtFetches, hand_back
+from ._set_aside import SetAside
+from ._tdmrep_sites import FAILED_TDMREP
+from ._usage_gate import TdmRepSites, UsageGate
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request
+
+
+__all__ = ["META_RELEASED", "SiteListener", "SiteService", "site_service"]
+
+#: What a request's decision was made from (robots.txt outcome, token,
+#: tdmrep.json rules), and the decision.
+_Made = tuple[SiteOutcome, str, "TdmRep | TdmRepUnread | None", RequestDecision]
+
+# the middleware's logger: these lines are documented under its name
+logger = logging.getLogger("scrapy_rfc9309.middleware")
+
+#: How often, while a robots.txt is being fetched, to look for a closing engine.
+CLOSE_POLL_SECONDS = 0.1
+#: The crawler attribute the service is kept in.
+_ATTRIBUTE = "_robotstxt_site_service"
+#: Meta key of a request released by its site's settling (or the end of its
+#: deferral): the outcome that released it (its expiry time, as a key). The
+#: request is decided by that outcome even if it has expired by the time it
+#: is handed out, so a lifetime of 0 s means "fetch again for the next
+#: request that needs it", never a download loop; but only until
+#: :func:`~scrapy_rfc9309.sites._sitetable.released_until` (one lifetime past
+#: its expiry, never past 24 h after its fetch): then it waits for a new fetch.
+META_RELEASED = "_robotstxt_released"
+
+
+def site_service(crawler: Crawler, *, create: bool = True) -> SiteService | None:
+    """The crawler's :class:`SiteService`, created on first use (``create``);
+    ``None`` when ``ROBOTSTXT_OBEY`` is off (or, without ``create``, when no
+    component made one: the middleware is not enabled)."""
+    service: SiteService | None = getattr(crawler, _ATTRIBUTE, None)
+    if service is None and create:
+        settings = RobotsTxtSettings.from_settings(crawler.settings)
+        if not settings.obey:
+            return None
+        if not addon_enabled(crawler.settings):  # the add-on has checked the names
+            warn_unknown_settings(crawler.settings)
+        service = SiteService(crawler, settings)
+        setattr(crawler, _ATTRIBUTE, service)
+    return service
+
+
+class SiteListener(Protocol):
+    """A scheduler queue holding requests of sites whose robots.txt is not settled."""
+
+    def site_released(self, site: str) -> None:
+        """The requests of ``site`` can be handed out (and decided) now."""
+
+    def spider_closed(self) -> None:
+        """The spider closed: requests still held are dropped (or kept in JOBDIR)."""
+
+
+class SiteService:
+    """Each site's robots.txt for one crawl (RFC 9309 2.3, 2.4): one fetch per
+    site at a time, at most ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` in flight, kept
+    in the bounded site table, deferred while unreachable, released to the
+    scheduler queues once settled, and everything let go when the spider closes.
+    """
+
+    def __init__(
+        self, crawler: Crawler, settings: RobotsTxtSettings, clock: Clock | None = None
+    ) -> None:
+        self.crawler = crawler
+        self.settings = settings
+        #: the time and the timers of this crawl's site state (tests inject one)
+        self.clock = clock or clock_of(crawler)
+        assert crawler.stats is not None
+        self.stats = crawler.stats
+        #: ROBOTSTXT_ALSO_OBEY, ROBOTSTXT_PURPOSES, ...: how each request is decided
+        self.policy = decision_policy(crawler.settings, settings)
+        #: request -> what its decision was made from and the decision, made at
+        #: the queue's pop (:meth:`refused_now`), taken by the middleware
+        self._decided: weakref.WeakKeyDictionary[Request, _Made] = weakref.WeakKeyDictionary()
+        #: site -> the outcome (its ``expires_at``) whose released requests were
+        #: found past their bound: said once per outcome, forgotten once another
+        #: outcome of the site is released
+        self._outlived: dict[str, float] = {}
+        #: each site's outcome and the fetch in flight; waiters are Deferreds
+        self._table: SiteTable[Deferred[SiteOutcome | None]] = SiteTable(settings.cache_max_sites)
+        #: our scheduler queues (memory and disk), told when a site is settled
+        self._queues: list[SiteListener] = []
+        self.report = report_for(crawler)
+        self._watchdog: Any = None
+        self._fetcher = RobotsTxtFetcher(crawler, settings)
+        #: ROBOTSTXT_STORE_URI: outcomes kept across runs and processes (None: memory only)
+        self._store = open_bridge(crawler, settings, self._fetcher.parse_and_announce)
+        #: ROBOTSTXT_PURPOSES: the usage gate, and the tdmrep.json of each site it needs
+        self.usage = (
+            UsageGate(
+                crawler,
+                settings,
+                self.report,
+                on_settled=self.release,
+                on_start=self._start_watchdog,
+                # with our queue, tdmrep.json fetched ahead waits for room too (pins)
+                bounded=lambda: bool(self._queues),
+            )
+            if settings.purposes
+            else None
+        )
+        self.tdmrep: TdmRepSites | None = None if self.usage is None else self.usage.tdmrep
+        self.deferrals = Deferrals(
+            self._table,
+            settings,
+            self.stats,
+            retry=self._retry,
+            release=self.release,
+            give_up=self._give_up_retry,
+            clock=self.clock,
+        )
+        self.set_aside = SetAside(
+            crawler, settings, self.report, self._queues, self._table.is_pending, self._pending
+        )
+        #: each site's robots.txt fetch, from its launch to its settling
+        self._fetches = RobotsTxtFetches(
+            crawler,
+            settings,
+            self._table,
+            self.clock,
+            fetcher=self._fetcher,
+            store=self._store,
+            report=self.report,
+            deferrals=self.deferrals,
+            set_aside=self.set_aside,
+            release=self.release,
+            queued=lambda: bool(self._queues),
+        )
+        #: the robots.txt downloads in flight, and the sites waiting for one
+        self._launcher = self._fetches.launcher
+        #: site -> its robots.txt download in flight (cancelled at close)
+        self._downloads = self._launcher.in_flight
+        crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(self.set_aside.on_spider_idle, signal=signals.spider_idle)
+        log_start(settings, crawler.settings)
+
+    # -- looking up ------------------------------------------------------------------
+
+    def site_for(self, request: Request, *, cached: bool = True) -> str | None:
+        """The site whose robots.txt governs ``request``; ``None``: not checked.
+
+        ``cached=False`` (the scheduler queue) does not keep the parsed URL
+        with the request, as Scrapy's ``urlparse_cached`` does for as long as
+        the request lives: a request waiting in the queue would carry it.
+        """
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        if request.url.startswith(("data:", "file:")):
+            return None
+        return site_of(urlparse_cached(request) if cached else request.url)
+
+    def token(self, request: Request) -> str:
+        """The product token ``request`` obeys robots.txt as (RFC 9309 2.2.1)."""
+        return self.settings.token_for_header(request.headers.get(b"User-Agent"))
+
+    def fresh(self, site: str) -> SiteOutcome | None:
+        """The site's outcome if it is in force now."""
+        return self._table.fresh(site, self.clock.monotonic())
+
+    def site_state(self, site: str, request: Request | None = None) -> SiteState:
+        """What a request of ``site`` can do now (O(1)). With a declared purpose
+        that needs tdmrep.json, a site is ``READY`` once that is settled too.
+
+        A ``request`` released by an outcome (:meth:`mark_released`) is
+        ``READY`` while that outcome is the site's last, expired or not.
+        """
+        state = self._table.state(site, self.clock.monotonic())
+        if (
+            state is not SiteState.READY
+            and request is not None
+            and self._released_by(site, request) is not None
+        ):
+            state = SiteState.READY
+        if state is SiteState.READY and self.tdmrep is not None:
+            return self.tdmrep.state(site)
+        return state
+
+    def outcome_for(self, site: str, request: Request) -> SiteOutcome | None:
+        """The outcome that decides ``request`` now: the site's fresh one, else
+        the one that released it (:meth:`mark_released`) even if expired since;
+        ``None``: it must wait for a fetch."""
+        outcome = self.fresh(site)
+        released = self._released_by(site, request)
+        request.meta.pop(META_RELEASED, None)
+        return released if outcome is None else outcome
+
+    def decide(
+        self, outcome: SiteOutcome, site: str, request: Request, *, keep: bool = False
+    ) -> RequestDecision:
+        """THE decision for ``request`` by ``outcome`` and the site's tdmrep.json in
+        force (:func:`~scrapy_rfc9309.sites._request_decision.decide_request`, with
+        the project's :class:`DecisionPolicy`): the one call that decides a request,
+        for the scheduler queue at pop and the middleware alike.
+
+        Made once: a decision made on the same outcome, token and tdmrep.json is
+        taken again (a paced request is matched once, however many times it waited
+        for its turn). ``keep``: kept for the next call (the queue's pop); else
+        taken (the middleware's, the last)."""
+        token = self.token(request)
+        rules = self.tdmrep_rules(site)
+        made = self._decided.get(request) if keep else self._decided.pop(request, None)
+        if made is not None and made[0] is outcome and made[1] == token and made[2] is rules:
+            return made[3]
+        decision = decide_request(outcome, request.url, site, token, self.policy, rules)
+        if keep and decision.cause != PENDING:
+            self._decided[request] = (outcome, token, rules, decision)
+        return decision
+
+    def tdmrep_rules(self, site: str) -> TdmRep | TdmRepUnread | None:
+        """The site's tdmrep.json rules in force for the decision: ``None`` when no
+        declared purpose needs them; :data:`TDMREP_PENDING` while not fetched; a
+        :class:`TdmRepUnread` naming the error when it failed for a reason of ours."""
+        tdmrep = self.tdmrep
+        if tdmrep is None:
+            return None
+        rules = tdmrep.fresh(site)
+        if rules is None:
+            return TDMREP_PENDING
+        if rules is FAILED_TDMREP:
+            return TdmRepUnread(tdmrep.failures.get(site, "see the log"))
+        if rules.findings and self.usage is not None:
+            self.usage.tell_findings(site, rules)
+        return rules
+
+    def refused_now(self, site: str, request: Request) -> bool:
+        """Whether ``request``, its site ``READY``, is known now to be dropped
+        before download (:meth:`decide`, kept for the middleware): such a request
+        never takes its site's turn in the cluster. ``False`` when not known yet
+        (its tdmrep.json is pending: the middleware decides it, and the turn is
+        taken at send)."""
+        outcome = self.fresh(site) or self._released_by(site, request)
+        if outcome is None or outcome.kind is Kind.NOT_DOWNLOADABLE:
+            return False
+        decision = self.decide(outcome, site, request, keep=True)
+        return not decision.fetch and decision.cause != PENDING
+
+    def mark_released(self, site: str, request: Request) -> None:
+        """``request`` waited for ``site``'s fetch, now settled: it is decided by
+        that outcome, even once expired (one download per need, never a loop),
+        within :func:`~scrapy_rfc9309.sites._sitetable.released_until`."""
+        outcome = self._table.stale(site)
+        if outcome is not None:
+            request.meta[META_RELEASED] = outcome.expires_at
+
+    def _released_by(self, site: str, request: Request) -> SiteOutcome | None:
+        """The outcome that released ``request`` (:meth:`mark_released`), if it is
+        still the site's last and within its bound (RFC 9309 2.4); past the bound
+        the request waits for a new fetch, like one that was never released."""
+        marker = request.meta.get(META_RELEASED)
+        if marker is None:
+            return None
+        outcome = self._table.stale(site)
+        if outcome is None or outcome.expires_at != marker:
+            return None
+        now = self.clock.monotonic()
+        if not outlived(outcome, now):
+            return outcome
+        if self._outlived.get(site) != marker:
+            self._outlived[site] = marker
+            self._say_outlived(site, outcome, now)
+        return None
+
+    def _say_outlived(self, site: str, outcome: SiteOutcome, now: float) -> None:
+        """Once per outcome: requests its fetch released outlived it, so the
+        site's robots.txt is fetched again before they are decided."""
+        self.stats.inc_value("robotstxt/released_outlived")
+        fetched = outcome.fetched_at
+        logger.debug(
+            "robots.txt of %s fetched again: requests that waited for its last fetch "
+            "(%s) were not handed out within one lifetime past its expiry, at most "
+            "24 h after the fetch (RFC 9309 2.4); the new copy decides them",
+            site,
+            "time not known" if fetched is None else f"{now - fetched:.1f} s ago",
+            extra={"spider": self.crawler.spider},
+        )
+
+    def _pending(self, site: str) -> bool:
+        """Whether the site's robots.txt or tdmrep.json is still to be settled."""
+        tdmrep = self.tdmrep
+        return self._table.is_pending(site) or (
+            tdmrep is not None and tdmrep.state(site) is SiteState.PENDING
+        )
+
+    # -- for the scheduler queues ------------------------------------------------------
+
+    def answers_due(self) -> bool:
+        """Whether a robots.txt download that started less than
+        :data:`~._download_slots.SLOW_AFTER` ago is in flight: its site's
+        requests are likely ready soon (one in flight longer is slow, perhaps
+        hanging, and is not waited for)."""
+        return self._launcher.answers_due()
+
+    def register(self, queue: SiteListener) -> None:
+        self._queues.append(queue)
+        # deferral in use: its back-off replaces Scrapy's retry of robots.txt
+        self._fetcher.scrapy_retry = self.settings.unreachable_defer <= 0
+
+    def unregister(self, queue: SiteListener) -> None:
+        if queue in self._queues:
+            self._queues.remove(queue)
+        if not self._queues:
+            self._fetcher.scrapy_retry = True
+
+    def pin(self, site: str, requests: int = 1) -> None:
+        """``requests`` of ``site`` are queued, to be handed out: its outcome is not
+        evicted meanwhile (nor its tdmrep.json, when a declared purpose needs it)."""
+        self._table.pin(site, requests)
+        if self.tdmrep is not None:
+            self.tdmrep.pin(site, requests)
+
+    def unpin(self, site: str) -> None:
+        """A request of ``site`` left the queue; fetches ahead start if room freed."""
+        if self.tdmrep is not None:
+            self.tdmrep.unpin(site)
+        if self._table.unpin(site) and self._launcher.has_waiting():
+            self._launcher.start_waiting()
+
+    def prefetch(self, site: str, request: Request | None = None) -> None:
+        """Start the site's robots.txt fetch ahead of its requests, unless one is in
+        flight (and its tdmrep.json's, when a declared purpose needs it)."""
+        if self.tdmrep is not None:
+            self.tdmrep.prefetch(site)
+            if self._table.state(site, self.clock.monotonic()) is SiteState.READY:
+                return  # only the tdmrep.json was missing
+        if self._table.start(site):
+            self._launch(site, request, ahead=True)
+
+    def release(self, site: str) -> None:
+        """``site`` is settled (or no longer deferred): its requests go on."""
+        said = self._outlived.get(site)
+        if said is not None:  # forgotten once another outcome is the site's last
+            last = self._table.stale(site)
+            if last is None or last.expires_at != said:
+                del self._outlived[site]
+        self.set_aside.give_back(site, mark=self.mark_released)
+        for queue in self._queues:
+            queue.site_released(site)
+        if self._queues:
+            wake_engine(self.crawler)
+
+    # -- one fetch per site ------------------------------------------------------------
+
+    async def wait_for(self, site: str, request: Request) -> SiteOutcome | None:
+        """The site's outcome once fetched; ``None`` if the spider closed first.
+
+        Each waiting request gets its own Deferred: a result passed down one
+        shared Deferred's chain reaches only its first waiter.
+        """
+        waiter: Deferred[SiteOutcome | None] = Deferred()
+        first = not self._table.waited_on(site)
+        if self._table.join(site, waiter):
+            self._launch(site, request, ahead=False)
+        elif first:  # fetched ahead, perhaps not started: wanted now
+            self._launcher.wanted(site)
+        return await maybe_deferred_to_future(waiter)
+
+    def start_fetch(self, site: str, request: Request) -> None:
+        """Start the site's fetch for a request set aside, unless one is in flight."""
+        if self._table.start(site):
+            self._launch(site, request, ahead=False)
+
+    def _launch(self, site: str, request: Request | None, *, ahead: bool) -> None:
+        """Start the download of a site whose fetch the table has just started,
+        or queue it while ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` are in flight (or,
+        ahead of need, while the site table has no room)."""
+        self._start_watchdog()
+        self._launcher.launch(site, request, ahead=ahead)
+
+    def _retry(self, site: str) -> None:
+        """A deferred site's attempt is due (HTTP: The Definitive Guide ch. 9): it
+        starts after the first attempts waiting, within half the downloads."""
+        if not self._table.start(site):
+            return
+        self._start_watchdog()
+        self._launcher.retry(site)
+
+    def _give_up_retry(self, site: str) -> bool:
+        """The site's deferral ends while its attempt waits for a download: the
+        attempt is not made (``True``); ``False``: it is downloading, and goes on."""
+        if site in self._downloads:
+            return False
+        if self._table.is_pending(site):
+            hand_back(self._table.abandon(site), self._table.stale(site))
+        return True
+
+    # -- closing -------------------------------------------------------------------------
+
+    def _start_watchdog(self) -> None:
+        if self._watchdog is None:
+            from twisted.internet import task
+
+            self._watchdog = task.LoopingCall(self._release_if_closing)
+            if self.clock.scheduler is not None:
+                self._watchdog.clock = self.clock.scheduler
+            self._watchdog.start(CLOSE_POLL_SECONDS, now=False)
+
+    def _stop_watchdog(self) -> None:
+        if self._watchdog is not None:
+            if self._watchdog.running:
+                self._watchdog.stop()
+            self._watchdog = None
+
+    def _release_if_closing(self) -> None:
+        tdmrep = self.tdmrep
+        if (
+            not self._downloads
+            and not self._table.has_pending()
+            and not self.deferrals
+            and (tdmrep is None or not tdmrep.has_pending())
+        ):
+            self._stop_watchdog()
+        elif engine_is_closing(self.crawler):
+            self.release_all()
+        elif self._launcher.waiting():
+            self._launcher.start_waiting()  # downloads turned slow: others may start
+
+    def release_all(self) -> None:
+        """Drop every waiting request and cancel every robots.txt download
+        (or put them back in a scheduler that keeps its queue)."""
+        requeued = self.set_aside.requeue_at_close()
+        abandoned = self._table.abandon_all()
+        waiting = sum(len(waiters) for _, waiters in abandoned)
+        if waiting and not requeued:  # none: robots.txt fetched ahead by our queue
+            logger.info(
+                "Spider closing: dropping %d requests that waited on %d robots.txt downloads",
+                waiting,
+                len(abandoned),
+            )
+        for _, waiters in abandoned:
+            hand_back(waiters, None)
+        self.deferrals.cancel_all()
+        self._launcher.cancel_all()
+        if self.tdmrep is not None:  # its downloads cancelled, its waiting requests dropped
+            self.tdmrep.abandon_all()
+        self.set_aside.drop()
+        self._stop_watchdog()
+
+    def drop_held_at_close(self) -> None:
+        """Drop the requests our scheduler queues still hold (kept with ``JOBDIR``).
+
+        Called from ``spider_closed`` by the extension before its close
+        summary, so the summary counts them, and by this service; the
+        second call finds nothing left."""
+        self.set_aside.closed = True
+        for queue in list(self._queues):
+            queue.spider_closed()
+        self.set_aside.drop()
+
+    def _on_spider_closed(self) -> None:
+        self.drop_held_at_close()
+        self.release_all()

@@ -1,0 +1,120 @@
+"""Declared purposes: each site's tdmrep.json, and the requests that wait for it.
+
+Thin Scrapy glue, used only when purposes are declared. The decision itself
+(robots.txt ``Content-Usage`` / ``Content-Signal`` lines of our groups, the
+site's ``/.well-known/tdmrep.json``, against the declared purposes) is the
+request's one decision (``sites._request_decision``), made by the site
+service; this gate holds the tdmrep.json of each site that a purpose needs
+(:class:`~._tdmrep_sites.TdmRepSites`), lets a request wait for it, and tells
+what a file states less than its writer meant.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from weakref import WeakSet
+
+from ...parser._tdmrep import TDMREP_PATH, TdmRep
+from ...parser._usage import needs_tdmrep
+from .._settings import purposes_warning
+from ._site_files import drop_at_close
+from ._tdmrep_sites import TdmRepSites
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request
+
+    from .._report import CrawlReport
+    from .._settings import RobotsTxtSettings
+
+__all__ = ["USAGE_META_KEY", "TdmRepSites", "UsageGate", "warn_if_purposes_ignored"]
+
+logger = logging.getLogger("scrapy_rfc9309.usage")
+
+#: Sites whose tdmrep.json findings are remembered as told (the oldest forgotten).
+MAX_FINDINGS_TOLD = 10_000
+
+#: ``request.meta`` / ``response.meta`` key of the :class:`~._usage.Usage` that applies.
+USAGE_META_KEY = "usage"
+#: ``request.meta`` key of the :class:`~._usage_decision.UsageSources` it was decided from.
+USAGE_SOURCES_META_KEY = "_robotstxt_usage_sources"
+
+
+class UsageGate:
+    """The tdmrep.json of each site a declared purpose needs, and its findings."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        settings: RobotsTxtSettings,
+        report: CrawlReport,
+        on_settled: Callable[[str], None] | None = None,
+        on_start: Callable[[], None] | None = None,
+        bounded: Callable[[], bool] | None = None,
+    ) -> None:
+        self.purposes = settings.purposes
+        self.crawler = crawler
+        self._report = report
+        self.tdmrep = (
+            TdmRepSites(crawler, settings, on_settled, on_start, bounded=bounded)
+            if needs_tdmrep(self.purposes)
+            else None
+        )
+        #: site -> the tdmrep.json whose findings were logged (once per fetch)
+        self._findings_told: dict[str, TdmRep] = {}
+        logger.info(
+            "Declared purposes: %s (ROBOTSTXT_PURPOSES); requests whose usage preferences "
+            "refuse them are dropped",
+            ", ".join(self.purposes),
+        )
+
+    async def wait_tdmrep(self, site: str, request: Request) -> None:
+        """Wait until ``site``'s tdmrep.json is settled (downloaded once per
+        lifetime); ``IgnoreRequest`` when the spider closes first."""
+        assert self.tdmrep is not None
+        if await self.tdmrep.get(site) is None:
+            drop_at_close(self.crawler, self._report, logger, site, site + TDMREP_PATH, request)
+
+    def tell_findings(self, site: str, rules: TdmRep) -> None:
+        """What a site's tdmrep.json states less than its writer meant (a
+        ``tdm-reservation`` that is not the integer 0 or 1, an entry that is no
+        rule), at INFO, once per fetch (each fetch gives a new :class:`TdmRep`)."""
+        if self._findings_told.get(site) is rules:
+            return
+        if len(self._findings_told) >= MAX_FINDINGS_TOLD:
+            self._findings_told.pop(next(iter(self._findings_told)))
+        self._findings_told[site] = rules
+        logger.info(
+            "tdmrep.json of %s: %s",
+            site,
+            "; ".join(rules.findings),
+            extra={"spider": self.crawler.spider},
+        )
+
+
+_WARNED: WeakSet[Any] = WeakSet()
+
+
+def warn_if_purposes_ignored(crawler: Crawler, settings: RobotsTxtSettings) -> None:
+    """Warn once per crawl when ``ROBOTSTXT_PURPOSES`` is set and nothing reads it.
+
+    Called by both middlewares as they turn themselves off (either may be the
+    one enabled), so the warning shows whichever is listed. With only
+    ``ROBOTS_META_OBEY`` on, an INFO line says that only response headers and
+    meta are read.
+    """
+    message = purposes_warning(settings)
+    if message is not None and crawler not in _WARNED:
+        _WARNED.add(crawler)
+        logger.warning(message)
+    elif settings.purposes and not settings.obey and crawler not in _WARNED:
+        # ROBOTS_META_OBEY alone: robots.txt and tdmrep.json are never fetched
+        _WARNED.add(crawler)
+        logger.info(
+            "Declared purposes: %s (ROBOTSTXT_PURPOSES), but ROBOTSTXT_OBEY is off: only "
+            "response headers and meta (Content-Usage, tdm-reservation) are read, after "
+            "download; robots.txt and tdmrep.json preferences are not",
+            ", ".join(settings.purposes),
+        )
