@@ -70,11 +70,11 @@ def main(config_path: str) -> None:
     from scrapy import Request, Spider
     from scrapy.crawler import CrawlerProcess
 
-    from scrapy_rfc9309.components import _settings
+    from scrapy_rfc9309.components import _store_settings
     from scrapy_rfc9309.components.store import _store_bridge, _store_lookups
 
     if "lease_margin" in config:
-        _settings.STORE_LEASE_MARGIN = float(config["lease_margin"])
+        _store_settings.STORE_LEASE_MARGIN = float(config["lease_margin"])
     if "retry_seconds" in config:
         _store_bridge.RETRY_SECONDS = float(config["retry_seconds"])
     if "close_wait_seconds" in config:

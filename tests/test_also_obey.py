@@ -11,7 +11,8 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
+from scrapy_rfc9309.components._setting_values import SettingError
+from scrapy_rfc9309.components._settings import RobotsTxtSettings
 from scrapy_rfc9309.components.command._command import EXIT_DISALLOWED, EXIT_ERROR
 
 from .conftest import crawl

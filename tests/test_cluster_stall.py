@@ -29,7 +29,7 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, maybeDeferred
 
 from scrapy_rfc9309.components._clock import Clock, use_clock
-from scrapy_rfc9309.components._settings import ClusterDelaySettings
+from scrapy_rfc9309.components._store_settings import ClusterDelaySettings
 from scrapy_rfc9309.components.cluster._pacing import ClusterPacer
 from scrapy_rfc9309.components.cluster._pacing_outage import (
     HOLD_SECONDS,

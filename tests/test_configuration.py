@@ -14,7 +14,8 @@ from scrapy.utils.test import get_crawler
 import scrapy_rfc9309
 from scrapy_rfc9309 import RFC9309RobotParser
 from scrapy_rfc9309.components import _compat
-from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
+from scrapy_rfc9309.components._setting_values import SettingError
+from scrapy_rfc9309.components._settings import RobotsTxtSettings
 
 from .conftest import BASE_SETTINGS, BUILTIN, RecordingSpider, crawl
 from .server import status, text
@@ -61,7 +62,7 @@ def test_invalid_settings_name_the_setting(name: str, value: Any) -> None:
 def test_the_store_s_settings_are_checked_without_a_store(value: Any) -> None:
     """A bad ROBOTSTXT_STORE_ARCHIVE stops the crawl whether or not a store
     is named, not only once ``ROBOTSTXT_STORE_URI`` is added."""
-    from scrapy_rfc9309.components._settings import StoreSettings
+    from scrapy_rfc9309.components._store_settings import StoreSettings
 
     with pytest.raises(SettingError, match="ROBOTSTXT_STORE_ARCHIVE"):
         StoreSettings.from_settings(Settings({"ROBOTSTXT_STORE_ARCHIVE": value}))

@@ -207,7 +207,8 @@ def test_robots_txt_download_timeout_defaults_to_10_s_or_download_timeout(
 def test_invalid_robots_txt_download_timeout_names_the_setting(value: Any) -> None:
     from scrapy.settings import Settings
 
-    from scrapy_rfc9309.components._settings import RobotsTxtSettings, SettingError
+    from scrapy_rfc9309.components._setting_values import SettingError
+    from scrapy_rfc9309.components._settings import RobotsTxtSettings
 
     with pytest.raises(SettingError, match="ROBOTSTXT_DOWNLOAD_TIMEOUT"):
         RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_DOWNLOAD_TIMEOUT": value}))

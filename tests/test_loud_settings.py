@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components._settings import KNOWN_SETTINGS, unknown_setting_warnings
+from scrapy_rfc9309.components._setting_names import KNOWN_SETTINGS, unknown_setting_warnings
 
 from .conftest import UNSET, crawl
 from .server import text
@@ -159,7 +159,7 @@ async def test_a_bad_setting_is_one_error_line_before_the_traceback(
 ) -> None:
     """The message naming the setting is logged once, at ERROR, as the crawl
     stops: not only the last line of a long traceback."""
-    from scrapy_rfc9309.components._settings import SettingError
+    from scrapy_rfc9309.components._setting_values import SettingError
 
     site = sites(default=PAGE)
     settings = {**(ADDON_ONLY if addon else {}), name: value}
@@ -210,7 +210,7 @@ async def test_a_redis_store_without_the_redis_package_says_what_to_install(
     ``ModuleNotFoundError: No module named 'redis'``."""
     import sys
 
-    from scrapy_rfc9309.components._settings import SettingError
+    from scrapy_rfc9309.components._setting_values import SettingError
 
     monkeypatch.setitem(sys.modules, "redis", None)  # import redis: ImportError
     for name in list(sys.modules):

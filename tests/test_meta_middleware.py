@@ -15,7 +15,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309.components import _compat
-from scrapy_rfc9309.components._settings import SettingError
+from scrapy_rfc9309.components._setting_values import SettingError
 from scrapy_rfc9309.parser._directives import (
     MAX_HEAD_BYTES,
     MAX_HEADER_BYTES,

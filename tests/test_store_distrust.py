@@ -24,7 +24,7 @@ import pytest
 import redis
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components import _settings
+from scrapy_rfc9309.components import _store_settings
 from scrapy_rfc9309.components.store import _store_bridge, _store_lookups
 from scrapy_rfc9309.components.store._store_saves import utc_iso
 from scrapy_rfc9309.sites._redis_store import RedisStore
@@ -269,7 +269,7 @@ async def test_2_4_redis_bad_records_cost_their_site_a_fetch_not_the_store(
 def short_leases(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Leases of 2 s (``DOWNLOAD_TIMEOUT`` 2, no margin); the INFO line about a
     long wait after 0.5 s, the store asked every 0.1 s."""
-    monkeypatch.setattr(_settings, "STORE_LEASE_MARGIN", 0.0)
+    monkeypatch.setattr(_store_settings, "STORE_LEASE_MARGIN", 0.0)
     monkeypatch.setattr(_store_bridge, "WAIT_NOTICE_SECONDS", 0.5)
     monkeypatch.setattr(_store_bridge, "POLL_SECONDS", 0.1)
     return {"DOWNLOAD_TIMEOUT": 2}

@@ -8,19 +8,20 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from os import PathLike, fspath
 from typing import TYPE_CHECKING, Any
-
-from scrapy.exceptions import NotConfigured
 
 from ..parser._agent import derive_product_token
 from ..parser._lines import DEFAULT_MAX_SIZE
 from ..parser._rulekey import MAX_BODY_SIZE
 from ..sites._request_decision import DecisionPolicy
-from ..sites._store_uri import needs_data_dir
+from ._setting_values import (
+    SettingError,
+    read_bool,
+    read_delay_bound,
+    read_number,
+)
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -32,10 +33,7 @@ __all__ = [
     "decision_policy",
     "identity_warning",
     "max_size_setting",
-    "never_disabled",
     "reduce_agent_setting",
-    "start_up_errors_logged",
-    "warn_unknown_settings",
 ]
 
 logger = logging.getLogger("scrapy_rfc9309.settings")
@@ -61,10 +59,6 @@ DEFAULT_UNREACHABLE_TTL = 600
 #: still used this long, so that it is not downloaded once per request.
 DEFAULT_CACHE_MIN_TTL = 600
 DEFAULT_CRAWL_DELAY_MAX = 60.0
-#: Upper bound of ``ROBOTSTXT_CRAWL_DELAY_MAX`` and ``ROBOTSTXT_CLUSTER_DELAY``:
-#: a day. A site paced more slowly is as good as not crawled, and the cluster
-#: clock keeps each delay in Redis in whole milliseconds.
-MAX_DELAY_SECONDS = 86_400.0
 #: Upper bound on an honoured ``Retry-After`` of a 429 / 503 robots.txt.
 DEFAULT_RETRY_AFTER_MAX = 3600.0
 #: Seconds requests of a site whose robots.txt is unreachable wait for it.
@@ -78,62 +72,6 @@ DEFAULT_CONCURRENT_DOWNLOADS = 64
 DEFAULT_DOWNLOAD_TIMEOUT = 10.0
 #: Scrapy's ``DOWNLOAD_TIMEOUT`` default.
 DEFAULT_PAGE_DOWNLOAD_TIMEOUT = 180.0
-
-
-class SettingError(ValueError):
-    """A scrapy-rfc9309 setting has a value it cannot work with."""
-
-    #: logged already (:func:`start_up_errors_logged`): Scrapy's traceback follows
-    logged = False
-
-
-@contextmanager
-def start_up_errors_logged() -> Iterator[None]:
-    """Log a :class:`SettingError` raised while a component starts as one ERROR
-    line, before Scrapy's traceback buries it at the end of 30 lines; once, however
-    many components it passes through."""
-    try:
-        yield
-    except SettingError as error:
-        if not error.logged:
-            error.logged = True
-            logger.error("The crawl cannot start: %s", error)
-        raise
-
-
-@contextmanager
-def never_disabled(component: str) -> Iterator[None]:
-    """Start ``component`` with robots.txt obeyed: a ``NotConfigured`` raised
-    while it starts (by Scrapy's own utilities, or code they call) stops the
-    crawl as a :class:`SettingError` naming the component.
-
-    Scrapy disables a component whose ``from_crawler`` raises ``NotConfigured``
-    with one WARNING and crawls on; the add-on has already turned Scrapy's own
-    robots.txt middleware off, so robots.txt would not be obeyed at all. A
-    component that is off on purpose (``ROBOTSTXT_OBEY = False``) raises its
-    ``NotConfigured`` outside this block.
-    """
-    try:
-        yield
-    except NotConfigured as exc:
-        reason = str(exc) or "NotConfigured"
-        raise SettingError(
-            f"{component} cannot start ({reason}); the crawl is stopped rather than run "
-            "without obeying robots.txt"
-        ) from exc
-
-
-def _bool(settings: BaseSettings, name: str, default: bool = False) -> bool:
-    """A boolean setting (``default`` when unset or ``None``); a value Scrapy
-    cannot read as one (``"maybe"``, a list, a dict) names the setting."""
-    if settings.get(name) is None:
-        return default
-    try:
-        return settings.getbool(name)
-    except (TypeError, ValueError):
-        raise SettingError(
-            f"{name} must be True or False (or 1/0, 'true'/'false'), got {settings.get(name)!r}"
-        ) from None
 
 
 def httpcache_honours_noarchive(settings: BaseSettings) -> bool:
@@ -189,39 +127,6 @@ def _default_user_agent(settings: BaseSettings) -> str:
     return str(settings.get("USER_AGENT") or "")
 
 
-def _number(settings: BaseSettings, name: str, default: float, *, integer: bool) -> Any:
-    """A non-negative number setting; ``integer``: a whole number (``2.5``
-    is refused, not cut to ``2``). A bool is refused: ``True`` is no size."""
-    raw = settings.get(name, default)
-    if raw is None:
-        return default
-    kind = "a whole number" if integer else "a number"
-    if isinstance(raw, bool):
-        raise SettingError(f"{name} must be {kind}, got {raw!r}")
-    try:
-        value = float(raw)
-        if integer:
-            if not value.is_integer():
-                raise ValueError(raw)
-            value = int(raw) if isinstance(raw, int) else int(value)
-    except (TypeError, ValueError, OverflowError):
-        raise SettingError(f"{name} must be {kind}, got {raw!r}") from None
-    if not 0 <= value < float("inf"):
-        raise SettingError(f"{name} must be {kind} of at least 0, got {raw!r}")
-    return value
-
-
-def _delay_bound(settings: BaseSettings, name: str, default: float) -> float:
-    """A number of seconds from 0 to :data:`MAX_DELAY_SECONDS` (a day); a larger
-    or non-finite value stops the crawl at start-up naming ``name``."""
-    value = float(_number(settings, name, default, integer=False))
-    if value > MAX_DELAY_SECONDS:
-        raise SettingError(
-            f"{name} must be at most {MAX_DELAY_SECONDS:.0f} seconds, got {settings.get(name)!r}"
-        )
-    return value
-
-
 #: (settings, name, value) already warned about: read by several components,
 #: a value is reported once per crawler.
 _TTL_WARNED: set[tuple[int, str, float]] = set()
@@ -230,7 +135,7 @@ _TTL_WARNED: set[tuple[int, str, float]] = set()
 def _ttl(settings: BaseSettings, name: str, default: float) -> float:
     """A lifetime setting in seconds: below :data:`MIN_TTL` raised to it, and
     ``ROBOTSTXT_CACHE_TTL`` over 24 hours kept; each with a WARNING naming it."""
-    value = float(_number(settings, name, default, integer=False))
+    value = float(read_number(settings, name, default, integer=False))
     message = None
     if value < MIN_TTL:
         message = (
@@ -304,14 +209,14 @@ def reduce_agent_setting(value: str, name: str = "ROBOTSTXT_USER_AGENT") -> str:
 def crawl_delay_on(settings: BaseSettings) -> bool:
     """``ROBOTSTXT_CRAWL_DELAY``: on unless turned off (Nutch and StormCrawler
     honour Crawl-delay by default too, with a cap: ``ROBOTSTXT_CRAWL_DELAY_MAX``)."""
-    return _bool(settings, "ROBOTSTXT_CRAWL_DELAY", default=True)
+    return read_bool(settings, "ROBOTSTXT_CRAWL_DELAY", default=True)
 
 
 def _meta_obey(settings: BaseSettings) -> bool:
     """``ROBOTS_META_OBEY``; unset (or ``None``): the value of ``ROBOTSTXT_OBEY``."""
     if settings.get("ROBOTS_META_OBEY") is None:
-        return _bool(settings, "ROBOTSTXT_OBEY")
-    return _bool(settings, "ROBOTS_META_OBEY")
+        return read_bool(settings, "ROBOTSTXT_OBEY")
+    return read_bool(settings, "ROBOTS_META_OBEY")
 
 
 META_NOINDEX_CHOICES = ("drop", "keep")
@@ -402,7 +307,7 @@ def max_size_setting(settings: BaseSettings) -> int:
     """``ROBOTSTXT_MAX_SIZE``: octets of a robots.txt read (RFC 9309 2.5), a
     whole number from :data:`MIN_MAX_SIZE` to below 2 GiB; read so by the
     add-on and by :class:`~._robotparser.RFC9309RobotParser` alike."""
-    max_size = _number(settings, "ROBOTSTXT_MAX_SIZE", DEFAULT_MAX_SIZE, integer=True)
+    max_size = read_number(settings, "ROBOTSTXT_MAX_SIZE", DEFAULT_MAX_SIZE, integer=True)
     if max_size >= MAX_BODY_SIZE:
         raise SettingError(
             f"ROBOTSTXT_MAX_SIZE must be below 2 GiB, got {settings.get('ROBOTSTXT_MAX_SIZE')!r}"
@@ -484,7 +389,7 @@ class RobotsTxtSettings:
         # the User-Agent; any other value must name a product token.
         token = reduce_agent_setting(token, "ROBOTSTXT_USER_AGENT") if token else None
         max_size = max_size_setting(settings)
-        cache_max_sites = _number(
+        cache_max_sites = read_number(
             settings, "ROBOTSTXT_CACHE_MAX_SITES", DEFAULT_CACHE_MAX_SITES, integer=True
         )
         if cache_max_sites < 1:
@@ -496,7 +401,7 @@ class RobotsTxtSettings:
             # loaded only when HTTPCACHE_ENABLED: a bad name stops the crawl anyway
             wrapped_cache_policy(settings, "")
         return cls(
-            obey=_bool(settings, "ROBOTSTXT_OBEY"),
+            obey=read_bool(settings, "ROBOTSTXT_OBEY"),
             user_agent_token=token or None,
             default_user_agent=_default_user_agent(settings),
             max_size=max_size,
@@ -504,19 +409,19 @@ class RobotsTxtSettings:
             unreachable_ttl=_ttl(settings, "ROBOTSTXT_UNREACHABLE_TTL", DEFAULT_UNREACHABLE_TTL),
             cache_max_sites=cache_max_sites,
             crawl_delay=crawl_delay_on(settings),
-            crawl_delay_max=_delay_bound(
+            crawl_delay_max=read_delay_bound(
                 settings, "ROBOTSTXT_CRAWL_DELAY_MAX", DEFAULT_CRAWL_DELAY_MAX
             ),
-            auth_disallow=_bool(settings, "ROBOTSTXT_AUTH_DISALLOW"),
-            retry_after_max=_number(
+            auth_disallow=read_bool(settings, "ROBOTSTXT_AUTH_DISALLOW"),
+            retry_after_max=read_number(
                 settings, "ROBOTSTXT_RETRY_AFTER_MAX", DEFAULT_RETRY_AFTER_MAX, integer=False
             ),
-            cache_min_ttl=_number(
+            cache_min_ttl=read_number(
                 settings, "ROBOTSTXT_CACHE_MIN_TTL", DEFAULT_CACHE_MIN_TTL, integer=False
             ),
             meta_obey=_meta_obey(settings),
             meta_noindex=_meta_noindex(settings),
-            unreachable_defer=_number(
+            unreachable_defer=read_number(
                 settings, "ROBOTSTXT_UNREACHABLE_DEFER", DEFAULT_UNREACHABLE_DEFER, integer=False
             ),
             **_concurrency(settings),
@@ -524,7 +429,7 @@ class RobotsTxtSettings:
             held_max=_held_max(settings),
             keeps_queue=_keeps_queue(settings),
             also_obey=_also_obey(settings),
-            meta_noai=_bool(settings, "ROBOTS_META_NOAI"),
+            meta_noai=read_bool(settings, "ROBOTS_META_NOAI"),
         )
 
     def token_for(self, user_agent: str | None) -> str:
@@ -582,7 +487,7 @@ class ReportSettings:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ReportSettings:
-        top = _number(
+        top = read_number(
             settings, "ROBOTSTXT_SUMMARY_TOP_RULES", DEFAULT_SUMMARY_TOP_RULES, integer=True
         )
         raw = settings.get("ROBOTSTXT_REPORT_FILE")
@@ -612,7 +517,7 @@ def identity_warning(settings: BaseSettings) -> str | None:
     ``User-agent: Scrapy`` group binds all of them. ``None`` when there is
     nothing to say.
     """
-    if not _bool(settings, "ROBOTSTXT_OBEY"):
+    if not read_bool(settings, "ROBOTSTXT_OBEY"):
         return None
     user_agent = _default_user_agent(settings)
     if not _SCRAPY_DEFAULT_USER_AGENT.match(user_agent):
@@ -639,12 +544,12 @@ def _concurrency(settings: BaseSettings) -> dict[str, Any]:
     """``concurrent_downloads``, ``download_timeout`` and ``page_download_timeout``,
     from ``ROBOTSTXT_CONCURRENT_DOWNLOADS``, ``ROBOTSTXT_DOWNLOAD_TIMEOUT`` and
     ``DOWNLOAD_TIMEOUT``."""
-    pages = _number(settings, "DOWNLOAD_TIMEOUT", DEFAULT_PAGE_DOWNLOAD_TIMEOUT, integer=False)
+    pages = read_number(settings, "DOWNLOAD_TIMEOUT", DEFAULT_PAGE_DOWNLOAD_TIMEOUT, integer=False)
     default = min(DEFAULT_DOWNLOAD_TIMEOUT, pages) if pages > 0 else DEFAULT_DOWNLOAD_TIMEOUT
-    timeout = _number(settings, "ROBOTSTXT_DOWNLOAD_TIMEOUT", default, integer=False)
+    timeout = read_number(settings, "ROBOTSTXT_DOWNLOAD_TIMEOUT", default, integer=False)
     if timeout <= 0:
         raise SettingError(f"ROBOTSTXT_DOWNLOAD_TIMEOUT must be above 0, got {timeout}")
-    downloads = _number(
+    downloads = read_number(
         settings, "ROBOTSTXT_CONCURRENT_DOWNLOADS", DEFAULT_CONCURRENT_DOWNLOADS, integer=True
     )
     if downloads < 1:
@@ -660,7 +565,7 @@ def _held_max(settings: BaseSettings) -> int | None:
     """``held_max`` from ``ROBOTSTXT_HELD_SHARE`` (above 0, at most 1) and
     ``CONCURRENT_REQUESTS``: 0.5 of 16 is 8; ``None`` when ``CONCURRENT_REQUESTS``
     sets no limit."""
-    share = _number(settings, "ROBOTSTXT_HELD_SHARE", DEFAULT_HELD_SHARE, integer=False)
+    share = read_number(settings, "ROBOTSTXT_HELD_SHARE", DEFAULT_HELD_SHARE, integer=False)
     if not 0 < share <= 1:
         raise SettingError(f"ROBOTSTXT_HELD_SHARE must be above 0 and at most 1, got {share!r}")
     try:
@@ -675,73 +580,7 @@ def _held_max(settings: BaseSettings) -> int | None:
 def _keeps_queue(settings: BaseSettings) -> bool:
     """Whether the scheduler keeps its queue for the next run: ``JOBDIR`` is
     set (Scrapy's disk queues) or ``SCHEDULER_PERSIST`` is true (scrapy-redis)."""
-    return bool(settings.get("JOBDIR")) or _bool(settings, "SCHEDULER_PERSIST")
-
-
-#: Every setting name of this package, and Scrapy's own robots.txt settings: any
-#: other ``ROBOTSTXT_*`` / ``ROBOTS_META_*`` name is a misspelling
-#: (:func:`unknown_setting_warnings`).
-KNOWN_SETTINGS = frozenset(
-    {
-        "ROBOTSTXT_ALSO_OBEY",
-        "ROBOTSTXT_AUTH_DISALLOW",
-        "ROBOTSTXT_CACHE_MAX_SITES",
-        "ROBOTSTXT_CACHE_MIN_TTL",
-        "ROBOTSTXT_CACHE_TTL",
-        "ROBOTSTXT_CLUSTER_DELAY",
-        "ROBOTSTXT_CONCURRENT_DOWNLOADS",
-        "ROBOTSTXT_CRAWL_DELAY",
-        "ROBOTSTXT_CRAWL_DELAY_MAX",
-        "ROBOTSTXT_DOWNLOAD_TIMEOUT",
-        "ROBOTSTXT_HELD_SHARE",
-        "ROBOTSTXT_MAX_SIZE",
-        "ROBOTSTXT_OBEY",
-        "ROBOTSTXT_PARSER",
-        "ROBOTSTXT_PURPOSES",
-        "ROBOTSTXT_REPORT_FILE",
-        "ROBOTSTXT_RETRY_AFTER_MAX",
-        "ROBOTSTXT_SET_ASIDE_MAX",
-        "ROBOTSTXT_STORE_ARCHIVE",
-        "ROBOTSTXT_STORE_PREFIX",
-        "ROBOTSTXT_STORE_URI",
-        "ROBOTSTXT_SUMMARY_TOP_RULES",
-        "ROBOTSTXT_UNREACHABLE_DEFER",
-        "ROBOTSTXT_UNREACHABLE_TTL",
-        "ROBOTSTXT_USER_AGENT",
-        "ROBOTS_META_HTTPCACHE_POLICY",
-        "ROBOTS_META_NOAI",
-        "ROBOTS_META_NOINDEX",
-        "ROBOTS_META_OBEY",
-    }
-)
-#: The prefixes of the names :func:`unknown_setting_warnings` checks.
-CHECKED_PREFIXES = ("ROBOTSTXT", "ROBOTS_META", "ROBOTS_TXT")
-
-
-def unknown_setting_warnings(settings: BaseSettings) -> list[str]:
-    """A warning for each ``ROBOTSTXT_*`` / ``ROBOTS_META_*`` setting name that is
-    neither ours nor Scrapy's (a misspelling, such as ``ROBOTSTXT_CRAWLDELAY``,
-    is otherwise ignored without a word), naming the closest known one."""
-    from difflib import get_close_matches
-
-    found = []
-    for name in sorted(str(key) for key in settings):
-        upper = name.upper()
-        if not upper.startswith(CHECKED_PREFIXES) or name in KNOWN_SETTINGS:
-            continue
-        close = get_close_matches(upper, KNOWN_SETTINGS, n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]}?" if close else ""
-        found.append(
-            f"Unknown setting {name} (value {settings.get(name)!r}): scrapy-rfc9309 and "
-            f"Scrapy read no setting of that name, so it changes nothing{hint}"
-        )
-    return found
-
-
-def warn_unknown_settings(settings: BaseSettings) -> None:
-    """Log :func:`unknown_setting_warnings` at WARNING."""
-    for message in unknown_setting_warnings(settings):
-        logger.warning(message)
+    return bool(settings.get("JOBDIR")) or read_bool(settings, "SCHEDULER_PERSIST")
 
 
 def decision_policy(
@@ -775,151 +614,8 @@ def purposes_warning(settings: RobotsTxtSettings) -> str | None:
 
 # -- the robots.txt store (across runs and processes) ------------------------------
 
-#: Seconds a lease on a site's fetch outlives ``DOWNLOAD_TIMEOUT``.
-STORE_LEASE_MARGIN = 30.0
-
-
-@dataclass(frozen=True)
-class StoreSettings:
-    """``ROBOTSTXT_STORE_URI`` and what opening the store needs, read at start-up."""
-
-    #: ``None``: no store, robots.txt outcomes are kept in memory only
-    uri: str | None
-    #: the project's ``.scrapy`` data directory (relative SQLite paths go there)
-    data_dir: str
-    #: scrapy-redis's ``REDIS_URL`` (for ``ROBOTSTXT_STORE_URI = "redis"``)
-    redis_url: str | None
-    #: seconds a lease on a site's fetch lasts: ``DOWNLOAD_TIMEOUT`` + 30
-    lease_seconds: float
-    #: ``ROBOTSTXT_STORE_PREFIX``: the Redis store's keys start with it
-    redis_prefix: str = "robotstxt:"
-    #: ``ROBOTSTXT_STORE_ARCHIVE``: records kept per site, the current one
-    #: included; ``None``: all (``"all"``), ``0``: the current one only (``"off"``)
-    archive: int | None = None
-
-    @classmethod
-    def from_settings(cls, settings: BaseSettings, uri: str | None = None) -> StoreSettings:
-        """``uri``: a store named elsewhere (``scrapy robotstxt --store``), read
-        with the project's other store settings instead of ``ROBOTSTXT_STORE_URI``."""
-        raw = uri if uri else settings.get("ROBOTSTXT_STORE_URI")
-        if raw is not None and not isinstance(raw, str):
-            raise SettingError(
-                f"ROBOTSTXT_STORE_URI must be a URI such as 'sqlite:///robots.db', got {raw!r}"
-            )
-        uri = raw.strip() if raw else None
-        # The store's other settings are checked whether or not a store is
-        # named: a bad value stops the crawl now, not once a store is added.
-        archive, prefix = store_archive(settings), _store_prefix(settings)
-        if not uri:  # no store: nothing else is read, the crawl is as before
-            return cls(uri=None, data_dir="", redis_url=None, lease_seconds=0.0)
-        redis_url = settings.get("REDIS_URL")
-        timeout = _number(settings, "DOWNLOAD_TIMEOUT", 180.0, integer=False)
-        return cls(
-            uri=uri,
-            data_dir=_data_dir(uri),
-            redis_url=str(redis_url) if redis_url else None,
-            lease_seconds=timeout + STORE_LEASE_MARGIN,
-            redis_prefix=prefix,
-            archive=archive,
-        )
-
-
-def _data_dir(uri: str) -> str:
-    """The project's ``.scrapy`` data directory, located only for a SQLite file
-    named by a relative path (``""`` for every other store).
-
-    Scrapy locates it from ``scrapy.cfg``; a project run from
-    ``SCRAPY_SETTINGS_MODULE`` alone has none, and Scrapy's ``data_path`` then
-    raises ``NotConfigured``, which would make Scrapy disable the components
-    that read this setting (robots.txt silently not obeyed): a
-    :class:`SettingError` naming the setting stops the crawl instead.
-    """
-    from scrapy.utils.project import data_path
-
-    if not needs_data_dir(uri):
-        return ""
-    try:
-        return data_path(".")
-    except (NotConfigured, OSError) as exc:
-        raise SettingError(
-            f"ROBOTSTXT_STORE_URI = {uri!r} names a SQLite file by a relative path, which "
-            f"goes in the project's data directory, but that directory cannot be located "
-            f"({exc}). Write an absolute path (sqlite:////var/lib/crawl/robots.db), or run "
-            "the crawl from a project with a scrapy.cfg"
-        ) from None
-
-
-#: ``ROBOTSTXT_STORE_PREFIX``'s default.
-DEFAULT_STORE_PREFIX = "robotstxt:"
-
-
-def store_archive(settings: BaseSettings) -> int | None:
-    """``ROBOTSTXT_STORE_ARCHIVE``: ``"all"`` (the default: every fetch kept),
-    ``"off"`` (the current record of each site only: ``0``), or a positive
-    integer N (each site's last N records, the current one included)."""
-    raw = settings.get("ROBOTSTXT_STORE_ARCHIVE")
-    if raw is None:
-        return None
-    text = raw.strip().lower() if isinstance(raw, str) else raw
-    if text == "all":
-        return None
-    if text == "off":
-        return 0
-    if isinstance(text, str) and text.isascii() and text.isdigit():
-        text = int(text)
-    if isinstance(text, bool) or not isinstance(text, int) or not 1 <= text <= 1_000_000:
-        raise SettingError(
-            "ROBOTSTXT_STORE_ARCHIVE must be 'all', 'off' or a number of records to keep "
-            f"per site (1 to 1000000), got {raw!r}"
-        )
-    return text
-
-
-def _store_prefix(settings: BaseSettings) -> str:
-    """``ROBOTSTXT_STORE_PREFIX``: the start of every key of the Redis store, so that
-    several projects share one Redis."""
-    raw = settings.get("ROBOTSTXT_STORE_PREFIX")
-    if raw is None:
-        return DEFAULT_STORE_PREFIX
-    if not isinstance(raw, str):
-        raise SettingError(f"ROBOTSTXT_STORE_PREFIX must be a string, got {raw!r}")
-    return raw
-
 
 # -- the cluster-wide delay (Redis) --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ClusterDelaySettings:
-    """Spacing a site's requests across the processes of a cluster, read at start-up."""
-
-    #: the Redis that keeps each site's next allowed time (the store's); ``None``: off
-    redis_url: str | None
-    #: ``ROBOTSTXT_STORE_PREFIX``
-    prefix: str
-    #: ``ROBOTSTXT_CRAWL_DELAY``: a site's Crawl-delay is kept cluster-wide
-    crawl_delay: bool
-    #: ``ROBOTSTXT_CLUSTER_DELAY``: seconds between a site's requests for sites
-    #: without a Crawl-delay; ``None``: none
-    cluster_delay: float | None
-
-    @classmethod
-    def from_settings(cls, settings: BaseSettings) -> ClusterDelaySettings:
-        raw = settings.get("ROBOTSTXT_CLUSTER_DELAY")
-        cluster_delay = None
-        if raw is not None:
-            cluster_delay = _delay_bound(settings, "ROBOTSTXT_CLUSTER_DELAY", 0.0) or None
-        crawl_delay = crawl_delay_on(settings)
-        store = StoreSettings.from_settings(settings)
-        url = store.redis_url if store.uri == "redis" else store.uri
-        if not (url and url.startswith(("redis://", "rediss://"))):
-            url = None
-        return cls(
-            redis_url=url,
-            prefix=store.redis_prefix,
-            crawl_delay=crawl_delay,
-            cluster_delay=cluster_delay,
-        )
 
 
 #: ``ROBOTSTXT_SET_ASIDE_MAX``'s default: about 130 MB of copies with short URLs
@@ -933,5 +629,5 @@ def set_aside_max(settings: BaseSettings) -> int:
     raw = settings.get("ROBOTSTXT_SET_ASIDE_MAX")
     if raw is None:
         return DEFAULT_SET_ASIDE_MAX
-    value = _number(settings, "ROBOTSTXT_SET_ASIDE_MAX", DEFAULT_SET_ASIDE_MAX, integer=True)
+    value = read_number(settings, "ROBOTSTXT_SET_ASIDE_MAX", DEFAULT_SET_ASIDE_MAX, integer=True)
     return int(value)

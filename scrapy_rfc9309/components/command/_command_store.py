@@ -41,7 +41,7 @@ def open_store_of(scrapy_settings: Any, opts: Namespace) -> Any:
     """The store ``--store`` or ``ROBOTSTXT_STORE_URI`` names (``UsageError`` if none)."""
     from ...sites._store import StoreError
     from ...sites._store_uri import open_store
-    from .._settings import StoreSettings
+    from .._store_settings import StoreSettings
     from ..store._store_bridge import without_password
 
     try:

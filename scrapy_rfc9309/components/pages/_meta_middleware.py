@@ -39,7 +39,8 @@ from ...parser._usage_decision import UsageSources, decide_usage
 from ...parser._usage_signals import read_usage_signals
 from ...sites._site import site_of
 from .._report import report_for
-from .._settings import RobotsTxtSettings, httpcache_honours_noarchive, start_up_errors_logged
+from .._settings import RobotsTxtSettings, httpcache_honours_noarchive
+from .._start_up import start_up_errors_logged
 from ..sitefiles._usage_gate import USAGE_META_KEY, USAGE_SOURCES_META_KEY, warn_if_purposes_ignored
 
 if TYPE_CHECKING:

@@ -45,7 +45,8 @@ from ...sites._records import usable_until as _usable_until
 from ...sites._store import FetchRecord, RobotsStore, StoreError
 from ...sites._store_uri import SETTING, BadStoreURI, open_store
 from .._clock import clock_of
-from .._settings import SettingError, StoreSettings
+from .._setting_values import SettingError
+from .._store_settings import StoreSettings
 from ._store_lookups import INLINE_SITES, PRELOAD_MAX_SITES, PRELOAD_WAIT_SECONDS, StoreLookups
 from ._store_saves import COPY_SEARCH_LIMIT, StoreSaves, last_copy_of, utc_iso
 from ._store_wakeups import ReleaseWakeups
