@@ -303,7 +303,7 @@ def test_page_signals_are_read_only_where_the_meta_middleware_runs(
     """A page's usage signals can supersede a tdmrep.json reservation only
     when ``ROBOTS_META_OBEY`` is on and ``RobotsMetaMiddleware``, or a
     subclass, is in ``SPIDER_MIDDLEWARES`` (named by path or by class)."""
-    from scrapy_rfc9309.components._settings import page_signals_read
+    from scrapy_rfc9309.components._component_settings import page_signals_read
 
     settings = Settings({"SPIDER_MIDDLEWARES": spider_middlewares, "ROBOTS_META_OBEY": meta_obey})
     assert page_signals_read(settings) is expected

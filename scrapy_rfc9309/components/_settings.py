@@ -6,16 +6,15 @@ Invalid values stop the crawl at start-up with a message naming the setting.
 from __future__ import annotations
 
 import logging
-import os
-import re
 from dataclasses import dataclass, field
-from os import PathLike, fspath
 from typing import TYPE_CHECKING, Any
 
 from ..parser._agent import derive_product_token
 from ..parser._lines import DEFAULT_MAX_SIZE
 from ..parser._rulekey import MAX_BODY_SIZE
 from ..sites._request_decision import DecisionPolicy
+from ._component_settings import meta_obey_on, page_signals_read, wrapped_cache_policy
+from ._report_settings import default_user_agent
 from ._setting_values import (
     SettingError,
     read_bool,
@@ -28,10 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CACHE_MAX_SITES",
-    "ReportSettings",
     "RobotsTxtSettings",
     "decision_policy",
-    "identity_warning",
     "max_size_setting",
     "reduce_agent_setting",
 ]
@@ -74,59 +71,6 @@ DEFAULT_DOWNLOAD_TIMEOUT = 10.0
 DEFAULT_PAGE_DOWNLOAD_TIMEOUT = 180.0
 
 
-def httpcache_honours_noarchive(settings: BaseSettings) -> bool:
-    """Whether Scrapy's HTTP cache is on and wrapped by ``RobotsMetaCachePolicy``
-    (which the add-on installs), so that noarchive pages are never stored."""
-    policy = settings.get("HTTPCACHE_POLICY")
-    name = policy if isinstance(policy, str) else f"{policy.__module__}.{policy.__qualname__}"
-    return settings.getbool("HTTPCACHE_ENABLED") and name in (
-        "scrapy_rfc9309.RobotsMetaCachePolicy",
-        "scrapy_rfc9309.components.pages._cache_policy.RobotsMetaCachePolicy",
-    )
-
-
-_META_MIDDLEWARE = "scrapy_rfc9309.components.pages._meta_middleware.RobotsMetaMiddleware"
-
-
-def page_signals_read(settings: BaseSettings) -> bool:
-    """Whether a response's usage signals are read after download: ``ROBOTS_META_OBEY``
-    on and ``RobotsMetaMiddleware`` (or a subclass) in ``SPIDER_MIDDLEWARES``, as
-    the add-on enables it. Only then can a page supersede a tdmrep.json reservation."""
-    if not _meta_obey(settings):
-        return False
-    from scrapy.utils.conf import build_component_list
-    from scrapy.utils.misc import load_object
-
-    for item in build_component_list(settings.getwithbase("SPIDER_MIDDLEWARES")):
-        try:
-            component = load_object(item) if isinstance(item, str) else item
-        except (ImportError, NameError, ValueError, AttributeError):
-            continue  # Scrapy reports a middleware it cannot load
-        # By its class's path (it or a base class), as the middleware's
-        # module imports this one.
-        if isinstance(component, type) and any(
-            f"{base.__module__}.{base.__qualname__}" == _META_MIDDLEWARE
-            for base in component.__mro__
-        ):
-            return True
-    return False
-
-
-def _default_user_agent(settings: BaseSettings) -> str:
-    """The User-Agent requests are sent with unless they set their own.
-
-    ``DEFAULT_REQUEST_HEADERS``'s ``User-Agent``, when given, wins over
-    ``USER_AGENT``: Scrapy's DefaultHeadersMiddleware (400) sets it before
-    UserAgentMiddleware (500). Both run after the robots.txt middleware, so
-    the request's own header is not there yet when it decides.
-    """
-    headers = settings.getdict("DEFAULT_REQUEST_HEADERS")
-    for name, value in headers.items():
-        if str(name).lower() == "user-agent" and value:
-            return value.decode("latin-1") if isinstance(value, bytes) else str(value)
-    return str(settings.get("USER_AGENT") or "")
-
-
 #: (settings, name, value) already warned about: read by several components,
 #: a value is reported once per crawler.
 _TTL_WARNED: set[tuple[int, str, float]] = set()
@@ -153,25 +97,6 @@ def _ttl(settings: BaseSettings, name: str, default: float) -> float:
             _TTL_WARNED.add(key)
             logger.warning(message)
     return max(value, MIN_TTL)
-
-
-def wrapped_cache_policy(settings: BaseSettings, default: str) -> Any:
-    """The class ``ROBOTS_META_HTTPCACHE_POLICY`` names (``default`` when unset).
-
-    A name that cannot be loaded stops the crawl at start-up naming the
-    setting, not with a bare ``ModuleNotFoundError``.
-    """
-    from scrapy.utils.misc import load_object
-
-    value = settings.get("ROBOTS_META_HTTPCACHE_POLICY") or default
-    try:
-        return load_object(value)
-    except (ImportError, AttributeError, NameError, TypeError, ValueError) as error:
-        raise SettingError(
-            f"ROBOTS_META_HTTPCACHE_POLICY must name an HTTP cache policy class "
-            f"(such as 'scrapy.extensions.httpcache.RFC2616Policy'), got {value!r}: "
-            f"{type(error).__name__}: {error}"
-        ) from None
 
 
 #: (setting name, value) pairs already warned about, so a value read by several
@@ -210,13 +135,6 @@ def crawl_delay_on(settings: BaseSettings) -> bool:
     """``ROBOTSTXT_CRAWL_DELAY``: on unless turned off (Nutch and StormCrawler
     honour Crawl-delay by default too, with a cap: ``ROBOTSTXT_CRAWL_DELAY_MAX``)."""
     return read_bool(settings, "ROBOTSTXT_CRAWL_DELAY", default=True)
-
-
-def _meta_obey(settings: BaseSettings) -> bool:
-    """``ROBOTS_META_OBEY``; unset (or ``None``): the value of ``ROBOTSTXT_OBEY``."""
-    if settings.get("ROBOTS_META_OBEY") is None:
-        return read_bool(settings, "ROBOTSTXT_OBEY")
-    return read_bool(settings, "ROBOTS_META_OBEY")
 
 
 META_NOINDEX_CHOICES = ("drop", "keep")
@@ -403,7 +321,7 @@ class RobotsTxtSettings:
         return cls(
             obey=read_bool(settings, "ROBOTSTXT_OBEY"),
             user_agent_token=token or None,
-            default_user_agent=_default_user_agent(settings),
+            default_user_agent=default_user_agent(settings),
             max_size=max_size,
             cache_ttl=_ttl(settings, "ROBOTSTXT_CACHE_TTL", DEFAULT_CACHE_TTL),
             unreachable_ttl=_ttl(settings, "ROBOTSTXT_UNREACHABLE_TTL", DEFAULT_UNREACHABLE_TTL),
@@ -419,7 +337,7 @@ class RobotsTxtSettings:
             cache_min_ttl=read_number(
                 settings, "ROBOTSTXT_CACHE_MIN_TTL", DEFAULT_CACHE_MIN_TTL, integer=False
             ),
-            meta_obey=_meta_obey(settings),
+            meta_obey=meta_obey_on(settings),
             meta_noindex=_meta_noindex(settings),
             unreachable_defer=read_number(
                 settings, "ROBOTSTXT_UNREACHABLE_DEFER", DEFAULT_UNREACHABLE_DEFER, integer=False
@@ -473,71 +391,8 @@ class RobotsTxtSettings:
 
 # -- visibility after a crawl (the extension) -----------------------------------
 
-DEFAULT_SUMMARY_TOP_RULES = 5
-
-
-@dataclass(frozen=True)
-class ReportSettings:
-    """``ROBOTSTXT_SUMMARY_TOP_RULES`` and ``ROBOTSTXT_REPORT_FILE``, validated."""
-
-    #: how many rules the close summary lists (0: none)
-    summary_top_rules: int
-    #: where the JSON report is written at close; ``None``: not written
-    report_file: str | None
-
-    @classmethod
-    def from_settings(cls, settings: BaseSettings) -> ReportSettings:
-        top = read_number(
-            settings, "ROBOTSTXT_SUMMARY_TOP_RULES", DEFAULT_SUMMARY_TOP_RULES, integer=True
-        )
-        raw = settings.get("ROBOTSTXT_REPORT_FILE")
-        if raw is not None and not isinstance(raw, (str, PathLike)):
-            raise SettingError(f"ROBOTSTXT_REPORT_FILE must be a file path, got {raw!r}")
-        path = fspath(raw) if raw is not None else None
-        if path is not None and not path.strip():
-            raise SettingError("ROBOTSTXT_REPORT_FILE must be a file path, got an empty string")
-        if path is not None and os.path.isdir(path):
-            raise SettingError(
-                f"ROBOTSTXT_REPORT_FILE must be a file path, {path!r} is a directory"
-            )
-        return cls(summary_top_rules=top, report_file=path or None)
-
 
 # -- identifying the crawler (HTTP: The Definitive Guide ch. 9) ---------------------
-
-_SCRAPY_DEFAULT_USER_AGENT = re.compile(r"Scrapy/[0-9.]+\S* \(\+https://scrapy\.org\)\Z")
-
-
-def identity_warning(settings: BaseSettings) -> str | None:
-    """The start-up warning when robots.txt is obeyed under Scrapy's default User-Agent.
-
-    HTTP: The Definitive Guide ch. 9: a robot should identify itself and its
-    operator in ``User-Agent`` (and ``From``), so site owners can reach them.
-    Under Scrapy's default every Scrapy crawler looks the same, and a
-    ``User-agent: Scrapy`` group binds all of them. ``None`` when there is
-    nothing to say.
-    """
-    if not read_bool(settings, "ROBOTSTXT_OBEY"):
-        return None
-    user_agent = _default_user_agent(settings)
-    if not _SCRAPY_DEFAULT_USER_AGENT.match(user_agent):
-        return None
-    token = str(settings.get("ROBOTSTXT_USER_AGENT") or "").strip()
-    if token:
-        return (
-            f"Crawling under Scrapy's default USER_AGENT {user_agent!r}: site owners cannot "
-            "tell this crawler from any other Scrapy crawler, nor reach its operator. Name "
-            f"your crawler and a contact URL, e.g. USER_AGENT = '{token}/1.0 "
-            "(+https://example.com/bot)'"
-        )
-    return (
-        f"Crawling under Scrapy's default USER_AGENT {user_agent!r}: site owners cannot tell "
-        "this crawler from any other Scrapy crawler, nor reach its operator, and robots.txt "
-        "groups for 'Scrapy' bind every one of them. Name your crawler and a contact URL, e.g. "
-        "USER_AGENT = 'ExampleBot/1.0 (+https://example.com/bot)' (its product token "
-        "'ExampleBot' is then obeyed), or set ROBOTSTXT_USER_AGENT = 'ExampleBot' to choose "
-        "the robots.txt token alone"
-    )
 
 
 def _concurrency(settings: BaseSettings) -> dict[str, Any]:

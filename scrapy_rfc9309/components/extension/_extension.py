@@ -22,9 +22,11 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 
 from ...sites._site import robots_url
+from .._component_settings import httpcache_honours_noarchive
 from .._engine import downloader_of, page_slot_key
 from .._report import CrawlReport, report_for
-from .._settings import ReportSettings, RobotsTxtSettings, httpcache_honours_noarchive
+from .._report_settings import ReportSettings
+from .._settings import RobotsTxtSettings
 from .._start_up import never_disabled, start_up_errors_logged
 from ..cluster._pacing import cluster_pacer
 from ..sitefiles._crawl_delay import crawl_delay_listeners

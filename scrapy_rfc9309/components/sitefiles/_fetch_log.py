@@ -10,7 +10,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from ...sites._outcome import Kind, SiteOutcome
-from .._settings import RFC_MIN_SIZE, identity_warning
+from .._report_settings import identity_warning
+from .._settings import RFC_MIN_SIZE
 from ._file_download import dotted_name
 
 if TYPE_CHECKING:
