@@ -188,7 +188,7 @@ def run_crawl(options: dict[str, Any]) -> dict[str, Any]:
 def run(sites: int = 2000, pages: int = 3, defer: float = 30.0) -> None:
     """(h): ``sites`` x ``pages``, a quarter of the robots.txt hanging, against
     the healthy sites alone."""
-    from scrapy_rfc9309.components._settings import RobotsTxtSettings
+    from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
 
     robots_timeout = RobotsTxtSettings.from_settings(_scrapy_settings()).download_timeout
     print(

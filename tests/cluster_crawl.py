@@ -70,7 +70,7 @@ def main(config_path: str) -> None:
     from scrapy import Request, Spider
     from scrapy.crawler import CrawlerProcess
 
-    from scrapy_rfc9309.components import _store_settings
+    from scrapy_rfc9309.components.settings import _store_settings
     from scrapy_rfc9309.components.store import _store_bridge, _store_lookups
 
     if "lease_margin" in config:

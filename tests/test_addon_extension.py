@@ -11,7 +11,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309.components import _compat
-from scrapy_rfc9309.components._setting_values import SettingError
+from scrapy_rfc9309.components.settings._setting_values import SettingError
 
 from .conftest import BASE_SETTINGS, BUILTIN, UNSET, RecordingSpider, crawl
 from .server import text

@@ -11,9 +11,9 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_rfc9309.components._setting_values import SettingError
-from scrapy_rfc9309.components._settings import RobotsTxtSettings
 from scrapy_rfc9309.components.command._command import EXIT_DISALLOWED, EXIT_ERROR
+from scrapy_rfc9309.components.settings._setting_values import SettingError
+from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
 
 from .conftest import crawl
 from .server import html_page, page_with_headers, text
@@ -140,7 +140,7 @@ async def test_page_directives_addressed_to_a_listed_token_apply(sites, tmp_path
 
 @deferred_f_from_coro_f
 async def test_command_names_the_listed_token_that_refuses(sites, tmp_path, monkeypatch) -> None:
-    from scrapy_rfc9309.components import _settings
+    from scrapy_rfc9309.components.settings import _settings
 
     monkeypatch.setattr(_settings, "_REDUCED_WARNED", set())  # warned once a process
     site = sites(routes={"/robots.txt": text(ROBOTS)})

@@ -18,8 +18,8 @@ import pytest
 import redis
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components._setting_values import SettingError
 from scrapy_rfc9309.components.cluster import _pacing_outage
+from scrapy_rfc9309.components.settings._setting_values import SettingError
 from scrapy_rfc9309.sites._cluster_clock import MAX_DELAY_MS, ClusterClock, delay_key, delay_ms
 
 from .conftest import crawl

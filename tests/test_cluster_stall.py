@@ -29,7 +29,6 @@ from twisted.internet import task
 from twisted.internet.defer import Deferred, maybeDeferred
 
 from scrapy_rfc9309.components._clock import Clock, use_clock
-from scrapy_rfc9309.components._store_settings import ClusterDelaySettings
 from scrapy_rfc9309.components.cluster._pacing import ClusterPacer
 from scrapy_rfc9309.components.cluster._pacing_outage import (
     HOLD_SECONDS,
@@ -37,6 +36,7 @@ from scrapy_rfc9309.components.cluster._pacing_outage import (
     slot_wait,
     still_due,
 )
+from scrapy_rfc9309.components.settings._store_settings import ClusterDelaySettings
 from scrapy_rfc9309.sites._cluster_clock import ClusterClock
 from scrapy_rfc9309.sites._store import StoreError
 

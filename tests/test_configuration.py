@@ -14,8 +14,8 @@ from scrapy.utils.test import get_crawler
 import scrapy_rfc9309
 from scrapy_rfc9309 import RFC9309RobotParser
 from scrapy_rfc9309.components import _compat
-from scrapy_rfc9309.components._setting_values import SettingError
-from scrapy_rfc9309.components._settings import RobotsTxtSettings
+from scrapy_rfc9309.components.settings._setting_values import SettingError
+from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
 
 from .conftest import BASE_SETTINGS, BUILTIN, RecordingSpider, crawl
 from .server import status, text
@@ -62,7 +62,7 @@ def test_invalid_settings_name_the_setting(name: str, value: Any) -> None:
 def test_the_store_s_settings_are_checked_without_a_store(value: Any) -> None:
     """A bad ROBOTSTXT_STORE_ARCHIVE stops the crawl whether or not a store
     is named, not only once ``ROBOTSTXT_STORE_URI`` is added."""
-    from scrapy_rfc9309.components._store_settings import StoreSettings
+    from scrapy_rfc9309.components.settings._store_settings import StoreSettings
 
     with pytest.raises(SettingError, match="ROBOTSTXT_STORE_ARCHIVE"):
         StoreSettings.from_settings(Settings({"ROBOTSTXT_STORE_ARCHIVE": value}))
@@ -303,7 +303,7 @@ def test_page_signals_are_read_only_where_the_meta_middleware_runs(
     """A page's usage signals can supersede a tdmrep.json reservation only
     when ``ROBOTS_META_OBEY`` is on and ``RobotsMetaMiddleware``, or a
     subclass, is in ``SPIDER_MIDDLEWARES`` (named by path or by class)."""
-    from scrapy_rfc9309.components._component_settings import page_signals_read
+    from scrapy_rfc9309.components.settings._component_settings import page_signals_read
 
     settings = Settings({"SPIDER_MIDDLEWARES": spider_middlewares, "ROBOTS_META_OBEY": meta_obey})
     assert page_signals_read(settings) is expected

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_rfc9309.components._setting_values import SettingError
-from scrapy_rfc9309.components._settings import reduce_agent_setting
+from scrapy_rfc9309.components.settings._setting_values import SettingError
+from scrapy_rfc9309.components.settings._settings import reduce_agent_setting
 from scrapy_rfc9309.components.sitefiles._decode import decode_body, split_encodings
 from scrapy_rfc9309.components.sitefiles._fetcher import is_download_failure, retry_after_seconds
 from scrapy_rfc9309.sites._outcome import Kind, kind_of_status

@@ -12,7 +12,7 @@ from scrapy.utils.test import get_crawler
 from twisted.internet import task
 
 from scrapy_rfc9309.components._clock import MANUAL_EPOCH, Clock
-from scrapy_rfc9309.components._settings import RobotsTxtSettings
+from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
 from scrapy_rfc9309.components.sitefiles._deferral import Deferrals
 from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 from scrapy_rfc9309.sites._sitetable import SiteTable

@@ -446,8 +446,8 @@ def test_set_aside_is_an_ignore_request() -> None:
 def test_invalid_held_share_names_the_setting(value: Any) -> None:
     from scrapy.settings import Settings
 
-    from scrapy_rfc9309.components._setting_values import SettingError
-    from scrapy_rfc9309.components._settings import RobotsTxtSettings
+    from scrapy_rfc9309.components.settings._setting_values import SettingError
+    from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
 
     with pytest.raises(SettingError, match="ROBOTSTXT_HELD_SHARE"):
         RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_HELD_SHARE": value}))
@@ -460,7 +460,7 @@ def test_invalid_held_share_names_the_setting(value: Any) -> None:
 def test_held_share_of_concurrent_requests(share: float, concurrent: int, held: int | None) -> None:
     from scrapy.settings import Settings
 
-    from scrapy_rfc9309.components._settings import RobotsTxtSettings
+    from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
 
     settings = Settings({"ROBOTSTXT_HELD_SHARE": share, "CONCURRENT_REQUESTS": concurrent})
     assert RobotsTxtSettings.from_settings(settings).held_max == held

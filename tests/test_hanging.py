@@ -198,7 +198,7 @@ def test_robots_txt_download_timeout_defaults_to_10_s_or_download_timeout(
 ) -> None:
     from scrapy.settings import Settings
 
-    from scrapy_rfc9309.components._settings import RobotsTxtSettings
+    from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
 
     assert RobotsTxtSettings.from_settings(Settings(settings)).download_timeout == expected
 
@@ -207,8 +207,8 @@ def test_robots_txt_download_timeout_defaults_to_10_s_or_download_timeout(
 def test_invalid_robots_txt_download_timeout_names_the_setting(value: Any) -> None:
     from scrapy.settings import Settings
 
-    from scrapy_rfc9309.components._setting_values import SettingError
-    from scrapy_rfc9309.components._settings import RobotsTxtSettings
+    from scrapy_rfc9309.components.settings._setting_values import SettingError
+    from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
 
     with pytest.raises(SettingError, match="ROBOTSTXT_DOWNLOAD_TIMEOUT"):
         RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_DOWNLOAD_TIMEOUT": value}))

@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components._setting_names import KNOWN_SETTINGS, unknown_setting_warnings
+from scrapy_rfc9309.components.settings._setting_names import (
+    KNOWN_SETTINGS,
+    unknown_setting_warnings,
+)
 
 from .conftest import UNSET, crawl
 from .server import text
@@ -82,7 +85,7 @@ async def test_rfc9309_2_2_1_also_obey_token_with_a_version_is_reduced_with_a_wa
 ) -> None:
     """``ROBOTSTXT_ALSO_OBEY = ["GPTBot/1.0"]`` is read as ``GPTBot`` with a
     warning, as ``ROBOTSTXT_USER_AGENT = "MyBot/1.0"`` is; it used to stop the crawl."""
-    from scrapy_rfc9309.components import _settings
+    from scrapy_rfc9309.components.settings import _settings
 
     monkeypatch.setattr(_settings, "_REDUCED_WARNED", set())  # once a process: not yet
     robots = "User-agent: GPTBot\nDisallow: /ai\n"
@@ -159,7 +162,7 @@ async def test_a_bad_setting_is_one_error_line_before_the_traceback(
 ) -> None:
     """The message naming the setting is logged once, at ERROR, as the crawl
     stops: not only the last line of a long traceback."""
-    from scrapy_rfc9309.components._setting_values import SettingError
+    from scrapy_rfc9309.components.settings._setting_values import SettingError
 
     site = sites(default=PAGE)
     settings = {**(ADDON_ONLY if addon else {}), name: value}
@@ -210,7 +213,7 @@ async def test_a_redis_store_without_the_redis_package_says_what_to_install(
     ``ModuleNotFoundError: No module named 'redis'``."""
     import sys
 
-    from scrapy_rfc9309.components._setting_values import SettingError
+    from scrapy_rfc9309.components.settings._setting_values import SettingError
 
     monkeypatch.setitem(sys.modules, "redis", None)  # import redis: ImportError
     for name in list(sys.modules):

@@ -15,7 +15,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309.components import _compat
-from scrapy_rfc9309.components._setting_values import SettingError
+from scrapy_rfc9309.components.settings._setting_values import SettingError
 from scrapy_rfc9309.parser._directives import (
     MAX_HEAD_BYTES,
     MAX_HEADER_BYTES,
@@ -557,7 +557,7 @@ async def test_ch9_noindex_drop_is_logged(sites, caplog) -> None:
 def test_settings_are_read_in_one_place(values: dict[str, Any], obey: bool, noindex: str) -> None:
     from scrapy.settings import Settings
 
-    from scrapy_rfc9309.components._settings import RobotsTxtSettings
+    from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
 
     read = RobotsTxtSettings.from_settings(Settings(values))
     assert (read.meta_obey, read.meta_noindex) == (obey, noindex)

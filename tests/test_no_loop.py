@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components._settings import RobotsTxtSettings
+from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
 
 from .clock import SkippingClock
 from .conftest import crawl

@@ -17,9 +17,9 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components._setting_values import SettingError
 from scrapy_rfc9309.components.cluster import _pacing_middleware
 from scrapy_rfc9309.components.extension import _extension
+from scrapy_rfc9309.components.settings._setting_values import SettingError
 from scrapy_rfc9309.components.sitefiles import _service
 
 from .command_runner import robotstxt

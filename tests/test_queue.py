@@ -343,8 +343,8 @@ async def test_robots_txt_downloads_do_not_take_the_pages_concurrency(sites) -> 
 def test_invalid_scheduling_settings_name_the_setting(name: str, value: Any) -> None:
     from scrapy.settings import Settings
 
-    from scrapy_rfc9309.components._setting_values import SettingError
-    from scrapy_rfc9309.components._settings import RobotsTxtSettings
+    from scrapy_rfc9309.components.settings._setting_values import SettingError
+    from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
 
     with pytest.raises(SettingError, match=name):
         RobotsTxtSettings.from_settings(Settings({name: value}))

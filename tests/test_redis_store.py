@@ -28,7 +28,7 @@ import pytest
 import redis
 from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
 
-from scrapy_rfc9309.components._setting_values import SettingError
+from scrapy_rfc9309.components.settings._setting_values import SettingError
 from scrapy_rfc9309.sites._redis_store import (
     DEFAULT_PREFIX,
     RedisStore,
@@ -773,7 +773,7 @@ async def test_2_3_1_3_redis_a_stored_403_follows_the_readers_auth_disallow(
 def test_store_prefix_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from scrapy.settings import Settings
 
-    from scrapy_rfc9309.components._store_settings import StoreSettings
+    from scrapy_rfc9309.components.settings._store_settings import StoreSettings
 
     monkeypatch.chdir(tmp_path)
     uri = {"ROBOTSTXT_STORE_URI": "redis://127.0.0.1:1/0"}

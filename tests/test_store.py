@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
 
-from scrapy_rfc9309.components._setting_values import SettingError
+from scrapy_rfc9309.components.settings._setting_values import SettingError
 from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
 from scrapy_rfc9309.sites._store import FetchRecord, RobotsStore, StoreError
 from scrapy_rfc9309.sites._store_uri import open_store

@@ -19,8 +19,8 @@ import redis
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components._setting_values import SettingError
-from scrapy_rfc9309.components._store_settings import StoreSettings
+from scrapy_rfc9309.components.settings._setting_values import SettingError
+from scrapy_rfc9309.components.settings._store_settings import StoreSettings
 from scrapy_rfc9309.components.store import _store_bridge
 from scrapy_rfc9309.sites._redis_store import EXPIRY_GRACE, RedisStore
 from scrapy_rfc9309.sites._sqlite_store import SQLiteStore

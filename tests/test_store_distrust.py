@@ -24,7 +24,7 @@ import pytest
 import redis
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components import _store_settings
+from scrapy_rfc9309.components.settings import _store_settings
 from scrapy_rfc9309.components.store import _store_bridge, _store_lookups
 from scrapy_rfc9309.components.store._store_saves import utc_iso
 from scrapy_rfc9309.sites._redis_store import RedisStore

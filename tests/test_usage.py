@@ -16,8 +16,8 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309 import RobotsTxt
 from scrapy_rfc9309.components import _compat
-from scrapy_rfc9309.components._setting_values import SettingError
-from scrapy_rfc9309.components._settings import RobotsTxtSettings
+from scrapy_rfc9309.components.settings._setting_values import SettingError
+from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
 from scrapy_rfc9309.parser._compact import CompactRobots
 from scrapy_rfc9309.parser._directives import MAX_HEADER_BYTES, MAX_HEADER_VALUES
 from scrapy_rfc9309.parser._lint import lint

@@ -17,8 +17,8 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309 import Verdict
 from scrapy_rfc9309.components import _compat
-from scrapy_rfc9309.components._report_settings import ReportSettings, identity_warning
-from scrapy_rfc9309.components._setting_values import SettingError
+from scrapy_rfc9309.components.settings._report_settings import ReportSettings, identity_warning
+from scrapy_rfc9309.components.settings._setting_values import SettingError
 
 from .clock import SkippingClock
 from .conftest import BASE_SETTINGS, UNSET, RecordingSpider, crawl

@@ -24,7 +24,7 @@ from ._enabled import (
     SPIDER_MIDDLEWARE_PRIORITY,
     is_scrapy_redis_scheduler,
 )
-from ._setting_names import warn_unknown_settings
+from .settings._setting_names import warn_unknown_settings
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.settings import SETTINGS_PRIORITIES
 
-from ._setting_values import SettingError
+from .settings._setting_values import SettingError
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

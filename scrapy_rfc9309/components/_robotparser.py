@@ -13,7 +13,7 @@ from scrapy.robotstxt import RobotParser
 from ..parser._agent import derive_product_token
 from ..parser._lines import DEFAULT_MAX_SIZE
 from ..parser._robotstxt import RobotsTxt
-from ._settings import max_size_setting
+from .settings._settings import max_size_setting
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -40,8 +40,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...sites._store import StoreError
-from .._setting_values import SettingError
-from .._store_settings import ClusterDelaySettings
+from ..settings._setting_values import SettingError
+from ..settings._store_settings import ClusterDelaySettings
 from ._pacing_fallback import ClockFallback
 
 if TYPE_CHECKING:

@@ -40,7 +40,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from ...sites._site import site_of
 from .._engine import engine_is_closing
 from .._report import report_for
-from .._start_up import never_disabled, start_up_errors_logged
+from ..settings._start_up import never_disabled, start_up_errors_logged
 from ._pacing import META_SENT, cluster_pacer
 
 if TYPE_CHECKING:

@@ -36,9 +36,9 @@ from twisted.internet.defer import Deferred
 from ...parser._usage import CATEGORIES, RETIRED_PURPOSES, needs_tdmrep
 from ...sites._outcome import SiteOutcome
 from ...sites._site import robots_url, site_of
-from .._setting_values import SettingError
-from .._settings import RobotsTxtSettings, decision_policy, reduce_agent_setting
-from .._store_settings import StoreSettings
+from ..settings._setting_values import SettingError
+from ..settings._settings import RobotsTxtSettings, decision_policy, reduce_agent_setting
+from ..settings._store_settings import StoreSettings
 from ._command_answer import (
     EXIT_ALLOWED,
     EXIT_CODES_HELP,

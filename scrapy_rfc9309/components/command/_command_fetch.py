@@ -21,7 +21,7 @@ from ...parser._robotstxt import RobotsTxt
 from ...parser._tdmrep import TDMREP_PATH
 from ...sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
 from ...sites._site import site_of
-from .._settings import RobotsTxtSettings
+from ..settings._settings import RobotsTxtSettings
 from ..sitefiles._fetcher import dotted_name, is_download_failure, is_not_downloadable
 from ..sitefiles._file_download import download_within
 from ._command_answer import (

@@ -12,7 +12,7 @@ from ...parser._lint import lint
 from ...parser._robotstxt import RobotsTxt
 from ...sites._outcome import SiteOutcome
 from ...sites._site import robots_url, site_of
-from .._settings import RobotsTxtSettings
+from ..settings._settings import RobotsTxtSettings
 from ._command_answer import EXIT_ALLOWED, EXIT_DISALLOWED, EXIT_ERROR, EXIT_NO_ROBOTS
 from ._command_fetch import read_file
 

@@ -17,7 +17,7 @@ from scrapy.exceptions import UsageError
 from ...parser._robotstxt import RobotsTxt
 from ...sites._outcome import Kind, SiteOutcome
 from ...sites._site import robots_url, site_of
-from .._settings import RobotsTxtSettings
+from ..settings._settings import RobotsTxtSettings
 from ._command_answer import EXIT_ALLOWED, EXIT_ERROR, exit_code, explain_url, no_site_reason
 from ._command_text import print_answer
 
@@ -41,7 +41,7 @@ def open_store_of(scrapy_settings: Any, opts: Namespace) -> Any:
     """The store ``--store`` or ``ROBOTSTXT_STORE_URI`` names (``UsageError`` if none)."""
     from ...sites._store import StoreError
     from ...sites._store_uri import open_store
-    from .._store_settings import StoreSettings
+    from ..settings._store_settings import StoreSettings
     from ..store._store_bridge import without_password
 
     try:
@@ -121,7 +121,7 @@ def run_at(
     from robots.txt alone, and the answer says so."""
     from ...parser._usage import needs_tdmrep
     from ...sites._store import StoreError
-    from .._settings import decision_policy
+    from ..settings._settings import decision_policy
 
     if not urls:
         raise UsageError("give at least one URL (as arguments or on standard input)")

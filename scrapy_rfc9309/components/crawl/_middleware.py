@@ -19,8 +19,8 @@ from ...sites._request_decision import PENDING
 from ...sites._site import robots_url
 from .._enabled import refuse_builtin_middleware
 from .._report import allowed_verdict
-from .._settings import RobotsTxtSettings
-from .._start_up import never_disabled, start_up_errors_logged
+from ..settings._settings import RobotsTxtSettings
+from ..settings._start_up import never_disabled, start_up_errors_logged
 from ..sitefiles._service import SiteListener, SiteService, site_service
 from ..sitefiles._set_aside import RequestSetAside
 from ..sitefiles._site_files import drop_at_close

@@ -59,8 +59,8 @@ from scrapy.pqueues import ScrapyPriorityQueue
 from ...sites._sitetable import SiteState
 from .._engine import in_downloader, page_slot_concurrency, wake_engine
 from .._report import report_for
-from .._start_up import start_up_errors_logged
 from ..cluster._pacing import META_WAIT_SINCE, cluster_pacer
+from ..settings._start_up import start_up_errors_logged
 from ..sitefiles._service import SiteService, site_service
 from ._backlog import SiteBacklogs
 

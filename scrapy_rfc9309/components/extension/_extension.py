@@ -22,13 +22,13 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 
 from ...sites._site import robots_url
-from .._component_settings import httpcache_honours_noarchive
 from .._engine import downloader_of, page_slot_key
 from .._report import CrawlReport, report_for
-from .._report_settings import ReportSettings
-from .._settings import RobotsTxtSettings
-from .._start_up import never_disabled, start_up_errors_logged
 from ..cluster._pacing import cluster_pacer
+from ..settings._component_settings import httpcache_honours_noarchive
+from ..settings._report_settings import ReportSettings
+from ..settings._settings import RobotsTxtSettings
+from ..settings._start_up import never_disabled, start_up_errors_logged
 from ..sitefiles._crawl_delay import crawl_delay_listeners
 
 if TYPE_CHECKING:

@@ -29,8 +29,8 @@ from scrapy.utils.misc import load_object
 from ...parser._directives import NOARCHIVE
 from ...parser._html_head import head_of_body
 from ...parser._page_directives import read_page_directives
-from .._component_settings import wrapped_cache_policy
-from .._settings import RobotsTxtSettings
+from ..settings._component_settings import wrapped_cache_policy
+from ..settings._settings import RobotsTxtSettings
 
 if TYPE_CHECKING:
     from scrapy.http import Request, Response

@@ -38,10 +38,10 @@ from ...parser._usage import NO_PREFERENCES, Preference, Usage
 from ...parser._usage_decision import UsageSources, decide_usage
 from ...parser._usage_signals import read_usage_signals
 from ...sites._site import site_of
-from .._component_settings import httpcache_honours_noarchive
 from .._report import report_for
-from .._settings import RobotsTxtSettings
-from .._start_up import start_up_errors_logged
+from ..settings._component_settings import httpcache_honours_noarchive
+from ..settings._settings import RobotsTxtSettings
+from ..settings._start_up import start_up_errors_logged
 from ..sitefiles._usage_gate import USAGE_META_KEY, USAGE_SOURCES_META_KEY, warn_if_purposes_ignored
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from ...sites._outcome import SiteOutcome
     from ...sites._sitetable import Deferral, SiteTable
-    from .._settings import RobotsTxtSettings
+    from ..settings._settings import RobotsTxtSettings
 
 __all__ = ["Deferrals"]
 

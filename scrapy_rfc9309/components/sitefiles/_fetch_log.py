@@ -10,8 +10,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from ...sites._outcome import Kind, SiteOutcome
-from .._report_settings import identity_warning
-from .._settings import RFC_MIN_SIZE
+from ..settings._report_settings import identity_warning
+from ..settings._settings import RFC_MIN_SIZE
 from ._file_download import dotted_name
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
 
-    from .._settings import RobotsTxtSettings
+    from ..settings._settings import RobotsTxtSettings
 
 __all__ = [
     "SiteCounts",

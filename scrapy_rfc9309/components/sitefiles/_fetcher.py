@@ -72,7 +72,7 @@ from ._site_files import file_request
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-    from .._settings import RobotsTxtSettings
+    from ..settings._settings import RobotsTxtSettings
 
 __all__ = [
     "MAX_REDIRECTS",

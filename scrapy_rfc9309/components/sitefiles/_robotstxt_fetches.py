@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ...sites._sitetable import SiteTable
     from .._clock import Clock
     from .._report import CrawlReport
-    from .._settings import RobotsTxtSettings
+    from ..settings._settings import RobotsTxtSettings
     from ..store._store_bridge import StoreBridge
     from ._deferral import Deferrals
     from ._fetcher import RobotsTxtFetcher

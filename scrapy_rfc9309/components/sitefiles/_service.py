@@ -34,8 +34,8 @@ from .._clock import Clock, clock_of
 from .._enabled import addon_enabled
 from .._engine import engine_is_closing, wake_engine
 from .._report import report_for
-from .._setting_names import warn_unknown_settings
-from .._settings import RobotsTxtSettings, decision_policy
+from ..settings._setting_names import warn_unknown_settings
+from ..settings._settings import RobotsTxtSettings, decision_policy
 from ..store._store_bridge import open_bridge
 from ._deferral import Deferrals
 from ._fetch_log import log_start

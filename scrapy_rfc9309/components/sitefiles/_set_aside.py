@@ -20,7 +20,7 @@ from scrapy.http.request import NO_CALLBACK
 
 from ...sites._site import robots_url
 from .._engine import engine_is_closing
-from .._settings import set_aside_max
+from ..settings._settings import set_aside_max
 from ._site_files import count_dropped_at_close
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from .._report import CrawlReport
-    from .._settings import RobotsTxtSettings
+    from ..settings._settings import RobotsTxtSettings
 
 __all__ = ["RequestSetAside", "SetAside"]
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
-    from .._settings import RobotsTxtSettings
+    from ..settings._settings import RobotsTxtSettings
 
 __all__ = ["FAILED_TDMREP", "KnownTdmRep", "TdmRepSites"]
 

@@ -18,7 +18,7 @@ from weakref import WeakSet
 
 from ...parser._tdmrep import TDMREP_PATH, TdmRep
 from ...parser._usage import needs_tdmrep
-from .._settings import purposes_warning
+from ..settings._settings import purposes_warning
 from ._site_files import drop_at_close
 from ._tdmrep_sites import TdmRepSites
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from .._report import CrawlReport
-    from .._settings import RobotsTxtSettings
+    from ..settings._settings import RobotsTxtSettings
 
 __all__ = ["USAGE_META_KEY", "TdmRepSites", "UsageGate", "warn_if_purposes_ignored"]
 

@@ -45,8 +45,8 @@ from ...sites._records import usable_until as _usable_until
 from ...sites._store import FetchRecord, RobotsStore, StoreError
 from ...sites._store_uri import SETTING, BadStoreURI, open_store
 from .._clock import clock_of
-from .._setting_values import SettingError
-from .._store_settings import StoreSettings
+from ..settings._setting_values import SettingError
+from ..settings._store_settings import StoreSettings
 from ._store_lookups import INLINE_SITES, PRELOAD_MAX_SITES, PRELOAD_WAIT_SECONDS, StoreLookups
 from ._store_saves import COPY_SEARCH_LIMIT, StoreSaves, last_copy_of, utc_iso
 from ._store_wakeups import ReleaseWakeups
@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from ...parser._robotstxt import RobotsTxt
-    from .._settings import RobotsTxtSettings
+    from ..settings._settings import RobotsTxtSettings
 
     #: parse a stored body and announce it (``robots_parsed``) for a request, or
     #: for the site's robots.txt when none: the fetcher's, as for a downloaded one

@@ -1,4 +1,4 @@
-"""All settings of scrapy-rfc9309, read and checked in one place.
+"""The crawl's robots.txt settings (``RobotsTxtSettings``), read and checked once, at start-up.
 
 Invalid values stop the crawl at start-up with a message naming the setting.
 """
@@ -9,10 +9,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..parser._agent import derive_product_token
-from ..parser._lines import DEFAULT_MAX_SIZE
-from ..parser._rulekey import MAX_BODY_SIZE
-from ..sites._request_decision import DecisionPolicy
+from ...parser._agent import derive_product_token
+from ...parser._lines import DEFAULT_MAX_SIZE
+from ...parser._rulekey import MAX_BODY_SIZE
+from ...sites._request_decision import DecisionPolicy
 from ._component_settings import meta_obey_on, page_signals_read, wrapped_cache_policy
 from ._report_settings import default_user_agent
 from ._setting_values import (
@@ -157,7 +157,7 @@ def _purposes(settings: BaseSettings) -> tuple[str, ...]:
     A name earlier vocabulary drafts had (``train-genai``, ``bots``) is refused
     with what replaced it (``RETIRED_PURPOSES``).
     """
-    from ..parser._usage import CATEGORIES, RETIRED_PURPOSES
+    from ...parser._usage import CATEGORIES, RETIRED_PURPOSES
 
     raw = settings.get("ROBOTSTXT_PURPOSES")
     if raw is None or raw == "" or raw == []:
@@ -187,7 +187,7 @@ def _also_obey(settings: BaseSettings) -> tuple[str, ...]:
     """``ROBOTSTXT_ALSO_OBEY``: further product tokens whose robots.txt groups must
     allow a URL too (a list, or a comma-separated string from the command line),
     each a product token as RFC 9309 2.2.1 writes them (``GPTBot``, ``CCBot``)."""
-    from ..parser._agent import is_valid_token
+    from ...parser._agent import is_valid_token
 
     raw = settings.get("ROBOTSTXT_ALSO_OBEY")
     if raw is None or raw == "" or raw == []:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
-from ..sites._store_uri import needs_data_dir
+from ...sites._store_uri import needs_data_dir
 from ._setting_values import SettingError, read_delay_bound, read_number
 from ._settings import crawl_delay_on
 
