@@ -18,6 +18,7 @@ from scrapy_rfc9309.components.settings._setting_names import (
     unknown_setting_warnings,
 )
 
+from .command_runner import robotstxt
 from .conftest import UNSET, crawl
 from .server import text
 
@@ -60,6 +61,23 @@ def test_known_names_and_scrapys_own_are_not_reported() -> None:
     (first, second) = unknown_setting_warnings(settings)
     assert "ROBOTSTXTOBEY" in first and "ROBOTSTXT_OBEY?" in first
     assert "ROBOTS_META_NOINDX" in second and "ROBOTS_META_NOINDEX?" in second
+    # a name close to none: warned, with no made-up suggestion
+    settings.set("ROBOTSTXT_ZZZ", 1)
+    (unrelated,) = [m for m in unknown_setting_warnings(settings) if "ROBOTSTXT_ZZZ" in m]
+    assert "did you mean" not in unrelated
+
+
+def test_a_negative_max_size_names_the_bound_that_applies() -> None:
+    """``ROBOTSTXT_MAX_SIZE = -5`` says the bound a value must meet (1,024 bytes,
+    RFC 9309 2.5), as ``0`` does: not "at least 0", which 0 would not pass."""
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309.components.settings._setting_values import SettingError
+    from scrapy_rfc9309.components.settings._settings import max_size_setting
+
+    for value in (-5, 0):
+        with pytest.raises(SettingError, match="must be at least 1024 bytes"):
+            max_size_setting(Settings({"ROBOTSTXT_MAX_SIZE": value}))
 
 
 def test_every_setting_the_package_reads_is_known() -> None:
@@ -206,10 +224,10 @@ def test_command_with_no_url_on_a_terminal_prints_its_usage(tmp_path: Path, args
 @pytest.mark.parametrize("crawl_delay", [True, False], ids=["crawl-delay", "no-crawl-delay"])
 @deferred_f_from_coro_f
 async def test_a_redis_store_without_the_redis_package_says_what_to_install(
-    sites, monkeypatch: pytest.MonkeyPatch, crawl_delay: bool
+    sites, monkeypatch: pytest.MonkeyPatch, crawl_delay: bool, tmp_path: Path
 ) -> None:
     """Without the ``[redis]`` extra, a crawl with a Redis store stops at start-up
-    saying ``pip install 'scrapy-rfc9309[redis]'``, not with a bare
+    saying ``pip install redis`` (the ``[redis]`` extra), not with a bare
     ``ModuleNotFoundError: No module named 'redis'``."""
     import sys
 
@@ -225,6 +243,25 @@ async def test_a_redis_store_without_the_redis_package_says_what_to_install(
         "ROBOTSTXT_STORE_URI": "redis://127.0.0.1:1/0",
         "ROBOTSTXT_CRAWL_DELAY": crawl_delay,
     }
-    with pytest.raises(SettingError, match=r"pip install 'scrapy-rfc9309\[redis\]'"):
+    with pytest.raises(SettingError, match=r"pip install redis \(the \[redis\] extra") as error:
         await crawl([site.url("/")], settings, allow_errors=True)
+    assert "ROBOTSTXT_STORE_URI = 'redis://127.0.0.1:1/0'" in str(error.value)
+    assert site.hits == []
+    # the command in the same project: one line, exit 2, no traceback
+    output, code = await robotstxt(
+        site.url("/"), "-s", "ROBOTSTXT_STORE_URI=redis://127.0.0.1:1/0", cwd=tmp_path
+    )
+    assert code == 2, output
+    assert "pip install redis (the [redis] extra" in output and "Traceback" not in output
+    assert site.hits == []
+
+
+@deferred_f_from_coro_f
+async def test_command_store_without_a_store_report_is_a_usage_error(sites, tmp_path: Path) -> None:
+    """``--store`` is read by ``history``, ``--at`` and ``prune``; given for a live
+    answer it was silently ignored, and is now refused naming what reads it."""
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /x\n")}, default=PAGE)
+    output, code = await robotstxt(site.url("/a"), "--store", "bogus://x", cwd=tmp_path)
+    assert code == 2, output
+    assert "--store is read by history, --at and prune" in output
     assert site.hits == []

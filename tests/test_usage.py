@@ -987,6 +987,8 @@ async def test_command_purpose_reads_tdmrep_json_and_exits_4_on_a_refusal(sites,
     output, code = await scrapy(site.url("/no-ai/x"), "--purpose", "train-ai", cwd=tmp_path)
     assert code == EXIT_USAGE_REFUSED, output
     assert "supersedes tdmrep.json" not in output  # a robots.txt line: no page lifts it
+    # robots.txt allows it, and the crawl drops it all the same: said so
+    assert "crawl:       DROPPED before download: a usage preference refuses" in output
     assert (
         'purposes:    train-ai: REFUSED, train-ai=n by robots.txt line 3: "Content-Usage: '
         '/no-ai/ train-ai=n"' in output
@@ -1385,6 +1387,26 @@ async def test_a_single_object_tdmrep_json_states_nothing_with_a_warning(sites, 
         "tdmrep.json could not be read (a single JSON object, not an array of rules): "
         f"{site.url('/.well-known/tdmrep.json')}; nothing stated for its site"
     ]
+
+
+@deferred_f_from_coro_f
+async def test_a_soft_404_tdmrep_json_is_no_file_and_no_warning(sites, caplog, tmp_path) -> None:
+    """Many sites answer any missing path with an HTML page and a 200: such a
+    tdmrep.json states nothing, as a 404, with no WARNING for every site of a
+    broad crawl; the command says what it was."""
+    from .test_command import scrapy
+
+    html = text("<!doctype html><title>Not found</title>", content_type=b"text/html")
+    site = sites(routes={"/robots.txt": ALLOW_ALL, "/.well-known/tdmrep.json": html}, default=PAGE)
+    caplog.set_level(logging.INFO, logger="scrapy_rfc9309")
+    _, items, _ = await usage_crawl([site.url("/p")], {"ROBOTSTXT_PURPOSES": ["train-ai"]})
+    assert items == [site.url("/p")]
+    assert not [
+        r for r in caplog.records if r.levelno >= logging.WARNING and "tdmrep" in r.getMessage()
+    ]
+    output, code = await scrapy(site.url("/a"), "--purpose", "train-ai", cwd=tmp_path)
+    assert code == 0, output
+    assert "(HTTP 200: an HTML page, not a tdmrep.json, nothing stated)" in output
 
 
 @deferred_f_from_coro_f

@@ -12,7 +12,14 @@ import os
 
 from ._store import RobotsStore, StoreError
 
-__all__ = ["SETTING", "BadStoreURI", "needs_data_dir", "open_store"]
+__all__ = [
+    "SETTING",
+    "BadStoreURI",
+    "is_redis_uri",
+    "needs_data_dir",
+    "open_store",
+    "without_password",
+]
 
 SETTING = "ROBOTSTXT_STORE_URI"
 
@@ -20,6 +27,22 @@ SETTING = "ROBOTSTXT_STORE_URI"
 class BadStoreURI(ValueError):
     """``ROBOTSTXT_STORE_URI`` is not a store URI this package reads; the message
     names the setting."""
+
+
+def without_password(uri: str) -> str:
+    """``uri`` for messages: a password in it (``redis://:secret@host``) replaced by ``***``."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep or "@" not in rest.split("/", 1)[0]:
+        return uri
+    credentials, _, host = rest.partition("@")
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in credentials else f"{scheme}://***@{host}"
+
+
+def is_redis_uri(uri: str) -> bool:
+    """Whether ``uri`` names a Redis store (``redis``, ``redis://``, ``rediss://``)."""
+    text = uri.strip()
+    return text == "redis" or text.startswith(("redis://", "rediss://"))
 
 
 def needs_data_dir(uri: str) -> bool:
@@ -97,7 +120,7 @@ def open_store(
         except ImportError as exc:
             raise StoreError(
                 f"{SETTING} names a Redis store, which needs the redis package: "
-                f"pip install 'scrapy-rfc9309[redis]' ({exc})"
+                f"pip install redis (the [redis] extra of scrapy-rfc9309) ({exc})"
             ) from exc
         opener = getattr(module, "open_redis_store", None) or module.RedisStore
         # ROBOTSTXT_STORE_PREFIX: the start of the store's keys (None: the default)

@@ -247,7 +247,7 @@ def cluster_pacer(crawler: Crawler) -> ClusterPacer | None:
         except ImportError as exc:  # the [redis] extra is not installed
             raise SettingError(
                 f"ROBOTSTXT_STORE_URI names a Redis store, which needs the redis package: "
-                f"pip install 'scrapy-rfc9309[redis]' ({exc})"
+                f"pip install redis (the [redis] extra of scrapy-rfc9309) ({exc})"
             ) from None
         clock = ClusterClock.open(settings.redis_url, settings.prefix, timeout=CALL_TIMEOUT)
         pacer = ClusterPacer(crawler, settings, clock)

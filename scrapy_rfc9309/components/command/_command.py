@@ -141,7 +141,8 @@ class RobotsTxtCommand(ScrapyCommand):
         return (
             "[URL ...] [--agent TOKEN] [--file PATH] [--purpose NAME] [--page] [--json] "
             "| --lint FILE|URL [--json]"
-            " | URL ... --at TIME [--store URI] | history URL [--store URI] [--json]"
+            " | URL ... --at TIME [--store URI] [--agent TOKEN] [--purpose NAME] [--json]"
+            " | history URL [--store URI] [--json]"
             " | prune [--store URI]"
         )
 
@@ -264,6 +265,11 @@ class RobotsTxtCommand(ScrapyCommand):
                 raise UsageError("--at reads the store: it takes no --lint, --file or --page")
             purposes = _purposes(opts.purpose) if opts.purpose else settings.purposes
             return run_at(self.settings, self._urls(args), opts, settings, token, purposes, extra)
+        if opts.store:  # not silently ignored: a live answer downloads robots.txt
+            raise UsageError(
+                "--store is read by history, --at and prune; without them robots.txt is "
+                "downloaded (or read from --file), not taken from a store"
+            )
         if opts.lint:
             if args:
                 raise UsageError("--lint takes no URL arguments")

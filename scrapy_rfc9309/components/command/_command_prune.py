@@ -28,9 +28,8 @@ EXIT_ERROR = 2
 def prune(settings: BaseSettings, args: list[str], store_uri: str | None) -> int:
     """``scrapy robotstxt prune [--store URI]``: prune the store, print what went."""
     from ...sites._store import StoreError
-    from ...sites._store_uri import open_store
+    from ...sites._store_uri import open_store, without_password
     from ..settings._store_settings import StoreSettings
-    from ..store._store_bridge import without_password
 
     if args:
         raise UsageError("prune takes no URL")

@@ -40,9 +40,8 @@ NOT_STORED = "not kept by the store: --at answers from robots.txt alone"
 def open_store_of(scrapy_settings: Any, opts: Namespace) -> Any:
     """The store ``--store`` or ``ROBOTSTXT_STORE_URI`` names (``UsageError`` if none)."""
     from ...sites._store import StoreError
-    from ...sites._store_uri import open_store
+    from ...sites._store_uri import open_store, without_password
     from ..settings._store_settings import StoreSettings
-    from ..store._store_bridge import without_password
 
     try:
         configured = StoreSettings.from_settings(scrapy_settings, uri=opts.store)

@@ -119,6 +119,8 @@ def _print_verdict(answer: dict[str, Any], *, first: bool) -> None:
         print("verdict:     ALLOWED: robots.txt unavailable (RFC 9309 2.3.1.3)")
     else:
         print("\n".join(robots_lines(answer)))
+    if answer.get("cause") == "usage":  # allowed by robots.txt, dropped all the same
+        print("crawl:       DROPPED before download: a usage preference refuses a declared purpose")
     _print_purposes(answer)
 
 

@@ -70,7 +70,7 @@ def unknown_setting_warnings(settings: BaseSettings) -> list[str]:
         upper = name.upper()
         if not upper.startswith(CHECKED_PREFIXES) or name in KNOWN_SETTINGS:
             continue
-        close = get_close_matches(upper, KNOWN_SETTINGS, n=1, cutoff=0.6)
+        close = get_close_matches(upper, KNOWN_SETTINGS, n=1, cutoff=0.8)
         hint = f"; did you mean {close[0]}?" if close else ""
         found.append(
             f"Unknown setting {name} (value {settings.get(name)!r}): scrapy-rfc9309 and "

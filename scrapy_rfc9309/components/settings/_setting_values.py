@@ -34,9 +34,11 @@ def read_bool(settings: BaseSettings, name: str, default: bool = False) -> bool:
         ) from None
 
 
-def read_number(settings: BaseSettings, name: str, default: float, *, integer: bool) -> Any:
-    """A non-negative number setting; ``integer``: a whole number (``2.5``
-    is refused, not cut to ``2``). A bool is refused: ``True`` is no size."""
+def read_number(
+    settings: BaseSettings, name: str, default: float, *, integer: bool, minimum: float = 0
+) -> Any:
+    """A number setting of at least ``minimum``; ``integer``: a whole number
+    (``2.5`` is refused, not cut to ``2``). A bool is refused: ``True`` is no size."""
     raw = settings.get(name, default)
     if raw is None:
         return default
@@ -51,8 +53,8 @@ def read_number(settings: BaseSettings, name: str, default: float, *, integer: b
             value = int(raw) if isinstance(raw, int) else int(value)
     except (TypeError, ValueError, OverflowError):
         raise SettingError(f"{name} must be {kind}, got {raw!r}") from None
-    if not 0 <= value < float("inf"):
-        raise SettingError(f"{name} must be {kind} of at least 0, got {raw!r}")
+    if not minimum <= value < float("inf"):
+        raise SettingError(f"{name} must be {kind} of at least {minimum:g}, got {raw!r}")
     return value
 
 

@@ -225,7 +225,10 @@ def max_size_setting(settings: BaseSettings) -> int:
     """``ROBOTSTXT_MAX_SIZE``: octets of a robots.txt read (RFC 9309 2.5), a
     whole number from :data:`MIN_MAX_SIZE` to below 2 GiB; read so by the
     add-on and by :class:`~._robotparser.RFC9309RobotParser` alike."""
-    max_size = read_number(settings, "ROBOTSTXT_MAX_SIZE", DEFAULT_MAX_SIZE, integer=True)
+    # any number here: the lower bound is said below, with its reason
+    max_size = read_number(
+        settings, "ROBOTSTXT_MAX_SIZE", DEFAULT_MAX_SIZE, integer=True, minimum=-float("inf")
+    )
     if max_size >= MAX_BODY_SIZE:
         raise SettingError(
             f"ROBOTSTXT_MAX_SIZE must be below 2 GiB, got {settings.get('ROBOTSTXT_MAX_SIZE')!r}"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
-from ...sites._store_uri import needs_data_dir
+from ...sites._store_uri import is_redis_uri, needs_data_dir, without_password
 from ._setting_values import SettingError, read_delay_bound, read_number
 from ._settings import crawl_delay_on
 
@@ -61,6 +61,7 @@ class StoreSettings:
             return cls(uri=None, data_dir="", redis_url=None, lease_seconds=0.0)
         redis_url = settings.get("REDIS_URL")
         timeout = read_number(settings, "DOWNLOAD_TIMEOUT", 180.0, integer=False)
+        _check_redis_client(uri)
         return cls(
             uri=uri,
             data_dir=_data_dir(uri),
@@ -69,6 +70,22 @@ class StoreSettings:
             redis_prefix=prefix,
             archive=archive,
         )
+
+
+def _check_redis_client(uri: str) -> None:
+    """A Redis store needs the ``redis`` package (the ``[redis]`` extra): said at
+    start-up, naming the setting and what to install, before any component
+    (the store, the cluster pacer, the command) imports it."""
+    if not is_redis_uri(uri):
+        return
+    try:
+        import redis  # noqa: F401 (the store imports it)
+    except ImportError as exc:
+        raise SettingError(
+            f"ROBOTSTXT_STORE_URI = {without_password(uri)!r} names a Redis store, which "
+            "needs the redis package: pip install redis (the [redis] extra of "
+            f"scrapy-rfc9309) ({exc})"
+        ) from None
 
 
 def _data_dir(uri: str) -> str:

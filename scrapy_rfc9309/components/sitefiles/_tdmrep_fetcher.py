@@ -206,7 +206,13 @@ class TdmRepFetcher:
         detail = f"HTTP {response.status}, {count} rule{'' if count == 1 else 's'}"
         if response.url != first:
             detail += f" (redirected to {response.url})"
-        if rules.error:
+        if rules.error and _is_html(response):
+            # a soft 404 (a site's HTML page for any path): as a 404, nothing stated
+            detail = f"HTTP {response.status}: an HTML page, not a tdmrep.json, nothing stated"
+            logger.debug(
+                "tdmrep.json is an HTML page (a soft 404): %s; nothing stated", response.url
+            )
+        elif rules.error:
             detail = f"HTTP {response.status}: could not be read ({rules.error}), nothing stated"
             logger.warning(
                 "tdmrep.json could not be read (%s): %s; nothing stated for its site",
@@ -236,3 +242,12 @@ class TdmRepFetcher:
     def _detail(self, site: str, text: str) -> None:
         if self.details is not None:
             self.details[site] = text
+
+
+def _is_html(response: Response) -> bool:
+    """Whether ``response`` is an HTML page (its ``Content-Type``, or a body that
+    opens with ``<``): what many sites answer for any missing path."""
+    content_type = response.headers.get(b"Content-Type") or b""
+    if b"html" in content_type.lower():
+        return True
+    return response.body.lstrip()[:1] == b"<"

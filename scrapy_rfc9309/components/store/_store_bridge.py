@@ -43,7 +43,7 @@ from ...sites._outcome import Kind, SiteOutcome
 from ...sites._records import ReaderLimits, answer_of
 from ...sites._records import usable_until as _usable_until
 from ...sites._store import FetchRecord, RobotsStore, StoreError
-from ...sites._store_uri import SETTING, BadStoreURI, open_store
+from ...sites._store_uri import SETTING, BadStoreURI, open_store, without_password
 from .._clock import clock_of
 from ..settings._setting_values import SettingError
 from ..settings._store_settings import StoreSettings
@@ -75,7 +75,6 @@ __all__ = [
     "open_bridge",
     "usable_until",
     "utc_iso",
-    "without_password",
 ]
 
 logger = logging.getLogger("scrapy_rfc9309.store")
@@ -372,13 +371,3 @@ class StoreBridge:
 def _unreachable(record: FetchRecord) -> bool:
     """Whether a stored record says the robots.txt was unreachable (RFC 9309 2.3.1.4)."""
     return record.kind == Kind.UNREACHABLE.value
-
-
-def without_password(uri: str) -> str:
-    """``uri`` for messages: a password in it (``redis://:secret@host``) replaced by ``***``."""
-    scheme, sep, rest = uri.partition("://")
-    if not sep or "@" not in rest.split("/", 1)[0]:
-        return uri
-    credentials, _, host = rest.partition("@")
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in credentials else f"{scheme}://***@{host}"
