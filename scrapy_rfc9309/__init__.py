@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         RobotsTxtPriorityQueue,
         robots_sitemaps,
     )
-    from .components.cluster._pacing_middleware import ClusterDelayMiddleware
+    from .components.crawl._pacing_middleware import ClusterDelayMiddleware
     from .components.crawl._redis_queue import RobotsTxtRedisQueue as RobotsTxtRedisQueue
 
     robots_parsed: Any
@@ -68,7 +68,7 @@ _SCRAPY_COMPONENTS = frozenset(
 #: Public names whose module needs an optional package (scrapy-redis) or is loaded
 #: only when named: each from its own module, imported on first use.
 _OWN_MODULES = {
-    "ClusterDelayMiddleware": ".components.cluster._pacing_middleware",
+    "ClusterDelayMiddleware": ".components.crawl._pacing_middleware",
     "RobotsTxtRedisQueue": ".components.crawl._redis_queue",
 }
 

@@ -196,7 +196,8 @@ def paced(
     scheduler = task.Clock()
     crawler = get_crawler(Spider, {"ROBOTSTXT_OBEY": True})
     crawler.stats = MemoryStatsCollector(crawler)
-    use_clock(crawler, Clock.manual(scheduler, epoch=start))
+    time = Clock.manual(scheduler, epoch=start)
+    use_clock(crawler, time)
     settings = ClusterDelaySettings(
         redis_url="redis://fake",
         prefix="t:",
@@ -204,7 +205,7 @@ def paced(
         cluster_delay=cluster_delay,
     )
     pacer = ClusterPacer(
-        crawler, settings, cast(Any, fake), in_thread=synchronous, scheduler=scheduler
+        crawler, settings, cast(Any, fake), time, in_thread=synchronous, scheduler=scheduler
     )
     if cluster_delay is None:
         pacer.set_crawl_delay(SITE, 1.0)

@@ -64,7 +64,7 @@ def test_layer_imports_only_the_layers_below(layer: str) -> None:
 COMPONENT_PARTS = {
     "settings": set(),
     "store": {"settings"},
-    "sitefiles": {"settings", "store"},
+    "sitefiles": {"settings", "store", "cluster"},
     "cluster": {"settings"},
     "pages": {"settings", "sitefiles"},
     "crawl": {"settings", "sitefiles", "cluster"},

@@ -17,7 +17,7 @@ import pytest
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components.cluster import _pacing_middleware
+from scrapy_rfc9309.components.crawl import _pacing_middleware
 from scrapy_rfc9309.components.extension import _extension
 from scrapy_rfc9309.components.settings._setting_values import SettingError
 from scrapy_rfc9309.components.sitefiles import _service
@@ -101,10 +101,10 @@ def _raise_not_configured(*args: Any, **kwargs: Any) -> Any:
     ("module", "name", "component", "settings"),
     [
         (_service, "RobotsTxtFetcher", "RobotsTxtMiddleware", {}),
-        (_extension, "cluster_pacer", "RobotsTxtExtension", {}),
+        (_extension, "httpcache_honours_noarchive", "RobotsTxtExtension", {}),
         (
             _pacing_middleware,
-            "cluster_pacer",
+            "site_service",
             "ClusterDelayMiddleware",
             {"EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": None}},
         ),

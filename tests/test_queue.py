@@ -360,6 +360,7 @@ class _StubRobots:
         self.queues: list[Any] = []
         self.pins: dict[str, int] = {}
         self.clock = Clock()
+        self.pacer = None  # no cluster
 
     def answers_due(self) -> bool:
         """No robots.txt download under way (sites are settled by hand)."""

@@ -6,7 +6,7 @@ of the cluster through a per-site next-allowed time in Redis
 (:class:`~scrapy_rfc9309.sites._cluster_clock.ClusterClock`). Our scheduler
 queue asks :meth:`ClusterPacer.wait` before handing a request out (the turn
 reserved), and keeps it while it must wait;
-:class:`~._pacing_middleware.ClusterDelayMiddleware`, the last downloader
+:class:`~..crawl._pacing_middleware.ClusterDelayMiddleware`, the last downloader
 middleware, asks :meth:`ClusterPacer.at_send` just before the download (the
 reserved turn confirmed: the site's next time counts from the send), and
 waits in the downloader when another process was granted a turn meanwhile,
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from ...sites._cluster_clock import ClusterClock
+    from .._clock import Clock
     from ._pacing_fallback import InThread
 
 __all__ = ["ClusterPacer", "cluster_pacer"]
@@ -60,7 +61,6 @@ CALL_TIMEOUT = 1.0
 #: sites whose Crawl-delay is remembered; beyond, the oldest are forgotten
 MAX_SITES_TRACKED = 100_000
 
-_ATTRIBUTE = "_robotstxt_cluster_pacer"
 #: ``request.meta`` key: the request was counted in ``robotstxt/cluster_delay/waited``
 META_WAITED = "_robotstxt_cluster_waited"
 #: ``request.meta`` key: when (``time.monotonic()``) it was first told to wait for its turn
@@ -77,6 +77,7 @@ class ClusterPacer:
         crawler: Crawler,
         settings: ClusterDelaySettings,
         clock: ClusterClock,
+        time: Clock,
         *,
         in_thread: InThread | None = None,
         scheduler: Any = None,
@@ -86,7 +87,7 @@ class ClusterPacer:
         self._clock: ClusterClock | None = clock
         #: while Redis is lost (paced requests held), and its return
         self._fallback = ClockFallback(
-            crawler, clock, self.delay_for, in_thread=in_thread, scheduler=scheduler
+            crawler, clock, time, self.delay_for, in_thread=in_thread, scheduler=scheduler
         )
         #: site -> its Crawl-delay (capped), set by the extension as robots.txt is parsed
         self._delays: dict[str, float] = {}
@@ -227,13 +228,11 @@ class ClusterPacer:
             self._clock = None
 
 
-def cluster_pacer(crawler: Crawler) -> ClusterPacer | None:
-    """The crawler's pacer, made at the first call; ``None`` when no site is
-    paced cluster-wide (no Redis store, or neither ``ROBOTSTXT_CRAWL_DELAY`` nor
+def cluster_pacer(crawler: Crawler, time: Clock) -> ClusterPacer | None:
+    """A pacer for the crawler, on the crawl's clock ``time`` (the site service
+    makes the one each crawl has); ``None`` when no site is paced cluster-wide
+    (no Redis store, or neither ``ROBOTSTXT_CRAWL_DELAY`` nor
     ``ROBOTSTXT_CLUSTER_DELAY``)."""
-    if hasattr(crawler, _ATTRIBUTE):
-        found: ClusterPacer | None = getattr(crawler, _ATTRIBUTE)
-        return found
     pacer = None
     settings = ClusterDelaySettings.from_settings(crawler.settings)
     if settings.cluster_delay and settings.redis_url is None:
@@ -250,10 +249,9 @@ def cluster_pacer(crawler: Crawler) -> ClusterPacer | None:
                 f"pip install redis (the [redis] extra of scrapy-rfc9309) ({exc})"
             ) from None
         clock = ClusterClock.open(settings.redis_url, settings.prefix, timeout=CALL_TIMEOUT)
-        pacer = ClusterPacer(crawler, settings, clock)
+        pacer = ClusterPacer(crawler, settings, clock, time)
         from scrapy import signals
 
         crawler.signals.connect(pacer.start, signal=signals.spider_opened)
         crawler.signals.connect(pacer.close, signal=signals.spider_closed)
-    setattr(crawler, _ATTRIBUTE, pacer)
     return pacer

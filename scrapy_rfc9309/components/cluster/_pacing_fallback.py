@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...sites._store import StoreError
-from .._clock import clock_of
 from . import _pacing_outage
 from ._pacing_outage import HOLD_SECONDS, ClockOutage, slot_wait, still_due
 
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
 
     from ...sites._cluster_clock import ClusterClock
+    from .._clock import Clock
 
     #: runs a blocking call off the reactor (``twisted.internet.threads.deferToThread``)
     InThread = Callable[[Callable[[], None]], Deferred[None]]
@@ -52,6 +52,7 @@ class ClockFallback:
         self,
         crawler: Crawler,
         clock: ClusterClock,
+        time: Clock,
         delay_for: Callable[[str], float | None],
         *,
         in_thread: InThread | None = None,
@@ -60,8 +61,8 @@ class ClockFallback:
         self.crawler = crawler
         self._clock: ClusterClock | None = clock
         self._delay_for = delay_for
-        #: the crawl's clock (injected in tests)
-        self._time = clock_of(crawler)
+        #: the crawl's clock, handed down by the site service (injected in tests)
+        self._time = time
         self._now = self._time.monotonic
         self._in_thread = in_thread or _in_thread
         #: the beats' timer (an ``IReactorTime``; ``None``: the reactor): real

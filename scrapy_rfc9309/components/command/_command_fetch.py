@@ -59,9 +59,10 @@ def fetcher_spider(
             from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
             from twisted.internet.defer import DeferredList
 
+            from .._clock import Clock
             from ..sitefiles._fetcher import RobotsTxtFetcher
 
-            fetcher = RobotsTxtFetcher(self.crawler, settings)
+            fetcher = RobotsTxtFetcher(self.crawler, settings, Clock())  # the real time
             # one attempt: the answer says "unreachable" itself, with no "Gave up
             # retrying" ERROR from Scrapy's RetryMiddleware in the output
             fetcher.scrapy_retry = False
@@ -206,10 +207,11 @@ async def fetch_tdmreps(
     from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
     from twisted.internet.defer import DeferredList
 
+    from .._clock import Clock
     from ..sitefiles._usage_gate import TdmRepSites
 
     details: dict[str, str] = {}
-    reader = TdmRepSites(crawler, settings, details=details)
+    reader = TdmRepSites(crawler, settings, Clock(), details=details)  # the real time
 
     async def one(site: str) -> None:
         outcome = found.get(site)

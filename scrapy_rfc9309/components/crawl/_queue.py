@@ -59,7 +59,7 @@ from scrapy.pqueues import ScrapyPriorityQueue
 from ...sites._sitetable import SiteState
 from .._engine import in_downloader, page_slot_concurrency, wake_engine
 from .._report import report_for
-from ..cluster._pacing import META_WAIT_SINCE, cluster_pacer
+from ..cluster._pacing import META_WAIT_SINCE
 from ..settings._start_up import start_up_errors_logged
 from ..sitefiles._service import SiteService, site_service
 from ._backlog import SiteBacklogs
@@ -152,7 +152,7 @@ class RobotsTxtPriorityQueue:
             self._robots.register(self)
         #: with a Redis store: each site's requests spaced across the cluster;
         #: site -> requests of a READY site waiting for its turn, and its timer
-        self._pacer = None if self._robots is None else cluster_pacer(crawler)
+        self._pacer = None if self._robots is None else self._robots.pacer
         if self._pacer is not None:
             self._pacer.queue_paces = True
         self._paced: dict[str, deque[Request]] = {}

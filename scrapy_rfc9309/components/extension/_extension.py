@@ -24,7 +24,6 @@ from scrapy.http import Request
 from ...sites._site import robots_url
 from .._engine import downloader_of, page_slot_key
 from .._report import CrawlReport, report_for
-from ..cluster._pacing import cluster_pacer
 from ..settings._component_settings import httpcache_honours_noarchive
 from ..settings._report_settings import ReportSettings
 from ..settings._settings import RobotsTxtSettings
@@ -33,6 +32,8 @@ from ..sitefiles._crawl_delay import crawl_delay_listeners
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+
+    from ..cluster._pacing import ClusterPacer
 
 __all__ = ["RobotsTxtExtension"]
 
@@ -52,10 +53,8 @@ class RobotsTxtExtension:
         self.crawler = crawler
         self.report_settings = ReportSettings.from_settings(crawler.settings)
         self._floors: dict[str, float] = {}
-        self._noarchive_honoured = httpcache_honours_noarchive(crawler.settings)
-        #: with a Redis store: Crawl-delay kept across the cluster's processes too
-        with never_disabled("RobotsTxtExtension"):  # it reads the store's settings
-            self._pacer = cluster_pacer(crawler) if self.settings.obey else None
+        with never_disabled("RobotsTxtExtension"):  # it reads other components' settings
+            self._noarchive_honoured = httpcache_honours_noarchive(crawler.settings)
         #: with ROBOTSTXT_CRAWL_DELAY off: the sites whose delay was said not applied
         self._not_applied: set[str] = set()
         if self.settings.obey:
@@ -84,8 +83,9 @@ class RobotsTxtExtension:
             self._say_not_applied(site, delay)
             return
         floor = None if not delay else min(delay, self.settings.crawl_delay_max)
-        if self._pacer is not None:
-            self._pacer.set_crawl_delay(site, floor)  # None: none any more
+        pacer = self._pacer()  # with a Redis store: kept across the cluster's processes too
+        if pacer is not None:
+            pacer.set_crawl_delay(site, floor)  # None: none any more
         downloader = downloader_of(self.crawler)
         if floor is None or downloader is None:
             # a slot's floor stays: the slot may be shared with another site of
@@ -104,6 +104,14 @@ class RobotsTxtExtension:
             self.settings.crawl_delay_max,
         )
         self._enforce(request=request)
+
+    def _pacer(self) -> ClusterPacer | None:
+        """The crawl's cluster pacer, the site service's (which tells this
+        extension each site's Crawl-delay, so it exists by then)."""
+        from ..sitefiles._service import site_service
+
+        service = site_service(self.crawler, create=False)
+        return None if service is None else service.pacer
 
     def _say_not_applied(self, site: str, delay: float | None) -> None:
         if not delay or site in self._not_applied:

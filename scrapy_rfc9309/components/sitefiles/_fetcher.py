@@ -48,7 +48,7 @@ from ...sites._outcome import Kind, SiteOutcome, kind_of_status
 from ...sites._records import RETRY_AFTER_MIN
 from ...sites._site import robots_url, site_of
 from .. import _compat
-from .._clock import clock_of
+from .._clock import Clock
 from .._engine import add_to_total_concurrency, file_slot, file_slot_key
 from .._robotparser import RFC9309RobotParser
 from ._decode import accept_encoding, decode_body, split_encodings
@@ -118,12 +118,12 @@ _NO_LINE_DECODED = "compressed data cut before the first line ended"
 class RobotsTxtFetcher:
     """Fetches and classifies robots.txt files for one crawler."""
 
-    def __init__(self, crawler: Crawler, settings: RobotsTxtSettings) -> None:
+    def __init__(self, crawler: Crawler, settings: RobotsTxtSettings, clock: Clock) -> None:
         self.crawler = crawler
         self.settings = settings
         self.stats = crawler.stats
-        #: the crawl's time: outcomes expire by it (tests move it on)
-        self.clock = clock_of(crawler)
+        #: the crawl's time, handed down by the site service: outcomes expire by it
+        self.clock = clock
         self._parse_lock = DeferredLock()
         #: whether Scrapy's RetryMiddleware may retry a robots.txt download; off
         #: while unreachable sites are deferred (our back-off tries them again)

@@ -34,6 +34,7 @@ from .._clock import Clock, clock_of
 from .._enabled import addon_enabled
 from .._engine import engine_is_closing, wake_engine
 from .._report import report_for
+from ..cluster._pacing import cluster_pacer
 from ..settings._setting_names import warn_unknown_settings
 from ..settings._settings import RobotsTxtSettings, decision_policy
 from ..store._store_bridge import open_bridge
@@ -130,15 +131,18 @@ class SiteService:
         self._queues: list[SiteListener] = []
         self.report = report_for(crawler)
         self._watchdog: Any = None
-        self._fetcher = RobotsTxtFetcher(crawler, settings)
+        self._fetcher = RobotsTxtFetcher(crawler, settings, self.clock)
+        #: with a Redis store: each site's requests spaced across the cluster
+        self.pacer = cluster_pacer(crawler, self.clock)
         #: ROBOTSTXT_STORE_URI: outcomes kept across runs and processes (None: memory only)
-        self._store = open_bridge(crawler, settings, self._fetcher.parse_and_announce)
+        self._store = open_bridge(crawler, settings, self._fetcher.parse_and_announce, self.clock)
         #: ROBOTSTXT_PURPOSES: the usage gate, and the tdmrep.json of each site it needs
         self.usage = (
             UsageGate(
                 crawler,
                 settings,
                 self.report,
+                self.clock,
                 on_settled=self.release,
                 on_start=self._start_watchdog,
                 # with our queue, tdmrep.json fetched ahead waits for room too (pins)

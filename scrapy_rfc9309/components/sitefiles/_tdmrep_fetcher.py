@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from ...parser._tdmrep import EMPTY_TDMREP, MAX_RULES, TDMREP_PATH, TdmRep, parse_tdmrep
 from ...sites._lifetime import headers_lifetime
 from ...sites._records import RETRY_AFTER_MIN
-from .._clock import clock_of
+from .._clock import Clock
 from ._file_download import (
     MAX_REDIRECTS,
     Ending,
@@ -60,6 +60,7 @@ class TdmRepFetcher:
         self,
         crawler: Crawler,
         settings: RobotsTxtSettings,
+        clock: Clock,
         details: dict[str, str] | None = None,
     ) -> None:
         self.crawler = crawler
@@ -67,7 +68,7 @@ class TdmRepFetcher:
         assert crawler.stats is not None
         self.stats = crawler.stats
         #: the crawl's time: tdmrep.json answers expire by it (tests move it on)
-        self.clock = clock_of(crawler)
+        self.clock = clock
         #: site -> what its last fetch came to (``HTTP 200, 2 rules``), when given
         #: (``scrapy robotstxt`` shows it; a crawl keeps none)
         self.details = details

@@ -23,7 +23,7 @@ from twisted.internet.defer import CancelledError, Deferred
 from ...parser._tdmrep import TDMREP_PATH, TdmRep
 from ...sites._filetable import FileTable
 from ...sites._sitetable import SiteState
-from .._clock import clock_of
+from .._clock import Clock
 from .._engine import file_slot, robots_download
 from ._file_download import dotted_name
 from ._file_fetches import FileFetches
@@ -70,6 +70,7 @@ class TdmRepSites:
         self,
         crawler: Crawler,
         settings: RobotsTxtSettings,
+        clock: Clock,
         on_settled: Callable[[str], None] | None = None,
         on_start: Callable[[], None] | None = None,
         details: dict[str, str] | None = None,
@@ -79,12 +80,12 @@ class TdmRepSites:
         self.settings = settings
         assert crawler.stats is not None
         self.stats = crawler.stats
-        #: the crawl's time: each site's tdmrep.json is fresh by it
-        self.clock = clock_of(crawler)
+        #: the crawl's time, handed down: each site's tdmrep.json is fresh by it
+        self.clock = clock
         #: site -> what its last fetch came to (``HTTP 200, 2 rules``), when given
         #: (``scrapy robotstxt`` shows it; a crawl keeps none)
         self.details = details
-        self._fetcher = TdmRepFetcher(crawler, settings, details)
+        self._fetcher = TdmRepFetcher(crawler, settings, clock, details)
         self._table: FileTable[Waiter, KnownTdmRep] = FileTable(settings.cache_max_sites)
         self._fetches = FileFetches(
             self._table,

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
+    from .._clock import Clock
     from .._report import CrawlReport
     from ..settings._settings import RobotsTxtSettings
 
@@ -50,6 +51,7 @@ class UsageGate:
         crawler: Crawler,
         settings: RobotsTxtSettings,
         report: CrawlReport,
+        clock: Clock,
         on_settled: Callable[[str], None] | None = None,
         on_start: Callable[[], None] | None = None,
         bounded: Callable[[], bool] | None = None,
@@ -58,7 +60,7 @@ class UsageGate:
         self.crawler = crawler
         self._report = report
         self.tdmrep = (
-            TdmRepSites(crawler, settings, on_settled, on_start, bounded=bounded)
+            TdmRepSites(crawler, settings, clock, on_settled, on_start, bounded=bounded)
             if needs_tdmrep(self.purposes)
             else None
         )

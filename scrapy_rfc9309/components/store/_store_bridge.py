@@ -44,7 +44,7 @@ from ...sites._records import ReaderLimits, answer_of
 from ...sites._records import usable_until as _usable_until
 from ...sites._store import FetchRecord, RobotsStore, StoreError
 from ...sites._store_uri import SETTING, BadStoreURI, open_store, without_password
-from .._clock import clock_of
+from .._clock import Clock
 from ..settings._setting_values import SettingError
 from ..settings._store_settings import StoreSettings
 from ._store_lookups import INLINE_SITES, PRELOAD_MAX_SITES, PRELOAD_WAIT_SECONDS, StoreLookups
@@ -98,7 +98,7 @@ def usable_until(record: FetchRecord, settings: RobotsTxtSettings) -> float:
 
 
 def open_bridge(
-    crawler: Crawler, settings: RobotsTxtSettings, parse: ParseBody
+    crawler: Crawler, settings: RobotsTxtSettings, parse: ParseBody, clock: Clock
 ) -> StoreBridge | None:
     """The store ``ROBOTSTXT_STORE_URI`` names, opened at start-up; ``None`` when unset.
 
@@ -124,7 +124,7 @@ def open_bridge(
             f"cannot be opened: {exc}"
         ) from None
     logger.info("robots.txt store: %s", store.uri)
-    return StoreBridge(crawler, settings, store, parse, store_settings.lease_seconds)
+    return StoreBridge(crawler, settings, store, parse, store_settings.lease_seconds, clock)
 
 
 class StoreBridge:
@@ -137,6 +137,7 @@ class StoreBridge:
         store: RobotsStore,
         parse: ParseBody,
         lease_seconds: float,
+        clock: Clock,
     ) -> None:
         from twisted.internet import reactor
 
@@ -144,7 +145,7 @@ class StoreBridge:
         self.stats = crawler.stats
         self.settings = settings
         #: the crawl's time: a stored record's remaining lifetime is read by it
-        self.clock = clock_of(crawler)
+        self.clock = clock
         #: the limits a stored record is read with: this crawl's
         self.limits = ReaderLimits.of(settings)
         self.store = store
@@ -159,9 +160,11 @@ class StoreBridge:
         store.report_bad_records(
             lambda _site, _problem: reactor.callFromThread(self._count_bad_record)
         )
-        self._saves = StoreSaves(self._worker, self.holder, settings.max_size)
+        self._saves = StoreSaves(self._worker, self.holder, settings.max_size, clock)
         crawler.signals.connect(self.close, signal=signals.spider_closed)
-        self._lookups = StoreLookups(crawler, self._worker, self.limits, self.holder, lease_seconds)
+        self._lookups = StoreLookups(
+            crawler, self._worker, self.limits, self.holder, lease_seconds, clock
+        )
         #: waits for another process's fetch, woken when the store says it ended
         self._wakeups = ReleaseWakeups(store, reactor)
 

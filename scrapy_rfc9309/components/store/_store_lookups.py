@@ -29,7 +29,7 @@ from twisted.python.failure import Failure
 
 from ...sites._records import ReaderLimits, usable_until
 from ...sites._store import FetchRecord, Looked, RobotsStore, StoreBusy, StoreError
-from .._clock import clock_of
+from .._clock import Clock
 from ._store_worker import Skipped, StoreWorker
 
 if TYPE_CHECKING:
@@ -63,10 +63,11 @@ class StoreLookups:
         limits: ReaderLimits,
         holder: str,
         lease_seconds: float,
+        clock: Clock,
     ) -> None:
         self.crawler = crawler
-        #: the crawl's time: a stored record is fresh by it
-        self.clock = clock_of(crawler)
+        #: the crawl's time, handed down: a stored record is fresh by it
+        self.clock = clock
         self.worker = worker
         self.store: RobotsStore = worker.store
         self.limits = limits

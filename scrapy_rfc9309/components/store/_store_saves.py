@@ -19,7 +19,7 @@ from ...sites._records import dated_ahead, record_of
 from ...sites._records import iso_time as utc_iso
 from ...sites._sitetable import KEPT_LIFETIME
 from ...sites._store import FetchRecord, RobotsStore
-from .._clock import clock_of
+from .._clock import Clock
 
 if TYPE_CHECKING:
     from ._store_worker import StoreWorker
@@ -83,7 +83,7 @@ def kept_record(
 class StoreSaves:
     """One crawl's saves to a store (see the module docstring)."""
 
-    def __init__(self, worker: StoreWorker, holder: str, max_size: int) -> None:
+    def __init__(self, worker: StoreWorker, holder: str, max_size: int, clock: Clock) -> None:
         self.worker = worker
         self.store: RobotsStore = worker.store
         self.holder = holder
@@ -91,7 +91,7 @@ class StoreSaves:
         self.max_size = max_size
         self._reactor = worker.reactor
         #: the crawl's time: the record's fetch time and lifetime are read from it
-        self.clock = clock_of(worker.crawler)
+        self.clock = clock
         #: fetches waiting for the next batch save: (site, record, body, lease held)
         self._to_save: list[_Pending] = []
         self._save_due: Any = None

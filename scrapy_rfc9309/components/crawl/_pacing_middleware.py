@@ -40,8 +40,9 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from ...sites._site import site_of
 from .._engine import engine_is_closing
 from .._report import report_for
+from ..cluster._pacing import META_SENT
 from ..settings._start_up import never_disabled, start_up_errors_logged
-from ._pacing import META_SENT, cluster_pacer
+from ..sitefiles._service import site_service
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -80,7 +81,8 @@ class ClusterDelayMiddleware:
         if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
             raise NotConfigured
         with never_disabled("ClusterDelayMiddleware"):
-            pacer = cluster_pacer(crawler)
+            service = site_service(crawler)
+            pacer = None if service is None else service.pacer
         if pacer is None:
             raise NotConfigured
         self.pacer = pacer
