@@ -270,8 +270,22 @@ async def test_2_4_a_waiting_crawl_is_woken_by_the_release_message(
     assert other.acquire(name, "elsewhere.example:1:cafe", 60)
     body = b"User-agent: *\nDisallow: /private\n"
 
+    # the other process saves once this crawl waits for it (its first nap), not
+    # after a fixed second that a slow start-up may outlast
+    waiting = threading.Event()
+    from scrapy_rfc9309.components.store._store_wakeups import ReleaseWakeups
+
+    nap = ReleaseWakeups.nap
+
+    async def noted_nap(self: Any, site_name: str, seconds: float) -> None:
+        waiting.set()
+        await nap(self, site_name, seconds)
+
+    monkeypatch.setattr(ReleaseWakeups, "nap", noted_nap)
+
     def fetch_elsewhere() -> None:
-        time.sleep(1.0)
+        assert waiting.wait(15)
+        time.sleep(0.2)  # well inside the 30 s nap: only the message can wake it
         other.save_many(
             [(record(time.time(), body, site=name), body)], [name], "elsewhere.example:1:cafe"
         )
