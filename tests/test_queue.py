@@ -362,6 +362,10 @@ class _StubRobots:
         self.clock = Clock()
         self.pacer = None  # no cluster
 
+    def asks_crawl_delay(self, site: str, request: Any) -> bool:
+        """No Crawl-delay: the sites' requests go out as the windows allow."""
+        return False
+
     def answers_due(self) -> bool:
         """No robots.txt download under way (sites are settled by hand)."""
         return False

@@ -329,3 +329,46 @@ async def test_2_4_a_stored_copy_decides_released_requests_until_24h_after_its_f
     assert stats["robotstxt/released_outlived"] == 1
     assert spider.dropped and all('"Disallow: /"' in r for r in spider.dropped.values())
     assert len(spider.fetched) + len(spider.dropped) == PAGES
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_spaced_site_s_requests_wait_undecided_in_the_queue_not_in_its_slot(
+    sites: Any,
+) -> None:
+    """A spider that follows links: ``/p0`` links to 15 pages, all pushed while
+    the site's copy is fresh, with ``DOWNLOAD_DELAY`` spacing them 0.25 s apart
+    and Scrapy's default concurrency. Handed out at once they would all be
+    decided by that copy and wait in Scrapy's download slot for 4 s, long past
+    its lifetime (RFC 9309 2.4) and the site's switch to ``Disallow: /``. Our
+    queue lets one request of a spaced site into the downloader at a time, so
+    each is decided by the robots.txt in force when it goes: no page is
+    downloaded past the last allowing copy's bound while ``Disallow: /`` is
+    served."""
+    changing = ChangingSite(sites)
+    site = changing.site
+    first = site.url("/p0")
+    links = [site.url(f"/p{i}") for i in range(1, PAGES)]
+    spider, stats = await crawl(
+        [first],
+        {
+            "SCHEDULER_PRIORITY_QUEUE": OURS,
+            "ROBOTSTXT_CACHE_TTL": TTL,
+            "DOWNLOAD_DELAY": DELAY,
+            "CLOSESPIDER_TIMEOUT": 15,
+        },
+        followups={first: links},
+    )
+    assert stats["finish_reason"] == "finished"
+    assert changing.flipped_at is not None
+    allowing = [when for when in changing.answered if when < changing.flipped_at]
+    bound = max(allowing) + 2 * TTL
+    late = [
+        (round(when - changing.flipped_at, 2), path)
+        for when, path in changing.log()
+        if path != "/robots.txt" and when > changing.flipped_at and when > bound + 2 * DELAY
+    ]
+    assert late == []
+    assert spider.dropped  # the rest, by the new copy
+    assert all('"Disallow: /"' in reason for reason in spider.dropped.values())
+    assert len(spider.fetched) + len(spider.dropped) == PAGES
+    assert site.count("/robots.txt") <= 4  # no loop

@@ -192,6 +192,26 @@ def page_slot_concurrency(crawler: Any, request: Any) -> int:
         return 1
 
 
+def page_slot_delayed(crawler: Any, request: Any) -> bool:
+    """Whether ``request``'s download slot spaces its requests (a delay: the
+    slot's own, set from a Crawl-delay or AutoThrottle, or ``DOWNLOAD_DELAY`` /
+    ``DOWNLOAD_SLOTS`` for a slot not made yet); ``False`` when unknown."""
+    downloader = downloader_of(crawler)
+    if downloader is None:
+        return False
+    try:
+        key = downloader.get_slot_key(request)
+        slot = downloader.slots.get(key)
+        if slot is not None:
+            return float(slot.delay) > 0
+        delay = downloader.per_slot_settings.get(key, {}).get(
+            "delay", crawler.settings.getfloat("DOWNLOAD_DELAY")
+        )
+        return float(delay) > 0
+    except (AttributeError, TypeError, ValueError):  # another downloader
+        return False
+
+
 def in_downloader(crawler: Any, request: Any) -> bool:
     """Whether ``request``, handed to the engine, is still in its downloader
     (its middlewares, its slot's queue, or its transfer); ``False`` when

@@ -57,7 +57,7 @@ from scrapy import signals
 from scrapy.pqueues import ScrapyPriorityQueue
 
 from ...sites._sitetable import SiteState
-from .._engine import in_downloader, page_slot_concurrency, wake_engine
+from .._engine import in_downloader, page_slot_concurrency, page_slot_delayed, wake_engine
 from .._report import report_for
 from ..cluster._pacing import META_WAIT_SINCE
 from ..settings._start_up import start_up_errors_logged
@@ -179,8 +179,11 @@ class RobotsTxtPriorityQueue:
         if state is SiteState.UNKNOWN:
             robots.prefetch(site, request)  # fetch ahead
             state = SiteState.PENDING
-        if state is SiteState.READY and self._backlogs and not self._persistent:
-            let_go = self._backlogs.add(site, request)
+        if state is SiteState.READY and not self._persistent:
+            let_go = self._backlogs.add(site, request) if self._backlogs else None
+            if let_go is None and self._one_at_a_time(site, request):
+                # a spaced site: one request in the downloader at a time
+                let_go = self._backlogs.start(site, [request], 1, robots.clock.monotonic())
             if let_go is not None:  # behind its site's backlog
                 robots.pin(site)
                 self._push_ready(let_go)
@@ -366,15 +369,26 @@ class RobotsTxtPriorityQueue:
             self._held_count -= len(requests)
             moved += len(requests)
             if not self._persistent:  # let go through the site's window
-                requests = self._backlogs.start(
-                    site,
-                    requests,
-                    page_slot_concurrency(self.crawler, requests[0]),
-                    now,
+                limit = (
+                    1
+                    if self._one_at_a_time(site, requests[0])
+                    else page_slot_concurrency(self.crawler, requests[0])
                 )
+                requests = self._backlogs.start(site, requests, limit, now)
             batch.append(requests)
         for request in interleaved(batch):
             self._ready.push(request)
+
+    def _one_at_a_time(self, site: str, request: Request) -> bool:
+        """Whether ``site``'s requests go into the downloader one at a time: its
+        download slot spaces them (a Crawl-delay, ``DOWNLOAD_DELAY``), so a
+        request handed out waits there, already decided, for as long as those
+        before it. One at a time, each is decided by the robots.txt in force
+        when it goes, at most one delay before its download (RFC 9309 2.4: no
+        copy is used past its lifetime by requests queued behind a long delay)."""
+        robots = self._robots
+        assert robots is not None
+        return page_slot_delayed(self.crawler, request) or robots.asks_crawl_delay(site, request)
 
     # -- requests waiting for their site's turn in the cluster ---------------------------
 

@@ -26,6 +26,7 @@ from ...sites._request_decision import (
     TDMREP_PENDING,
     RequestDecision,
     TdmRepUnread,
+    asked_crawl_delay,
     decide_request,
 )
 from ...sites._site import site_of
@@ -285,6 +286,16 @@ class SiteService:
             return False
         decision = self.decide(outcome, site, request, keep=True)
         return not decision.fetch and decision.cause != PENDING
+
+    def asks_crawl_delay(self, site: str, request: Request) -> bool:
+        """Whether the site's robots.txt in force asks a Crawl-delay of
+        ``request``'s tokens that the crawl honours (``ROBOTSTXT_CRAWL_DELAY``):
+        the queue then lets one of its requests into the downloader at a time."""
+        if not self.settings.crawl_delay:
+            return False
+        outcome = self._table.stale(site)
+        tokens = (self.token(request), *self.settings.also_obey)
+        return outcome is not None and asked_crawl_delay(outcome, tokens) is not None
 
     def mark_released(self, site: str, request: Request) -> None:
         """``request`` waited for ``site``'s fetch, now settled: it is decided by
