@@ -265,3 +265,27 @@ async def test_command_store_without_a_store_report_is_a_usage_error(sites, tmp_
     assert code == 2, output
     assert "--store is read by history, --at and prune" in output
     assert site.hits == []
+
+
+def test_a_python_list_given_with_s_says_how_to_write_purposes() -> None:
+    """``-s 'ROBOTSTXT_PURPOSES=["train-ai"]'`` reaches the settings as a string
+    that Scrapy splits at commas: the error says how to write it."""
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309.components.settings._setting_values import SettingError
+    from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
+
+    with pytest.raises(SettingError, match="write -s ROBOTSTXT_PURPOSES=train-ai,search"):
+        RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_PURPOSES": '["train-ai"]'}))
+
+
+@deferred_f_from_coro_f
+async def test_command_says_the_crawl_delay_a_crawl_applies_when_capped(
+    sites, tmp_path: Path
+) -> None:
+    """``Crawl-delay: 1e300`` is what the file asks; a crawl waits
+    ``ROBOTSTXT_CRAWL_DELAY_MAX``: the command shows both."""
+    site = sites(routes={"/robots.txt": text("User-agent: *\nCrawl-delay: 1e300\n")})
+    output, code = await robotstxt(site.url("/a"), cwd=tmp_path)
+    assert code == 0, output
+    assert "crawl-delay: 1e+300 s (a crawl waits 60.0 s: ROBOTSTXT_CRAWL_DELAY_MAX)" in output

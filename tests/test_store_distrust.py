@@ -220,6 +220,14 @@ async def test_2_4_sqlite_bad_records_cost_their_site_a_fetch_not_the_store(
     )
     assert any("expires_at 'abc' is not a number" in m and site_key(number) in m for m in warnings)
     assert any("does not decompress" in m and site_key(zlib_) in m for m in warnings)
+    # the good bodies saved by the fetches repair the damaged ones (same sha256):
+    # the next crawl takes every site from the store, with no WARNING
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.store"):
+        _, again = await crawl(urls, sqlite_settings(tmp_path))
+    assert robots_fetches(many) == [1, 1, 1, 0]
+    assert again["robotstxt/store/loaded"] == 4 and BAD not in again
+    assert not [m for m in caplog.messages if "cannot be used" in m]
 
 
 @deferred_f_from_coro_f
@@ -260,6 +268,13 @@ async def test_2_4_redis_bad_records_cost_their_site_a_fetch_not_the_store(
     assert stats[BAD] == 3 and stats["robotstxt/store/loaded"] == 1
     warnings = [m for m in caplog.messages if "cannot be used" in m]
     assert len(warnings) == 3, warnings
+    # the damaged body was written again by the fetch (same sha256): repaired
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.store"):
+        _, again = await crawl(urls, redis_settings(redis_server, prefix))
+    assert robots_fetches(many) == [1, 1, 1, 0]
+    assert again["robotstxt/store/loaded"] == 4 and BAD not in again
+    assert not [m for m in caplog.messages if "cannot be used" in m]
     assert any("OverflowError" in m and site_key(huge) in m for m in warnings)
 
 

@@ -86,13 +86,14 @@ EXPIRY_GRACE = 86_400.0
 #: Save a record: ``KEYS`` current, archive, bodies (one site: one slot);
 #: ``ARGV`` the record (JSON), its fetch time, its sha256 ('' without body),
 #: the compressed body, the archive kept (-1 all, 0 none, N the last N), the
-#: current key's time to live (ms), the site's channel and the site. Bodies no
-#: kept record names are removed; without an archive the bodies expire with
-#: the current record.
+#: current key's time to live (ms), the site's channel and the site. The body is
+#: written whether or not its sha256 is there already (a damaged one is
+#: repaired). Bodies no kept record names are removed; without an archive the
+#: bodies expire with the current record.
 _SAVE = """
 local sha, keep = ARGV[3], tonumber(ARGV[5])
 if sha ~= '' then
-    redis.call('HSETNX', KEYS[3], sha, ARGV[4])
+    redis.call('HSET', KEYS[3], sha, ARGV[4])
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[6])
 if keep ~= 0 then

@@ -240,8 +240,12 @@ class SQLiteStore(RobotsStore):
             with write(self._db) as db:
                 for record, body, sha, data in rows:
                     if body is not None and sha is not None:
+                        # a body found damaged is written again (same sha256: the
+                        # good bytes over the bad), not kept damaged for good
                         db.execute(
-                            "INSERT OR IGNORE INTO bodies (sha256, size, data) VALUES (?, ?, ?)",
+                            "INSERT INTO bodies (sha256, size, data) VALUES (?, ?, ?) "
+                            "ON CONFLICT (sha256) DO UPDATE SET size = excluded.size, "
+                            "data = excluded.data",
                             (sha, len(body), data),
                         )
                     cursor = db.execute(

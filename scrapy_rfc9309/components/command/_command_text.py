@@ -64,8 +64,13 @@ def robots_lines(answer: dict[str, Any]) -> list[str]:
     for group in answer["groups"]:
         agents = ", ".join(f"line {agent['line']}: {agent['text']}" for agent in group)
         lines.append(f"group:       {agents}")
-    delay = answer["crawl_delay"]
-    lines.append(f"crawl-delay: {'none' if delay is None else f'{delay} s'}")
+    delay, applied = answer["crawl_delay"], answer.get("crawl_delay_applied")
+    capped = (
+        f" (a crawl waits {applied} s: ROBOTSTXT_CRAWL_DELAY_MAX)"
+        if delay is not None and applied is not None and applied < delay
+        else ""
+    )
+    lines.append(f"crawl-delay: {'none' if delay is None else f'{delay} s'}{capped}")
     usage = answer["robots_usage"]
     if not usage:
         lines.append("usage:       none stated (Content-Usage, Content-Signal)")

@@ -177,7 +177,16 @@ def _purposes(settings: BaseSettings) -> tuple[str, ...]:
             )
         if not isinstance(item, str) or item.lower() not in CATEGORIES:
             known = ", ".join(sorted(CATEGORIES))
-            raise SettingError(f"ROBOTSTXT_PURPOSES: unknown purpose {item!r}; known: {known}")
+            # -s 'ROBOTSTXT_PURPOSES=["train-ai"]' comes as the string '["train-ai"]'
+            hint = (
+                "; on the command line write -s ROBOTSTXT_PURPOSES=train-ai,search "
+                "(no brackets or quotes)"
+                if isinstance(item, str) and any(char in item for char in "[]\"'")
+                else ""
+            )
+            raise SettingError(
+                f"ROBOTSTXT_PURPOSES: unknown purpose {item!r}; known: {known}{hint}"
+            )
         if item.lower() not in purposes:
             purposes.append(item.lower())
     return tuple(purposes)
