@@ -30,7 +30,7 @@ from ...sites._request_decision import (
     decide_request,
 )
 from ...sites._site import site_of
-from ...sites._sitetable import SiteState, SiteTable, outlived
+from ...sites._sitetable import SiteState, SiteTable
 from .._clock import Clock, clock_of
 from .._enabled import addon_enabled
 from .._engine import engine_is_closing, wake_engine
@@ -42,6 +42,7 @@ from ..store._store_bridge import open_bridge
 from ._deferral import Deferrals
 from ._fetch_log import log_start
 from ._fetcher import RobotsTxtFetcher
+from ._released import META_RELEASED, ReleasedRequests
 from ._robotstxt_fetches import RobotsTxtFetches, hand_back
 from ._set_aside import SetAside
 from ._tdmrep_sites import FAILED_TDMREP
@@ -65,14 +66,6 @@ logger = logging.getLogger("scrapy_rfc9309.middleware")
 CLOSE_POLL_SECONDS = 0.1
 #: The crawler attribute the service is kept in.
 _ATTRIBUTE = "_robotstxt_site_service"
-#: Meta key of a request released by its site's settling (or the end of its
-#: deferral): the outcome that released it (its expiry time, as a key). The
-#: request is decided by that outcome even if it has expired by the time it
-#: is handed out, so a lifetime of 0 s means "fetch again for the next
-#: request that needs it", never a download loop; but only until
-#: :func:`~scrapy_rfc9309.sites._sitetable.released_until` (one lifetime past
-#: its expiry, never past 24 h after its fetch): then it waits for a new fetch.
-META_RELEASED = "_robotstxt_released"
 
 
 def site_service(crawler: Crawler, *, create: bool = True) -> SiteService | None:
@@ -122,12 +115,10 @@ class SiteService:
         #: request -> what its decision was made from and the decision, made at
         #: the queue's pop (:meth:`refused_now`), taken by the middleware
         self._decided: weakref.WeakKeyDictionary[Request, _Made] = weakref.WeakKeyDictionary()
-        #: site -> the outcome (its ``expires_at``) whose released requests were
-        #: found past their bound: said once per outcome, forgotten once another
-        #: outcome of the site is released
-        self._outlived: dict[str, float] = {}
         #: each site's outcome and the fetch in flight; waiters are Deferreds
         self._table: SiteTable[Deferred[SiteOutcome | None]] = SiteTable(settings.cache_max_sites)
+        #: requests released by a fetch: decided by its copy within a bound
+        self._released = ReleasedRequests(crawler, self._table.stale, self.clock, self.stats)
         #: our scheduler queues (memory and disk), told when a site is settled
         self._queues: list[SiteListener] = []
         self.report = report_for(crawler)
@@ -221,7 +212,7 @@ class SiteService:
         if (
             state is not SiteState.READY
             and request is not None
-            and self._released_by(site, request) is not None
+            and self._released.outcome(site, request) is not None
         ):
             state = SiteState.READY
         if state is SiteState.READY and self.tdmrep is not None:
@@ -233,7 +224,7 @@ class SiteService:
         the one that released it (:meth:`mark_released`) even if expired since;
         ``None``: it must wait for a fetch."""
         outcome = self.fresh(site)
-        released = self._released_by(site, request)
+        released = self._released.outcome(site, request)
         request.meta.pop(META_RELEASED, None)
         return released if outcome is None else outcome
 
@@ -281,7 +272,7 @@ class SiteService:
         never takes its site's turn in the cluster. ``False`` when not known yet
         (its tdmrep.json is pending: the middleware decides it, and the turn is
         taken at send)."""
-        outcome = self.fresh(site) or self._released_by(site, request)
+        outcome = self.fresh(site) or self._released.outcome(site, request)
         if outcome is None or outcome.kind is Kind.NOT_DOWNLOADABLE:
             return False
         decision = self.decide(outcome, site, request, keep=True)
@@ -299,43 +290,8 @@ class SiteService:
 
     def mark_released(self, site: str, request: Request) -> None:
         """``request`` waited for ``site``'s fetch, now settled: it is decided by
-        that outcome, even once expired (one download per need, never a loop),
-        within :func:`~scrapy_rfc9309.sites._sitetable.released_until`."""
-        outcome = self._table.stale(site)
-        if outcome is not None:
-            request.meta[META_RELEASED] = outcome.expires_at
-
-    def _released_by(self, site: str, request: Request) -> SiteOutcome | None:
-        """The outcome that released ``request`` (:meth:`mark_released`), if it is
-        still the site's last and within its bound (RFC 9309 2.4); past the bound
-        the request waits for a new fetch, like one that was never released."""
-        marker = request.meta.get(META_RELEASED)
-        if marker is None:
-            return None
-        outcome = self._table.stale(site)
-        if outcome is None or outcome.expires_at != marker:
-            return None
-        now = self.clock.monotonic()
-        if not outlived(outcome, now):
-            return outcome
-        if self._outlived.get(site) != marker:
-            self._outlived[site] = marker
-            self._say_outlived(site, outcome, now)
-        return None
-
-    def _say_outlived(self, site: str, outcome: SiteOutcome, now: float) -> None:
-        """Once per outcome: requests its fetch released outlived it, so the
-        site's robots.txt is fetched again before they are decided."""
-        self.stats.inc_value("robotstxt/released_outlived")
-        fetched = outcome.fetched_at
-        logger.debug(
-            "robots.txt of %s fetched again: requests that waited for its last fetch "
-            "(%s) were not handed out within one lifetime past its expiry, at most "
-            "24 h after the fetch (RFC 9309 2.4); the new copy decides them",
-            site,
-            "time not known" if fetched is None else f"{now - fetched:.1f} s ago",
-            extra={"spider": self.crawler.spider},
-        )
+        that outcome, within its bound (:class:`~._released.ReleasedRequests`)."""
+        self._released.mark(site, request)
 
     def _pending(self, site: str) -> bool:
         """Whether the site's robots.txt or tdmrep.json is still to be settled."""
@@ -390,11 +346,7 @@ class SiteService:
 
     def release(self, site: str) -> None:
         """``site`` is settled (or no longer deferred): its requests go on."""
-        said = self._outlived.get(site)
-        if said is not None:  # forgotten once another outcome is the site's last
-            last = self._table.stale(site)
-            if last is None or last.expires_at != said:
-                del self._outlived[site]
+        self._released.settled(site)
         self.set_aside.give_back(site, mark=self.mark_released)
         for queue in self._queues:
             queue.site_released(site)
