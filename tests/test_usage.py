@@ -1663,6 +1663,7 @@ def test_spec_versions_table_is_the_documented_table() -> None:
     assert {spec.version for spec in SPEC_VERSIONS} >= {
         "draft-ietf-aipref-vocab-08",
         "draft-ietf-aipref-attach-05",
+        "draft-illyes-repext-03",
     }
     for spec in SPEC_VERSIONS:
         assert f"| {spec.name} | {spec.version} | {spec.url} |" in text, spec

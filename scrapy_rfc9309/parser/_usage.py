@@ -81,8 +81,8 @@ class Spec(NamedTuple):
     url: str
 
 
-#: THE versions followed. Drafts move: change them here (and the README's
-#: table, which a test holds to this one).
+#: THE versions followed. Drafts move: change them here (and the table of
+#: docs/usage.md, which a test holds to this one).
 SPEC_VERSIONS: tuple[Spec, ...] = (
     Spec(
         "AIPREF vocabulary",
@@ -101,8 +101,20 @@ SPEC_VERSIONS: tuple[Spec, ...] = (
     ),
     Spec(
         "Cloudflare Content Signals",
-        "Content Signals Policy",
+        "Content Signals Policy, with the use key and the Content-Signal header (2026-11)",
         "https://contentsignals.org/",
+    ),
+    # Not usage signals, but texts followed beside them: the Robots-Tag header
+    # (``_page_directives``) and the tags lint names known but unsupported (``_lines``).
+    Spec(
+        "Robots-Tag header (page-level directives)",
+        "draft-illyes-repext-03",
+        "https://datatracker.ietf.org/doc/draft-illyes-repext/03/",
+    ),
+    Spec(
+        "Google's robots.txt parser (known but unsupported tags, for --lint)",
+        "google/robotstxt, robots.cc of 2026-02-19",
+        "https://github.com/google/robotstxt",
     ),
 )
 
