@@ -1864,7 +1864,7 @@ class DirectivesSpider(ItemSpider):
 
 
 @deferred_f_from_coro_f
-async def test_late_2026_forms_crawl_and_command_agree(sites, tmp_path) -> None:
+async def test_late_2026_forms_crawl_and_command_agree(sites, tmp_path, caplog) -> None:
     """``scrapy robotstxt --page --purpose ai-use`` and a real crawl agree on a
     robots.txt and pages that use each new form: ``Content-Usage: /cu/ ai-use=n``
     (draft-ietf-aipref-vocab-08's AI Use) drops /cu/a before download; the
@@ -1879,7 +1879,13 @@ async def test_late_2026_forms_crawl_and_command_agree(sites, tmp_path) -> None:
 
     site = sites(routes=LATE_2026_ROUTES)
     urls = [site.url(path) for path in ("/cu/a", "/signal", "/ok", "/noindex")]
-    settings = {"ROBOTSTXT_PURPOSES": ["ai-use"], "ROBOTSTXT_USER_AGENT": "ExampleBot"}
+    report = tmp_path / "report.json"
+    settings = {
+        "ROBOTSTXT_PURPOSES": ["ai-use"],
+        "ROBOTSTXT_USER_AGENT": "ExampleBot",
+        "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0},
+        "ROBOTSTXT_REPORT_FILE": str(report),
+    }
     merged = {**BASE_SETTINGS, "SPIDER_MIDDLEWARES": {"scrapy_rfc9309.RobotsMetaMiddleware": 950}}
     crawler = get_crawler(DirectivesSpider, {**merged, **settings})
     items: list[str] = []
@@ -1888,7 +1894,8 @@ async def test_late_2026_forms_crawl_and_command_agree(sites, tmp_path) -> None:
         items.append(item["url"])
 
     crawler.signals.connect(scraped, signal=signals.item_scraped)
-    await _compat.crawl(crawler, urls=urls)
+    with caplog.at_level("INFO"):
+        await _compat.crawl(crawler, urls=urls)
     spider = crawler.spider
     assert isinstance(spider, DirectivesSpider) and crawler.stats is not None
     stats = crawler.stats.get_stats()
@@ -1907,6 +1914,13 @@ async def test_late_2026_forms_crawl_and_command_agree(sites, tmp_path) -> None:
     assert signal.get("ai-use").source == "Content-Signal header"
     assert signal.get("use").value == "immediate"  # the narrowest stated
     assert "train-ai" in ok.as_dict()  # robots.txt's ai-train=no; the header's disallow: nothing
+    # the close summary and the JSON report name both refusals with their sources
+    summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
+    by_header = 'ai-use=n (Content-Signal header: "Content-Signal: ai-train=disallow, ai-input=no'
+    assert f'{site.origin}: ai-use=n (robots.txt line 3: "Content-Usage: /cu/ ai-use=n")' in summary
+    assert f"1 item dropped: {site.origin}: {by_header}" in summary
+    (record,) = [e for e in json.loads(report.read_text())["sites"] if e["site"] == site.origin]
+    assert any(entry["preference"].startswith(by_header) for entry in record["usage_dropped"])
 
     args = ("--agent", "ExampleBot", "--page", "--purpose", "ai-use")
     output, code = await scrapy(*urls, *args, "--json", cwd=tmp_path)
