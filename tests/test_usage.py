@@ -1792,6 +1792,8 @@ def test_content_signal_use_key_is_read_and_reported_never_enforced() -> None:
         2,
         "Content-Signal: value 'all' of use is not immediate, reference, full; ignored",
     )
+    (finding,) = lint(RobotsTxt.parse(b"User-agent: *\nContent-Signal: reuse=yes\n"))
+    assert "(known: ai-input, ai-train, search, use)" in finding[1]
 
 
 def test_content_signal_response_header_is_read_like_the_robots_txt_line() -> None:

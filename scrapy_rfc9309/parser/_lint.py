@@ -446,7 +446,10 @@ def _usage_member_check(key: str, member: str) -> tuple[str, str] | str | None:
         return f"value {value!r} of use is not {', '.join(USE_LEVELS)}; ignored"
     category = VOCABULARY.get((key, name))
     if category is None:
-        known = ", ".join(sorted(written for signal, written in VOCABULARY if signal == key))
+        names = {written for signal, written in VOCABULARY if signal == key}
+        if key == "content-signal":
+            names.add(USE_KEY)
+        known = ", ".join(sorted(names))
         return f"unknown category {name!r} (known: {known}); ignored"
     allowed = VALUES[key]
     if value not in allowed:
