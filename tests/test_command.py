@@ -302,6 +302,50 @@ def test_lint_finds_what_site_owners_check_sorted_by_line() -> None:
     assert "Dissallow" in messages[8]
 
 
+#: google/robotstxt (robots.cc, 2026-02-19): the tags it knows but does not
+#: support, chosen from what HTTP Archive finds in real robots.txt files.
+GOOGLE_KNOWN_UNSUPPORTED = [
+    "clean-param",
+    "content-signal",
+    "content-usage",
+    "crawl-delay",
+    "domain",
+    "host",
+    "noarchive",
+    "nofollow",
+    "noindex",
+    "request-rate",
+    "revisit-after",
+    "visit-time",
+]
+#: Of them, the tags this parser reads (usage signals, Crawl-delay): still read.
+READ_HERE = {"content-signal", "content-usage", "crawl-delay"}
+
+
+@pytest.mark.parametrize(
+    "tag", [pytest.param(tag, id=f"google-{tag}") for tag in GOOGLE_KNOWN_UNSUPPORTED]
+)
+def test_lint_names_google_known_but_unsupported_tags_as_such(tag: str) -> None:
+    """google/robotstxt lists ``clean-param``, ``content-signal``, ``content-usage``,
+    ``crawl-delay``, ``domain``, ``host``, ``noarchive``, ``nofollow``, ``noindex``,
+    ``request-rate``, ``revisit-after`` and ``visit-time`` as known but unsupported
+    tags: lint names each it does not read with one finding kind ("known but
+    unsupported directive"), never "unknown directive"; those it reads stay read
+    (no finding: RFC 9309 2.2.4 other records, read by this parser)."""
+    spelt = tag.title()
+    value = {"content-signal": "search=yes", "content-usage": "train-ai=n", "crawl-delay": "5"}
+    body = f"User-agent: *\nDisallow: /x\n{spelt}: {value.get(tag, '/y')}\n"
+    findings = lint(RobotsTxt.parse(body))
+    if tag in READ_HERE:
+        assert findings == []
+        return
+    assert findings == [
+        (3, f"known but unsupported directive {spelt!r} ignored (as in Google's reference parser)")
+    ]
+    other = lint(RobotsTxt.parse("User-agent: *\nNoodle: x\n"))
+    assert other == [(2, "unknown directive 'Noodle' ignored")]
+
+
 def test_lint_more_than_2048_rules() -> None:
     body = "User-agent: *\n" + "".join(f"Disallow: /{n}\n" for n in range(MAX_RULES + 5))
     findings = lint(RobotsTxt.parse(body))

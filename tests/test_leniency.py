@@ -77,7 +77,7 @@ LENIENT_CASES = [
 #: Page-level directives (robots META tag, X-Robots-Tag): tested in
 #: tests/test_page_directives.py and tests/test_meta_middleware.py as
 #: ``lenient-<id>``, and here.
-PAGE_DIRECTIVE_LENIENCY = {"meta-semicolon", "meta-space"}
+PAGE_DIRECTIVE_LENIENCY = {"meta-semicolon", "meta-space", "robots-tag-empty-parameter"}
 #: Checks stricter than RFC 9309 2.2.2, tested below as ``lenient-<id>``
 #: (no warning: the file is not at fault).
 CHECK_LENIENCY = {"dot-segments"}

@@ -7,6 +7,7 @@ import gzip
 import time
 import zlib
 from datetime import datetime, timezone
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -637,3 +638,84 @@ def test_usage_signals_read_tdm_policy_header_and_meta_as_written() -> None:
         ('<meta name="tdm-policy">', "https://Ex.com/A,B?x=1&Y=2"),
         ('<meta name="tdm-reservation">', "1"),
     ]
+
+
+# -- Robots-Tag (draft-illyes-repext-03) --------------------------------------------------
+
+
+def robots_tag(*values: str, token: str = "ExampleBot", also: tuple[str, ...] = ()) -> Any:
+    pairs = [("Robots-Tag", value) for value in values]
+    return read_page_directives("http://x/", 200, pairs, b"", token, now=NOW, also=also)
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        param(["*;noindex;nosnippet"], {"noindex", "nosnippet"}, id="repext-global-token"),
+        param(["ExampleBot;noindex"], {"noindex"}, id="repext-product-token"),
+        param(["examplebot;nosnippet"], {"nosnippet"}, id="repext-token-any-case"),
+        param(["OtherBot;noindex"], set(), id="repext-other-token"),
+        param(["*;nosnippet, ExampleBot;noindex"], {"noindex", "nosnippet"}, id="repext-union"),
+        param(["*;nosnippet", "ExampleBot;noindex"], {"noindex", "nosnippet"}, id="repext-lines"),
+        param(
+            ['*;max-snippet=50;unavailable_after="2020-01-01"'],
+            {"max-snippet:50", "unavailable_after: 2020-01-01", "noindex"},
+            id="repext-values",
+        ),
+        param(["*;noindex=?0"], set(), id="repext-false-states-nothing"),
+        param(["*;NOINDEX"], set(), id="repext-not-a-list-ignored-whole"),
+        param(["noindex, nofollow"], set(), id="repext-x-robots-tag-syntax-is-no-token"),
+    ],
+)
+def test_robots_tag_structured_field(values: list[str], expected: set[str]) -> None:
+    """draft-illyes-repext-03: "The `robots-tag` field is a List as defined in
+    {{STRUCTURED-FIELD-VALUES}}. Each member of the List is an Item representing a
+    product token. Rules ... are defined as Parameters of that Item." The token is
+    ours or ``*``; "the implementor MUST apply the union of all restrictive rules";
+    a value that does not parse as a List (an uppercase key) is ignored whole."""
+    assert set(robots_tag(*values).directives) == expected
+
+
+def test_robots_tag_beside_x_robots_tag_and_sources() -> None:
+    """The draft: "For historical reasons, implementors SHOULD also support the
+    experimental field name `X-Robots-Tag`": both are read, and each directive
+    names its field (and the token it was addressed to)."""
+    pairs = [
+        ("X-Robots-Tag", "nofollow"),
+        ("Robots-Tag", "*;nosnippet, examplebot;noindex"),
+        ("Robots-Tag", "GPTBot;noarchive"),
+    ]
+    page = read_page_directives("http://x/", 200, pairs, b"", "ExampleBot", also=("GPTBot",))
+    assert page.directives == {"nofollow", "nosnippet", "noindex", "noarchive"}
+    assert page.sources["nofollow"] == ("X-Robots-Tag",)
+    assert page.sources["nosnippet"] == ("Robots-Tag",)
+    assert page.sources["noindex"] == ("Robots-Tag: examplebot",)
+    assert page.sources["noarchive"] == ("Robots-Tag: gptbot",)
+    assert page.noindex and page.nofollow and page.noarchive
+
+
+def test_robots_tag_draft_example_is_read_leniently() -> None:
+    """LENIENT(robots-tag-empty-parameter): the draft's own example, ``Robots-Tag:
+    *;noindex;nosnippet, ExampleBot;``, ends a member with a ``;`` no parameter
+    follows, which RFC 9651 does not allow; it is read as the draft deserialises
+    it ("ExampleBot" = []), and the reading is recorded."""
+    page = robots_tag("*;noindex;nosnippet, ExampleBot;")
+    assert page.directives == {"noindex", "nosnippet"}
+    assert page.lenient == {"robots-tag-empty-parameter"}
+    assert robots_tag("*;noindex").lenient == frozenset()
+
+
+def test_robots_tag_parsing_floor_and_limits() -> None:
+    """The draft: "The parsing limit MUST be at least 8 kibibytes": a value of 8 KiB
+    with ``noindex`` last is read whole; a value past it is cut, and the limit is
+    named (``truncated``) as X-Robots-Tag's is."""
+    last = ", ExampleBot;noindex"
+    filler = "*;" + "x" * (MAX_HEADER_BYTES - len(last) - 2)
+    value = filler + last
+    assert len(value.encode()) == MAX_HEADER_BYTES == 8 * 1024
+    page = robots_tag(value)
+    assert page.noindex and page.truncated == frozenset()
+    cut = robots_tag("*;" + "x" * MAX_HEADER_BYTES + last)
+    assert not cut.noindex and cut.truncated == {"MAX_HEADER_BYTES"}
+    many = robots_tag(*["*;nosnippet"] * (MAX_HEADER_VALUES + 1))
+    assert many.truncated == {"MAX_HEADER_VALUES"}

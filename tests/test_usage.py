@@ -23,10 +23,15 @@ from scrapy_rfc9309.parser._directives import MAX_HEADER_BYTES, MAX_HEADER_VALUE
 from scrapy_rfc9309.parser._lint import lint
 from scrapy_rfc9309.parser._tdmrep import parse_tdmrep
 from scrapy_rfc9309.parser._usage import (
+    CATEGORIES,
     MAX_RECORDS,
     NO_PREFERENCES,
+    RETIRED_PURPOSES,
+    TDM_CATEGORIES,
+    USE_LEVELS,
     VOCABULARY,
     Preference,
+    content_signal_use,
     needs_tdmrep,
     parse_content_usage,
     response_usage,
@@ -109,7 +114,7 @@ def test_unknown_names_values_and_parameters_are_ignored() -> None:
     ]
     assert parse_content_usage("search=yes, ai-input=no", "content-signal") == [
         ("search", True),
-        ("ai-input", False),
+        ("ai-use", False),
     ]
 
 
@@ -129,7 +134,7 @@ def test_response_signals_header_and_tdm_meta() -> None:
     assert ("Content-Usage header", "train-ai=n, search=y") in found
     usage = response_usage(found)
     assert usage.refusal(["search"]) is None
-    assert usage.refusal(["ai-input"]) is not None  # from the TDMRep meta only
+    assert usage.refusal(["ai-use"]) is not None  # from the TDMRep meta only
     assert response_usage(read_usage_signals(200, {"tdm-reservation": "1"}, b"")).refusal(
         ["train-ai"]
     )
@@ -143,7 +148,7 @@ def test_tdmrep_json_specific_location_first() -> None:
     assert rules.usage("/news/a").refusal(["train-ai"]) is not None
     assert rules.usage("/about").refusal(["train-ai"]) is None
     assert parse_tdmrep(b"{not json").rules == ()
-    assert needs_tdmrep(["train-ai"]) and needs_tdmrep(["ai-input"])
+    assert needs_tdmrep(["train-ai"]) and needs_tdmrep(["ai-use"])
     assert not needs_tdmrep(["search"])
 
 
@@ -330,10 +335,12 @@ def test_unread_usage_headers_refuse_what_they_can_state() -> None:
         "tdm-policy header": frozenset({"MAX_HEADER_VALUES"}),
     }
     sources = UsageSources().with_page(signals, unread)
-    decision = decide_usage(sources, ["train-ai", "search", "ai-input"])
-    assert set(decision.refusals) == {"train-ai", "search", "ai-input"}
+    decision = decide_usage(sources, ["train-ai", "search", "ai-use"])
+    assert set(decision.refusals) == {"train-ai", "search", "ai-use"}
     assert decision.refusals["search"].source == "Content-Usage header"
-    assert decision.refusals["ai-input"].source == "tdm-reservation header"
+    assert decision.refusals["ai-use"].source == "Content-Usage header"  # ai-use=n may be there
+    tdm_only = unread_usage({"tdm-reservation header": ["MAX_HEADER_VALUES"]})
+    assert set(tdm_only.preferences) == {"train-ai", "ai-use"}
     assert unread_usage({"tdm-policy header": ["MAX_HEADER_BYTES"]}) is NO_PREFERENCES
     within: dict[str, frozenset[str]] = {}
     read_usage_signals(200, headers[:MAX_HEADER_VALUES], b"", within)
@@ -515,7 +522,7 @@ async def test_unreachable_tdmrep_json_states_nothing(sites) -> None:
     }
     site = sites(routes=routes, default=PAGE)
     urls = [site.url(f"/p/{n}") for n in range(4)]
-    _, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["ai-input"]})
+    _, items, stats = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["ai-use"]})
     assert sorted(items) == sorted(urls)
     assert (
         site.count("/.well-known/tdmrep.json") == 1
@@ -545,7 +552,7 @@ async def test_a_tdmrep_json_over_the_size_limit_states_nothing_and_loses_no_req
     }
     site = sites(routes=routes, default=PAGE)
     urls = [site.url(f"/p/{n}") for n in range(4)]
-    _, items, _ = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["ai-input"]})
+    _, items, _ = await usage_crawl(urls, {"ROBOTSTXT_PURPOSES": ["ai-use"]})
     assert sorted(items) == sorted(urls)  # every request fetched: nothing stated
     assert site.count("/.well-known/tdmrep.json") == 1
 
@@ -873,14 +880,19 @@ def test_lint_flags_bad_usage_lines_with_their_line_numbers() -> None:
     assert findings == [
         (
             2,
-            "Content-Usage: unknown label 'ai-train' (the vocabulary's: search, train-ai); ignored",
+            "Content-Usage: unknown label 'ai-train' (the vocabulary's: ai-use, search, train-ai); "
+            "ignored",
         ),
         (
             2,
             "Content-Usage: search: value Token 'maybe' is not the Token y or n; its preference "
             "is unknown",
         ),
-        (2, "Content-Usage: unknown label 'junk' (the vocabulary's: search, train-ai); ignored"),
+        (
+            2,
+            "Content-Usage: unknown label 'junk' (the vocabulary's: ai-use, search, train-ai); "
+            "ignored",
+        ),
         (
             3,
             "Content-Usage: 'train-ai' is stated twice on this line; the last is used "
@@ -1012,16 +1024,16 @@ async def test_command_uses_the_projects_purposes_and_reads_tdmrep_only_when_nee
     routes = {"/robots.txt": COMMAND_ROBOTS, "/.well-known/tdmrep.json": COMMAND_TDMREP}
     site = sites(routes=routes)
     url = site.url("/news/a")
-    output, code = await scrapy(url, "-s", "ROBOTSTXT_PURPOSES=ai-input", "--json", cwd=tmp_path)
+    output, code = await scrapy(url, "-s", "ROBOTSTXT_PURPOSES=ai-use", "--json", cwd=tmp_path)
     assert code == EXIT_USAGE_REFUSED, output
     (answer,) = json_lines(output)
-    assert answer["purposes"] == ["ai-input"]
+    assert answer["purposes"] == ["ai-use"]
     assert answer["refused"]["source"] == "/.well-known/tdmrep.json"
     assert answer["tdmrep"] == {
         "url": site.url("/.well-known/tdmrep.json"),
         "detail": "HTTP 200, 1 rule",
     }
-    assert answer["usage"]["ai-input"]["value"] == "n"
+    assert answer["usage"]["ai-use"]["value"] == "n"
     fetched = site.count("/.well-known/tdmrep.json")
     output, code = await scrapy(url, "--purpose", "search", cwd=tmp_path)
     assert code == 0 and "purposes:    search: not refused" in output
@@ -1286,7 +1298,7 @@ def test_tdm_reservation_only_the_integers_0_and_1_state_anything(
         assert "is not the integer 0 or 1" in rules.findings[0]
     # A header value is text: "1" and "0" (a quoted "1" is read as the header 1).
     header = response_usage([("tdm-reservation header", value.strip('"'))]).get("train-ai")
-    meta = response_usage([('<meta name="tdm-reservation">', value.strip('"'))]).get("ai-input")
+    meta = response_usage([('<meta name="tdm-reservation">', value.strip('"'))]).get("ai-use")
     for stated in (header, meta):
         if value.strip('"') in ("1", "0"):
             assert stated is not None and stated.allowed is (value.strip('"') == "0")
@@ -1519,7 +1531,7 @@ async def test_command_empty_purpose_is_a_usage_error_and_only_refused_purposes_
         '/no-ai/ train-ai=n", search: not refused' in output
     )
     output, code = await scrapy(
-        site.url("/no-ai/x"), "--purpose", "search", "--purpose", "ai-input", "--json", cwd=tmp_path
+        site.url("/no-ai/x"), "--purpose", "search", "--purpose", "ai-use", "--json", cwd=tmp_path
     )
     (answer,) = json_lines(output)
     assert code == 0 and answer["refused"] is None and "refusals" not in answer
@@ -1547,7 +1559,7 @@ def test_vocab_no_term_nests_and_unknown_labels_are_ignored() -> None:
         assert read("train-genai=n") == {}
         assert read("bots=n, search=y") == {"search": "y"}
     usage = response_usage([("Content-Usage header", "bots=n")])
-    assert usage.refusal(["train-ai", "search", "ai-input"]) is None
+    assert usage.refusal(["train-ai", "search", "ai-use"]) is None
 
 
 def test_vocab_dictionary_last_duplicate_key_applies() -> None:
@@ -1606,15 +1618,16 @@ def test_attach_robots_txt_path_only_when_the_value_starts_with_a_slash() -> Non
     assert _line("ai-ok/ train-ai=y") == {}  # no path, and no Dictionary either
 
 
-def test_content_signal_keeps_its_own_reading_and_ai_input_purpose() -> None:
+def test_content_signal_keeps_its_own_reading_and_ai_input_is_ai_use() -> None:
     """Cloudflare Content Signals Policy: ``Content-Signal: search=yes, ai-input=no,
-    ai-train=no``; ``ai-train`` is train-ai, ``search`` is search, ``ai-input`` a
-    purpose of its own (not an AIPREF category); values yes / no."""
+    ai-train=no``; ``ai-train`` is train-ai, ``search`` is search, ``ai-input`` is
+    the AIPREF vocabulary's ``ai-use`` (draft-ietf-aipref-vocab-08: "using an asset
+    as input to a generative AI model"); values yes / no."""
     robots = RobotsTxt.parse(
         b"User-agent: *\nContent-Signal: search=yes, ai-input=no, ai-train=no\n"
     )
-    assert prefs(robots, "/") == {"search": "y", "ai-input": "n", "train-ai": "n"}
-    assert VOCABULARY[("content-signal", "ai-input")] == "ai-input"
+    assert prefs(robots, "/") == {"search": "y", "ai-use": "n", "train-ai": "n"}
+    assert VOCABULARY[("content-signal", "ai-input")] == "ai-use"
     assert ("content-usage", "ai-input") not in VOCABULARY
     assert lint(robots) == []
 
@@ -1650,6 +1663,7 @@ def test_spec_versions_table_is_the_documented_table() -> None:
     assert {spec.version for spec in SPEC_VERSIONS} >= {
         "draft-ietf-aipref-vocab-08",
         "draft-ietf-aipref-attach-05",
+        "draft-illyes-repext-03",
     }
     for spec in SPEC_VERSIONS:
         assert f"| {spec.name} | {spec.version} | {spec.url} |" in text, spec
@@ -1697,8 +1711,251 @@ def test_tdmrep_policy_is_carried() -> None:
         b'[{"location": "/", "tdm-reservation": 1, "tdm-policy": "https://e.com/policy.json"}]'
     )
     usage = rules.usage("/x")
-    refusal = usage.refusal(["ai-input"])
+    refusal = usage.refusal(["ai-use"])
     assert refusal is not None and refusal.policy == "https://e.com/policy.json"
     assert "policy https://e.com/policy.json" in refusal.describe()
     assert usage.as_dict()["train-ai"]["policy"] == "https://e.com/policy.json"
     assert Preference("search", True, "robots.txt").policy is None
+
+
+# -- the texts of late 2026: vocab-08's ai-use, Content Signals' use and header ---------------
+
+
+@pytest.mark.parametrize(
+    "read",
+    [pytest.param(_header, id="header"), pytest.param(_line, id="robots-txt")],
+)
+def test_vocab_08_ai_use_is_a_category(read: Any) -> None:
+    """draft-ietf-aipref-vocab-08 adds the AI Use category, label ``ai-use``:
+    "using an asset as input to a generative AI model, where the asset is not
+    directly provided by the user". ``Content-Usage: ai-use=n`` (robots.txt line
+    and header alike) refuses it; it nests in nothing (``train-ai=n`` leaves it
+    unknown)."""
+    assert read("ai-use=n") == {"ai-use": "n"}
+    assert read("train-ai=n") == {"train-ai": "n"}
+    assert read("ai-use=n, train-ai=y") == {"ai-use": "n", "train-ai": "y"}
+    assert {"train-ai", "ai-use", "search"} == CATEGORIES
+    assert VOCABULARY[("content-usage", "ai-use")] == "ai-use"
+
+
+def test_vocab_08_search_overrides_ai_training_and_ai_use() -> None:
+    """draft-ietf-aipref-vocab-08: "Search now overrides any usage that falls into
+    other categories, including AI Training and AI Use." A declared ``search`` is
+    governed by ``search`` alone: ``train-ai=n, ai-use=n, search=y`` allows it and
+    refuses the other two; ``search=n`` refuses it."""
+    usage = response_usage([("Content-Usage header", "train-ai=n, ai-use=n, search=y")])
+    decision = decide_usage(UsageSources(header=usage), ["search", "train-ai", "ai-use"])
+    assert set(decision.refusals) == {"train-ai", "ai-use"}
+    assert usage.refusal(["search"]) is None
+    refused = response_usage([("Content-Usage header", "search=n, train-ai=y, ai-use=y")])
+    assert refused.refusal(["search"]) is not None
+
+
+def test_ai_use_is_declarable_and_ai_input_says_what_replaced_it() -> None:
+    """``ai-use`` is declared in ROBOTSTXT_PURPOSES (the settings check takes the
+    vocabulary's categories); ``ai-input``, Content-Signal's key and this package's
+    earlier purpose, is read as ``ai-use`` and refused as a purpose with what
+    replaced it; TDMRep's reservation refuses train-ai and ai-use."""
+    from scrapy.settings import Settings
+
+    read = RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_PURPOSES": "ai-use, search"}))
+    assert read.purposes == ("ai-use", "search")
+    with pytest.raises(SettingError, match=r"'ai-input' is no longer a usage category: use ai-use"):
+        RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_PURPOSES": ["ai-input"]}))
+    assert "ai-input" in RETIRED_PURPOSES
+    assert TDM_CATEGORIES == ("train-ai", "ai-use") and needs_tdmrep(["ai-use"])
+
+
+def test_content_signal_use_key_is_read_and_reported_never_enforced() -> None:
+    """Cloudflare's Content Signals Policy: the ``use`` key, ``immediate`` ("Interact,
+    but store and reuse nothing."), ``reference`` ("Index, excerpt, and link back.")
+    or ``full`` ("Summarize and reproduce."), as managed files write it:
+    ``Content-Signal: search=yes,ai-train=no,use=reference``. It is read (a
+    ``use`` preference with its level, line and rule) and refuses no purpose."""
+    robots = RobotsTxt.parse(
+        b"User-agent: *\nContent-Signal: search=yes,ai-train=no,use=reference\n"
+        b"Content-Signal: /live/ use=immediate\n"
+    )
+    assert prefs(robots, "/x") == {"search": "y", "train-ai": "n", "use": "reference"}
+    assert prefs(robots, "/live/x")["use"] == "immediate"
+    usage = robots.usage(url="/x", agent="ExampleBot")
+    level = usage.get("use")
+    assert level is not None and (level.line, level.level) == (2, "reference")
+    assert usage.as_dict()["use"]["value"] == "reference"
+    assert usage.refusal(sorted(CATEGORIES - {"train-ai"})) is None
+    assert USE_LEVELS == ("immediate", "reference", "full")
+    assert content_signal_use("use=full, use=immediate") == "immediate"  # the narrowest
+    assert content_signal_use("use=everything") is None  # not a level: states nothing
+    assert lint(robots) == []
+    (finding,) = lint(RobotsTxt.parse(b"User-agent: *\nContent-Signal: use=all\n"))
+    assert finding == (
+        2,
+        "Content-Signal: value 'all' of use is not immediate, reference, full; ignored",
+    )
+    (finding,) = lint(RobotsTxt.parse(b"User-agent: *\nContent-Signal: reuse=yes\n"))
+    assert "(known: ai-input, ai-train, search, use)" in finding[1]
+
+
+def test_content_signal_response_header_is_read_like_the_robots_txt_line() -> None:
+    """The Content Signals Policy's ``Content-Signal`` sent as a response header
+    (``content-signal: ai-train=yes, search=yes, ai-input=yes``) is read as the
+    robots.txt line is; a non-standard value (``ai-train=disallow``) is not one of
+    the policy's ``yes`` / ``no``: it states nothing (unknown, not a refusal)."""
+    headers = [
+        ("Content-Signal", "ai-train=disallow, search=yes"),
+        ("Content-Signal", "ai-input=no, use=reference"),
+    ]
+    signals = read_usage_signals(200, headers, b"")
+    assert ("Content-Signal header", "ai-train=disallow, search=yes") in signals
+    usage = response_usage(signals)
+    assert {c: p.value for c, p in usage.preferences.items()} == {
+        "search": "y",
+        "ai-use": "n",
+        "use": "reference",
+    }
+    refusal = usage.refusal(["train-ai", "ai-use"])
+    assert refusal is not None and refusal.category == "ai-use"
+    assert refusal.source == "Content-Signal header"
+    assert (
+        refusal.rule == "Content-Signal: ai-train=disallow, search=yes, ai-input=no, use=reference"
+    )
+    assert response_usage([("Content-Signal header", "ai-train=disallow")]) == NO_PREFERENCES
+    line = RobotsTxt.parse(b"User-agent: *\nContent-Signal: ai-train=disallow, ai-input=no\n")
+    assert prefs(line, "/") == {"ai-use": "n"}
+    # a header read only in part refuses what it can state (fail closed)
+    unread = unread_usage({"Content-Signal header": ["MAX_HEADER_VALUES"]})
+    assert set(unread.preferences) == {"train-ai", "ai-use", "search"}
+
+
+#: A robots.txt and pages that use each late-2026 form: vocab-08's ai-use on a path,
+#: Content-Signal's use key, google/robotstxt's known-but-unsupported Host; the
+#: Content-Signal response header (with a non-standard value) and Robots-Tag.
+LATE_2026_ROBOTS = (
+    "User-agent: *\n"
+    "Allow: /\n"
+    "Content-Usage: /cu/ ai-use=n\n"  # 3
+    "Content-Signal: search=yes, ai-train=no, use=reference\n"  # 4
+    "Host: example.com\n"  # 5
+)
+LATE_2026_ROUTES = {
+    "/robots.txt": text(LATE_2026_ROBOTS),
+    # Content-Signal header: ai-input=no refuses ai-use; Robots-Tag: noindex for us
+    "/signal": page_with_headers(
+        html_page(),
+        [
+            (b"Content-Signal", b"ai-train=disallow, ai-input=no, use=immediate"),
+            (b"Robots-Tag", b"*;nosnippet, examplebot;noindex"),
+        ],
+    ),
+    # a non-standard value refuses nothing; nosnippet only
+    "/ok": page_with_headers(
+        html_page(), [(b"Content-Signal", b"ai-train=disallow"), (b"Robots-Tag", b"*;nosnippet")]
+    ),
+    # Robots-Tag noindex alone, addressed to us (the draft's own example form)
+    "/noindex": page_with_headers(
+        html_page(), [(b"Robots-Tag", b"*;noarchive, ExampleBot;noindex")]
+    ),
+}
+
+
+class DirectivesSpider(ItemSpider):
+    def parse(self, response: Any) -> Any:
+        self.directives = {**getattr(self, "directives", {})}
+        self.directives[response.url] = response.meta.get("robots_meta")
+        yield from super().parse(response)
+
+
+@deferred_f_from_coro_f
+async def test_late_2026_forms_crawl_and_command_agree(sites, tmp_path, caplog) -> None:
+    """``scrapy robotstxt --page --purpose ai-use`` and a real crawl agree on a
+    robots.txt and pages that use each new form: ``Content-Usage: /cu/ ai-use=n``
+    (draft-ietf-aipref-vocab-08's AI Use) drops /cu/a before download; the
+    ``Content-Signal`` response header's ``ai-input=no`` refuses ai-use after it
+    (its ``ai-train=disallow`` states nothing); Content-Signal's ``use`` level is
+    reported, never enforced; ``Robots-Tag`` (draft-illyes-repext-03) ``noindex``
+    drops items as X-Robots-Tag's does, ``nosnippet`` is read; lint names ``Host``
+    a known but unsupported tag (google/robotstxt)."""
+    from scrapy_rfc9309.components.command._command import EXIT_USAGE_REFUSED
+
+    from .test_command import json_lines, scrapy
+
+    site = sites(routes=LATE_2026_ROUTES)
+    urls = [site.url(path) for path in ("/cu/a", "/signal", "/ok", "/noindex")]
+    report = tmp_path / "report.json"
+    settings = {
+        "ROBOTSTXT_PURPOSES": ["ai-use"],
+        "ROBOTSTXT_USER_AGENT": "ExampleBot",
+        "EXTENSIONS": {"scrapy_rfc9309.RobotsTxtExtension": 0},
+        "ROBOTSTXT_REPORT_FILE": str(report),
+    }
+    merged = {**BASE_SETTINGS, "SPIDER_MIDDLEWARES": {"scrapy_rfc9309.RobotsMetaMiddleware": 950}}
+    crawler = get_crawler(DirectivesSpider, {**merged, **settings})
+    items: list[str] = []
+
+    def scraped(item: Any) -> None:  # held here: signal receivers are weak references
+        items.append(item["url"])
+
+    crawler.signals.connect(scraped, signal=signals.item_scraped)
+    with caplog.at_level("INFO"):
+        await _compat.crawl(crawler, urls=urls)
+    spider = crawler.spider
+    assert isinstance(spider, DirectivesSpider) and crawler.stats is not None
+    stats = crawler.stats.get_stats()
+    # what the server served: /cu/a never
+    assert [site.count(path) for path in ("/cu/a", "/signal", "/ok", "/noindex")] == [0, 1, 1, 1]
+    assert items == [site.url("/ok")]
+    assert 'line 3: "Content-Usage: /cu/ ai-use=n"' in spider.dropped[site.url("/cu/a")]
+    assert stats["robotstxt/forbidden/usage"] == 1
+    assert stats["robotsmeta/pages/usage"] == 1 and stats["robotsmeta/usage"] == 1
+    assert stats["robotsmeta/pages/noindex"] == 2 and stats["robotsmeta/noindex"] == 1
+    assert spider.directives[site.url("/signal")] == {"noindex", "nosnippet"}
+    assert spider.directives[site.url("/ok")] == {"nosnippet"}
+    assert spider.directives[site.url("/noindex")] == {"noindex", "noarchive"}
+    ok, signal = spider.usage[site.url("/ok")], spider.usage[site.url("/signal")]
+    assert ok.as_dict()["use"]["value"] == "reference" and ok.get("ai-use") is None
+    assert signal.get("ai-use").source == "Content-Signal header"
+    assert signal.get("use").value == "immediate"  # the narrowest stated
+    assert "train-ai" in ok.as_dict()  # robots.txt's ai-train=no; the header's disallow: nothing
+    # the close summary and the JSON report name both refusals with their sources
+    summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
+    by_header = 'ai-use=n (Content-Signal header: "Content-Signal: ai-train=disallow, ai-input=no'
+    assert f'{site.origin}: ai-use=n (robots.txt line 3: "Content-Usage: /cu/ ai-use=n")' in summary
+    assert f"1 item dropped: {site.origin}: {by_header}" in summary
+    (record,) = [e for e in json.loads(report.read_text())["sites"] if e["site"] == site.origin]
+    assert any(entry["preference"].startswith(by_header) for entry in record["usage_dropped"])
+
+    args = ("--agent", "ExampleBot", "--page", "--purpose", "ai-use")
+    output, code = await scrapy(*urls, *args, "--json", cwd=tmp_path)
+    assert code == EXIT_USAGE_REFUSED, output
+    cu, page_signal, page_ok, page_noindex = json_lines(output)
+    assert cu["cause"] == "usage" and cu["refused"]["line"] == 3
+    assert page_signal["refused"]["source"] == "Content-Signal header"
+    assert page_signal["usage"]["use"]["value"] == "immediate"
+    assert page_signal["usage_sources"]["robots_txt"]["use"]["value"] == "reference"
+    assert page_signal["usage_sources"]["header"]["use"]["value"] == "immediate"
+    assert page_signal["page"]["sources"] == {
+        "noindex": ["Robots-Tag: examplebot"],
+        "nosnippet": ["Robots-Tag"],
+    }
+    assert page_ok["refused"] is None and page_ok["usage"]["use"]["value"] == "reference"
+    assert page_ok["page"]["directives"] == ["nosnippet"]
+    assert page_noindex["page"]["directives"] == ["noarchive", "noindex"]
+    # the crawl's items are the pages the command finds neither refused nor noindex
+    kept = [
+        answer["url"]
+        for answer in (cu, page_signal, page_ok, page_noindex)
+        if answer["refused"] is None
+        and answer["cause"] != "usage"
+        and "noindex" not in answer["page"]["directives"]
+    ]
+    assert kept == items
+
+    output, code = await scrapy(site.url("/signal"), *args, cwd=tmp_path)
+    assert "directive:   noindex (Robots-Tag: examplebot)" in output, output
+    assert 'usage:       use=reference by line 4: "Content-Signal: search=yes' in output
+    assert "usage:       use=immediate by the page: Content-Signal: " in output
+    assert "ai-use: REFUSED, ai-use=n by Content-Signal header" in output
+
+    output, _ = await scrapy("--lint", site.url("/robots.txt"), cwd=tmp_path)
+    assert "5: known but unsupported directive 'Host' ignored" in output, output
+    assert "unknown directive" not in output

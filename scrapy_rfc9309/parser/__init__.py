@@ -3,7 +3,7 @@
 Pure Python, no Scrapy: bytes -> numbered lines (:mod:`._lines`) -> groups
 (:mod:`._groups`) -> a compiled per-agent matcher (:mod:`._matcher`), each
 verdict carrying the line that decided it (RFC 9309 2.2). Page directives
-(``<meta name="robots">``, ``X-Robots-Tag``) and usage signals are read here
+(``<meta name="robots">``, ``X-Robots-Tag``, ``Robots-Tag``) and usage signals are read here
 too. The modules are private; the names below are the subpackage's interface.
 """
 

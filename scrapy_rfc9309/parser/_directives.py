@@ -21,6 +21,7 @@ from email.utils import parsedate_to_datetime
 __all__ = [
     "EMPTY",
     "KNOWN_DIRECTIVES",
+    "LENIENT_EMPTY_PARAMETER",
     "LENIENT_SEMICOLON",
     "LENIENT_SPACE",
     "LIMIT_HEAD",
@@ -56,7 +57,9 @@ MAX_TAG_BYTES = 4096
 MAX_META_TAGS = 128
 #: Attributes of one ``<meta ...>`` tag read (real ones have two to four).
 MAX_TAG_ATTRIBUTES = 16
-#: ``X-Robots-Tag`` header values read per response, and bytes read of each.
+#: ``X-Robots-Tag`` (and ``Robots-Tag``) header values read per response, and
+#: bytes read of each: draft-illyes-repext-03, "The parsing limit MUST be at
+#: least 8 kibibytes".
 MAX_HEADER_VALUES = 64
 MAX_HEADER_BYTES = 8192
 
@@ -72,6 +75,10 @@ LENIENT_SEMICOLON = "meta-semicolon"
 #: LENIENT(meta-space): ``noindex nofollow`` read as ``noindex, nofollow`` (every
 #: word a known directive).
 LENIENT_SPACE = "meta-space"
+#: LENIENT(robots-tag-empty-parameter): ``Robots-Tag: *;noindex, ExampleBot;`` (the
+#: draft's own example) read without the ``;`` that no parameter follows, which
+#: RFC 9651 does not allow.
+LENIENT_EMPTY_PARAMETER = "robots-tag-empty-parameter"
 
 NOINDEX = "noindex"
 NOFOLLOW = "nofollow"

@@ -42,6 +42,8 @@ from ._usage import (
     _MAX_MEMBERS,
     _MEMBER,
     SPEC_VERSIONS,
+    USE_KEY,
+    USE_LEVELS,
     VALUES,
     VOCABULARY,
     read_content_usage,
@@ -438,9 +440,16 @@ def _usage_member_check(key: str, member: str) -> tuple[str, str] | str | None:
     if match is None or match.group(2) is None:
         return f"{shown!r} is not name=value; ignored"
     name, value = match.group(1), match.group(2).strip('"')
+    if key == "content-signal" and name == USE_KEY:
+        if value in USE_LEVELS:
+            return None  # read and reported, enforced nowhere (Content Signals Policy)
+        return f"value {value!r} of use is not {', '.join(USE_LEVELS)}; ignored"
     category = VOCABULARY.get((key, name))
     if category is None:
-        known = ", ".join(sorted(written for signal, written in VOCABULARY if signal == key))
+        names = {written for signal, written in VOCABULARY if signal == key}
+        if key == "content-signal":
+            names.add(USE_KEY)
+        known = ", ".join(sorted(names))
         return f"unknown category {name!r} (known: {known}); ignored"
     allowed = VALUES[key]
     if value not in allowed:

@@ -1,4 +1,4 @@
-"""Page-level robots directives of one response: ``X-Robots-Tag`` and the robots META tag.
+"""Page-level robots directives of one response: ``X-Robots-Tag``, ``Robots-Tag``, robots META.
 
 Pure: no Scrapy import. HTTP: The Definitive Guide ch. 9 ("Robot META
 directives") describes ``<meta name="robots" content="noindex,nofollow">`` in a
@@ -23,7 +23,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+import http_sf
+
 from ._directives import (
+    LENIENT_EMPTY_PARAMETER,
     LIMIT_HEADER_BYTES,
     LIMIT_HEADER_VALUES,
     MAX_HEAD_BYTES,
@@ -95,6 +98,68 @@ def _read_header(value: str, agents: frozenset[str], collector: Collector) -> No
             collector.add_all(pieces, f"X-Robots-Tag: {agent}")
 
 
+_EMPTY_PARAMETER = re.compile(r";[ \t]*(?=,|\Z)")
+
+
+def _read_robots_tag(values: list[str], agents: frozenset[str], collector: Collector) -> None:
+    """The ``Robots-Tag`` field (draft-illyes-repext-03): "a List as defined in
+    {{STRUCTURED-FIELD-VALUES}}. Each member of the List is an Item representing
+    a product token. Rules ... are defined as Parameters of that Item."
+
+    Its field lines are one List (RFC 9651 4.2), parsed by ``http_sf``; a
+    member ``*`` or one of our ``agents`` (compared case-insensitively) gives
+    its parameters as directives: ``noindex`` (a key alone, boolean true), or
+    ``max-snippet:50`` (a key with a value); a key set to false (``?0``) states
+    nothing. The directives of every member that applies are added, so the
+    union of all restrictive rules applies. A value that does not parse is
+    ignored whole (RFC 9651: a field that fails parsing is ignored), except
+    for a ``;`` that no parameter follows (LENIENT(robots-tag-empty-parameter),
+    the draft's own example writes ``ExampleBot;``).
+    """
+    text = ", ".join(value.strip() for value in values if value.strip())
+    if not text:
+        return
+    data = text.encode("latin-1", "replace")
+    try:
+        parsed = http_sf.parse(data, tltype="list")
+    except ValueError:  # http_sf.StructuredFieldError, a ValueError
+        repaired = _EMPTY_PARAMETER.sub("", text)
+        if repaired == text:
+            return
+        try:
+            parsed = http_sf.parse(repaired.encode("latin-1", "replace"), tltype="list")
+        except ValueError:
+            return
+        collector.lenient.add(LENIENT_EMPTY_PARAMETER)
+    assert isinstance(parsed, list)
+    for member in parsed:
+        if not isinstance(member, tuple) or len(member) != 2:
+            continue
+        item, parameters = member[0], member[1]
+        if not isinstance(item, (http_sf.Token, str)) or not isinstance(parameters, dict):
+            continue  # an Inner List, a number: no product token
+        agent = str(item).strip().lower()
+        if agent != "*" and agent not in agents:
+            continue
+        source = "Robots-Tag" if agent == "*" else f"Robots-Tag: {agent}"
+        directives = [
+            directive
+            for key, value in parameters.items()
+            if (directive := _parameter_directive(str(key), value)) is not None
+        ]
+        collector.add_all(directives, source)
+
+
+def _parameter_directive(key: str, value: object) -> str | None:
+    """One ``Robots-Tag`` parameter as a directive: ``noindex`` (boolean true),
+    ``max-snippet:50`` (a value); ``None`` for false (``?0``) or a Byte Sequence."""
+    if value is True:
+        return key
+    if value is False or isinstance(value, bytes):
+        return None
+    return normalise_directive(f"{key}:{value}")
+
+
 def read_page_directives(
     url: str,
     status: int,
@@ -112,6 +177,10 @@ def read_page_directives(
 
     * every ``X-Robots-Tag`` header (any response, HTML or not): plain, or
       ``<token>: ...`` for our token only, compared case-insensitively;
+    * the ``Robots-Tag`` field (draft-illyes-repext-03), a Structured Fields
+      List: ``*;noindex;nosnippet, examplebot;nofollow`` (see
+      :func:`_read_robots_tag`), read beside ``X-Robots-Tag``, whose legacy
+      name the draft says implementers "SHOULD also support";
     * for an HTML body (a ``Content-Type`` with ``html``, or none and a body
       starting with ``<``), ``<meta name="robots">`` and ``<meta
       name="<token>">`` in the head, names case-insensitive;
@@ -129,6 +198,9 @@ def read_page_directives(
     try:
         for value in header_values(headers, "X-Robots-Tag", collector.truncated):
             _read_header(value, agents, collector)
+        robots_tag = header_values(headers, "Robots-Tag", collector.truncated)
+        if robots_tag:
+            _read_robots_tag(robots_tag, agents, collector)
         if body and not (300 <= status < 400 or status in (204, 304)):
             content_type = next(iter(header_values(headers, "Content-Type")), None)
             head = ascii_compatible_head(body, content_type)

@@ -11,12 +11,18 @@ they move):
   ``http_sf``: of duplicated keys the last applies, a value other than the
   Token ``y`` or ``n`` leaves the preference unknown, parameters are ignored,
   and a value that does not parse leaves every preference unknown. The
-  vocabulary has two categories, ``train-ai`` and ``search``; "no term nests
-  within another", and unknown labels are ignored;
+  vocabulary (draft -08) has three categories, ``train-ai``, ``ai-use`` and
+  ``search``; "no term nests within another", unknown labels are ignored, and
+  "Search now overrides any usage that falls into other categories, including
+  AI Training and AI Use": a declared ``search`` is governed by ``search``
+  alone (:meth:`Usage.refusal`);
 * Cloudflare's Content Signals Policy: ``Content-Signal: search=yes,
-  ai-train=no`` lines in robots.txt groups, read with its own values ``yes`` /
-  ``no`` (not an RFC 9651 parse); ``ai-train`` is ``train-ai``, ``search`` is
-  ``search`` and ``ai-input`` is a purpose of its own (no AIPREF category);
+  ai-train=no`` lines in robots.txt groups and the ``Content-Signal`` response
+  header, read with its own values ``yes`` / ``no`` (not an RFC 9651 parse;
+  any other value, ``ai-train=disallow``, states nothing); ``ai-train`` is
+  ``train-ai``, ``search`` is ``search``, ``ai-input`` is ``ai-use``; its
+  ``use`` key (``immediate``, ``reference``, ``full``) is read and reported
+  (:data:`USE_LEVELS`), never enforced;
 * TDMRep (W3C community group final report): ``tdm-reservation: 1`` (header,
   ``<meta name="tdm-reservation">``, or a ``/.well-known/tdmrep.json`` entry)
   reserves text and data mining rights, read as :data:`TDM_CATEGORIES`.
@@ -48,11 +54,14 @@ __all__ = [
     "RETIRED_PURPOSES",
     "SPEC_VERSIONS",
     "TDM_CATEGORIES",
+    "USE_KEY",
+    "USE_LEVELS",
     "VOCABULARY",
     "Preference",
     "Spec",
     "Usage",
     "UsageIndex",
+    "content_signal_use",
     "needs_tdmrep",
     "parse_content_usage",
     "parse_usage_line",
@@ -72,8 +81,8 @@ class Spec(NamedTuple):
     url: str
 
 
-#: THE versions followed. Drafts move: change them here (and the README's
-#: table, which a test holds to this one).
+#: THE versions followed. Drafts move: change them here (and the table of
+#: docs/usage.md, which a test holds to this one).
 SPEC_VERSIONS: tuple[Spec, ...] = (
     Spec(
         "AIPREF vocabulary",
@@ -92,16 +101,30 @@ SPEC_VERSIONS: tuple[Spec, ...] = (
     ),
     Spec(
         "Cloudflare Content Signals",
-        "Content Signals Policy",
+        "Content Signals Policy, with the use key and the Content-Signal header (2026-11)",
         "https://contentsignals.org/",
+    ),
+    # Not usage signals, but texts followed beside them: the Robots-Tag header
+    # (``_page_directives``) and the tags lint names known but unsupported (``_lines``).
+    Spec(
+        "Robots-Tag header (page-level directives)",
+        "draft-illyes-repext-03",
+        "https://datatracker.ietf.org/doc/draft-illyes-repext/03/",
+    ),
+    Spec(
+        "Google's robots.txt parser (known but unsupported tags, for --lint)",
+        "google/robotstxt, robots.cc of 2026-02-19",
+        "https://github.com/google/robotstxt",
     ),
 )
 
 #: The purposes a crawl may declare (``ROBOTSTXT_PURPOSES``): the AIPREF
-#: vocabulary's categories, and Content-Signal's ``ai-input``.
-CATEGORIES = frozenset({"train-ai", "search", "ai-input"})
-#: Names earlier vocabulary drafts had, and what replaced them.
+#: vocabulary's categories (draft-ietf-aipref-vocab-08: AI Training, AI Use, Search).
+CATEGORIES = frozenset({"train-ai", "ai-use", "search"})
+#: Names earlier vocabulary drafts (or this package) had, and what replaced them.
 RETIRED_PURPOSES: dict[str, str] = {
+    "ai-input": "use ai-use (Content-Signal's ai-input is read as the AIPREF "
+    "vocabulary's ai-use, draft-ietf-aipref-vocab-08)",
     "train-genai": "use train-ai (the vocabulary no longer has train-genai)",
     "bots": "declare the specific purposes instead: train-ai, search "
     "(the vocabulary no longer has bots)",
@@ -114,11 +137,12 @@ PARENTS: dict[str, str | None] = dict.fromkeys(sorted(CATEGORIES))
 VOCABULARY: dict[tuple[str, str], str] = {
     # IETF AIPREF vocabulary (Content-Usage line and header)
     ("content-usage", "train-ai"): "train-ai",
+    ("content-usage", "ai-use"): "ai-use",
     ("content-usage", "search"): "search",
-    # Cloudflare Content Signals Policy (Content-Signal line)
+    # Cloudflare Content Signals Policy (Content-Signal line and header)
     ("content-signal", "search"): "search",
     ("content-signal", "ai-train"): "train-ai",
-    ("content-signal", "ai-input"): "ai-input",
+    ("content-signal", "ai-input"): "ai-use",
 }
 #: Values each signal writes, and whether they allow (``content-usage``: the
 #: RFC 9651 Tokens ``y`` and ``n``).
@@ -126,8 +150,15 @@ VALUES: dict[str, dict[str, bool]] = {
     "content-usage": {"y": True, "n": False},
     "content-signal": {"yes": True, "no": False},
 }
+#: Content Signals Policy: the ``use`` key's levels, narrowest first ("Interact,
+#: but store and reuse nothing." / "Index, excerpt, and link back." / "Summarize
+#: and reproduce."). Read and reported (a :class:`Preference` of category
+#: :data:`USE_KEY` with its ``level``), never enforced: the policy maps no level
+#: to a category or to a purpose a crawler declares.
+USE_LEVELS = ("immediate", "reference", "full")
+USE_KEY = "use"
 #: TDMRep: ``tdm-reservation: 1`` refuses text and data mining, read as these categories.
-TDM_CATEGORIES = ("train-ai", "ai-input")
+TDM_CATEGORIES = ("train-ai", "ai-use")
 
 #: Members of a Content-Signal line read; the rest are ignored, and a robots.txt
 #: line with more gets a warning. (Content-Usage is a Dictionary read whole.)
@@ -154,15 +185,30 @@ class Preference:
     rule: str = ""
     #: TDMRep's ``tdm-policy``: the URL of the rights holder's policy (``None``: none stated)
     policy: str | None = None
+    #: Content-Signal's ``use`` level (:data:`USE_LEVELS`) of a :data:`USE_KEY`
+    #: preference, which refuses nothing (``allowed`` is true); else ``None``
+    level: str | None = None
 
     @property
     def value(self) -> str:
+        if self.level is not None:
+            return self.level
         return "y" if self.allowed else "n"
+
+    def narrower(self, other: Preference) -> bool:
+        """Whether this preference restricts more than ``other`` (of the same
+        category): ``n`` before ``y``; of ``use`` levels, the narrowest."""
+        return _rank(self) < _rank(other)
 
     def describe(self) -> str:
         where = f"{self.source} line {self.line}" if self.line is not None else self.source
         policy = f", policy {self.policy}" if self.policy else ""
         return f'{self.category}={self.value} ({where}: "{self.rule}"{policy})'
+
+
+def _rank(preference: Preference) -> tuple[bool, int]:
+    level = preference.level
+    return preference.allowed, USE_LEVELS.index(level) if level in USE_LEVELS else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +229,13 @@ class Usage:
         return self.preferences.get(purpose)
 
     def refusal(self, purposes: Iterable[str]) -> Preference | None:
-        """The first preference that refuses one of ``purposes``, else ``None``."""
+        """The first preference that refuses one of ``purposes``, else ``None``.
+
+        Each purpose is governed by its own category only: no term nests in
+        another, and (draft-ietf-aipref-vocab-08) "Search now overrides any
+        usage that falls into other categories, including AI Training and AI
+        Use", so ``train-ai=n`` or ``ai-use=n`` never refuses ``search``.
+        """
         for purpose in purposes:
             preference = self.preferences.get(purpose)
             if preference is not None and not preference.allowed:
@@ -200,7 +252,7 @@ class Usage:
         combined = dict(self.preferences)
         for category, preference in other.preferences.items():
             mine = combined.get(category)
-            if mine is None or (mine.allowed and not preference.allowed):
+            if mine is None or preference.narrower(mine):
                 combined[category] = preference
         return Usage(combined)
 
@@ -215,6 +267,8 @@ class Usage:
             }
             if preference.policy is not None:
                 entry["policy"] = preference.policy
+            if preference.level is not None:
+                entry["level"] = preference.level
             found[category] = entry
         return found
 
@@ -295,15 +349,32 @@ def parse_content_usage(text: str, signal: str = "content-usage") -> list[tuple[
         return list(read_content_usage(text).preferences)
     values = VALUES[signal]
     found: list[tuple[str, bool]] = []
-    for member in text.split(",", _MAX_MEMBERS)[:_MAX_MEMBERS]:
-        match = _MEMBER.match(member.lower())
-        if match is None or match.group(2) is None:
-            continue
-        category = VOCABULARY.get((signal, match.group(1)))
-        allowed = values.get(match.group(2).strip('"'))
+    for name, value in _signal_members(text):
+        category = VOCABULARY.get((signal, name))
+        allowed = values.get(value)
         if category is not None and allowed is not None:
             found.append((category, allowed))
     return found
+
+
+def _signal_members(text: str) -> list[tuple[str, str]]:
+    """``(name, value)`` of each ``name=value`` member of a Content-Signal value
+    (lower case, quotes stripped; at most :data:`MAX_MEMBERS`)."""
+    found: list[tuple[str, str]] = []
+    for member in text.split(",", _MAX_MEMBERS)[:_MAX_MEMBERS]:
+        match = _MEMBER.match(member.lower())
+        if match is not None and match.group(2) is not None:
+            found.append((match.group(1), match.group(2).strip('"')))
+    return found
+
+
+def content_signal_use(text: str) -> str | None:
+    """The ``use`` level a Content-Signal value states (``use=reference``), else
+    ``None``: a value other than :data:`USE_LEVELS` states nothing; of several,
+    the narrowest (as of ``yes`` / ``no``, the most restrictive). Never raises."""
+    levels = [value for name, value in _signal_members(text) if name == USE_KEY]
+    known = [level for level in levels if level in USE_LEVELS]
+    return min(known, key=USE_LEVELS.index) if known else None
 
 
 class Record(NamedTuple):
@@ -315,6 +386,8 @@ class Record(NamedTuple):
     #: the Allow / Disallow compiler (:class:`~._matcher.AgentMatcher`)
     path: bytes | None
     preferences: tuple[tuple[str, bool], ...]
+    #: Content-Signal's ``use`` level (:data:`USE_LEVELS`), else ``None``
+    use: str | None = None
 
 
 def split_usage_value(value: bytes) -> tuple[bytes | None, bytes]:
@@ -340,10 +413,12 @@ def parse_usage_line(key: str, value: bytes, line: int, rule: str) -> Record | N
     compiler and matcher. ``None`` when it states nothing known.
     """
     path, rest = split_usage_value(value)
-    preferences = parse_content_usage(rest.decode("utf-8", "replace"), key)
-    if not preferences:
+    text = rest.decode("utf-8", "replace")
+    preferences = parse_content_usage(text, key)
+    use = content_signal_use(text) if key == "content-signal" else None
+    if not preferences and use is None:
         return None
-    return Record(line, rule, path, tuple(preferences))
+    return Record(line, rule, path, tuple(preferences), use)
 
 
 class _Compiled(NamedTuple):
@@ -390,17 +465,26 @@ class UsageIndex:
         by_line: dict[int, Record] = {}
         for record in self.records(token):
             by_line[record.line] = record
-            for category, allowed in record.preferences:
+            stated = [
+                Preference(category, allowed, "robots.txt", record.line, record.rule)
+                for category, allowed in record.preferences
+            ]
+            if record.use is not None:
+                stated.append(
+                    Preference(
+                        USE_KEY, True, "robots.txt", record.line, record.rule, None, record.use
+                    )
+                )
+            for preference in stated:
+                category = preference.category
                 if record.path is None:
                     current = general.get(category)
-                    if current is None or (current.allowed and not allowed):
-                        general[category] = Preference(
-                            category, allowed, "robots.txt", record.line, record.rule
-                        )
+                    if current is None or preference.narrower(current):
+                        general[category] = preference
                 else:
-                    scoped_rules.setdefault(category, []).append(
-                        (not allowed, record.path, record.line)
-                    )
+                    # the matcher's "allow" is the narrower reading, which wins a tie
+                    narrow = not preference.allowed or preference.level == USE_LEVELS[0]
+                    scoped_rules.setdefault(category, []).append((narrow, record.path, record.line))
         scoped = {category: AgentMatcher(rules) for category, rules in scoped_rules.items()}
         compiled = _Compiled(general, scoped, by_line)
         if token in self._by_token:  # bounded: one entry per token of the file
@@ -422,6 +506,11 @@ class UsageIndex:
                 if key is None:
                     continue
                 record = compiled.by_line[key_line(key)]
+                if category == USE_KEY:
+                    found[category] = Preference(
+                        category, True, "robots.txt", record.line, record.rule, None, record.use
+                    )
+                    continue
                 found[category] = Preference(
                     category, not key_allows(key), "robots.txt", record.line, record.rule
                 )
@@ -514,12 +603,17 @@ def response_usage(signals: Iterable[tuple[str, str]]) -> Usage:
     """
     usage = NO_PREFERENCES
     usage_lines: list[tuple[str, str]] = []
+    signal_lines: list[tuple[str, str]] = []
     policies: dict[str, str] = {}
     for source, value in signals:
         text = value.strip()
         if source.startswith("Content-Usage"):
             if text:
                 usage_lines.append((source, text))
+            continue
+        if source.startswith("Content-Signal"):
+            if text:
+                signal_lines.append((source, text))
             continue
         if source in TDM_POLICY_SOURCES:
             policy = tdm_policy_value(text)
@@ -541,7 +635,27 @@ def response_usage(signals: Iterable[tuple[str, str]]) -> Usage:
         text = ", ".join(text for _, text in usage_lines)
         rule = f"{source.replace(' header', '')}: {text[:200]}"
         usage = usage.merged(_stated(source, rule, read_content_usage(text).preferences))
+    if signal_lines:
+        usage = usage.merged(_content_signal_header(signal_lines))
     return usage
+
+
+def _content_signal_header(lines: Sequence[tuple[str, str]]) -> Usage:
+    """The ``Content-Signal`` response header, read as the robots.txt line is
+    (:func:`parse_content_usage`, its own ``yes`` / ``no`` reading, and the
+    ``use`` level): several field lines are one comma-separated list; a name
+    stated twice, the most restrictive."""
+    source = lines[0][0]
+    text = ", ".join(text for _, text in lines)
+    rule = f"{source.replace(' header', '')}: {text[:200]}"
+    stated = Usage()
+    for category, allowed in parse_content_usage(text, "content-signal"):
+        stated = stated.merged(_stated(source, rule, [(category, allowed)]))
+    use = content_signal_use(text)
+    if use is not None:
+        level = Preference(USE_KEY, True, source, None, rule, None, use)
+        stated = stated.merged(Usage({USE_KEY: level}))
+    return stated
 
 
 #: The categories each usage header can state (``read_usage_signals``'s sources):
@@ -550,6 +664,11 @@ HEADER_CATEGORIES: dict[str, tuple[str, ...]] = {
     "Content-Usage header": tuple(
         sorted(
             {category for (signal, _), category in VOCABULARY.items() if signal == "content-usage"}
+        )
+    ),
+    "Content-Signal header": tuple(
+        sorted(
+            {category for (signal, _), category in VOCABULARY.items() if signal == "content-signal"}
         )
     ),
     "tdm-reservation header": TDM_CATEGORIES,

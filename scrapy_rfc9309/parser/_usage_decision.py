@@ -67,7 +67,8 @@ class UsageSources(NamedTuple):
 
     robots_txt: Usage = NO_PREFERENCES
     tdmrep: Usage = NO_PREFERENCES
-    #: the response's ``Content-Usage`` header (AIPREF; known only after download)
+    #: the response's ``Content-Usage`` header (AIPREF) and ``Content-Signal`` header
+    #: (Content Signals Policy); known only after download
     header: Usage = NO_PREFERENCES
     #: the response's ``tdm-reservation`` header (TDMRep)
     tdm_header: Usage = NO_PREFERENCES

@@ -1,7 +1,8 @@
 """A response's usage signals, as written: its usage headers and ``<meta>`` tags. Pure.
 
 They say what the content may be used for (AI training, text and data
-mining): the ``Content-Usage`` header (IETF AIPREF), TDMRep's
+mining): the ``Content-Usage`` header (IETF AIPREF), the ``Content-Signal``
+header (Cloudflare's Content Signals Policy), TDMRep's
 ``tdm-reservation`` and ``tdm-policy`` headers and ``<meta>`` tags. Only
 read here; ``_usage``, ``_tdmrep`` and ``_usage_decision`` give them
 meaning.
@@ -21,6 +22,8 @@ __all__ = ["TDM_META", "TDM_POLICY_META", "USAGE_HEADERS", "USAGE_META", "read_u
 #: Response headers that carry usage preferences, and the source name each gets.
 USAGE_HEADERS = (
     ("Content-Usage", "Content-Usage header"),
+    # Cloudflare's Content Signals Policy, sent as a response header too
+    ("Content-Signal", "Content-Signal header"),
     ("tdm-reservation", "tdm-reservation header"),
     ("tdm-policy", "tdm-policy header"),
 )
@@ -57,6 +60,7 @@ def read_usage_signals(
     """``(source, value)`` of each usage signal of a response, in order.
 
     The ``Content-Usage`` header (IETF AIPREF attach draft), the
+    ``Content-Signal`` header (Content Signals Policy), the
     ``tdm-reservation`` and ``tdm-policy`` headers and, in an HTML head,
     ``<meta name="tdm-reservation" content="1">`` and ``<meta
     name="tdm-policy" content="https://...">`` (TDMRep; the policy's content

@@ -173,7 +173,7 @@ class RobotsTxtCommand(ScrapyCommand):
             "--purpose",
             action="append",
             metavar="NAME",
-            help="a declared purpose (train-ai, ai-input, search), "
+            help="a declared purpose (train-ai, ai-use, search), "
             "repeatable (ROBOTSTXT_PURPOSES when not given). Usage preferences that refuse "
             "it are shown and exit 4; tdmrep.json is read when the purpose needs it",
         )

@@ -3,7 +3,7 @@
 HTTP: The Definitive Guide ch. 9: NOARCHIVE asks robots not to keep a copy
 of the page. This policy wraps the configured ``HTTPCACHE_POLICY`` (named in
 ``ROBOTS_META_HTTPCACHE_POLICY``; the add-on moves it there and installs this
-one) and refuses to store a response whose ``X-Robots-Tag`` headers or robots
+one) and refuses to store a response whose ``X-Robots-Tag`` or ``Robots-Tag`` headers or robots
 META tags say ``noarchive`` to our agent token (the HTML head is read from the
 body as received, gzip or deflate decoded). Everything else is the wrapped
 policy's decision. A response not stored gets the flag ``noarchive``.

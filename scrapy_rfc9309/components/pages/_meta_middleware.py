@@ -1,4 +1,5 @@
-"""``RobotsMetaMiddleware``: page-level robots directives (robots META tag, ``X-Robots-Tag``).
+"""``RobotsMetaMiddleware``: page-level robots directives (robots META tag, ``X-Robots-Tag``,
+``Robots-Tag``).
 
 HTTP: The Definitive Guide ch. 9 ("Robot META directives"): a page may ask
 robots not to follow its links (NOFOLLOW), not to index it (NOINDEX) and not
@@ -27,6 +28,7 @@ from scrapy.http import Request
 
 from ...parser._directives import (
     EMPTY,
+    LENIENT_EMPTY_PARAMETER,
     LENIENT_SEMICOLON,
     LENIENT_SPACE,
     NOFOLLOW,
@@ -60,6 +62,8 @@ _LENIENT_FORMS = {
     LENIENT_SEMICOLON: "';' read as a separator (meta-semicolon; the syntax is comma-separated)",
     LENIENT_SPACE: "a blank read as a separator between known directives (meta-space; "
     "the syntax is comma-separated)",
+    LENIENT_EMPTY_PARAMETER: "a Robots-Tag ';' that no parameter follows ignored "
+    "(robots-tag-empty-parameter; RFC 9651 does not allow it)",
 }
 
 
@@ -97,7 +101,8 @@ class RobotsMetaMiddleware:
         self._limits_told: frozenset[str] = frozenset()
         self._lenient_told: frozenset[str] = frozenset()
         logger.info(
-            "Obeying page-level robots directives (robots META tag, X-Robots-Tag) as %s; "
+            "Obeying page-level robots directives (robots META tag, X-Robots-Tag, Robots-Tag) "
+            "as %s; "
             "items of noindex pages: %s (ROBOTS_META_NOINDEX)%s",
             self.settings.describe_token(),
             self.settings.meta_noindex,
@@ -160,7 +165,8 @@ class RobotsMetaMiddleware:
         logger.log(
             logging.INFO if first else logging.DEBUG,
             "Read the robots directives of %(page)s only in part: %(limits)s reached; a "
-            "robots META tag or X-Robots-Tag value (with ROBOTSTXT_PURPOSES, a tdm-reservation "
+            "robots META tag, X-Robots-Tag or Robots-Tag value (with ROBOTSTXT_PURPOSES, a "
+            "tdm-reservation "
             "meta too) past it is not obeyed%(usage)s%(once)s",
             {
                 "page": response.url,

@@ -154,8 +154,9 @@ def _meta_noindex(settings: BaseSettings) -> str:
 def _purposes(settings: BaseSettings) -> tuple[str, ...]:
     """``ROBOTSTXT_PURPOSES``: the declared uses of the crawl, each a known category.
 
-    A name earlier vocabulary drafts had (``train-genai``, ``bots``) is refused
-    with what replaced it (``RETIRED_PURPOSES``).
+    A name earlier vocabulary drafts had (``train-genai``, ``bots``), or this
+    package's earlier ``ai-input`` (now read as ``ai-use``), is refused with
+    what replaced it (``RETIRED_PURPOSES``).
     """
     from ...parser._usage import CATEGORIES, RETIRED_PURPOSES
 
