@@ -1751,18 +1751,25 @@ def test_vocab_08_search_overrides_ai_training_and_ai_use() -> None:
     assert refused.refusal(["search"]) is not None
 
 
-def test_ai_use_is_declarable_and_ai_input_says_what_replaced_it() -> None:
+def test_ai_use_is_declarable_and_ai_input_is_declared_as_ai_use(caplog) -> None:
     """``ai-use`` is declared in ROBOTSTXT_PURPOSES (the settings check takes the
     vocabulary's categories); ``ai-input``, Content-Signal's key and this package's
-    earlier purpose, is read as ``ai-use`` and refused as a purpose with what
-    replaced it; TDMRep's reservation refuses train-ai and ai-use."""
+    earlier purpose, is declared as ``ai-use``, the category it maps to, with a
+    WARNING; TDMRep's reservation refuses train-ai and ai-use."""
     from scrapy.settings import Settings
+
+    from scrapy_rfc9309.components.settings import _settings
 
     read = RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_PURPOSES": "ai-use, search"}))
     assert read.purposes == ("ai-use", "search")
-    with pytest.raises(SettingError, match=r"'ai-input' is no longer a usage category: use ai-use"):
-        RobotsTxtSettings.from_settings(Settings({"ROBOTSTXT_PURPOSES": ["ai-input"]}))
-    assert "ai-input" in RETIRED_PURPOSES
+    _settings._ALIAS_WARNED.clear()  # warned once a process
+    with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.settings"):
+        aliased = RobotsTxtSettings.from_settings(
+            Settings({"ROBOTSTXT_PURPOSES": ["ai-input", "ai-use"]})
+        )
+    assert aliased.purposes == ("ai-use",)
+    assert any("'ai-input' is Content-Signal's name" in m for m in caplog.messages)
+    assert "ai-input" not in RETIRED_PURPOSES
     assert TDM_CATEGORIES == ("train-ai", "ai-use") and needs_tdmrep(["ai-use"])
 
 

@@ -51,6 +51,7 @@ from ._rulekey import key_allows, key_line
 __all__ = [
     "CATEGORIES",
     "PARENTS",
+    "PURPOSE_ALIASES",
     "RETIRED_PURPOSES",
     "SPEC_VERSIONS",
     "TDM_CATEGORIES",
@@ -122,9 +123,11 @@ SPEC_VERSIONS: tuple[Spec, ...] = (
 #: vocabulary's categories (draft-ietf-aipref-vocab-08: AI Training, AI Use, Search).
 CATEGORIES = frozenset({"train-ai", "ai-use", "search"})
 #: Names earlier vocabulary drafts (or this package) had, and what replaced them.
+#: Declared purposes read as another category, with a WARNING: ``ai-input``
+#: (Content-Signal's key, and this package's purpose before AIPREF vocab -08
+#: named the category) is declared as ``ai-use``, the category it maps to.
+PURPOSE_ALIASES: dict[str, str] = {"ai-input": "ai-use"}
 RETIRED_PURPOSES: dict[str, str] = {
-    "ai-input": "use ai-use (Content-Signal's ai-input is read as the AIPREF "
-    "vocabulary's ai-use, draft-ietf-aipref-vocab-08)",
     "train-genai": "use train-ai (the vocabulary no longer has train-genai)",
     "bots": "declare the specific purposes instead: train-ai, search "
     "(the vocabulary no longer has bots)",

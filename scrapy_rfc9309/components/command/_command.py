@@ -33,11 +33,16 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.reactor import install_reactor, is_reactor_installed
 from twisted.internet.defer import Deferred
 
-from ...parser._usage import CATEGORIES, RETIRED_PURPOSES, needs_tdmrep
+from ...parser._usage import CATEGORIES, PURPOSE_ALIASES, RETIRED_PURPOSES, needs_tdmrep
 from ...sites._outcome import SiteOutcome
 from ...sites._site import robots_url, site_of
 from ..settings._setting_values import SettingError
-from ..settings._settings import RobotsTxtSettings, decision_policy, reduce_agent_setting
+from ..settings._settings import (
+    RobotsTxtSettings,
+    aliased_purpose,
+    decision_policy,
+    reduce_agent_setting,
+)
 from ..settings._store_settings import StoreSettings
 from ._command_answer import (
     EXIT_ALLOWED,
@@ -452,6 +457,8 @@ def _purposes(values: list[str]) -> tuple[str, ...]:
             name = name.strip().lower()
             if not name:
                 continue
+            if name in PURPOSE_ALIASES:
+                name = aliased_purpose("--purpose", name)
             if name in RETIRED_PURPOSES:
                 raise UsageError(
                     f"--purpose: {name!r} is no longer a usage category: {RETIRED_PURPOSES[name]}"

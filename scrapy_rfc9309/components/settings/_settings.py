@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_CACHE_MAX_SITES",
     "RobotsTxtSettings",
+    "aliased_purpose",
     "decision_policy",
     "max_size_setting",
     "reduce_agent_setting",
@@ -158,7 +159,7 @@ def _purposes(settings: BaseSettings) -> tuple[str, ...]:
     package's earlier ``ai-input`` (now read as ``ai-use``), is refused with
     what replaced it (``RETIRED_PURPOSES``).
     """
-    from ...parser._usage import CATEGORIES, RETIRED_PURPOSES
+    from ...parser._usage import CATEGORIES, PURPOSE_ALIASES, RETIRED_PURPOSES
 
     raw = settings.get("ROBOTSTXT_PURPOSES")
     if raw is None or raw == "" or raw == []:
@@ -171,6 +172,8 @@ def _purposes(settings: BaseSettings) -> tuple[str, ...]:
         raise SettingError(f"ROBOTSTXT_PURPOSES must be a list of names, got {raw!r}")
     purposes: list[str] = []
     for item in items:
+        if isinstance(item, str) and item.lower() in PURPOSE_ALIASES:
+            item = aliased_purpose("ROBOTSTXT_PURPOSES", item.lower())
         if isinstance(item, str) and item.lower() in RETIRED_PURPOSES:
             raise SettingError(
                 f"ROBOTSTXT_PURPOSES: {item!r} is no longer a usage category: "
@@ -191,6 +194,29 @@ def _purposes(settings: BaseSettings) -> tuple[str, ...]:
         if item.lower() not in purposes:
             purposes.append(item.lower())
     return tuple(purposes)
+
+
+#: (setting or option, alias) pairs already warned about (read by several components)
+_ALIAS_WARNED: set[tuple[str, str]] = set()
+
+
+def aliased_purpose(name: str, alias: str) -> str:
+    """The category a declared ``alias`` stands for (``PURPOSE_ALIASES``), with
+    one WARNING naming it: ``ai-input`` is declared as ``ai-use``."""
+    from ...parser._usage import PURPOSE_ALIASES
+
+    category = PURPOSE_ALIASES[alias]
+    if (name, alias) not in _ALIAS_WARNED:
+        _ALIAS_WARNED.add((name, alias))
+        logger.warning(
+            "%s: %r is Content-Signal's name for the AIPREF vocabulary's %r "
+            "(draft-ietf-aipref-vocab-08); declared as %r",
+            name,
+            alias,
+            category,
+            category,
+        )
+    return category
 
 
 def _also_obey(settings: BaseSettings) -> tuple[str, ...]:
