@@ -5,7 +5,8 @@ Reads each record (``ROBOTSTXT_RECORD_FILE``; gzip when its name ends in
 (the hash chain; each request decided again by the crawl's own decision
 function from the copies in the file, with the header's policy), prints how
 many requests were verified and every problem with its line number, and
-exits 0 only when every file verifies. A last line cut short (the crawl was
+exits 0 only when every file verifies (1: a problem; 2: a file that cannot
+be read). A last line cut short (the crawl was
 killed) is reported, never a traceback.
 """
 
@@ -20,7 +21,7 @@ from typing import BinaryIO
 from scrapy.exceptions import UsageError
 
 from ...sites._record_audit import AuditResult, audit_lines
-from ._command_answer import EXIT_ALLOWED
+from ._command_answer import EXIT_ALLOWED, EXIT_ERROR
 
 __all__ = ["EXIT_MISMATCH", "read_record", "run_audit"]
 
@@ -57,17 +58,19 @@ def run_audit(args: list[str]) -> int:
     """``audit FILE [FILE ...]``: print what each record's audit found; the exit status."""
     if not args:
         raise UsageError("audit takes one or more record files (ROBOTSTXT_RECORD_FILE)")
-    failed = False
+    failed = unreadable = False
     for path in args:
         try:
             with _open(path) as stream:
                 result = audit_lines(read_record(stream))
         except OSError as error:
             print(f"{path}: cannot be read: {error}", file=sys.stderr)
-            failed = True
+            unreadable = True
             continue
         failed |= not result.ok
         _print(path, result)
+    if unreadable:
+        return EXIT_ERROR
     return EXIT_MISMATCH if failed else EXIT_ALLOWED
 
 
