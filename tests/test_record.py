@@ -50,6 +50,9 @@ ROBOTS = (
 )
 
 
+TDMREP = '[{"location": "/tdm/", "tdm-reservation": 1}]'
+
+
 def html(head: str = "", links: list[str] = ()) -> Any:  # type: ignore[assignment]
     return text(html_page(head, links), content_type=b"text/html")
 
@@ -88,7 +91,8 @@ async def test_every_request_the_server_saw_and_every_drop_is_recorded_and_audit
     site = sites(
         routes={
             "/robots.txt": text(ROBOTS),
-            "/start": html("", ["/private/a", "/no-gpt/a", "/no-ai/a", "/noidx", "/nof"]),
+            "/.well-known/tdmrep.json": text(TDMREP, content_type=b"application/json"),
+            "/start": html("", ["/private/a", "/no-gpt/a", "/no-ai/a", "/noidx", "/nof", "/tdm/a"]),
             "/noidx": html('<meta name="robots" content="noindex">'),
             "/nof": html('<meta name="robots" content="nofollow">', ["/hidden"]),
         },
@@ -133,6 +137,12 @@ async def test_every_request_the_server_saw_and_every_drop_is_recorded_and_audit
     assert usage["cause"] == "usage"
     assert "train-ai=n" in usage["usage"]["refusal"]
     assert site.url("/hidden") not in requests  # nofollow: never requested
+    # tdmrep.json alone refuses /tdm/: left to the page (TDMRep), its items dropped
+    [tdmrep] = [entry for entry in entries if entry["type"] == "tdmrep"]
+    assert (tdmrep["body"], tdmrep["rules"]) == (TDMREP, 1)
+    tdm = requests[site.url("/tdm/a")]
+    assert (tdm["decision"], tdm["cause"]) == ("fetched", "allowed")
+    assert "tdm-reservation" in tdm["usage"]["refusal"]
     pages = {entry["url"]: entry for entry in entries if entry["type"] == "page"}
     assert pages[site.url("/noidx")]["directives"] == ["noindex"]
     assert pages[site.url("/noidx")]["actions"] == ["items dropped (noindex)"]
@@ -140,12 +150,14 @@ async def test_every_request_the_server_saw_and_every_drop_is_recorded_and_audit
     drops = [(e["page"], e["what"], e["why"]) for e in entries if e["type"] == "page_drop"]
     assert (site.url("/nof"), "link", "nofollow") in drops
     assert (site.url("/noidx"), "item", "noindex") in drops
+    assert pages[site.url("/tdm/a")]["actions"] == ["items dropped (usage refused)"]
+    assert any(what == "item" and why.startswith("usage: ") for _, what, why in drops)
     assert site.url("/noidx") not in items
     assert stats["robotstxt/record/lines"] == len(entries)
     assert "robotstxt/record/unwritten" not in stats
     assert run_audit([str(written)]) == 0
     output = capsys.readouterr().out
-    assert "VERIFIED: 6 requests decided again and matched" in output, output
+    assert "VERIFIED: 7 requests decided again and matched" in output, output
 
 
 @deferred_f_from_coro_f
@@ -208,6 +220,29 @@ async def test_2_4_a_robots_txt_that_changes_and_a_deferred_site_are_recorded(
     assert result.ok, result.problems
     assert result.verified == 4
     assert result.closed
+
+
+@deferred_f_from_coro_f
+async def test_a_drop_by_tdmrep_json_is_decided_again_from_the_file_recorded(
+    sites: Any, tmp_path: Path
+) -> None:
+    """Without the page's signals read, tdmrep.json's reservation drops before
+    download (TDMRep); the audit reads the rules from the tdmrep line's body."""
+    site = sites(
+        routes={
+            "/robots.txt": text("User-agent: *\nAllow: /\n"),
+            "/.well-known/tdmrep.json": text(TDMREP, content_type=b"application/json"),
+        },
+        default=text("page"),
+    )
+    path = tmp_path / "record.jsonl"
+    settings = {"ROBOTSTXT_PURPOSES": ["train-ai"], "ROBOTSTXT_RECORD_FILE": str(path)}
+    await crawl([site.url("/ok"), site.url("/tdm/a")], settings)
+    assert page_paths(site) == ["/ok"]
+    requests = requests_of(lines_of(path))
+    assert requests[site.url("/tdm/a")]["cause"] == "usage"
+    result = audit_file(path)
+    assert (result.ok, result.verified) == (True, 2), result.problems
 
 
 @deferred_f_from_coro_f

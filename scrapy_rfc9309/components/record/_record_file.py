@@ -75,7 +75,11 @@ class RecordFile:
         self.closed = False
 
     def add(self, entry: dict[str, Any]) -> str:
-        """Append ``entry`` as the next line; returns its hash (later lines name it)."""
+        """Append ``entry`` as the next line; returns its hash (later lines name it).
+        After :meth:`close` nothing is written: the line is counted as unwritten."""
+        if self.closed:
+            self._stats.inc_value(STAT_UNWRITTEN)
+            return self.chain.last
         self._buffer.append(self.chain.line(entry))
         kind = str(entry.get("type"))
         self.counts[kind] = self.counts.get(kind, 0) + 1
