@@ -285,16 +285,22 @@ def _problems(path: Path, lines: list[str]) -> dict[int, str]:
     return dict(result.problems)
 
 
-def test_an_unwritable_record_path_stops_the_crawl_naming_the_setting(tmp_path: Path) -> None:
+@deferred_f_from_coro_f
+async def test_an_unwritable_record_path_stops_the_crawl_naming_the_setting(
+    sites: Any, tmp_path: Path
+) -> None:
+    """Before any request: a crawl that cannot keep its record does not start."""
     from scrapy.utils.test import get_crawler
 
     from scrapy_rfc9309.components.record._crawl_record import crawl_record
 
+    site = sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page"))
     blocker = tmp_path / "file"
     blocker.write_text("")
-    crawler = get_crawler(settings_dict={"ROBOTSTXT_RECORD_FILE": str(blocker / "r.jsonl")})
+    unwritable = str(blocker / "r.jsonl")  # under a file: no directory can be made
     with pytest.raises(SettingError, match="ROBOTSTXT_RECORD_FILE"):
-        crawl_record(crawler)
+        await crawl([site.url("/a")], {"ROBOTSTXT_RECORD_FILE": unwritable}, allow_errors=True)
+    assert site.hits == []
     crawler = get_crawler(settings_dict={"ROBOTSTXT_RECORD_FILE": str(tmp_path / "%(nope)s")})
     with pytest.raises(SettingError, match="ROBOTSTXT_RECORD_FILE"):
         crawl_record(crawler)
