@@ -37,7 +37,7 @@ from scrapy_rfc9309.sites._request_decision import DecisionPolicy, decide_reques
 
 from .clock import SkippingClock, skipping
 from .conftest import crawl
-from .server import html_page, sequence, text, unreachable_for
+from .server import delayed, html_page, sequence, text, unreachable_for
 from .test_meta_middleware import meta_crawl
 
 ROBOTS = (
@@ -343,91 +343,71 @@ def test_a_write_error_later_logs_one_error_and_counts_the_lines(
     assert len(errors) == 1 and "No space left on device" in errors[0].getMessage()
 
 
-def test_a_sigkilled_crawl_loses_at_most_its_last_second_and_audits(
-    tmp_path: Path, capsys: Any
+@deferred_f_from_coro_f
+async def test_a_sigkilled_crawl_loses_at_most_its_last_second_and_audits(
+    sites: Any, tmp_path: Path, capsys: Any
 ) -> None:
-    """A crawl killed with SIGKILL mid-crawl: the file holds what was decided up to
-    a second before, audits, and a cut last line is reported, not a traceback."""
-    hits = tmp_path / "hits.txt"
-    server = subprocess.Popen(  # a slow site served by its own process
-        [sys.executable, "-c", _SLOW_SERVER, str(hits)],
-        stdout=subprocess.PIPE,
-        text=True,
+    """A crawl (its own process) killed with SIGKILL mid-crawl: every page the
+    server served more than a second before the kill is in the file, which
+    audits; a cut last line is reported, not a traceback."""
+    from .cluster_crawl import _sleep
+
+    site = sites(
+        routes={"/robots.txt": text("User-agent: *\nDisallow: /p1\n")},
+        default=delayed(0.05, text("page")),
+    )
+    path = tmp_path / "record.jsonl"
+    config = {
+        "urls": [site.url(f"/p{i}") for i in range(400)],
+        "settings": {
+            "ROBOTSTXT_OBEY": True,
+            "ADDONS": {"scrapy_rfc9309.Addon": 100},
+            "ROBOTSTXT_RECORD_FILE": str(path),
+            "CONCURRENT_REQUESTS": 2,
+            "TELNETCONSOLE_ENABLED": False,
+            "LOG_LEVEL": "INFO",
+        },
+        "output": str(tmp_path / "out.json"),
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    crawl_process = subprocess.Popen(
+        [sys.executable, "-m", "tests.cluster_crawl", str(tmp_path / "config.json")],
+        cwd=Path(__file__).parent.parent,
+        stderr=subprocess.DEVNULL,
     )
     try:
-        assert server.stdout is not None
-        port = int(server.stdout.readline())
-        path = tmp_path / "record.jsonl"
-        config = {
-            "urls": [f"http://127.0.0.1:{port}/p{i}" for i in range(400)],
-            "settings": {
-                "ROBOTSTXT_OBEY": True,
-                "ADDONS": {"scrapy_rfc9309.Addon": 100},
-                "ROBOTSTXT_RECORD_FILE": str(path),
-                "CONCURRENT_REQUESTS": 2,
-                "TELNETCONSOLE_ENABLED": False,
-                "LOG_LEVEL": "INFO",
-            },
-            "output": str(tmp_path / "out.json"),
-        }
-        (tmp_path / "config.json").write_text(json.dumps(config))
-        crawl_process = subprocess.Popen(
-            [sys.executable, "-m", "tests.cluster_crawl", str(tmp_path / "config.json")],
-            cwd=Path(__file__).parent.parent,
-            stderr=subprocess.DEVNULL,
-        )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:  # some requests recorded, then the kill
             if path.exists() and path.read_text().count('"type":"request"') >= 5:
                 break
-            time.sleep(0.05)
-        time.sleep(1.5)  # mid-crawl, more than a second after the first lines
-        killed_at = time.time()
+            await _sleep(0.05)
+        await _sleep(1.5)  # mid-crawl, more than a second after the first lines
+        killed_at = time.monotonic()
         crawl_process.send_signal(signal.SIGKILL)
-        crawl_process.wait()
     finally:
-        server.kill()
-        server.wait()
-    text_ = path.read_text()
+        crawl_process.kill()
+        crawl_process.wait()
+    written = path.read_text()
     with path.open("ab") as stream:  # as if killed in the middle of a line
         stream.write(b'{"type":"request","url":"http://cut')
     result = audit_file(path)
     assert result.ok, result.problems
     assert result.verified >= 5
     assert not result.closed
-    assert result.partial == text_.count("\n") + 1
+    assert result.partial == written.count("\n") + 1
     assert run_audit([str(path)]) == 0
     output = capsys.readouterr().out
     assert f"record.jsonl:{result.partial}: the last line is cut short" in output
     assert "no close line" in output
-    # every page the server served more than a second before the kill is recorded
-    recorded = {json.loads(line)["url"] for line in text_.splitlines() if '"request"' in line}
-    served = [line.split() for line in hits.read_text().splitlines()]
-    early = [p for when, p in served if float(when) < killed_at - 1.0 and p != "/robots.txt"]
-    assert early, served
-    assert {f"http://127.0.0.1:{port}{path}" for path in early} <= recorded
-
-
-_SLOW_SERVER = """
-import sys, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-class H(BaseHTTPRequestHandler):
-    def do_GET(self):
-        with open(sys.argv[1], "a") as hits:
-            hits.write(f"{time.time()} {self.path}\\n")
-        if self.path != "/robots.txt":
-            time.sleep(0.05)
-        body = b"User-agent: *\\nDisallow: /p1\\n" if self.path == "/robots.txt" else b"page"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-server = ThreadingHTTPServer(("127.0.0.1", 0), H)
-print(server.server_address[1], flush=True)
-server.serve_forever()
-"""
+    recorded = {json.loads(line)["url"] for line in written.splitlines() if '"request"' in line}
+    early = [
+        hit
+        for hit, when in zip(site.hits, site.hit_times, strict=True)
+        if when < killed_at - 1.0 and hit != "/robots.txt"
+    ]
+    assert early
+    assert {site.url(hit) for hit in early} <= recorded
+    assert len(site.hits) < 400  # killed mid-crawl
 
 
 # -- pure units: the chain and the re-derivation -------------------------------------------

@@ -136,10 +136,21 @@ class CrawlRecord:
         if robots is not None:
             body = robots._body()
             truncated = bool(getattr(robots, "truncated", False))
-        digest = self.file.add(robots_entry(site, source, body, self.clock.time(), truncated))
+        digest = self.file.add(
+            robots_entry(site, source, body, self._fetched_at(source), truncated)
+        )
         known.append((outcome, digest))
         del known[:-_COPIES_KEPT]
         return digest
+
+    def _fetched_at(self, outcome: SiteOutcome) -> float:
+        """The wall-clock time of ``outcome``'s fetch (a stored copy's own, RFC 9309
+        2.4), from its monotonic one; now when it is not known."""
+        now = self.clock.time()
+        fetched = outcome.fetched_at
+        if fetched is None:
+            return now
+        return now - max(0.0, self.clock.monotonic() - fetched)
 
     def tdmrep_in_force(self, site: str, rules: TdmRep) -> str:
         """``rules`` is ``site``'s tdmrep.json in force; the hash of its line."""
