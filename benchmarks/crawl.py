@@ -53,6 +53,9 @@ h. hanging: 2,000 sites x 3 pages on ports of 127.0.0.1, the robots.txt of
    healthy page came against the same crawl without the hanging sites, the
    longest deferral, the whole crawl, the most pages in flight
    (``hanging``, in ``hanging.py``; needs no corpus).
+i. the record: pages per second with ``ROBOTSTXT_RECORD_FILE`` on against
+   off, the two crawls of each pair run at once, the median of the paired
+   ratios, and the record's bytes per page (``record``; needs no corpus).
 
 ``ours`` uses the add-on, so its own scheduler queue
 (``RobotsTxtPriorityQueue``); ``builtin`` and ``off`` use Scrapy's plain
@@ -596,6 +599,60 @@ def page_directives(sites: int, pages: int, rounds: int) -> dict[str, Any]:
             server.close()
 
 
+def record(sites: int, pages: int, rounds: int) -> dict[str, Any]:
+    """(i) the cost of the record (``ROBOTSTXT_RECORD_FILE``): the add-on with the
+    record on and off, run at once in pairs, medians of the paired ratios."""
+    import statistics
+    from concurrent.futures import ThreadPoolExecutor
+
+    print(
+        f"\n(i) the record: {sites} sites x {pages} pages, {rounds} paired rounds "
+        "(ROBOTSTXT_RECORD_FILE on / off)"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        robots = Path(tmp) / "robots.txt"
+        robots.write_text("User-agent: *\nDisallow: /private/\n")
+        server = Server([str(robots)])
+        try:
+            ratios: list[float] = []
+            sizes: list[float] = []
+            rates: dict[str, list[float]] = {"on": [], "off": []}
+            for round_ in range(rounds):
+                path = Path(tmp) / f"record-{round_}.jsonl"
+                options = {
+                    "on": {"settings": {"ROBOTSTXT_RECORD_FILE": str(path)}},
+                    "off": {},
+                }
+                order = ("on", "off") if round_ % 2 == 0 else ("off", "on")
+                pair = {}
+                with ThreadPoolExecutor(2) as pool:
+                    runs = {
+                        name: pool.submit(
+                            run_crawl, "ours", server.port, sites, pages, **options[name]
+                        )
+                        for name in order
+                    }
+                for name in order:
+                    result = runs[name].result()
+                    assert result.get("fetched", 0) == sites * pages, result
+                    pair[name] = result["fetched"] / result["elapsed_to_last_response"]
+                    rates[name].append(pair[name])
+                ratios.append(pair["on"] / pair["off"])
+                sizes.append(path.stat().st_size / (sites * pages))
+            for name in ("on", "off"):
+                print(
+                    f"    record {name:<3} {statistics.median(rates[name]):>8.0f} pages/s (median)"
+                )
+            print(
+                f"    on / off  {statistics.median(ratios):.3f}  pages/s, median of paired ratios "
+                f"(goal >= 0.95; pairs: {', '.join(f'{r:.3f}' for r in ratios)})"
+            )
+            print(f"    {statistics.median(sizes):.0f} bytes of record per page")
+            return {"ratio": statistics.median(ratios), "bytes_per_page": statistics.median(sizes)}
+        finally:
+            server.close()
+
+
 def stall(rounds: int) -> None:
     """(f): the healthy sites' pages behind 64 pages of a hung robots.txt."""
     healthy_sites, healthy_pages = 10, 5
@@ -749,6 +806,7 @@ def main() -> int:
             "roundtrip",
             "hanging",
             "memory-queue",
+            "record",
             "all",
         ],
     )
@@ -771,6 +829,10 @@ def main() -> int:
     if args.what == "page-directives":  # needs no corpus
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
         page_directives(args.sites, args.pages, args.rounds)
+        return 0
+    if args.what == "record":  # needs no corpus
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+        record(args.sites, args.pages, args.rounds)
         return 0
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}; set ROBOTSTXT_CORPUS", file=sys.stderr)

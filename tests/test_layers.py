@@ -64,9 +64,10 @@ def test_layer_imports_only_the_layers_below(layer: str) -> None:
 COMPONENT_PARTS = {
     "settings": set(),
     "store": {"settings"},
-    "sitefiles": {"settings", "store", "cluster"},
+    "sitefiles": {"settings", "store", "cluster", "record"},
+    "record": {"settings"},
     "cluster": {"settings"},
-    "pages": {"settings", "sitefiles"},
+    "pages": {"settings", "sitefiles", "record"},
     "crawl": {"settings", "sitefiles", "cluster"},
     "extension": {"settings", "sitefiles", "cluster"},
     "command": {"settings", "sitefiles", "store", "pages"},

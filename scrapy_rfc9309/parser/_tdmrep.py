@@ -65,6 +65,9 @@ class TdmRep(NamedTuple):
     findings: tuple[str, ...] = ()
     #: each rule's location compiled alone, in file order: the first that matches decides
     matchers: tuple[AgentMatcher, ...] = ()
+    #: the body the rules were read from (kept when it has rules: a crawl's
+    #: record shows it); ``None``: not kept
+    source: bytes | None = None
 
     def rule_for(self, url: str) -> _Rule | None:
         """The first rule in file order whose location matches ``url``."""
@@ -171,6 +174,7 @@ def parse_tdmrep(body: bytes) -> TdmRep:
         ignored=ignored,
         findings=tuple(findings),
         matchers=tuple(matchers),
+        source=body if rules else None,
     )
 
 

@@ -110,7 +110,17 @@ class RequestDecision:
     ``"usage"``.
     """
 
-    __slots__ = ("cause", "outcome", "policy", "reason", "robots", "token", "url", "usage")
+    __slots__ = (
+        "cause",
+        "outcome",
+        "policy",
+        "reason",
+        "robots",
+        "tdmrep",
+        "token",
+        "url",
+        "usage",
+    )
 
     def __init__(
         self,
@@ -122,6 +132,7 @@ class RequestDecision:
         cause: str,
         reason: str,
         usage: tuple[UsageSources, UsageDecision] | None = None,
+        tdmrep: TdmRep | TdmRepUnread | None = None,
     ) -> None:
         #: the robots.txt outcome in force
         self.outcome = outcome
@@ -136,6 +147,8 @@ class RequestDecision:
         #: the usage sources and the usage decision (``None``: no purpose declared,
         #: or robots.txt already refused the request)
         self.usage = usage
+        #: the site's tdmrep.json rules it was decided with (``None``: not read)
+        self.tdmrep = tdmrep
 
     @property
     def fetch(self) -> bool:
@@ -195,25 +208,35 @@ def decide_request(
     fetched, or failed), for ``token`` and ``policy``."""
     robots = outcome.decide(url, token, site, policy.also_obey)
     if not robots.allowed:
-        return RequestDecision(outcome, url, token, policy, robots, robots.cause, robots.reason)
+        return RequestDecision(
+            outcome, url, token, policy, robots, robots.cause, robots.reason, tdmrep=tdmrep
+        )
     if outcome.kind is Kind.NOT_DOWNLOADABLE:
-        return RequestDecision(outcome, url, token, policy, robots, "not_checked", robots.reason)
+        return RequestDecision(
+            outcome, url, token, policy, robots, "not_checked", robots.reason, tdmrep=tdmrep
+        )
     if not policy.purposes:
-        return RequestDecision(outcome, url, token, policy, robots, "allowed", robots.reason)
+        return RequestDecision(
+            outcome, url, token, policy, robots, "allowed", robots.reason, tdmrep=tdmrep
+        )
     if isinstance(tdmrep, TdmRepUnread):
         if tdmrep.error is None:
-            return RequestDecision(outcome, url, token, policy, robots, PENDING, robots.reason)
+            return RequestDecision(
+                outcome, url, token, policy, robots, PENDING, robots.reason, tdmrep=tdmrep
+            )
         reason = (
             f"Dropped: internal error while fetching {site}{TDMREP_PATH} ({tdmrep.error}); "
             "this is not the site's answer"
         )
-        return RequestDecision(outcome, url, token, policy, robots, "internal_error", reason)
+        return RequestDecision(
+            outcome, url, token, policy, robots, "internal_error", reason, tdmrep=tdmrep
+        )
     sources = site_sources(outcome.robots, url, token, tdmrep)
     usage = decide_usage(sources, policy.purposes)
     refusal = usage.refusal
     if refusal is None or _left_to_page(usage, policy):
         return RequestDecision(
-            outcome, url, token, policy, robots, "allowed", robots.reason, (sources, usage)
+            outcome, url, token, policy, robots, "allowed", robots.reason, (sources, usage), tdmrep
         )
     if refusal.line is not None:
         reason = (
@@ -226,7 +249,9 @@ def decide_request(
             f"Forbidden by usage preference: {refusal.rule} refuses {refusal.category} "
             f"({site}{TDMREP_PATH}{policy_note})"
         )
-    return RequestDecision(outcome, url, token, policy, robots, "usage", reason, (sources, usage))
+    return RequestDecision(
+        outcome, url, token, policy, robots, "usage", reason, (sources, usage), tdmrep
+    )
 
 
 def _left_to_page(usage: UsageDecision, policy: DecisionPolicy) -> bool:

@@ -124,6 +124,8 @@ lists the versions of the site's robots.txt the store has seen, and
 'URL --at TIME' explains the verdict of the newest copy at TIME (ISO 8601,
 UTC unless it says otherwise, or Unix seconds), without a download.
 'prune' drops what the store no longer needs (ROBOTSTXT_STORE_ARCHIVE).
+'audit FILE ...' checks a crawl's record (ROBOTSTXT_RECORD_FILE): its hash
+chain, and every decision made again from the robots.txt copies in it.
 """
 
 
@@ -149,6 +151,7 @@ class RobotsTxtCommand(ScrapyCommand):
             " | URL ... --at TIME [--store URI] [--agent TOKEN] [--purpose NAME] [--json]"
             " | history URL [--store URI] [--json]"
             " | prune [--store URI]"
+            " | audit FILE [FILE ...]"
         )
 
     def short_desc(self) -> str:
@@ -259,6 +262,10 @@ class RobotsTxtCommand(ScrapyCommand):
         project = _warn_if_the_crawl_obeys_another(self.settings)
         extra = {} if project is None else {"project_crawl": project}
         token = check_agent(opts.agent) if opts.agent else settings.token_for(None)
+        if args and args[0] == "audit" and not opts.lint:
+            from ._command_audit import run_audit
+
+            return run_audit(args[1:])
         if args and args[0] == "history" and not opts.lint:
             return run_history(self.settings, args[1:], opts)
         if args and args[0] == "prune" and not opts.lint:

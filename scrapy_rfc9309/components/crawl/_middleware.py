@@ -164,6 +164,9 @@ class RobotsTxtMiddleware:
         """Let ``request`` through (its usage preferences in its meta), or drop it
         with a stat, a report entry, a log line and ``IgnoreRequest`` naming why."""
         self._report.decided(site, decision.fetch)
+        record = self.service.record
+        if record is not None:
+            record.decided(decision, site, request, decision.tdmrep)
         usage = decision.usage
         if decision.fetch:
             self.stats.inc_value("robotstxt/allowed")

@@ -86,6 +86,10 @@ CHECK_BUDGET = 4
 GROW_CHECK_BUDGET = 64
 
 
+#: The reason recorded for a request still held by the queue when the spider closed.
+_CLOSED_HELD = "Dropped: the spider closed while it waited in the scheduler queue"
+
+
 class RobotsTxtPriorityQueue:
     """A scheduler priority queue that withholds requests until their site's
     robots.txt is settled (RFC 9309 2.3), and fetches it ahead.
@@ -266,11 +270,16 @@ class RobotsTxtPriorityQueue:
         paced.extend(waiting)
         if held and not self._persistent:
             report = report_for(self.crawler)  # the JSON report's per-site drops
+            record = None if self._robots is None else self._robots.record
             for site, requests in self._held.items():
-                for _ in _listed(requests):
+                for request in _listed(requests):
                     report.dropped_at_close(site)
-            for site, _ in paced:
+                    if record is not None:
+                        record.dropped_at_close(site, request, _CLOSED_HELD)
+            for site, request in paced:
                 report.dropped_at_close(site)
+                if record is not None:
+                    record.dropped_at_close(site, request, _CLOSED_HELD)
         self._held.clear()
         self._held_count = 0
         self._released.clear()

@@ -41,6 +41,7 @@ from ...parser._usage_decision import UsageSources, decide_usage
 from ...parser._usage_signals import read_usage_signals
 from ...sites._site import site_of
 from .._report import report_for
+from ..record._crawl_record import crawl_record
 from ..settings._component_settings import httpcache_honours_noarchive
 from ..settings._settings import RobotsTxtSettings
 from ..settings._start_up import start_up_errors_logged
@@ -98,6 +99,8 @@ class RobotsMetaMiddleware:
         self.purposes = self.settings.purposes
         self._refused: WeakKeyDictionary[Response, Preference] = WeakKeyDictionary()
         self._crawler = crawler
+        #: ROBOTSTXT_RECORD_FILE: what each page said and what was dropped for it
+        self._record = crawl_record(crawler)
         self._limits_told: frozenset[str] = frozenset()
         self._lenient_told: frozenset[str] = frozenset()
         logger.info(
@@ -135,6 +138,8 @@ class RobotsMetaMiddleware:
         page = directives_of_response(response, token, self.settings.also_obey)
         unread = self._read_usage(response, request, page) if self.purposes else {}
         request.meta[META_KEY] = page.directives
+        if self._record is not None:
+            self._record_page(response, request, page)
         if page.truncated or unread:
             self._truncated(response, page, unread)
         if page is EMPTY:
@@ -150,6 +155,32 @@ class RobotsMetaMiddleware:
                 self._inc(f"robotsmeta/pages/{directive}")
         if page.noarchive:
             self._inc("robotsmeta/noarchive")
+
+    def _record_page(self, response: Response, request: Request, page: PageDirectives) -> None:
+        """The record's ``page`` line: the status, the directives read and where
+        from, the usage in force and its refusal, and what the crawl does."""
+        refusal = self._refused.get(response)
+        actions = []
+        if page.nofollow:
+            actions.append("links not followed (nofollow)")
+        if page.noindex and self.drop_noindex:
+            actions.append("items dropped (noindex)")
+        if refusal is not None:
+            actions.append("items dropped (usage refused)")
+        usage = request.meta.get(USAGE_META_KEY) if self.purposes else None
+        assert self._record is not None
+        self._record.page(
+            request,
+            {
+                "url": response.url,
+                "status": response.status,
+                "directives": sorted(page.directives),
+                "sources": {name: list(where) for name, where in sorted(page.sources.items())},
+                "usage": usage.as_dict() if isinstance(usage, Usage) else None,
+                "refusal": None if refusal is None else refusal.describe(),
+                "actions": actions,
+            },
+        )
 
     def _truncated(
         self, response: Response, page: PageDirectives, unread: Mapping[str, frozenset[str]]
@@ -252,6 +283,8 @@ class RobotsMetaMiddleware:
             {"page": response.url, "preference": refusal.describe()},
         )
         self._inc("robotsmeta/usage")
+        if self._record is not None:
+            self._record.page_drop(response.url, "item", None, f"usage: {refusal.describe()}")
         site = site_of(response.url)
         if site is not None:
             report_for(self._crawler).item_dropped_by_usage(site, refusal.describe())
@@ -293,6 +326,8 @@ class RobotsMetaMiddleware:
                 {"request": output, "page": response.url, "source": page.source_of(NOFOLLOW)},
             )
             self._inc("robotsmeta/nofollow")
+            if self._record is not None:
+                self._record.page_drop(response.url, "link", output.url, "nofollow")
             return False
         if not (page.noindex and self.drop_noindex):
             return True
@@ -301,6 +336,8 @@ class RobotsMetaMiddleware:
             {"page": response.url, "source": page.source_of(NOINDEX)},
         )
         self._inc("robotsmeta/noindex")
+        if self._record is not None:
+            self._record.page_drop(response.url, "item", None, "noindex")
         return False
 
     def _inc(self, key: str) -> None:

@@ -1,8 +1,9 @@
-"""What the crawl tells: the close summary, the JSON report, and the crawler's identity.
+"""What the crawl tells: the close summary, the JSON report, the record, the crawler's identity.
 
 ``ROBOTSTXT_SUMMARY_TOP_RULES`` and ``ROBOTSTXT_REPORT_FILE``
-(:class:`ReportSettings`), and the warning for a crawler that does not name
-itself (HTTP: The Definitive Guide ch. 9).
+(:class:`ReportSettings`), ``ROBOTSTXT_RECORD_FILE``
+(:func:`record_file_setting`), and the warning for a crawler that does not
+name itself (HTTP: The Definitive Guide ch. 9).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ._setting_values import SettingError, read_bool, read_number
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-__all__ = ["ReportSettings", "default_user_agent", "identity_warning"]
+__all__ = ["ReportSettings", "default_user_agent", "identity_warning", "record_file_setting"]
 
 
 DEFAULT_SUMMARY_TOP_RULES = 5
@@ -49,6 +50,20 @@ class ReportSettings:
                 f"ROBOTSTXT_REPORT_FILE must be a file path, {path!r} is a directory"
             )
         return cls(summary_top_rules=top, report_file=path or None)
+
+
+def record_file_setting(settings: BaseSettings) -> str | None:
+    """``ROBOTSTXT_RECORD_FILE``: the path (with ``%(name)s``, ``%(time)s``
+    placeholders) of the crawl's record; ``None``: no record (the default)."""
+    raw = settings.get("ROBOTSTXT_RECORD_FILE")
+    if raw is None:
+        return None
+    if not isinstance(raw, (str, PathLike)):
+        raise SettingError(f"ROBOTSTXT_RECORD_FILE must be a file path, got {raw!r}")
+    path = fspath(raw)
+    if not isinstance(path, str) or not path.strip():
+        raise SettingError(f"ROBOTSTXT_RECORD_FILE must be a file path, got {raw!r}")
+    return path
 
 
 _SCRAPY_DEFAULT_USER_AGENT = re.compile(r"Scrapy/[0-9.]+\S* \(\+https://scrapy\.org\)\Z")

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ...sites._sitetable import SiteTable
     from .._clock import Clock
     from .._report import CrawlReport
+    from ..record._crawl_record import CrawlRecord
     from ..settings._settings import RobotsTxtSettings
     from ..store._store_bridge import StoreBridge
     from ._deferral import Deferrals
@@ -70,6 +71,7 @@ class RobotsTxtFetches:
         set_aside: SetAside,
         release: Callable[[str], None],
         queued: Callable[[], bool],
+        record: CrawlRecord | None = None,
     ) -> None:
         self.crawler = crawler
         self.settings = settings
@@ -87,6 +89,8 @@ class RobotsTxtFetches:
         #: whether our scheduler queue is in use: fetches ahead wait for room in the
         #: site table, and an unreachable site is deferred
         self._queued = queued
+        #: ROBOTSTXT_RECORD_FILE: each copy put in force is recorded
+        self._record = record
         #: the downloads in flight, and the sites waiting for one
         self.launcher = FileFetches(
             table,
@@ -190,6 +194,10 @@ class RobotsTxtFetches:
         """
         was_deferred = self._table.deferral(site) is not None
         settled = self._table.settle(site, outcome.compact())
+        if self._record is not None:  # the copy in force now, whatever its source
+            self._record.robots_in_force(
+                site, settled.outcome, None if settled.kept_stale else outcome
+            )
         if not settled.kept_stale:
             self._tell_crawl_delay(site, outcome, request)
         elif copy is not None:  # the store's copy, in force now (RFC 9309 2.4)

@@ -36,6 +36,7 @@ from .._enabled import addon_enabled
 from .._engine import engine_is_closing, wake_engine
 from .._report import report_for
 from ..cluster._pacing import cluster_pacer
+from ..record._crawl_record import crawl_record
 from ..settings._setting_names import warn_unknown_settings
 from ..settings._settings import RobotsTxtSettings, decision_policy
 from ..store._store_bridge import open_bridge
@@ -122,6 +123,8 @@ class SiteService:
         #: our scheduler queues (memory and disk), told when a site is settled
         self._queues: list[SiteListener] = []
         self.report = report_for(crawler)
+        #: ROBOTSTXT_RECORD_FILE: every decision recorded (None: no record)
+        self.record = crawl_record(crawler)
         self._watchdog: Any = None
         self._fetcher = RobotsTxtFetcher(crawler, settings, self.clock)
         #: with a Redis store: each site's requests spaced across the cluster
@@ -169,6 +172,7 @@ class SiteService:
             set_aside=self.set_aside,
             release=self.release,
             queued=lambda: bool(self._queues),
+            record=self.record,
         )
         #: the robots.txt downloads in flight, and the sites waiting for one
         self._launcher = self._fetches.launcher

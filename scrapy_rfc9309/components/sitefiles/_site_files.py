@@ -18,6 +18,8 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request
 from scrapy.http.request import NO_CALLBACK
 
+from ..record._crawl_record import crawl_record
+
 if TYPE_CHECKING:
     import logging
 
@@ -85,6 +87,9 @@ def count_dropped_at_close(
     crawler.stats.inc_value("robotstxt/forbidden/closing")
     report.dropped_at_close(site)
     reason = f"Dropped: the spider closed before {url} was fetched"
+    record = crawl_record(crawler)
+    if record is not None:
+        record.dropped_at_close(site, request, reason)
     logger.debug("%s: %s", reason, request, extra={"spider": crawler.spider})
     return reason
 
