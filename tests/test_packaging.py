@@ -77,3 +77,18 @@ def test_import_star_works_without_the_optional_packages() -> None:
     import scrapy_rfc9309
 
     assert scrapy_rfc9309.RobotsTxtRedisQueue.__name__ == "RobotsTxtRedisQueue"
+
+
+def test_every_package_directory_is_in_the_wheel() -> None:
+    """pyproject.toml lists the packages the wheel holds one by one: a subpackage
+    added without its line would be missing from every install but a clone's."""
+    pyproject = ROOT / "pyproject.toml"
+    if not pyproject.exists():
+        pytest.skip("run from a copy of the tests, against the installed wheel")
+    block = pyproject.read_text().split("[tool.setuptools]", 1)[1].split("]", 1)[0]
+    listed = set(re.findall(r'"(scrapy_rfc9309[\w.]*)"', block))
+    found = {
+        ".".join(path.parent.relative_to(ROOT).parts)
+        for path in (ROOT / "scrapy_rfc9309").rglob("__init__.py")
+    }
+    assert found == listed
