@@ -35,7 +35,7 @@ from .._clock import Clock, clock_of
 from .._enabled import addon_enabled
 from .._engine import engine_is_closing, wake_engine
 from .._report import report_for
-from ..cluster._pacing import cluster_pacer
+from ..cluster._pacing import ClusterPacer, cluster_pacer
 from ..record._crawl_record import crawl_record
 from ..settings._setting_names import warn_unknown_settings
 from ..settings._settings import RobotsTxtSettings, decision_policy
@@ -128,7 +128,10 @@ class SiteService:
         self._watchdog: Any = None
         self._fetcher = RobotsTxtFetcher(crawler, settings, self.clock)
         #: with a Redis store: each site's requests spaced across the cluster
-        self.pacer = cluster_pacer(crawler, self.clock)
+        #: (made when first asked for: by our queue, the cluster-delay
+        #: middleware or the extension; a crawl with none of them has none)
+        self._pacer: ClusterPacer | None = None
+        self._pacer_made = False
         #: ROBOTSTXT_STORE_URI: outcomes kept across runs and processes (None: memory only)
         self._store = open_bridge(crawler, settings, self._fetcher.parse_and_announce, self.clock)
         #: ROBOTSTXT_PURPOSES: the usage gate, and the tdmrep.json of each site it needs
@@ -183,6 +186,15 @@ class SiteService:
         log_start(settings, crawler.settings)
 
     # -- looking up ------------------------------------------------------------------
+
+    @property
+    def pacer(self) -> ClusterPacer | None:
+        """The crawl's cluster pacer, on the crawl's clock, made at the first
+        call; ``None`` when no site is paced cluster-wide."""
+        if not self._pacer_made:
+            self._pacer_made = True
+            self._pacer = cluster_pacer(self.crawler, self.clock)
+        return self._pacer
 
     def site_for(self, request: Request, *, cached: bool = True) -> str | None:
         """The site whose robots.txt governs ``request``; ``None``: not checked.
