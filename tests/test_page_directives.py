@@ -719,3 +719,26 @@ def test_robots_tag_parsing_floor_and_limits() -> None:
     assert not cut.noindex and cut.truncated == {"MAX_HEADER_BYTES"}
     many = robots_tag(*["*;nosnippet"] * (MAX_HEADER_VALUES + 1))
     assert many.truncated == {"MAX_HEADER_VALUES"}
+
+
+@pytest.mark.parametrize("header", ["X-Robots-Tag", "Robots-Tag"])
+def test_a_header_value_cut_at_8_kib_is_read_to_its_last_whole_member(header: str) -> None:
+    """A value longer than the 8 KiB read is cut after its last whole member: the
+    member the limit falls in is not read at all, never read in part
+    (``max-snippet=500`` read as ``max-snippet:50``, ``nosnippet`` as ``nosnippe``)."""
+    from scrapy_rfc9309.parser._page_directives import MAX_HEADER_BYTES, read_page_directives
+
+    member, last = (
+        ("nosnippet", "max-snippet:500")
+        if header == "X-Robots-Tag"
+        else ("o;nosnippet", "*;max-snippet=500")
+    )
+    value = ", ".join([member] * 2000)
+    cut_at = value.rfind(", ", 0, MAX_HEADER_BYTES - 5) + 2
+    value = value[:cut_at] + last + ", " + ", ".join([member] * 10)
+    assert cut_at < MAX_HEADER_BYTES < cut_at + len(last)
+    page = read_page_directives("http://a/", 200, [(header, value)], b"", "ExampleBot")
+    assert not any(
+        d.startswith(("max-snip", "nosnippe")) and d not in ("nosnippet",) for d in page.directives
+    )
+    assert "max-snippet:500" not in page.directives and "max-snippet:50" not in page.directives

@@ -69,9 +69,16 @@ def header_values(headers: Any, name: str, truncated: set[str] | None = None) ->
     if len(values) > MAX_HEADER_VALUES and truncated is not None:
         truncated.add(LIMIT_HEADER_VALUES)
     for item in values[:MAX_HEADER_VALUES]:
-        if len(item) > MAX_HEADER_BYTES and truncated is not None:
-            truncated.add(LIMIT_HEADER_BYTES)
-        raw = item[:MAX_HEADER_BYTES]
+        raw = item
+        if len(item) > MAX_HEADER_BYTES:
+            if truncated is not None:
+                truncated.add(LIMIT_HEADER_BYTES)
+            # cut after the last whole member (comma-separated, in every header
+            # read here): a member past the limit is not read, never read in part
+            # (``nosnippet`` cut to ``nosnippe``, ``max-snippet=500`` to ``=50``)
+            raw = item[:MAX_HEADER_BYTES]
+            comma = raw.rfind(b"," if isinstance(raw, bytes) else ",")
+            raw = raw[: max(comma, 0)]
         found.append(raw.decode("latin-1") if isinstance(raw, bytes) else str(raw))
     return found
 
