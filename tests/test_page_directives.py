@@ -726,7 +726,8 @@ def test_a_header_value_cut_at_8_kib_is_read_to_its_last_whole_member(header: st
     """A value longer than the 8 KiB read is cut after its last whole member: the
     member the limit falls in is not read at all, never read in part
     (``max-snippet=500`` read as ``max-snippet:50``, ``nosnippet`` as ``nosnippe``)."""
-    from scrapy_rfc9309.parser._page_directives import MAX_HEADER_BYTES, read_page_directives
+    from scrapy_rfc9309.parser._directives import MAX_HEADER_BYTES
+    from scrapy_rfc9309.parser._page_directives import read_page_directives
 
     member, last = (
         ("nosnippet", "max-snippet:500")
