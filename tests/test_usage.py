@@ -41,7 +41,7 @@ from scrapy_rfc9309.parser._usage_decision import UsageSources, decide_usage
 from scrapy_rfc9309.parser._usage_signals import read_usage_signals
 
 from .conftest import BASE_SETTINGS
-from .server import html_page, page_with_headers, text
+from .server import html_page, page_with_headers, sequence, status, text, with_headers
 
 # draft-ietf-aipref-attach, robots.txt example (a group-wide preference and a
 # path-scoped one that overrides it for its paths).
@@ -1966,3 +1966,24 @@ async def test_late_2026_forms_crawl_and_command_agree(sites, tmp_path, caplog) 
     output, _ = await scrapy("--lint", site.url("/robots.txt"), cwd=tmp_path)
     assert "5: known but unsupported directive 'Host' ignored" in output, output
     assert "unknown directive" not in output
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_a_deferred_site_s_requests_wait_while_its_tdmrep_json_settles(
+    sites,
+) -> None:
+    """RFC 9309 2.3.1.4 with HTTP: The Definitive Guide ch. 9's deferral: a
+    robots.txt answering 503 (``Retry-After: 1``), then 200, with a declared
+    purpose. The site's tdmrep.json settles while its robots.txt is deferred:
+    its requests go on waiting for robots.txt (they were handed out then,
+    decided by the unreachable copy and dropped), and are fetched once it is
+    retrieved."""
+    robots = sequence(with_headers(status(503), Retry_After="1"), ALLOW_ALL)
+    site = sites(routes={"/robots.txt": robots}, default=PAGE)
+    _, items, stats = await usage_crawl(
+        [site.url("/")], {"ROBOTSTXT_PURPOSES": ["train-ai"], **QUEUE}
+    )
+    assert items == [site.url("/")]
+    assert site.count("/robots.txt") == 2 and site.count("/") == 1
+    assert "robotstxt/forbidden/unreachable" not in stats
+    assert stats["robotstxt/deferred"] == 1

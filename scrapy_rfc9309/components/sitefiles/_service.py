@@ -141,7 +141,7 @@ class SiteService:
                 settings,
                 self.report,
                 self.clock,
-                on_settled=self.release,
+                on_settled=self._tdmrep_settled,
                 on_start=self._start_watchdog,
                 # with our queue, tdmrep.json fetched ahead waits for room too (pins)
                 bounded=lambda: bool(self._queues),
@@ -359,6 +359,16 @@ class SiteService:
                 return  # only the tdmrep.json was missing
         if self._table.start(site):
             self._launch(site, request, ahead=True)
+
+    def _tdmrep_settled(self, site: str) -> None:
+        """``site``'s tdmrep.json is settled: its requests go on unless its
+        robots.txt is still to be settled (pending, or unreachable and
+        deferred: HTTP: The Definitive Guide ch. 9), which releases them
+        itself. Released now, they would be decided by the unreachable copy
+        and dropped, while the site is tried again."""
+        state = self._table.state(site, self.clock.monotonic())
+        if state not in (SiteState.PENDING, SiteState.DEFERRED):
+            self.release(site)
 
     def release(self, site: str) -> None:
         """``site`` is settled (or no longer deferred): its requests go on."""
