@@ -70,7 +70,7 @@ COMPONENT_PARTS = {
     "pages": {"settings", "sitefiles", "record"},
     "crawl": {"settings", "sitefiles", "cluster"},
     "extension": {"settings", "sitefiles", "cluster"},
-    "command": {"settings", "sitefiles", "store", "pages"},
+    "command": {"settings", "sitefiles", "store", "pages", "record"},
 }
 
 

@@ -6,8 +6,8 @@ copies in the file), against real local sites."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_rfc9309.components.command._command_audit import read_record, run_audit
+from scrapy_rfc9309.components.command._command_audit import run_audit
+from scrapy_rfc9309.components.record._record_read import read_record, record_bytes
 from scrapy_rfc9309.components.settings._setting_values import SettingError
 from scrapy_rfc9309.parser._robotstxt import RobotsTxt
 from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
@@ -64,9 +65,7 @@ def lines_of(path: Path) -> list[dict[str, Any]]:
 
 
 def audit_file(path: Path) -> AuditResult:
-    opener: Any = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rb") as stream:
-        return audit_lines(read_record(stream))
+    return audit_lines(read_record(record_bytes(str(path))))
 
 
 def requests_of(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -276,6 +275,33 @@ async def test_editing_deleting_or_reordering_one_line_fails_naming_that_line(
     # the command names the file and the line, and fails
     assert run_audit([str(tmp_path / "removed.jsonl")]) == 1
     assert f"removed.jsonl:{dropped + 1}: the chain is broken" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["record.jsonl", "record.jsonl.gz"])
+@deferred_f_from_coro_f
+async def test_a_crawl_appended_to_a_record_chains_on_from_the_crawl_before(
+    sites: Any, tmp_path: Path, capsys: Any, name: str
+) -> None:
+    """Two crawls writing one record, one after the other: the second's header
+    line carries the hash of the first's last line, so the file is one chain;
+    removing the whole first crawl breaks it at the file's first line."""
+    site = sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page"))
+    path = tmp_path / name
+    settings = {"ROBOTSTXT_RECORD_FILE": str(path), "CONCURRENT_REQUESTS": 1}
+    await crawl([site.url("/a"), site.url("/private/a")], settings)
+    first = [text for text, _ in read_record(record_bytes(str(path)))]
+    await crawl([site.url("/b")], settings)
+    both = [text for text, _ in read_record(record_bytes(str(path)))]
+    result = audit_file(path)
+    assert result.ok and result.runs == 2 and result.verified == 3
+    second_header = json.loads(both[len(first)])
+    assert second_header["type"] == "header"
+    assert second_header["prev"] == hashlib.sha256(first[-1].encode()).hexdigest()
+    # the first crawl removed whole: the chain does not start where the file does
+    problems = _problems(tmp_path / "second-only.jsonl", both[len(first) :])
+    assert list(problems) == [1] and "does not start here" in problems[1]
+    assert run_audit([str(path)]) == 0
+    assert "(2 crawls, one chain; closed)" in capsys.readouterr().out
 
 
 def _problems(path: Path, lines: list[str]) -> dict[int, str]:
@@ -489,11 +515,19 @@ def test_a_partial_last_line_is_reported_not_a_problem() -> None:
 
 
 def test_audit_reads_a_gzip_record_cut_short(tmp_path: Path) -> None:
-    lines = _record(DecisionPolicy(), b"User-agent: *\nAllow: /\n", "http://e.com/a")
+    """A gzip record cut mid-block (a crawl killed): every line written before
+    the cut is read, and the last one is reported cut; ``gzip`` itself would
+    lose the whole block it was reading (up to 64 KiB of lines)."""
+    line = _record(DecisionPolicy(), b"User-agent: *\nAllow: /\n", "http://e.com/a")
+    lines = [f'{{"n": {number}, "pad": "{"x" * 200}"}}' for number in range(2000)]
     whole = gzip.compress(("\n".join(lines) + "\n").encode())
     path = tmp_path / "cut.jsonl.gz"
-    path.write_bytes(whole[: len(whole) - 12])  # the trailer and some data lost
-    with gzip.open(path, "rb") as stream:
-        read = list(read_record(stream))  # type: ignore[arg-type]
-    assert all(complete for _, complete in read[:-1]) or read == []
-    assert os.path.getsize(path) > 0
+    path.write_bytes(whole[: len(whole) * 9 // 10])  # the last tenth lost
+    read = list(read_record(record_bytes(str(path))))
+    assert line and len(read) > 1500  # nearly all of it, not nothing
+    assert all(complete for _, complete in read[:-1])
+    assert [text for text, _ in read[:-1]] == lines[: len(read) - 1]
+    # one member after another (a crawl appended to the file): both read
+    appended = tmp_path / "two.jsonl.gz"
+    appended.write_bytes(gzip.compress(b"a\n") + gzip.compress(b"b\n"))
+    assert list(read_record(record_bytes(str(appended)))) == [("a", True), ("b", True)]

@@ -50,6 +50,9 @@ class AuditResult:
     closed: bool = False
     #: the hash of the last whole line: the head of the chain
     head: str = GENESIS
+    #: the crawls in the record (its header lines): a crawl appended to a file
+    #: chains on from the lines before it
+    runs: int = 0
 
     @property
     def ok(self) -> bool:
@@ -73,6 +76,9 @@ def audit_lines(lines: Iterable[tuple[str, bool]]) -> AuditResult:
     result = AuditResult()
     state = _State()
     previous = GENESIS
+    #: the hash of the last line that is JSON: a crawl appended after a run cut
+    #: mid-line chains on from it
+    before_cut = GENESIS
     cut: list[int] = []
     for number, (text, complete) in enumerate(lines, 1):
         if not complete:
@@ -87,19 +93,19 @@ def audit_lines(lines: Iterable[tuple[str, bool]]) -> AuditResult:
             cut.append(number)
             previous = line_hash(text)
             continue
-        if cut and entry.get("type") == "header" and entry.get("prev") == GENESIS:
-            # a run killed while writing, then another appended to the same file
+        if cut and entry.get("type") == "header" and entry.get("prev") == before_cut:
+            # a run killed while writing, then another appended to the same file,
+            # chained on from the last whole line before the cut
             result.cut.extend(cut)
+            previous = before_cut
         else:
             result.problems.extend(
                 (line, "not a JSON object: the line was changed") for line in cut
             )
         cut = []
-        if entry.get("type") == "header" and entry.get("prev") == GENESIS:
-            previous = GENESIS  # a new run appended to the file: its own chain
         if entry.get("prev") != previous:
             result.problems.append((number, _break(number)))
-        previous = line_hash(text)
+        previous = before_cut = line_hash(text)
         result.closed = False
         try:
             problem = _check(entry, number, previous, state, result)
@@ -126,7 +132,7 @@ def _check(
 ) -> str | None:
     kind = entry.get("type")
     if kind == "header":
-        return _header(entry, state)
+        return _header(entry, state, result)
     if state.policy is None:
         return "no header line before this one"
     if kind == "robots":
@@ -147,9 +153,8 @@ def _check(
     return f"an unknown line type {kind!r}"
 
 
-def _header(entry: dict[str, Any], state: _State) -> str | None:
-    if entry.get("prev") != GENESIS:
-        return "a header line inside a run's chain"
+def _header(entry: dict[str, Any], state: _State, result: AuditResult) -> str | None:
+    result.runs += 1
     state.copies.clear()
     state.tdmreps.clear()
     if entry.get("format") != FORMAT:

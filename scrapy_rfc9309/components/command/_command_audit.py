@@ -12,46 +12,18 @@ killed) is reported, never a traceback.
 
 from __future__ import annotations
 
-import gzip
 import sys
-import zlib
-from collections.abc import Iterator
-from typing import BinaryIO
 
 from scrapy.exceptions import UsageError
 
 from ...sites._record_audit import AuditResult, audit_lines
+from ..record._record_read import read_record, record_bytes
 from ._command_answer import EXIT_ALLOWED, EXIT_ERROR
 
-__all__ = ["EXIT_MISMATCH", "read_record", "run_audit"]
+__all__ = ["EXIT_MISMATCH", "run_audit"]
 
 #: The exit status when a record does not verify (as a refused URL's: 1).
 EXIT_MISMATCH = 1
-
-
-def read_record(stream: BinaryIO) -> Iterator[tuple[str, bool]]:
-    """Each line of a record as ``(text, complete)``; a gzip stream cut short
-    (a crawl killed) gives what was written before the cut."""
-    pending = b""
-    while True:
-        try:
-            chunk = stream.read(1 << 16)
-        except (EOFError, zlib.error, gzip.BadGzipFile):
-            chunk = b""
-        if not chunk:
-            break
-        pending += chunk
-        *whole, pending = pending.split(b"\n")
-        for line in whole:
-            yield line.decode("utf-8", "replace"), True
-    if pending:
-        yield pending.decode("utf-8", "replace"), False
-
-
-def _open(path: str) -> BinaryIO:
-    if path.endswith(".gz"):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")
 
 
 def run_audit(args: list[str]) -> int:
@@ -61,8 +33,7 @@ def run_audit(args: list[str]) -> int:
     failed = unreadable = False
     for path in args:
         try:
-            with _open(path) as stream:
-                result = audit_lines(read_record(stream))
+            result = audit_lines(read_record(record_bytes(path)))
         except OSError as error:
             print(f"{path}: cannot be read: {error}", file=sys.stderr)
             unreadable = True
@@ -88,8 +59,10 @@ def _print(path: str, result: AuditResult) -> None:
         print(f"{path}: no whole line: not a record")
     verdict = "VERIFIED" if result.ok else "FAILED"
     closed = "closed" if result.closed else "no close line: the crawl did not finish"
+    runs = f"{result.runs} crawls, one chain" if result.runs > 1 else "1 crawl"
     print(
         f"{path}: {verdict}: {result.verified} requests decided again and matched, "
-        f"{result.undecided} dropped at close, {len(result.problems)} problems in "
-        f"{result.lines} lines ({closed}); last line's hash {result.head}"
+        f"{result.undecided} dropped at close, {len(result.problems)} "
+        f"problem{'' if len(result.problems) == 1 else 's'} in {result.lines} lines "
+        f"({runs}; {closed}); last line's hash {result.head}"
     )

@@ -95,7 +95,8 @@ class CrawlRecord:
         spider = getattr(crawler.spider, "name", None) or "spider"
         path = record_path(template, str(spider), started)
         assert crawler.stats is not None
-        self.file = RecordFile(path, open_record_file(path), crawler.stats, self.clock)
+        stream, last = open_record_file(path)
+        self.file = RecordFile(path, stream, crawler.stats, self.clock, last)
         #: site -> the copies put in force, newest last, each with its line's hash
         self._copies: dict[str, list[tuple[SiteOutcome, str]]] = {}
         #: site -> its tdmrep.json in force and its line's hash

@@ -17,8 +17,9 @@ import logging
 import os
 from typing import IO, TYPE_CHECKING, Any
 
-from ...sites._record_lines import RecordChain
+from ...sites._record_lines import GENESIS, RecordChain, line_hash
 from ..settings._setting_values import SettingError
+from ._record_read import read_record, record_bytes
 
 if TYPE_CHECKING:
     from .._clock import Clock
@@ -35,12 +36,16 @@ STAT_LINES = "robotstxt/record/lines"
 STAT_UNWRITTEN = "robotstxt/record/unwritten"
 
 
-def open_record_file(path: str) -> IO[bytes]:
-    """The record file at ``path`` opened for appending (gzip for ``.gz``);
-    :class:`SettingError` naming the setting when it cannot be."""
+def open_record_file(path: str) -> tuple[IO[bytes], str]:
+    """The record file at ``path`` opened for appending (gzip for ``.gz``), and
+    the hash its next line chains on from: the last whole line's of an existing
+    file (a crawl appended to a record continues its chain, so no earlier
+    crawl's lines can be removed unseen), else the first line's
+    :data:`GENESIS`; :class:`SettingError` naming the setting when it cannot be."""
     if os.path.isdir(path):
         raise SettingError(f"{SETTING} = {path!r} is a directory, not a file path")
     try:
+        last = _last_line_hash(path)
         directory = os.path.dirname(path)
         if directory:
             os.makedirs(directory, exist_ok=True)
@@ -53,19 +58,34 @@ def open_record_file(path: str) -> IO[bytes]:
     except OSError as error:
         raise SettingError(f"{SETTING} = {path!r}: the record cannot be written: {error}") from None
     if path.endswith(".gz"):
-        return gzip.GzipFile(fileobj=raw, mode="ab")  # type: ignore[return-value]
-    return raw
+        return gzip.GzipFile(fileobj=raw, mode="ab"), last  # type: ignore[return-value]
+    return raw, last
+
+
+def _last_line_hash(path: str) -> str:
+    """The hash of the last whole JSON line of the record at ``path`` (a line
+    cut by a killed crawl passed over); :data:`GENESIS` when there is none."""
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        return GENESIS
+    last = GENESIS
+    for text, complete in read_record(record_bytes(path)):
+        if complete and text.startswith("{") and text.endswith("}"):
+            last = line_hash(text)
+    return last
 
 
 class RecordFile:
     """The chained lines of one crawl's record, buffered and written every second."""
 
-    def __init__(self, path: str, stream: IO[bytes], stats: Any, clock: Clock) -> None:
+    def __init__(
+        self, path: str, stream: IO[bytes], stats: Any, clock: Clock, last: str = GENESIS
+    ) -> None:
         self.path = path
         self._stream: IO[bytes] | None = stream
         self._stats = stats
         self._clock = clock
-        self.chain = RecordChain()
+        #: chained on from ``last``: the existing file's last line, when appending
+        self.chain = RecordChain(last)
         self._buffer: list[str] = []
         self._timer: Any = None
         #: lines written, by type (the close line says them)
