@@ -1930,6 +1930,11 @@ async def test_late_2026_forms_crawl_and_command_agree(sites, tmp_path, caplog) 
     assert f"1 item dropped: {site.origin}: {by_header}" in summary
     (record,) = [e for e in json.loads(report.read_text())["sites"] if e["site"] == site.origin]
     assert any(entry["preference"].startswith(by_header) for entry in record["usage_dropped"])
+    # and every source's statements the pages were read with, Content-Signal's use level too
+    stated = {entry["preference"]: entry["pages"] for entry in record["usage_stated"]}
+    assert any(text.startswith("use=immediate (Content-Signal header") for text in stated)
+    assert any(text.startswith("use=reference (robots.txt line") for text in stated)
+    assert any(text.startswith(by_header) for text in stated)
 
     args = ("--agent", "ExampleBot", "--page", "--purpose", "ai-use")
     output, code = await scrapy(*urls, *args, "--json", cwd=tmp_path)

@@ -13,6 +13,7 @@ import os
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
@@ -78,13 +79,16 @@ def _umask() -> int:
 class CrawlReport:
     """Counts of dropped requests per deciding rule and per site, bounded in memory."""
 
-    __slots__ = ("drops_by_rule", "drops_by_usage", "items_by_usage", "sites")
+    __slots__ = ("drops_by_rule", "drops_by_usage", "items_by_usage", "sites", "usage_stated_by")
 
     def __init__(self) -> None:
         self.drops_by_rule: Counter[tuple[str, int, str]] = Counter()
         self.sites: dict[str, SiteRecord] = {}
         #: (site, refusing preference) -> requests dropped before download (ROBOTSTXT_PURPOSES)
         self.drops_by_usage: Counter[tuple[str, str]] = Counter()
+        #: (site, preference as stated, with its source) -> pages read with it in force
+        #: (ROBOTSTXT_PURPOSES: every source, Content-Signal's ``use`` level included)
+        self.usage_stated_by: Counter[tuple[str, str]] = Counter()
         #: (site, refusing preference) -> items dropped of responses that refuse a purpose
         self.items_by_usage: Counter[tuple[str, str]] = Counter()
 
@@ -93,6 +97,14 @@ class CrawlReport:
         key = (site, preference)
         if key in self.items_by_usage or len(self.items_by_usage) < MAX_RULES_TRACKED:
             self.items_by_usage[key] += 1
+
+    def usage_stated(self, site: str, preferences: Iterable[Any]) -> None:
+        """A page of ``site`` was read with these usage ``preferences`` in force
+        (each with its source: robots.txt, tdmrep.json, a header, meta)."""
+        for preference in preferences:
+            key = (site, preference.describe())
+            if key in self.usage_stated_by or len(self.usage_stated_by) < MAX_RULES_TRACKED:
+                self.usage_stated_by[key] += 1
 
     def top_usage(self, count: int) -> list[tuple[int, str, str, str]]:
         """The preferences that dropped the most: ``(count, "request" or "item", site,
@@ -181,7 +193,10 @@ class CrawlReport:
             usage_by_site.setdefault(site, []).append(
                 {"preference": preference, "items_dropped": count}
             )
-        usage_sites = sorted(set(usage_by_site) - set(self.sites))
+        stated_by_site: dict[str, list[dict[str, Any]]] = {}
+        for (site, preference), count in self.usage_stated_by.most_common():
+            stated_by_site.setdefault(site, []).append({"preference": preference, "pages": count})
+        usage_sites = sorted((set(usage_by_site) | set(stated_by_site)) - set(self.sites))
         return {
             "format": REPORT_FORMAT,
             "sites": [
@@ -199,10 +214,18 @@ class CrawlReport:
                     "requests_dropped_at_close": record.dropped_at_close,
                     "top_rules": rules_by_site.get(site, []),
                     "usage_dropped": usage_by_site.get(site, []),
+                    "usage_stated": stated_by_site.get(site, []),
                 }
                 for site, record in sorted(self.sites.items())
             ]
-            + [{"site": site, "usage_dropped": usage_by_site[site]} for site in usage_sites],
+            + [
+                {
+                    "site": site,
+                    "usage_dropped": usage_by_site.get(site, []),
+                    "usage_stated": stated_by_site.get(site, []),
+                }
+                for site in usage_sites
+            ],
         }
 
     def write_json(self, path: str | os.PathLike[str], **extra: Any) -> Path:

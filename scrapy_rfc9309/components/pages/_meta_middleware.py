@@ -247,6 +247,9 @@ class RobotsMetaMiddleware:
             sources = sources.with_noai(page.sources)
         decision = decide_usage(sources, self.purposes)
         request.meta[USAGE_META_KEY] = decision.usage
+        site = site_of(response.url)
+        if site is not None and decision.usage:  # the JSON report: what each source stated
+            report_for(self._crawler).usage_stated(site, decision.usage.preferences.values())
         refusal = decision.refusal
         if refusal is not None:
             self._refused[response] = refusal
