@@ -743,3 +743,20 @@ def test_a_header_value_cut_at_8_kib_is_read_to_its_last_whole_member(header: st
         d.startswith(("max-snip", "nosnippe")) and d not in ("nosnippet",) for d in page.directives
     )
     assert "max-snippet:500" not in page.directives and "max-snippet:50" not in page.directives
+
+
+def test_a_robots_tag_that_is_no_list_is_ignored_and_said() -> None:
+    """draft-illyes-repext-03: the field is "a List as defined in
+    {{STRUCTURED-FIELD-VALUES}}"; RFC 9651 4.2: a field that fails parsing is
+    ignored. A malformed value states nothing, and the page's lenient forms name
+    it, so its log line (and the command's ``lenient:``) says why."""
+    from scrapy_rfc9309.parser._directives import ROBOTS_TAG_IGNORED
+    from scrapy_rfc9309.parser._page_directives import read_page_directives
+
+    page = read_page_directives(
+        "http://a/", 200, [("Robots-Tag", "*;noindex, (((")], b"", "ExampleBot"
+    )
+    assert page.directives == frozenset()
+    assert ROBOTS_TAG_IGNORED in page.lenient
+    fine = read_page_directives("http://a/", 200, [("Robots-Tag", "*;noindex")], b"", "ExampleBot")
+    assert fine.directives == {"noindex"} and ROBOTS_TAG_IGNORED not in fine.lenient

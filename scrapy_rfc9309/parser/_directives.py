@@ -39,6 +39,7 @@ __all__ = [
     "NOARCHIVE",
     "NOFOLLOW",
     "NOINDEX",
+    "ROBOTS_TAG_IGNORED",
     "UNAVAILABLE_AFTER",
     "VALUE_DIRECTIVES",
     "Collector",
@@ -79,6 +80,10 @@ LENIENT_SPACE = "meta-space"
 #: draft's own example) read without the ``;`` that no parameter follows, which
 #: RFC 9651 does not allow.
 LENIENT_EMPTY_PARAMETER = "robots-tag-empty-parameter"
+#: Not lenient, but said as the lenient forms are: a ``Robots-Tag`` value that is
+#: no Structured Fields List was ignored whole (RFC 9651: a field that fails
+#: parsing is ignored), so a page's log line says why its header stated nothing.
+ROBOTS_TAG_IGNORED = "robots-tag-unparsed"
 
 NOINDEX = "noindex"
 NOFOLLOW = "nofollow"

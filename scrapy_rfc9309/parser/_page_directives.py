@@ -32,6 +32,7 @@ from ._directives import (
     MAX_HEAD_BYTES,
     MAX_HEADER_BYTES,
     MAX_HEADER_VALUES,
+    ROBOTS_TAG_IGNORED,
     VALUE_DIRECTIVES,
     Collector,
     PageDirectives,
@@ -132,10 +133,12 @@ def _read_robots_tag(values: list[str], agents: frozenset[str], collector: Colle
     except ValueError:  # http_sf.StructuredFieldError, a ValueError
         repaired = _EMPTY_PARAMETER.sub("", text)
         if repaired == text:
+            collector.lenient.add(ROBOTS_TAG_IGNORED)  # told in the page's log line
             return
         try:
             parsed = http_sf.parse(repaired.encode("latin-1", "replace"), tltype="list")
         except ValueError:
+            collector.lenient.add(ROBOTS_TAG_IGNORED)
             return
         collector.lenient.add(LENIENT_EMPTY_PARAMETER)
     assert isinstance(parsed, list)

@@ -33,6 +33,7 @@ from ...parser._directives import (
     LENIENT_SPACE,
     NOFOLLOW,
     NOINDEX,
+    ROBOTS_TAG_IGNORED,
     PageDirectives,
 )
 from ...parser._page_directives import read_page_directives as read_page_directives
@@ -65,6 +66,8 @@ _LENIENT_FORMS = {
     "the syntax is comma-separated)",
     LENIENT_EMPTY_PARAMETER: "a Robots-Tag ';' that no parameter follows ignored "
     "(robots-tag-empty-parameter; RFC 9651 does not allow it)",
+    ROBOTS_TAG_IGNORED: "a Robots-Tag value that is no Structured Fields List ignored "
+    "whole (RFC 9651 4.2: a field that fails parsing is ignored)",
 }
 
 
