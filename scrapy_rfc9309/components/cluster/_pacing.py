@@ -40,7 +40,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...sites._store import StoreError
-from ..settings._setting_values import SettingError
 from ..settings._store_settings import ClusterDelaySettings
 from ._pacing_fallback import ClockFallback
 
@@ -241,13 +240,9 @@ def cluster_pacer(crawler: Crawler, time: Clock) -> ClusterPacer | None:
             "ignored"
         )
     if settings.redis_url and (settings.crawl_delay or settings.cluster_delay):
-        try:
-            from ...sites._cluster_clock import ClusterClock
-        except ImportError as exc:  # the [redis] extra is not installed
-            raise SettingError(
-                f"ROBOTSTXT_STORE_URI names a Redis store, which needs the redis package: "
-                f"pip install redis (the [redis] extra of scrapy-rfc9309) ({exc})"
-            ) from None
+        # the redis package is there: StoreSettings checked it, naming the URI
+        from ...sites._cluster_clock import ClusterClock
+
         clock = ClusterClock.open(settings.redis_url, settings.prefix, timeout=CALL_TIMEOUT)
         pacer = ClusterPacer(crawler, settings, clock, time)
         from scrapy import signals
