@@ -74,7 +74,7 @@ async def test_crawl_delay_turned_off_says_so_once_per_site(sites, caplog) -> No
         await crawl(
             [site.url(p) for p in sorted(paths)], {**ADDON_ONLY, "ROBOTSTXT_CRAWL_DELAY": False}
         )
-    assert max(_gaps(site, paths)) < 0.3
+    assert max(_gaps(site, paths)) < 0.5  # paced, each gap would be at least 0.55 s
     said = [r.getMessage() for r in caplog.records if "not applied" in r.getMessage()]
     assert said == [
         f"Crawl-delay 0.6 s asked by {site.url('/robots.txt')} not applied: "

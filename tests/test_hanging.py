@@ -104,10 +104,20 @@ async def test_2_3_1_4_hanging_robots_txt_never_stall_healthy_sites_and_deferral
         if "still unreachable after ROBOTSTXT_UNREACHABLE_DEFER" in record.getMessage()
     ]
     assert len(expired) == 10 == stats["robotstxt/deferred/expired"]
+    began = [
+        record
+        for record in caplog.records
+        if "wait in the scheduler for at most 1.5 s more" in record.getMessage()
+    ]
     for site in hung:
+        # the deferral is measured from the crawl's own first unreachable answer,
+        # not from the server's arrival time: on a loaded machine the connection
+        # itself may take part of the 1 s download deadline
         (record,) = [r for r in expired if site.origin in r.getMessage()]
-        deferred = record.created - wall - (robots(site)[0] + 1)
-        assert 1.5 - 0.2 < deferred < 1.5 + 0.5, deferred
+        first = min(r.created for r in began if site.origin in r.getMessage())
+        assert first < robots(site)[0] + wall + 1.5  # 1 s, not DOWNLOAD_TIMEOUT (5 s)
+        deferred = record.created - first
+        assert 1.5 - 0.1 < deferred < 1.5 + 0.5, deferred
     assert stats["robotstxt/forbidden/unreachable"] == 30
     assert gauge["max"] <= 4
 
