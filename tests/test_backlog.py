@@ -200,3 +200,28 @@ async def test_rfc9309_2_3_new_sites_arriving_never_keep_a_settled_site_at_one_r
     hits = zip(healthy.hits, healthy.hit_times, strict=True)
     times = [when for path, when in hits if path != "/robots.txt"]
     assert times[-1] - times[0] < 2.0, [round(when - times[0], 2) for when in times]
+
+
+@pytest.mark.parametrize(
+    ("settings", "spider_delay", "possible"),
+    [
+        ({}, None, False),
+        ({"DOWNLOAD_DELAY": 0.5}, None, True),
+        ({}, 2, True),
+        ({"AUTOTHROTTLE_ENABLED": True}, None, True),
+        ({"DOWNLOAD_SLOTS": {"a.example": {"concurrency": 2}}}, None, False),
+        ({"DOWNLOAD_SLOTS": {"a.example": {"delay": 1}}}, None, True),
+    ],
+)
+def test_rfc9309_2_4_page_delays_possible_names_every_way_scrapy_spaces_a_slot(
+    settings: dict[str, Any], spider_delay: float | None, possible: bool
+) -> None:
+    """The queue looks up a request's download slot (to let a spaced site's
+    requests into the downloader one at a time) only when some setting can space
+    a slot; a Crawl-delay is checked on its own."""
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309.components.settings._component_settings import page_delays_possible
+
+    spider = type("S", (), {} if spider_delay is None else {"download_delay": spider_delay})()
+    assert page_delays_possible(Settings(settings), spider) is possible

@@ -4,6 +4,8 @@ parsing in steps (a 500 KiB file must not hold Scrapy's reactor)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scrapy_rfc9309 import RobotsTxt
 from scrapy_rfc9309.parser._steps import run_to_end
@@ -175,3 +177,44 @@ def test_2_2_2_a_file_without_a_pattern_shares_one_matcher_that_no_check_changes
 def test_2_3_a_malformed_url_has_no_site_and_never_raises() -> None:
     for url in ("http://[::1", "http://[bad/x", "http://h:99999/", "https://"):
         assert site_of(url) is None
+
+
+_URL_PIECES = st.sampled_from(
+    [
+        "http://",
+        "https://",
+        "HTTP://",
+        " http://",
+        "ftp://",
+        "example.com",
+        "Ex.COM.",
+        "[::1]",
+        ":80",
+        ":443",
+        ":8080",
+        ":x",
+        "u:p@",
+        "/",
+        "?",
+        "#",
+        "\t",
+        "\n",
+        "\\",
+        " ",
+        "a",
+        "%41",
+        ".",
+    ]
+)
+
+
+@given(st.lists(_URL_PIECES, max_size=8).map("".join))
+def test_2_3_the_site_of_a_url_read_twice_is_the_site_read_in_full(url: str) -> None:
+    """The memo of sites by ``scheme://authority`` (a crawl reads each request's
+    site several times) answers what reading the whole URL answers, first and
+    second time (RFC 9309 2.3: the site is scheme, host and port)."""
+    from scrapy_rfc9309.sites._site import _site_of
+
+    assert site_of(url) == _site_of(url)
+    assert site_of(url) == _site_of(url)
+    assert site_of(url + "/more?q#f") == _site_of(url + "/more?q#f")

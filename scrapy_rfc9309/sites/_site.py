@@ -12,6 +12,21 @@ __all__ = ["robots_url", "site_of"]
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 
 
+#: Sites already read, by the URL's ``scheme://authority`` as written, up to
+#: :data:`_SITES_KEPT` (emptied when full): a crawl asks for the site of each
+#: request several times (queue, middleware, page directives), and most
+#: requests share their authority with many others.
+_SITES: dict[str, str | None] = {}
+_SITES_KEPT = 4096
+_SITE_KEPT_LENGTH = 256
+_NOT_KEPT = object()
+#: Where an ``http(s)://`` URL's authority ends (RFC 3986 3.2), and the
+#: characters ``urlsplit`` removes or reads differently, which the memo leaves
+#: to the full reading.
+_AUTHORITY_ENDS = ("/", "?", "#")
+_UNUSUAL = frozenset("\t\r\n\\ ")
+
+
 def site_of(url: str | SplitResult | ParseResult) -> str | None:
     """``scheme://host:port`` of ``url``, normalised; ``None`` if it has no host
     (or is not a URL at all: ``http://[::1`` never raises).
@@ -20,6 +35,33 @@ def site_of(url: str | SplitResult | ParseResult) -> str | None:
     given, so ``http://Example.com./`` and ``http://example.com:80/`` are one
     site, while ``http://`` and ``https://`` of a host are two.
     """
+    if isinstance(url, str) and url.startswith(("http://", "https://")):
+        return _site_of_web_url(url)
+    return _site_of(url)
+
+
+def _site_of_web_url(url: str) -> str | None:
+    """:func:`site_of` an ``http(s)://`` URL, kept by its ``scheme://authority``."""
+    start = 7 if url[4] == ":" else 8  # after "http://" or "https://"
+    end = len(url)
+    for char in _AUTHORITY_ENDS:
+        found = url.find(char, start)
+        if 0 <= found < end:
+            end = found
+    prefix = url[:end]
+    site = _SITES.get(prefix, _NOT_KEPT)
+    if site is not _NOT_KEPT:
+        return site  # type: ignore[return-value]
+    if len(prefix) > _SITE_KEPT_LENGTH or not _UNUSUAL.isdisjoint(prefix):
+        return _site_of(url)  # read whole, as it comes
+    site = _site_of(prefix)
+    if len(_SITES) >= _SITES_KEPT:
+        _SITES.clear()  # a crawl of many sites keeps the latest, not all
+    _SITES[prefix] = site
+    return site
+
+
+def _site_of(url: str | SplitResult | ParseResult) -> str | None:
     try:
         parts = urlsplit(url) if isinstance(url, str) else url
         host = parts.hostname

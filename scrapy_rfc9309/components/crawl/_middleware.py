@@ -133,10 +133,6 @@ class RobotsTxtMiddleware:
                 )
         return None
 
-    def site_for(self, request: Request, *, cached: bool = True) -> str | None:
-        """The site whose robots.txt governs ``request``; ``None``: not checked."""
-        return self.service.site_for(request, cached=cached)
-
     # -- bounded holding with other scheduler queues ---------------------------------
 
     async def _held_while(self, waiting: Coroutine[Any, Any, _T]) -> _T:

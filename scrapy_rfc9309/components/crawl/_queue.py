@@ -60,6 +60,7 @@ from ...sites._sitetable import SiteState
 from .._engine import in_downloader, page_slot_concurrency, page_slot_delayed, wake_engine
 from .._report import report_for
 from ..cluster._pacing import META_WAIT_SINCE
+from ..settings._component_settings import page_delays_possible
 from ..settings._start_up import start_up_errors_logged
 from ..sitefiles._service import SiteService, site_service
 from ._backlog import SiteBacklogs
@@ -166,6 +167,8 @@ class RobotsTxtPriorityQueue:
         self._trying: set[str] = set()
         #: settled sites' backlogs, let go a few requests at a time
         self._backlogs = SiteBacklogs()
+        #: DOWNLOAD_DELAY, AutoThrottle or DOWNLOAD_SLOTS may space a site's slot
+        self._page_delays = page_delays_possible(crawler.settings, getattr(crawler, "spider", None))
         if self._robots is not None:
             crawler.signals.connect(self._came_back, signal=signals.request_left_downloader)
 
@@ -175,7 +178,7 @@ class RobotsTxtPriorityQueue:
         robots = self._robots
         # the parsed URL is not kept with the request while it waits (it
         # would cost ~400 bytes per queued request)
-        site = None if robots is None else robots.site_for(request, cached=False)
+        site = None if robots is None else robots.site_for(request)
         if robots is None or site is None:
             self._ready.push(request)
             return
@@ -217,7 +220,7 @@ class RobotsTxtPriorityQueue:
                 if not backlogs or not self._grow(robots):
                     return None
                 continue
-            site = robots.site_for(request, cached=False)
+            site = robots.site_for(request)
             if site is None:
                 return request
             state = robots.site_state(site, request)
@@ -397,7 +400,9 @@ class RobotsTxtPriorityQueue:
         copy is used past its lifetime by requests queued behind a long delay)."""
         robots = self._robots
         assert robots is not None
-        return page_slot_delayed(self.crawler, request) or robots.asks_crawl_delay(site, request)
+        return robots.asks_crawl_delay(site, request) or (
+            self._page_delays and page_slot_delayed(self.crawler, request)
+        )
 
     # -- requests waiting for their site's turn in the cluster ---------------------------
 

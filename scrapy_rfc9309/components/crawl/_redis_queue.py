@@ -105,7 +105,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
 
     def push(self, request: Any) -> None:
         robots = self._robots
-        site = None if robots is None else robots.site_for(request, cached=False)
+        site = None if robots is None else robots.site_for(request)
         if robots is None or site is None:
             super().push(request)
             return
@@ -125,7 +125,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             request = super().pop(timeout)
             if request is None:
                 break
-            site = robots.site_for(request, cached=False)
+            site = robots.site_for(request)
             if site is None:
                 return request
             state = robots.site_state(site)

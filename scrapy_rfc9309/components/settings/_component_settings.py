@@ -1,8 +1,9 @@
 """What the settings of other components mean for ours: the HTTP cache, the page middleware.
 
 Whether Scrapy's HTTP cache honours noarchive (our policy wraps the configured
-one), which policy ours wraps, and whether a response's own signals are read
-after download (our spider middleware enabled).
+one), which policy ours wraps, whether a response's own signals are read
+after download (our spider middleware enabled), and whether Scrapy's download
+slots may space requests.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "httpcache_honours_noarchive",
     "meta_obey_on",
+    "page_delays_possible",
     "page_signals_read",
     "wrapped_cache_policy",
 ]
@@ -84,3 +86,22 @@ def meta_obey_on(settings: BaseSettings) -> bool:
     if settings.get("ROBOTS_META_OBEY") is None:
         return read_bool(settings, "ROBOTSTXT_OBEY")
     return read_bool(settings, "ROBOTS_META_OBEY")
+
+
+def page_delays_possible(settings: BaseSettings, spider: Any = None) -> bool:
+    """Whether a download slot may space its requests for a reason of Scrapy's
+    own: ``DOWNLOAD_DELAY`` (or the spider's ``download_delay``), AutoThrottle,
+    or a ``DOWNLOAD_SLOTS`` delay. When not, only a site's Crawl-delay spaces
+    it, and the scheduler queue need not look up each request's slot (a parse
+    of its URL)."""
+    try:
+        if (
+            settings.getfloat("DOWNLOAD_DELAY") > 0
+            or float(getattr(spider, "download_delay", 0) or 0) > 0
+            or settings.getbool("AUTOTHROTTLE_ENABLED")
+        ):
+            return True
+        slots = settings.getdict("DOWNLOAD_SLOTS")
+    except (TypeError, ValueError):
+        return True  # Scrapy's own settings: Scrapy reports them; assume spacing
+    return any(not isinstance(slot, dict) or slot.get("delay", 0) != 0 for slot in slots.values())

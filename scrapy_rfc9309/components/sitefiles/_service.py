@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from scrapy import signals
 from scrapy.utils.defer import maybe_deferred_to_future
-from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from ...parser._tdmrep import TdmRep
@@ -196,18 +195,18 @@ class SiteService:
             self._pacer = cluster_pacer(self.crawler, self.clock)
         return self._pacer
 
-    def site_for(self, request: Request, *, cached: bool = True) -> str | None:
+    def site_for(self, request: Request) -> str | None:
         """The site whose robots.txt governs ``request``; ``None``: not checked.
 
-        ``cached=False`` (the scheduler queue) does not keep the parsed URL
-        with the request, as Scrapy's ``urlparse_cached`` does for as long as
-        the request lives: a request waiting in the queue would carry it.
-        """
+        Read from the URL each time (:func:`site_of` keeps the sites of recent
+        authorities), not with Scrapy's ``urlparse_cached``, which would keep
+        the parsed URL with a request waiting in the queue (~400 bytes each)."""
         if request.meta.get("dont_obey_robotstxt"):
             return None
-        if request.url.startswith(("data:", "file:")):
+        url = request.url
+        if url.startswith(("data:", "file:")):
             return None
-        return site_of(urlparse_cached(request) if cached else request.url)
+        return site_of(url)
 
     def token(self, request: Request) -> str:
         """The product token ``request`` obeys robots.txt as (RFC 9309 2.2.1)."""
