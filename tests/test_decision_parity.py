@@ -17,6 +17,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from .command_runner import robotstxt
 from .conftest import crawl
+from .redis_server import RedisServer
 from .server import text
 
 PAGE = text("<html><head></head><body>page</body></html>", content_type=b"text/html")
@@ -32,6 +33,14 @@ USAGE_LINES = (
     "Content-Usage: /ai/ train-ai=n\n"  # 2
     "Disallow: /./secret\n"  # 3: LENIENT(dot-segments) reads /secret too
     "Disallow: /secret\n"  # 4
+)
+ALLOW_ALL = "User-agent: *\nDisallow:\n"
+#: W3C TDMRep: the first rule in file order whose location matches decides
+TDMREP = json.dumps(
+    [
+        {"location": "/tdm/open/*", "tdm-reservation": 0},
+        {"location": "/tdm/*", "tdm-reservation": 1},
+    ]
 )
 SETTINGS: dict[str, Any] = {
     "USER_AGENT": "ExampleBot/1.0 (+https://example.com/bot)",
@@ -53,6 +62,8 @@ def _command_says(answer: dict[str, Any]) -> str:
     if answer["verdict"] != "allowed":
         return f"dropped:rule:{answer['line']}"
     refused = answer.get("refused")
+    if refused and refused["line"] is None:  # tdmrep.json: the crawl drops before download
+        return f"dropped:usage:{refused['source']}"
     if refused:  # a robots.txt line: the crawl drops before download
         return f"dropped:usage:{refused['line']}"
     return "fetched"
@@ -62,10 +73,93 @@ def _crawl_did(spider: Any, url: str) -> str:
     if url in spider.fetched:
         return "fetched"
     reason = spider.dropped[url]
+    if "usage preference" in reason and "robots.txt line " not in reason:
+        assert "/.well-known/tdmrep.json" in reason, reason
+        return "dropped:usage:/.well-known/tdmrep.json"
     if "usage preference" in reason:
         return "dropped:usage:" + reason.split("robots.txt line ")[1].split(":")[0]
     line = reason.split("robots.txt line ")[1].split(" ")[0].rstrip(":")
     return f"dropped:rule:{line}"
+
+
+async def _crawl_then_ask(sites: Any, tmp_path: Path, store: dict[str, Any]) -> None:
+    """A crawl with the store ``store`` names, then the command live and ``--at``
+    the time after it: URL by URL, the same decision (see the module docstring)."""
+    first = sites(routes={"/robots.txt": text(OWN_AND_GPTBOT)}, default=PAGE)
+    second = sites(routes={"/robots.txt": text(USAGE_LINES)}, default=PAGE)
+    third = sites(
+        routes={
+            "/robots.txt": text(ALLOW_ALL),
+            "/.well-known/tdmrep.json": text(TDMREP, content_type=b"application/json"),
+        },
+        default=PAGE,
+    )
+    urls = [
+        first.url("/private/x"),  # our own group
+        first.url("/a"),  # GPTBot's group (ROBOTSTXT_ALSO_OBEY)
+        first.url("/b"),  # allowed by both
+        second.url("/ai/x"),  # Content-Usage: train-ai=n
+        second.url("/other"),  # allowed, nothing refused
+        second.url("/x/../secret"),  # LENIENT(dot-segments): the server serves /secret
+        third.url("/tdm/x"),  # tdmrep.json: reserved (tdm-reservation 1)
+        third.url("/tdm/open/x"),  # tdmrep.json: its first match says 0, the second 1
+        third.url("/elsewhere"),  # tdmrep.json: no location matches
+    ]
+    settings = {**SETTINGS, **store}
+    spider, _ = await crawl(urls, settings)
+    did = {url: _crawl_did(spider, url) for url in urls}
+    tdmrep = "dropped:usage:/.well-known/tdmrep.json"
+    assert did == {
+        urls[0]: "dropped:rule:2",
+        urls[1]: "dropped:rule:5",
+        urls[2]: "fetched",
+        urls[3]: "dropped:usage:2",
+        urls[4]: "fetched",
+        urls[5]: "dropped:rule:4",
+        urls[6]: tdmrep,
+        urls[7]: "fetched",
+        urls[8]: "fetched",
+    }
+    assert third.count("/.well-known/tdmrep.json") == 1
+    everyone = (first, second, third)
+    robots_fetches = sum(site.count("/robots.txt") for site in everyone)
+    tdmrep_fetches = sum(site.count("/.well-known/tdmrep.json") for site in everyone)
+
+    moment = str(time.time())
+    output, _ = await robotstxt(
+        *urls, "--at", moment, "--json", *_as_options(settings), cwd=tmp_path
+    )
+    at = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert {a["url"]: _command_says(a) for a in at} == did, output
+    assert sum(site.count("/robots.txt") for site in everyone) == robots_fetches
+    # --at downloads nothing: the tdmrep.json copy in force is the stored one
+    assert sum(site.count("/.well-known/tdmrep.json") for site in everyone) == tdmrep_fetches
+    by_url = {a["url"]: a for a in at}
+    assert by_url[urls[6]]["refused"]["rule"] == 'location "/tdm/*", tdm-reservation 1'
+    assert by_url[urls[6]]["tdmrep"]["detail"].startswith("stored copy fetched at ")
+    assert "HTTP 200, 2 rules" in by_url[urls[6]]["tdmrep"]["detail"]
+    # the first match decides: /tdm/open/* states 0, the later /tdm/* is not read
+    assert by_url[urls[7]]["usage_sources"]["tdmrep"]["train-ai"]["value"] == "y"
+
+    output, _ = await robotstxt(*urls, "--json", *_as_options(SETTINGS), cwd=tmp_path)
+    live = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert {a["url"]: _command_says(a) for a in live} == did, output
+    assert [a["cause"] for a in at] == [a["cause"] for a in live]
+    assert [a["cause"] for a in live] == [
+        "rule",
+        "rule",
+        "allowed",
+        "usage",
+        "allowed",
+        "rule",
+        "usage",
+        "allowed",
+        "allowed",
+    ]
+    assert [a["refused"] for a in at] == [a["refused"] for a in live]
+    by_url = {a["url"]: a for a in live}
+    assert by_url[urls[1]]["decided_by"] == "GPTBot"
+    assert by_url[urls[5]]["matched_as"] == "/secret"
 
 
 @deferred_f_from_coro_f
@@ -74,46 +168,21 @@ async def test_crawl_live_command_and_at_give_the_same_decision_url_by_url(
 ) -> None:
     """RFC 9309 2.2.1 (each token by its own groups), 2.2.2 (rules, the line
     that decided), AIPREF attach (a ``Content-Usage`` path line refuses the
-    declared ``train-ai``): ``--at`` applies the project's
-    ``ROBOTSTXT_ALSO_OBEY`` and ``ROBOTSTXT_PURPOSES`` to the stored copy, as the
-    crawl applied them, and the live command does the same."""
-    first = sites(routes={"/robots.txt": text(OWN_AND_GPTBOT)}, default=PAGE)
-    second = sites(routes={"/robots.txt": text(USAGE_LINES)}, default=PAGE)
-    urls = [
-        first.url("/private/x"),  # our own group
-        first.url("/a"),  # GPTBot's group (ROBOTSTXT_ALSO_OBEY)
-        first.url("/b"),  # allowed by both
-        second.url("/ai/x"),  # Content-Usage: train-ai=n
-        second.url("/other"),  # allowed, nothing refused
-        second.url("/x/../secret"),  # LENIENT(dot-segments): the server serves /secret
-    ]
-    uri = f"sqlite:///{tmp_path / 'robots.db'}"
-    settings = {**SETTINGS, "ROBOTSTXT_STORE_URI": uri}
-    spider, _ = await crawl(urls, settings)
-    did = {url: _crawl_did(spider, url) for url in urls}
-    assert did == {
-        urls[0]: "dropped:rule:2",
-        urls[1]: "dropped:rule:5",
-        urls[2]: "fetched",
-        urls[3]: "dropped:usage:2",
-        urls[4]: "fetched",
-        urls[5]: "dropped:rule:4",
-    }
-    robots_fetches = first.count("/robots.txt") + second.count("/robots.txt")
-
-    moment = str(time.time())
-    output, _ = await robotstxt(
-        *urls, "--at", moment, "--json", *_as_options(settings), cwd=tmp_path
+    declared ``train-ai``), W3C TDMRep (tdmrep.json: the first matching
+    location decides; ``tdm-reservation: 1`` refuses ``train-ai``): ``--at``
+    applies the project's ``ROBOTSTXT_ALSO_OBEY`` and ``ROBOTSTXT_PURPOSES`` to
+    the stored robots.txt and tdmrep.json copies, as the crawl applied them,
+    and the live command does the same. A SQLite store."""
+    await _crawl_then_ask(
+        sites, tmp_path, {"ROBOTSTXT_STORE_URI": f"sqlite:///{tmp_path / 'robots.db'}"}
     )
-    at = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
-    assert {a["url"]: _command_says(a) for a in at} == did, output
-    assert first.count("/robots.txt") + second.count("/robots.txt") == robots_fetches
 
-    output, _ = await robotstxt(*urls, "--json", *_as_options(SETTINGS), cwd=tmp_path)
-    live = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
-    assert {a["url"]: _command_says(a) for a in live} == did, output
-    assert [a["cause"] for a in at] == [a["cause"] for a in live]
-    assert [a["cause"] for a in live] == ["rule", "rule", "allowed", "usage", "allowed", "rule"]
-    by_url = {a["url"]: a for a in live}
-    assert by_url[urls[1]]["decided_by"] == "GPTBot"
-    assert by_url[urls[5]]["matched_as"] == "/secret"
+
+@deferred_f_from_coro_f
+async def test_at_gives_the_crawls_decision_from_a_redis_store(
+    sites, tmp_path: Path, redis_server: RedisServer, prefix: str
+) -> None:
+    """The same with a Redis store: its tdmrep.json copies are kept as its
+    robots.txt copies are, and ``--at`` decides from them."""
+    store = {"ROBOTSTXT_STORE_URI": redis_server.url, "ROBOTSTXT_STORE_PREFIX": prefix}
+    await _crawl_then_ask(sites, tmp_path, store)

@@ -132,7 +132,7 @@ def test_2_4_sqlite_expired_current_records_pruned_at_open(tmp_path: Path) -> No
     try:
         assert store.history(SITE) == []
         assert store._db.execute("SELECT COUNT(*) FROM bodies").fetchone() == (1,)
-        assert store.prune() == {"current": 0, "archive": 0, "bodies": 0}
+        assert store.prune() == {"current": 0, "archive": 0, "tdmrep": 0, "bodies": 0}
     finally:
         store.close()
 

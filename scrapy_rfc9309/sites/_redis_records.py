@@ -43,6 +43,14 @@ class RedisKeys:
     def bodies(self, site: str) -> str:
         return f"{self.prefix}bodies:{{{site}}}"
 
+    def tdmrep(self, site: str) -> str:
+        """The site's tdmrep.json archive (a sorted set scored by ``fetched_at``)."""
+        return f"{self.prefix}tdmrep:{{{site}}}"
+
+    def tdmrep_bodies(self, site: str) -> str:
+        """The bodies of the site's tdmrep.json archive (sha256 -> compressed body)."""
+        return f"{self.prefix}tdmrep-bodies:{{{site}}}"
+
     def lease(self, site: str) -> str:
         return f"{self.prefix}lease:{{{site}}}"
 
@@ -177,15 +185,16 @@ class RedisRecords:
             return None
 
     def body(
-        self, record: FetchRecord, data: Any = None, report: bool = True
+        self, record: FetchRecord, data: Any = None, report: bool = True, key: str | None = None
     ) -> tuple[bool, bytes | None]:
         """(usable, body): the record's body (``data``: as read already, compressed),
-        checked against its size and digest (one that is not told when ``report``)."""
+        checked against its size and digest (one that is not told when ``report``);
+        ``key``: the hash it is kept in (``None``: the robots.txt bodies)."""
         if record.sha256 is None:
             return True, None
         if data is None:
-            data = self._redis.hget(self.keys.bodies(record.site), record.sha256)
-        if data is None:  # the first layout
+            data = self._redis.hget(key or self.keys.bodies(record.site), record.sha256)
+        if data is None and key is None:  # the first layout
             data = self._redis.get(self.keys.old_body(record.sha256))
         problem = "is missing"
         if isinstance(data, bytes):
@@ -202,11 +211,14 @@ class RedisRecords:
             self.bad.record(record.site, f"its body {record.sha256[:12]} {problem}")
         return False, None
 
-    def with_body(self, record: FetchRecord | None) -> tuple[FetchRecord, bytes | None] | None:
-        """``record`` with its body; ``None`` without a record or a usable body."""
+    def with_body(
+        self, record: FetchRecord | None, key: str | None = None
+    ) -> tuple[FetchRecord, bytes | None] | None:
+        """``record`` with its body (kept in ``key``; ``None``: the robots.txt
+        bodies); ``None`` without a record or a usable body."""
         if record is None:
             return None
-        usable, body = self.body(record)
+        usable, body = self.body(record, key=key)
         return (record, body) if usable else None
 
     def current_raw(self, site: str) -> Any:

@@ -18,6 +18,9 @@ slot and the store works on Redis Cluster):
   ``ROBOTSTXT_STORE_ARCHIVE = N``, none with ``"off"``;
 * ``{prefix}bodies:{<site>}``: the site's distinct bodies, a hash of sha256 ->
   zlib-compressed body, those no kept record names removed at each save;
+* ``{prefix}tdmrep:{<site>}`` and ``{prefix}tdmrep-bodies:{<site>}``: the
+  site's tdmrep.json fetches and their bodies, kept as its archive is
+  (``_redis_tdmrep``; a store written before they existed has none);
 * ``{prefix}lease:{<site>}``: the process fetching the site's robots.txt,
   taken with ``SET key holder NX PX ms`` (an expired lease is gone, so the
   next ``SET NX`` takes it over), given up by a compare-and-delete script.
@@ -63,6 +66,7 @@ from ._redis_connection import cluster_enabled as cluster_enabled
 from ._redis_leases import RedisLeases
 from ._redis_records import RedisKeys, RedisRecords
 from ._redis_records import encode_record as _encode
+from ._redis_tdmrep import RedisTdmRep
 from ._store import (
     BadRecords,
     FetchRecord,
@@ -164,6 +168,7 @@ class RedisStore(RobotsStore):
         self._records = RedisRecords(self._redis, self._keys, self._bad)
         self._leases = RedisLeases(self._redis, self._keys, self._bad)
         self._archive = RedisArchive(self._redis, self._records, archive)
+        self._tdmrep = RedisTdmRep(self._redis, self._keys, self._records, archive, EXPIRY_GRACE)
         self._save = self._redis.register_script(_SAVE)
 
     def _call(self, what: str, fn: Callable[[], _T]) -> _T:
@@ -288,6 +293,17 @@ class RedisStore(RobotsStore):
 
     def at(self, site: str, when: float) -> tuple[FetchRecord, bytes | None] | None:
         return self._call("reading the archive", lambda: self._archive.at(site, when))
+
+    def save_tdmrep_many(self, records: Sequence[tuple[FetchRecord, bytes | None]]) -> None:
+        self._call(
+            "saving a tdmrep.json record", lambda: self._tdmrep.save_many(records, self.cluster)
+        )
+
+    def tdmrep_history(self, site: str, limit: int = 100) -> list[FetchRecord]:
+        return self._call("reading the history", lambda: self._tdmrep.history(site, limit))
+
+    def tdmrep_at(self, site: str, when: float) -> tuple[FetchRecord, bytes | None] | None:
+        return self._call("reading the archive", lambda: self._tdmrep.at(site, when))
 
     def acquire(self, site: str, holder: str, seconds: float) -> bool:
         return self._call("taking a lease", lambda: self._leases.acquire(site, holder, seconds))

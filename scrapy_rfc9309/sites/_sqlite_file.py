@@ -29,7 +29,18 @@ from typing import Any
 
 from ._store import FetchRecord, StoreError
 
-__all__ = ["BadRow", "checked_body", "is_busy", "open_file", "read_body", "record_of", "write"]
+__all__ = [
+    "TDMREP_COLUMNS",
+    "UNNAMED_BODY",
+    "BadRow",
+    "checked_body",
+    "has_table",
+    "is_busy",
+    "open_file",
+    "read_body",
+    "record_of",
+    "write",
+]
 
 #: the largest body decompressed from the file (hostile or damaged contents)
 _MAX_BODY = 64 * 1024 * 1024
@@ -88,10 +99,40 @@ CREATE TABLE IF NOT EXISTS leases (
     holder TEXT NOT NULL,
     until REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS tdmrep_archive (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    site TEXT NOT NULL,
+    fetched_at REAL NOT NULL,
+    chain TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    lifetime TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    retry_after INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    sha256 TEXT REFERENCES bodies(sha256),
+    status INTEGER,
+    truncated INTEGER,
+    max_size INTEGER
+);
+CREATE INDEX IF NOT EXISTS tdmrep_site_time ON tdmrep_archive (site, fetched_at);
+CREATE INDEX IF NOT EXISTS tdmrep_sha256 ON tdmrep_archive (sha256);
 """
 
-#: this store's tables; a file with others is refused
-_TABLES = frozenset({"bodies", "archive", "current", "leases"})
+#: this store's tables; a file with others is refused (``tdmrep_archive``: each
+#: site's tdmrep.json fetches, added after the first version; a file without it
+#: gets it when a crawl opens it)
+_TABLES = frozenset({"bodies", "archive", "current", "leases", "tdmrep_archive"})
+#: the tdmrep.json archive's columns, read as ``archive``'s (it has every column)
+TDMREP_COLUMNS = (
+    "a.site, a.fetched_at, a.chain, a.kind, a.detail, a.lifetime, "
+    "a.expires_at, a.retry_after, a.size, a.sha256, a.status, a.truncated, a.max_size"
+)
+#: a body is kept while a row of either archive names it
+UNNAMED_BODY = (
+    "NOT EXISTS (SELECT 1 FROM archive WHERE archive.sha256 = bodies.sha256) "
+    "AND NOT EXISTS (SELECT 1 FROM tdmrep_archive t WHERE t.sha256 = bodies.sha256)"
+)
 
 _COLUMNS = (
     "a.site, a.fetched_at, a.chain, a.kind, a.detail, a.lifetime, "
@@ -296,6 +337,15 @@ def _refuse_foreign(db: sqlite3.Connection, path: str) -> None:
             f"{path} is a SQLite database of another program (tables {shown}); "
             "name a file of its own for the robots.txt store"
         )
+
+
+def has_table(db: sqlite3.Connection, name: str) -> bool:
+    """Whether the file has the table ``name`` (one written by an earlier version
+    and opened read-only may lack one added since)."""
+    row = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return row is not None
 
 
 def _archive_columns(db: sqlite3.Connection) -> set[str]:

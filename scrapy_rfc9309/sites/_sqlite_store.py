@@ -1,8 +1,9 @@
 """The SQLite robots.txt store: one file, shared by the processes that open it. Pure.
 
 Tables: ``current`` (each site's latest fetch), ``archive`` (every fetch),
-``bodies`` (each distinct body once, keyed by its sha256, zlib-compressed)
-and ``leases`` (who is fetching a site's robots.txt, until when). Write-ahead
+``bodies`` (each distinct body once, keyed by its sha256, zlib-compressed),
+``leases`` (who is fetching a site's robots.txt, until when) and
+``tdmrep_archive`` (each site's tdmrep.json fetches, as ``archive``). Write-ahead
 logging lets readers go on while a process writes; every write is one
 ``BEGIN IMMEDIATE`` transaction, so a lease is taken atomically across
 processes sharing the file. Waiting on another process's lock is bounded by
@@ -39,8 +40,18 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from ._sqlite_archive import EXPIRY_GRACE as EXPIRY_GRACE  # kept importable from here
-from ._sqlite_archive import SQLiteArchive
-from ._sqlite_file import BadRow, checked_body, is_busy, open_file, read_body, record_of, write
+from ._sqlite_archive import SQLiteArchive, trim_tdmrep
+from ._sqlite_file import (
+    TDMREP_COLUMNS,
+    BadRow,
+    checked_body,
+    has_table,
+    is_busy,
+    open_file,
+    read_body,
+    record_of,
+    write,
+)
 from ._sqlite_leases import CHUNK, SQLiteLeases
 from ._store import BadRecords, FetchRecord, Looked, RobotsStore, StoreBusy, StoreError
 
@@ -95,6 +106,12 @@ class SQLiteStore(RobotsStore):
         )
         self._leases = SQLiteLeases(self._db, clock, self._bad)
         self._archive = SQLiteArchive(self._db, self._columns, archive, clock, self._bad)
+        #: the tdmrep.json fetches (``None``: a file of an earlier version, read-only)
+        self._tdmrep = (
+            SQLiteArchive(self._db, TDMREP_COLUMNS, archive, clock, self._bad, "tdmrep_archive")
+            if has_table(self._db, "tdmrep_archive")
+            else None
+        )
         if read_only or non_waiting:
             return
         try:
@@ -229,45 +246,10 @@ class SQLiteStore(RobotsStore):
         fetches. Bodies are hashed and compressed before the write lock is taken."""
 
         def run() -> None:
-            rows = []
-            for record, body in records:
-                sha = record.sha256
-                data = None if body is None else zlib.compress(body, 6)
-                if body is not None:  # the digest and size kept are the body's own
-                    sha = hashlib.sha256(body).hexdigest()
-                    record = record._replace(size=len(body))
-                rows.append((record, body, sha, data))
+            rows = _prepared(records)
             with write(self._db) as db:
                 for record, body, sha, data in rows:
-                    if body is not None and sha is not None:
-                        # a body found damaged is written again (same sha256: the
-                        # good bytes over the bad), not kept damaged for good
-                        db.execute(
-                            "INSERT INTO bodies (sha256, size, data) VALUES (?, ?, ?) "
-                            "ON CONFLICT (sha256) DO UPDATE SET size = excluded.size, "
-                            "data = excluded.data",
-                            (sha, len(body), data),
-                        )
-                    cursor = db.execute(
-                        "INSERT INTO archive (site, fetched_at, chain, kind, detail, lifetime, "
-                        "expires_at, retry_after, size, sha256, status, truncated, max_size) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            record.site,
-                            record.fetched_at,
-                            json.dumps([list(step) for step in record.chain]),
-                            record.kind,
-                            record.detail,
-                            record.lifetime,
-                            record.expires_at,
-                            int(record.retry_after),
-                            record.size,
-                            sha if body is not None else None,
-                            record.status,
-                            None if record.truncated is None else int(record.truncated),
-                            record.max_size,
-                        ),
-                    )
+                    cursor = _insert(db, "archive", record, body, sha, data)
                     db.execute(
                         "INSERT INTO current (site, archive_id) VALUES (?, ?) "
                         "ON CONFLICT(site) DO UPDATE SET archive_id = excluded.archive_id",
@@ -279,6 +261,32 @@ class SQLiteStore(RobotsStore):
                     self._leases.release_in(db, site, holder)
 
         self._call("saving a record", run)
+
+    def save_tdmrep_many(self, records: Sequence[tuple[FetchRecord, bytes | None]]) -> None:
+        """Append tdmrep.json fetches to their sites' tdmrep.json archive, in one
+        transaction, trimmed as ``archive`` says (the newest always kept)."""
+
+        def run() -> None:
+            rows = _prepared(records)
+            with write(self._db) as db:
+                for record, body, sha, data in rows:
+                    _insert(db, "tdmrep_archive", record, body, sha, data)
+                for site in dict.fromkeys(record.site for record, *_ in rows):
+                    trim_tdmrep(db, site, self.archive)
+
+        self._call("saving a tdmrep.json record", run)
+
+    def tdmrep_history(self, site: str, limit: int = 100) -> list[FetchRecord]:
+        tdmrep = self._tdmrep
+        if tdmrep is None:
+            return []
+        return self._call("reading the history", lambda: tdmrep.history(site, limit))
+
+    def tdmrep_at(self, site: str, when: float) -> tuple[FetchRecord, bytes | None] | None:
+        tdmrep = self._tdmrep
+        if tdmrep is None:
+            return None
+        return self._call("reading the archive", lambda: tdmrep.at(site, when))
 
     def prune(self, now: float | None = None) -> dict[str, int]:
         """Drop what the store no longer needs: current records expired more than
@@ -394,3 +402,60 @@ class SQLiteStore(RobotsStore):
 
     def __repr__(self) -> str:
         return f"<SQLiteStore {self.path}>"
+
+
+_Row = tuple[FetchRecord, "bytes | None", "str | None", "bytes | None"]
+
+
+def _prepared(records: Sequence[tuple[FetchRecord, bytes | None]]) -> list[_Row]:
+    """Each record with its body, the body's digest and its compressed form, made
+    before the write lock is taken (the digest and size kept are the body's own)."""
+    rows: list[_Row] = []
+    for record, body in records:
+        sha = record.sha256
+        data = None if body is None else zlib.compress(body, 6)
+        if body is not None:
+            sha = hashlib.sha256(body).hexdigest()
+            record = record._replace(size=len(body))
+        rows.append((record, body, sha, data))
+    return rows
+
+
+def _insert(
+    db: sqlite3.Connection,
+    table: str,
+    record: FetchRecord,
+    body: bytes | None,
+    sha: str | None,
+    data: bytes | None,
+) -> sqlite3.Cursor:
+    """Within a write: ``record`` appended to ``table`` (``archive`` or
+    ``tdmrep_archive``), its body kept once by its sha256."""
+    if body is not None and sha is not None:
+        # a body found damaged is written again (same sha256: the good bytes over
+        # the bad), not kept damaged for good
+        db.execute(
+            "INSERT INTO bodies (sha256, size, data) VALUES (?, ?, ?) "
+            "ON CONFLICT (sha256) DO UPDATE SET size = excluded.size, data = excluded.data",
+            (sha, len(body), data),
+        )
+    return db.execute(
+        f"INSERT INTO {table} (site, fetched_at, chain, kind, detail, lifetime, "
+        "expires_at, retry_after, size, sha256, status, truncated, max_size) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            record.site,
+            record.fetched_at,
+            json.dumps([list(step) for step in record.chain]),
+            record.kind,
+            record.detail,
+            record.lifetime,
+            record.expires_at,
+            int(record.retry_after),
+            record.size,
+            sha if body is not None else None,
+            record.status,
+            None if record.truncated is None else int(record.truncated),
+            record.max_size,
+        ),
+    )

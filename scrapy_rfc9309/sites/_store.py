@@ -10,6 +10,11 @@ site's robots.txt said at a given time).
 No Scrapy, no Twisted: every call blocks, and the Scrapy glue makes them off
 the reactor thread. ``_store_uri.open_store`` opens the store
 ``ROBOTSTXT_STORE_URI`` names.
+
+The store keeps each site's ``/.well-known/tdmrep.json`` fetches too (W3C
+TDMRep, read when a declared purpose needs it), in an archive of their own
+with the same record form and the same bounds (``ROBOTSTXT_STORE_ARCHIVE``),
+so that ``scrapy robotstxt --at`` decides those purposes as the crawl did.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ class StoreBusy(StoreError):
 
 
 class FetchRecord(NamedTuple):
-    """One robots.txt fetch as the archive keeps it (all times are Unix times)."""
+    """One robots.txt (or tdmrep.json) fetch as the archive keeps it (all times are Unix times)."""
 
     #: ``"https://example.com:443"`` as ``sites._site.site_of`` gives
     site: str
@@ -139,6 +144,21 @@ class RobotsStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+    # -- tdmrep.json copies: a store that keeps none answers as one with none ------
+
+    def save_tdmrep_many(self, records: Sequence[tuple[FetchRecord, bytes | None]]) -> None:
+        """Append each tdmrep.json fetch (its record and body) to its site's tdmrep.json
+        archive, kept as ``ROBOTSTXT_STORE_ARCHIVE`` says; this default keeps none."""
+
+    def tdmrep_history(self, site: str, limit: int = 100) -> list[FetchRecord]:
+        """The site's tdmrep.json records, newest first; this default: none."""
+        return []
+
+    def tdmrep_at(self, site: str, when: float) -> tuple[FetchRecord, bytes | None] | None:
+        """The site's tdmrep.json record in force at ``when`` (the newest
+        ``fetched_at <= when``), with its body; ``None``: none kept."""
+        return None
 
     # -- batch operations: defaults made of the single-site ones -------------------
 

@@ -120,9 +120,9 @@ usage preferences that apply are checked against them, the site's
 robots.txt's findings, sorted by line.
 
 With a robots.txt store (ROBOTSTXT_STORE_URI, or --store URI): 'history URL'
-lists the versions of the site's robots.txt the store has seen, and
-'URL --at TIME' explains the verdict of the newest copy at TIME (ISO 8601,
-UTC unless it says otherwise, or Unix seconds), without a download.
+lists the versions of the site's robots.txt (and tdmrep.json) the store has
+seen, and 'URL --at TIME' explains the verdict of the newest copies at TIME
+(ISO 8601, UTC unless it says otherwise, or Unix seconds), without a download.
 'prune' drops what the store no longer needs (ROBOTSTXT_STORE_ARCHIVE).
 'audit FILE ...' checks a crawl's record (ROBOTSTXT_RECORD_FILE): its hash
 chain, and every decision made again from the robots.txt copies in it.

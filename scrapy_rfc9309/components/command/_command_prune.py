@@ -3,7 +3,8 @@
 A store keeps each site's current record for a day past its lifetime (RFC
 9309 2.4: a copy is used within its lifetime; past it the store need not keep
 it), and its archive as ``ROBOTSTXT_STORE_ARCHIVE`` says (``"all"``, the last
-N records per site, ``"off"``). A crawl prunes the file when it opens it; this
+N records per site, ``"off"``); each site's tdmrep.json copies by the same
+rule (the newest standing for the current record). A crawl prunes the file when it opens it; this
 subcommand does it on demand (a store no crawl opens any more, a cron job).
 A Redis store needs none: its current records expire by themselves and its
 archives are trimmed at each save.
@@ -73,6 +74,7 @@ def prune(settings: BaseSettings, args: list[str], store_uri: str | None) -> int
         store.close()
     print(
         f"{store.uri}: removed {removed['current']} expired current records, "
-        f"{removed['archive']} archive records, {removed['bodies']} bodies"
+        f"{removed['archive']} archive records, {removed['bodies']} bodies, "
+        f"{removed.get('tdmrep', 0)} tdmrep.json records"
     )
     return 0

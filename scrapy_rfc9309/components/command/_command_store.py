@@ -18,7 +18,14 @@ from ...parser._robotstxt import RobotsTxt
 from ...sites._outcome import Kind, SiteOutcome
 from ...sites._site import robots_url, site_of
 from ..settings._settings import RobotsTxtSettings
-from ._command_answer import EXIT_ALLOWED, EXIT_ERROR, exit_code, explain_url, no_site_reason
+from ._command_answer import (
+    EXIT_ALLOWED,
+    EXIT_ERROR,
+    TdmRepAnswer,
+    exit_code,
+    explain_url,
+    no_site_reason,
+)
 from ._command_text import print_answer
 
 __all__ = [
@@ -33,7 +40,7 @@ __all__ = [
 
 logger = logging.getLogger("scrapy_rfc9309.command")
 
-#: The tdmrep.json answer of ``--at``: the store keeps robots.txt copies only.
+#: The tdmrep.json answer of ``--at`` when the store kept no copy at that time.
 NOT_STORED = "not kept by the store: --at answers from robots.txt alone"
 
 
@@ -72,7 +79,8 @@ def open_store_of(scrapy_settings: Any, opts: Namespace) -> Any:
 
 
 def run_history(scrapy_settings: Any, args: list[str], opts: Namespace) -> int:
-    """``history URL``: the versions of the site's robots.txt the store has seen."""
+    """``history URL``: the versions of the site's robots.txt the store has seen,
+    then those of its tdmrep.json, each newest first."""
     from ...sites._store import StoreError
 
     if len(args) != 1:
@@ -83,20 +91,22 @@ def run_history(scrapy_settings: Any, args: list[str], opts: Namespace) -> int:
     store = open_store_of(scrapy_settings, opts)
     try:
         records = store.history(site, limit=HISTORY_LIMIT)
+        tdmreps = store.tdmrep_history(site, limit=HISTORY_LIMIT)
     except StoreError as error:
         print(f"error:       {error}", file=sys.stderr)
         return EXIT_ERROR
     finally:
         close_quietly(store)
-    if not records:
+    if not records and not tdmreps:
         message = f"the store {store.uri} has no robots.txt of {site}"
         print(f"error:       {message}", file=sys.stderr)
         return EXIT_ERROR
-    for record in records:
-        if opts.json:
-            print(json.dumps(history_entry(record), ensure_ascii=False))
-        else:
-            print(history_line(record))
+    for file, kept in (("robots.txt", records), ("tdmrep.json", tdmreps)):
+        for record in kept:
+            if opts.json:
+                print(json.dumps(history_entry(record, file), ensure_ascii=False))
+            else:
+                print(history_line(record))
     return EXIT_ALLOWED
 
 
@@ -115,9 +125,10 @@ def run_at(
     The verdict is the crawl's decision on that copy with the project's
     policy (``ROBOTSTXT_ALSO_OBEY``, and ``purposes``: ``ROBOTSTXT_PURPOSES`` or
     ``--purpose``):
-    what a crawl at TIME applied (``extra``: keys each answer adds). The store
-    keeps robots.txt copies only: a purpose that tdmrep.json decides is answered
-    from robots.txt alone, and the answer says so."""
+    what a crawl at TIME applied (``extra``: keys each answer adds). A purpose
+    that tdmrep.json decides is decided by the site's tdmrep.json copy in force
+    at TIME (:func:`stored_tdmrep`); without one, from robots.txt alone, and the
+    answer says so."""
     from ...parser._usage import needs_tdmrep
     from ...sites._store import StoreError
     from ..settings._settings import decision_policy
@@ -126,7 +137,7 @@ def run_at(
         raise UsageError("give at least one URL (as arguments or on standard input)")
     when = parse_time(opts.at)
     policy = replace(decision_policy(scrapy_settings, settings), purposes=purposes)
-    tdmrep = (None, NOT_STORED) if needs_tdmrep(policy.purposes) else None
+    tdmreps: dict[str, TdmRepAnswer] | None = {} if needs_tdmrep(policy.purposes) else None
     store = open_store_of(scrapy_settings, opts)
     answers = []
     missing = False
@@ -149,6 +160,17 @@ def run_at(
                 else:
                     record, body = found
                     outcome = stored_outcome(record, body, settings)
+            tdmrep = None
+            if tdmreps is not None and site is not None:
+                if site not in tdmreps:
+                    try:
+                        tdmreps[site] = stored_tdmrep(store, site, when, settings)
+                    except StoreError as error:
+                        print(f"error:       {error}", file=sys.stderr)
+                        return EXIT_ERROR
+                tdmrep = tdmreps[site]
+            elif tdmreps is not None:
+                tdmrep = (None, NOT_STORED)
             answers.append(
                 explain_url(
                     outcome,
@@ -258,12 +280,54 @@ def stored_outcome(record: Any, body: bytes | None, settings: RobotsTxtSettings)
     return answer.outcome(robots, 0.0)
 
 
-def history_entry(record: Any) -> dict[str, Any]:
-    """One version of a robots.txt as ``history --json`` prints it."""
+def stored_tdmrep(store: Any, site: str, when: float, settings: RobotsTxtSettings) -> TdmRepAnswer:
+    """The site's tdmrep.json rules in force at ``when``, from the newest copy the
+    store kept fetched by then, read as the crawl read the download (W3C TDMRep:
+    a body read, else nothing stated), and what it came to. A copy the store
+    distrusts (``sites._records.answer_of``: of another site, of an unknown
+    kind, read without its body, dated after this clock) is not used: one
+    WARNING; no copy: :data:`NOT_STORED`."""
+    import time
+
+    from ...parser._tdmrep import EMPTY_TDMREP, TDMREP_PATH, parse_tdmrep
+    from ...sites._records import ReaderLimits, answer_of
+
+    found = store.tdmrep_at(site, when)
+    if found is None:
+        return None, NOT_STORED
+    record, body = found
+    answer = answer_of(record, body, site, ReaderLimits.of(settings), now=time.time())
+    fetched = _iso(record.fetched_at)
+    if answer.problem is not None:
+        logger.warning(
+            "robots.txt store %s: the tdmrep.json record of %s fetched at %s cannot be "
+            "used (%s); ignored",
+            store.uri,
+            site,
+            fetched,
+            answer.problem,
+        )
+        return (
+            None,
+            f"the copy fetched at {fetched} cannot be used ({answer.problem}): {NOT_STORED}",
+        )
+    rules = EMPTY_TDMREP
+    if answer.kind is Kind.PARSED and answer.body is not None:
+        rules = parse_tdmrep(answer.body)
+    shown = f"stored copy fetched at {fetched} ({store.uri}): {record.detail}"
+    logger.debug("tdmrep.json of %s at %s: %s", site + TDMREP_PATH, _iso(when), shown)
+    return rules, shown
+
+
+def history_entry(record: Any, file: str = "robots.txt") -> dict[str, Any]:
+    """One version of a robots.txt (or, ``file``, of a tdmrep.json: its URLs and
+    statuses under ``tdmrep_json``) as ``history --json`` prints it."""
+    chain = "tdmrep_json" if file == "tdmrep.json" else "robots_txt"
     return {
         "site": record.site,
+        "file": file,
         "fetched_at": _iso(record.fetched_at),
-        "robots_txt": [{"url": url, "status": status} for url, status in record.chain],
+        chain: [{"url": url, "status": status} for url, status in record.chain],
         "outcome": record.kind,
         "detail": record.detail,
         "size": record.size,

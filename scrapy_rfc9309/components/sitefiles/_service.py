@@ -144,6 +144,7 @@ class SiteService:
                 on_start=self._start_watchdog,
                 # with our queue, tdmrep.json fetched ahead waits for room too (pins)
                 bounded=lambda: bool(self._queues),
+                store=self._store,
             )
             if settings.purposes
             else None

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ...parser._tdmrep import EMPTY_TDMREP, MAX_RULES, TDMREP_PATH, TdmRep, parse_tdmrep
 from ...sites._lifetime import headers_lifetime
+from ...sites._outcome import Kind
 from ...sites._records import RETRY_AFTER_MIN
+from ...sites._store import FetchRecord
 from .._clock import Clock
 from ._file_download import (
     MAX_REDIRECTS,
@@ -48,9 +50,54 @@ if TYPE_CHECKING:
 
     from ..settings._settings import RobotsTxtSettings
 
-__all__ = ["TdmRepFetcher"]
+__all__ = ["TdmRepFetched", "TdmRepFetcher"]
 
 logger = logging.getLogger("scrapy_rfc9309.usage")
+
+#: Redirect chain of a download: (URL, status), ``None`` for no response.
+_Chain = tuple[tuple[str, "int | None"], ...]
+
+
+class TdmRepFetched(NamedTuple):
+    """What one tdmrep.json fetch came to: its rules until ``expires`` (a
+    monotonic time), and what a store keeps of it, as of a robots.txt fetch."""
+
+    expires: float
+    rules: TdmRep
+    #: ``parsed`` (a 2xx, its body read), ``unavailable`` (another answer:
+    #: nothing stated), ``unreachable`` (429, 5xx, a network error, too large);
+    #: ``None``: not the site's answer (a URL this crawler cannot download), not kept
+    kind: Kind | None = None
+    #: what it came to (``HTTP 200, 2 rules``)
+    detail: str = ""
+    #: what set its lifetime (``Cache-Control: max-age=3600``), ``""``: a TTL setting
+    lifetime: str = ""
+    retry_after: bool = False
+    #: the body read (a 2xx), as received up to ``ROBOTSTXT_MAX_SIZE``
+    body: bytes | None = None
+    chain: _Chain = ()
+
+    def record(self, site: str, *, now: float, monotonic_now: float, max_size: int) -> FetchRecord:
+        """The store's record of this fetch, made at wall-clock ``now`` (its expiry
+        moved from the monotonic clock ``monotonic_now``) by a crawl whose
+        ``ROBOTSTXT_MAX_SIZE`` is ``max_size``; the body's digest is the store's
+        to make. Only a fetch with a ``kind`` is kept."""
+        assert self.kind is not None
+        return FetchRecord(
+            site=site,
+            fetched_at=now,
+            chain=self.chain,
+            kind=self.kind.value,
+            detail=self.detail,
+            lifetime=self.lifetime,
+            expires_at=now + max(0.0, self.expires - monotonic_now),
+            retry_after=self.retry_after,
+            size=0 if self.body is None else len(self.body),
+            sha256=None,
+            status=self.chain[-1][1] if self.chain else None,
+            truncated=False,  # a larger file is not read: unreachable, no body
+            max_size=max_size,
+        )
 
 
 class TdmRepFetcher:
@@ -73,10 +120,8 @@ class TdmRepFetcher:
         #: (``scrapy robotstxt`` shows it; a crawl keeps none)
         self.details = details
 
-    async def fetch(
-        self, site: str, slot: str, closing: Callable[[], bool]
-    ) -> tuple[float, TdmRep]:
-        """The site's rules and when they expire (a monotonic time)."""
+    async def fetch(self, site: str, slot: str, closing: Callable[[], bool]) -> TdmRepFetched:
+        """The site's rules, when they expire (a monotonic time), and what a store keeps."""
         self.stats.inc_value("robotstxt/tdmrep/request_count")
         download = await download_file(
             self.crawler,
@@ -92,8 +137,12 @@ class TdmRepFetcher:
         )
         return self.read(site, download)
 
-    def read(self, site: str, download: FileDownload) -> tuple[float, TdmRep]:
-        """What a tdmrep.json download means: its rules, and until when."""
+    def read(self, site: str, download: FileDownload) -> TdmRepFetched:
+        """What a tdmrep.json download means: its rules, until when, and what a
+        store keeps of it."""
+        return self._read_download(site, download)._replace(chain=tuple(download.chain))
+
+    def _read_download(self, site: str, download: FileDownload) -> TdmRepFetched:
         ending, error, url = download.ending, download.error, download.chain[-1][0]
         if error is not None:
             return self._failed(site, ending, error, url)
@@ -112,20 +161,22 @@ class TdmRepFetcher:
             return self._nothing_stated(site, f"HTTP {status}", response)
         return self._read(site, download.chain[0][0], response)
 
-    def _failed(
-        self, site: str, ending: Ending, error: Exception, url: str
-    ) -> tuple[float, TdmRep]:
+    def _failed(self, site: str, ending: Ending, error: Exception, url: str) -> TdmRepFetched:
         """No answer: dropped by a downloader middleware, not downloadable by this
         crawler, too large, or the network failed (RFC 9309 2.3.1.4)."""
-        unreachable = self.clock.monotonic() + self.settings.unreachable_ttl
+        expires = self.clock.monotonic() + self.settings.unreachable_ttl
+
+        def unreachable(detail: str) -> TdmRepFetched:
+            self._detail(site, detail)
+            return TdmRepFetched(expires, EMPTY_TDMREP, Kind.UNREACHABLE, detail)
+
         if ending is Ending.DROPPED:
             logger.debug("tdmrep.json request dropped: %s (%s)", url, error)
-            self._detail(site, f"not fetched: {error}; nothing stated")
-            return unreachable, EMPTY_TDMREP
+            return unreachable(f"not fetched: {error}; nothing stated")
         if ending is Ending.NOT_DOWNLOADABLE:  # the crawler's side; its pages fail likewise
             logger.debug("tdmrep.json not downloadable: %s (%s)", url, error)
             self._detail(site, f"not downloadable ({dotted_name(error)}); nothing stated")
-            return self.clock.monotonic() + self.settings.cache_ttl, EMPTY_TDMREP
+            return TdmRepFetched(self.clock.monotonic() + self.settings.cache_ttl, EMPTY_TDMREP)
         self.stats.inc_value(f"robotstxt/tdmrep/exception_count/{exception_key(error)}")
         if ending is Ending.TOO_LARGE:
             # Scrapy cancels a download over download_maxsize (ROBOTSTXT_MAX_SIZE):
@@ -137,36 +188,36 @@ class TdmRepFetcher:
                 why,
                 url,
             )
-            self._detail(site, f"{why}: not read, nothing stated")
-            return unreachable, EMPTY_TDMREP
+            return unreachable(f"{why}: not read, nothing stated")
         logger.info(
             "tdmrep.json unreachable (%s): %s; nothing stated for its site until "
             "ROBOTSTXT_UNREACHABLE_TTL has passed",
             dotted_name(error),
             url,
         )
-        self._detail(site, f"unreachable ({dotted_name(error)}); nothing stated")
-        return unreachable, EMPTY_TDMREP
+        return unreachable(f"unreachable ({dotted_name(error)}); nothing stated")
 
-    def _lifetime(self, response: Response) -> float:
+    def _lifetime(self, response: Response) -> tuple[float, str]:
+        """When the answer expires (a monotonic time), and what set it."""
         lifetime = headers_lifetime(
             response.headers.getlist,
             now=self.clock.time(),
             max_ttl=self.settings.cache_ttl,
             min_ttl=self.settings.cache_min_ttl,
         )
-        return self.clock.monotonic() + lifetime.seconds
+        return self.clock.monotonic() + lifetime.seconds, lifetime.source
 
-    def _nothing_stated(self, site: str, detail: str, response: Response) -> tuple[float, TdmRep]:
+    def _nothing_stated(self, site: str, detail: str, response: Response) -> TdmRepFetched:
         """An answer without rules (a 4xx, a redirect not followed): kept as long as
         its cache directives say, like a robots.txt answer."""
         self._detail(site, f"{detail}: nothing stated")
         logger.debug("tdmrep.json (%s): %s, nothing stated", detail, response.url)
-        return self._lifetime(response), EMPTY_TDMREP
+        expires, source = self._lifetime(response)
+        return TdmRepFetched(
+            expires, EMPTY_TDMREP, Kind.UNAVAILABLE, f"{detail}: nothing stated", source
+        )
 
-    def _refuse_redirect(
-        self, site: str, target: str, why: str, status: int
-    ) -> tuple[float, TdmRep]:
+    def _refuse_redirect(self, site: str, target: str, why: str, status: int) -> TdmRepFetched:
         """A redirect to anything but a well-formed http(s) URL: not followed, as for
         robots.txt (RFC 9309 2.3.1.2); counted in ``robotstxt/tdmrep/redirect_refused``."""
         self.stats.inc_value("robotstxt/tdmrep/redirect_refused")
@@ -177,15 +228,18 @@ class TdmRepFetcher:
             why,
             site,
         )
-        self._detail(site, f"HTTP {status} to {why}, refused: nothing stated")
-        return self.clock.monotonic() + self.settings.cache_ttl, EMPTY_TDMREP
+        detail = f"HTTP {status} to {why}, refused: nothing stated"
+        self._detail(site, detail)
+        expires = self.clock.monotonic() + self.settings.cache_ttl
+        return TdmRepFetched(expires, EMPTY_TDMREP, Kind.UNAVAILABLE, detail, "ROBOTSTXT_CACHE_TTL")
 
     def _unreachable_status(
         self, site: str, response: Response, wait: float | None
-    ) -> tuple[float, TdmRep]:
+    ) -> TdmRepFetched:
         """A 429 / 5xx: no preference until ``ROBOTSTXT_UNREACHABLE_TTL``, or the
         ``Retry-After`` of a 429 / 503 (``wait``, bounded), as for robots.txt (RFC
         9309 2.3.1.4)."""
+        retry_after = wait is not None
         if wait is None:
             wait, until = self.settings.unreachable_ttl, "ROBOTSTXT_UNREACHABLE_TTL"
         else:
@@ -198,10 +252,14 @@ class TdmRepFetcher:
             response.url,
             until,
         )
-        self._detail(site, f"HTTP {response.status}: unreachable, nothing stated")
-        return self.clock.monotonic() + wait, EMPTY_TDMREP
+        detail = f"HTTP {response.status}: unreachable, nothing stated"
+        self._detail(site, detail)
+        expires = self.clock.monotonic() + wait
+        return TdmRepFetched(
+            expires, EMPTY_TDMREP, Kind.UNREACHABLE, detail, retry_after=retry_after
+        )
 
-    def _read(self, site: str, first: str, response: Response) -> tuple[float, TdmRep]:
+    def _read(self, site: str, first: str, response: Response) -> TdmRepFetched:
         rules = parse_tdmrep(response.body)
         count = len(rules.rules)
         detail = f"HTTP {response.status}, {count} rule{'' if count == 1 else 's'}"
@@ -238,7 +296,10 @@ class TdmRepFetcher:
             )
         self._detail(site, detail)
         logger.debug("tdmrep.json (HTTP %d): %s, %d rules", response.status, response.url, count)
-        return self._lifetime(response), rules
+        expires, source = self._lifetime(response)
+        # the body as received (at most ROBOTSTXT_MAX_SIZE: a larger one is not
+        # read), so that a stored copy gives these rules again
+        return TdmRepFetched(expires, rules, Kind.PARSED, detail, source, body=response.body)
 
     def _detail(self, site: str, text: str) -> None:
         if self.details is not None:

@@ -7,7 +7,8 @@ on the same download, each on its own Deferred; LRU-bounded by
 queue is pinned, so its tdmrep.json is never evicted and fetched again), its
 downloads launched by :class:`~._file_fetches.FileFetches` (at most
 ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` at once, cancelled at close), each read by
-:class:`~._tdmrep_fetcher.TdmRepFetcher`.
+:class:`~._tdmrep_fetcher.TdmRepFetcher`. With a store, each fetch that
+settles is kept there too (``scrapy robotstxt --at`` decides from it).
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ from .._clock import Clock
 from .._engine import file_slot, robots_download
 from ._file_download import dotted_name
 from ._file_fetches import FileFetches
-from ._tdmrep_fetcher import TdmRepFetcher
+from ._tdmrep_fetcher import TdmRepFetched, TdmRepFetcher
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
     from ..settings._settings import RobotsTxtSettings
+    from ..store._store_bridge import StoreBridge
 
 __all__ = ["FAILED_TDMREP", "KnownTdmRep", "TdmRepSites"]
 
@@ -75,8 +77,11 @@ class TdmRepSites:
         on_start: Callable[[], None] | None = None,
         details: dict[str, str] | None = None,
         bounded: Callable[[], bool] | None = None,
+        store: StoreBridge | None = None,
     ) -> None:
         self.crawler = crawler
+        #: ROBOTSTXT_STORE_URI: each fetch that settles is kept there too (``--at``)
+        self._store = store
         self.settings = settings
         assert crawler.stats is not None
         self.stats = crawler.stats
@@ -154,12 +159,13 @@ class TdmRepSites:
         self._fetches.launch(site, None, ahead=ahead)
 
     async def _run(self, site: str, request: Request | None = None) -> None:
+        fetched: TdmRepFetched | None = None
         try:
             with (
                 robots_download(self.crawler),
                 file_slot(self.crawler, "tdmrep.json", site) as slot,
             ):
-                expires, rules = await self._fetcher.fetch(site, slot, self._is_closing)
+                fetched = await self._fetcher.fetch(site, slot, self._is_closing)
         except (CancelledError, asyncio.CancelledError):
             logger.info("tdmrep.json download cancelled at close: %s", site + TDMREP_PATH)
             self._fetches.done(site)
@@ -172,6 +178,7 @@ class TdmRepSites:
         else:
             self._fetches.done(site)
             self.failures.pop(site, None)
+            expires, rules = fetched.expires, fetched.rules
         if not self._table.is_pending(site):  # abandoned: the spider closed meanwhile
             return
         settled = self._table.settle(site, KnownTdmRep(rules, expires))
@@ -179,6 +186,14 @@ class TdmRepSites:
             waiter.callback(rules)
         if self._on_settled is not None:
             self._on_settled(site)
+        if fetched is not None and fetched.kind is not None and self._store is not None:
+            record = fetched.record(  # an internal error is not kept
+                site,
+                now=self.clock.time(),
+                monotonic_now=self.clock.monotonic(),
+                max_size=self.settings.max_size,
+            )
+            self._store.tdmrep_fetched(record, fetched.body)
 
     def _is_closing(self) -> bool:
         return self._closing

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .._clock import Clock
     from .._report import CrawlReport
     from ..settings._settings import RobotsTxtSettings
+    from ..store._store_bridge import StoreBridge
 
 __all__ = ["USAGE_META_KEY", "TdmRepSites", "UsageGate", "warn_if_purposes_ignored"]
 
@@ -55,12 +56,16 @@ class UsageGate:
         on_settled: Callable[[str], None] | None = None,
         on_start: Callable[[], None] | None = None,
         bounded: Callable[[], bool] | None = None,
+        store: StoreBridge | None = None,
     ) -> None:
+        """``store``: where each site's tdmrep.json fetch is kept too (``None``: none)."""
         self.purposes = settings.purposes
         self.crawler = crawler
         self._report = report
         self.tdmrep = (
-            TdmRepSites(crawler, settings, clock, on_settled, on_start, bounded=bounded)
+            TdmRepSites(
+                crawler, settings, clock, on_settled, on_start, bounded=bounded, store=store
+            )
             if needs_tdmrep(self.purposes)
             else None
         )

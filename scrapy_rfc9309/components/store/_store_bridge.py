@@ -351,6 +351,13 @@ class StoreBridge:
         if save or held:
             self._saves.fetched(site, outcome, save=save, held=held, kept=kept)
 
+    def tdmrep_fetched(self, record: FetchRecord, body: bytes | None) -> None:
+        """Keep what a site's tdmrep.json fetch came to (off the reactor, with the
+        robots.txt saves), so that ``--at`` decides from it as the crawl did. A
+        store that fails meanwhile keeps none (the crawl goes on)."""
+        if self.available():
+            self._saves.tdmrep(record, body)
+
     def abandoned(self, site: str) -> None:
         """The fetch of ``site`` was cancelled (the spider closes): its lease is given up."""
         if site in self._held:

@@ -1,6 +1,6 @@
 """The robots.txt store's save path for a crawl: what each fetch came to saved,
 and its lease given up, off the reactor, the fetches finished together saved
-in one store call.
+in one store call (the tdmrep.json fetches finished with them in a second).
 
 The record keeps what was fetched (final status, the body as received up to
 ``ROBOTSTXT_MAX_SIZE``, whether that cut it, the limit used), so that each
@@ -94,6 +94,8 @@ class StoreSaves:
         self.clock = clock
         #: fetches waiting for the next batch save: (site, record, body, lease held)
         self._to_save: list[_Pending] = []
+        #: tdmrep.json fetches waiting for the next batch save: (record, body)
+        self._tdmrep_to_save: list[tuple[FetchRecord, bytes | None]] = []
         self._save_due: Any = None
         self._save_busy = False
 
@@ -127,6 +129,18 @@ class StoreSaves:
         record, body = kept_record(self.store, site, record)
         self.store.save_many([(record, body)], [site] if held else [], self.holder)
 
+    def tdmrep(self, record: FetchRecord, body: bytes | None) -> None:
+        """Keep a tdmrep.json fetch, with the next batch of saves (a store that
+        does not batch: one worker call)."""
+        if not (self.store.batches or self.store.pipelines):
+            self.worker.write(
+                "saving a tdmrep.json record", 0, self.store.save_tdmrep_many, [(record, body)]
+            )
+            return
+        self._tdmrep_to_save.append((record, body))
+        if not self._save_busy and self._save_due is None:
+            self._save_due = self._reactor.callLater(0, self._send_saves)
+
     def later(self, site: str, record: FetchRecord | None, body: bytes | None, held: bool) -> None:
         """Save (and give the lease up) off the reactor: with a batching store, the
         fetches finished in one reactor turn, or while the previous batch was on the
@@ -145,30 +159,40 @@ class StoreSaves:
     def _send_saves(self) -> None:
         self._save_due = None
         batch, self._to_save = self._to_save, []
-        if not batch:
+        tdmreps, self._tdmrep_to_save = self._tdmrep_to_save, []
+        if not batch and not tdmreps:
             return
         records = sum(1 for item in batch if item[1] is not None)
-        what = "saving a record" if records else "releasing a lease"
-        done: Deferred[Any] = self.worker.write(what, records, self._save_batch, batch)
+        what = "saving a record" if records or tdmreps else "releasing a lease"
+        done: Deferred[Any] = self.worker.write(what, records, self._save_batch, batch, tdmreps)
         self._save_busy = True
 
         def finished(_: Any) -> None:
             self._save_busy = False
-            if self._to_save and self._save_due is None and not self.worker.closed:
+            waiting = self._to_save or self._tdmrep_to_save
+            if waiting and self._save_due is None and not self.worker.closed:
                 self._save_due = self._reactor.callLater(0, self._send_saves)
 
         done.addBoth(finished)
 
-    def _save_batch(self, batch: list[_Pending]) -> None:
-        """On the worker: one store call (the store hashes the bodies, off the reactor)."""
+    def _save_batch(
+        self,
+        batch: list[_Pending],
+        tdmreps: list[tuple[FetchRecord, bytes | None]] | None = None,
+    ) -> None:
+        """On the worker: one store call (the store hashes the bodies, off the
+        reactor), and one for the tdmrep.json fetches."""
         records = [(record, body) for _site, record, body, _held in batch if record is not None]
         release = [site for site, _record, _body, held in batch if held]
-        self.store.save_many(records, release, self.holder)
+        if records or release:
+            self.store.save_many(records, release, self.holder)
+        if tdmreps:
+            self.store.save_tdmrep_many(tdmreps)
 
     def flush(self) -> None:
         """At close: the pending saves sent now, before the store closes."""
         if self._save_due is not None:
             self._save_due.cancel()
             self._save_due = None
-        if self._to_save:
+        if self._to_save or self._tdmrep_to_save:
             self._send_saves()

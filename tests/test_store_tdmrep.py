@@ -1,0 +1,309 @@
+"""The store keeps tdmrep.json copies (W3C TDMRep) as it keeps robots.txt copies.
+
+Units of the SQLite store against a real file and of the Redis store against
+a real redis-server: each site's tdmrep.json fetches archived with the same
+record form, read back by time (the copy in force at a time), bounded by
+``ROBOTSTXT_STORE_ARCHIVE`` and pruned by the same rule as robots.txt copies
+(RFC 9309 2.4 for how long a copy is kept), a malformed record passed over;
+a store of an earlier version (no tdmrep.json records) opens and answers
+"none kept". Then ``scrapy robotstxt history``, ``prune`` and ``--at`` on them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from scrapy.settings import Settings
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_rfc9309.components.command._command_store import NOT_STORED, stored_tdmrep
+from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
+from scrapy_rfc9309.sites._redis_store import RedisStore
+from scrapy_rfc9309.sites._sqlite_archive import EXPIRY_GRACE
+from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
+from scrapy_rfc9309.sites._store import FetchRecord
+
+from .command_runner import robotstxt
+from .redis_server import RedisServer
+from .test_store_readers import _OLD_ARCHIVE
+
+SITE = "http://example.com:80"
+T0 = 1_800_000_000.0
+RESERVED = b'[{"location": "/", "tdm-reservation": 1}]'
+OPEN = b'[{"location": "/", "tdm-reservation": 0}]'
+ROBOTS = b"User-agent: *\nDisallow: /private\n"
+
+
+def tdmrep(
+    fetched_at: float = T0,
+    body: bytes | None = RESERVED,
+    *,
+    kind: str = "parsed",
+    site: str = SITE,
+    expires_in: float = 3600.0,
+) -> FetchRecord:
+    return FetchRecord(
+        site=site,
+        fetched_at=fetched_at,
+        chain=((f"{site[:-3]}/.well-known/tdmrep.json", 200 if body else 503),),
+        kind=kind,
+        detail="HTTP 200, 1 rule" if body else "HTTP 503: unreachable, nothing stated",
+        lifetime="ROBOTSTXT_CACHE_TTL (no cache directive)",
+        expires_at=fetched_at + expires_in,
+        retry_after=False,
+        size=0 if body is None else len(body),
+        sha256=None if body is None else hashlib.sha256(body).hexdigest(),
+        status=200 if body else 503,
+        truncated=False,
+        max_size=512_000,
+    )
+
+
+def robots(fetched_at: float = T0, body: bytes = ROBOTS) -> FetchRecord:
+    return tdmrep(fetched_at, body)._replace(
+        chain=(("http://example.com/robots.txt", 200),), detail="HTTP 200"
+    )
+
+
+# -- SQLite ------------------------------------------------------------------------
+
+
+def test_sqlite_keeps_tdmrep_copies_apart_from_robots_txt(tmp_path: Path) -> None:
+    """The copy in force at a time is the newest fetched by then; robots.txt's
+    archive and current record are not touched by them."""
+    store = SQLiteStore(str(tmp_path / "robots.db"))
+    try:
+        store.save(robots(T0), ROBOTS)
+        store.save_tdmrep_many([(tdmrep(T0), RESERVED)])
+        store.save_tdmrep_many([(tdmrep(T0 + 100, None, kind="unreachable"), None)])
+        store.save_tdmrep_many([(tdmrep(T0 + 200, OPEN), OPEN)])
+        assert store.tdmrep_at(SITE, T0 - 1) is None
+        assert store.tdmrep_at(SITE, T0 + 50) == (tdmrep(T0), RESERVED)
+        at_100 = store.tdmrep_at(SITE, T0 + 150)
+        assert at_100 is not None and at_100[0].kind == "unreachable" and at_100[1] is None
+        assert store.tdmrep_at(SITE, T0 + 300) == (tdmrep(T0 + 200, OPEN), OPEN)
+        assert [r.fetched_at for r in store.tdmrep_history(SITE)] == [T0 + 200, T0 + 100, T0]
+        assert [r.fetched_at for r in store.history(SITE)] == [T0]
+        assert store.current(SITE) == (robots(T0), ROBOTS)
+    finally:
+        store.close()
+
+
+def test_sqlite_archive_setting_bounds_tdmrep_copies_and_prune_drops_them(
+    tmp_path: Path,
+) -> None:
+    """``ROBOTSTXT_STORE_ARCHIVE = 2``: a site's last two copies; ``"off"``: the
+    newest only, dropped a day past its lifetime (as a current record), with the
+    bodies no record names. A body shared with a robots.txt copy stays."""
+    path = str(tmp_path / "robots.db")
+    store = SQLiteStore(path, archive=2)
+    try:
+        for number in range(4):
+            body = b'[{"location": "/%d", "tdm-reservation": 1}]' % number
+            store.save_tdmrep_many([(tdmrep(T0 + number, body), body)])
+        assert [r.fetched_at for r in store.tdmrep_history(SITE)] == [T0 + 3, T0 + 2]
+    finally:
+        store.close()
+    raw = sqlite3.connect(path)
+    assert raw.execute("SELECT COUNT(*) FROM bodies").fetchone() == (2,)
+    raw.close()
+    store = SQLiteStore(path, archive=0, clock=lambda: T0)
+    try:
+        assert [r.fetched_at for r in store.tdmrep_history(SITE)] == [T0 + 3]
+        # the same bytes as a robots.txt body, whose record is current longer
+        store.save(robots(T0, RESERVED)._replace(expires_at=T0 + 10 * 86_400), RESERVED)
+        store.save_tdmrep_many([(tdmrep(T0 + 4), RESERVED)])
+        assert [r.fetched_at for r in store.tdmrep_history(SITE)] == [T0 + 4]
+        assert store.prune(now=T0 + 4 + 3600 + EXPIRY_GRACE - 1)["tdmrep"] == 0
+        removed = store.prune(now=T0 + 4 + 3600 + EXPIRY_GRACE + 1)
+        assert removed["tdmrep"] == 1
+        assert store.tdmrep_history(SITE) == []
+    finally:
+        store.close()
+    raw = sqlite3.connect(path)
+    # the robots.txt record (current, kept by the archive rule) still names it
+    assert raw.execute("SELECT COUNT(*) FROM bodies").fetchone() == (1,)
+    raw.close()
+
+
+def test_sqlite_a_malformed_tdmrep_record_is_passed_over(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A row whose time is not a number, or whose body does not match its digest,
+    is not used (one WARNING each): the copy before it is in force."""
+    path = str(tmp_path / "robots.db")
+    store = SQLiteStore(path)
+    store.save_tdmrep_many([(tdmrep(T0), RESERVED), (tdmrep(T0 + 10, OPEN), OPEN)])
+    store.close()
+    raw = sqlite3.connect(path)
+    with raw:
+        raw.execute("UPDATE tdmrep_archive SET chain = 'not json' WHERE fetched_at = ?", (T0 + 10,))
+    raw.close()
+    reader = SQLiteStore(path, read_only=True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.store"):
+            assert reader.tdmrep_at(SITE, T0 + 20) == (tdmrep(T0), RESERVED)
+    finally:
+        reader.close()
+    assert "is not JSON" in caplog.text
+
+
+def test_sqlite_a_store_of_an_earlier_version_keeps_no_tdmrep_and_gets_the_table(
+    tmp_path: Path,
+) -> None:
+    """A file without ``tdmrep_archive``: read-only (``--at``, ``history``) it
+    answers "none kept"; opened by a crawl it gets the table, its records kept."""
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path)
+    old.executescript(_OLD_ARCHIVE)
+    old.execute("PRAGMA journal_mode = WAL")
+    old.close()
+    reader = SQLiteStore(str(path), read_only=True)
+    try:
+        assert reader.tdmrep_at(SITE, T0) is None
+        assert reader.tdmrep_history(SITE) == []
+        assert reader.current(SITE) is not None
+    finally:
+        reader.close()
+    store = SQLiteStore(str(path))
+    try:
+        store.save_tdmrep_many([(tdmrep(T0), RESERVED)])
+        assert store.tdmrep_at(SITE, T0) == (tdmrep(T0), RESERVED)
+        assert store.current(SITE) is not None
+    finally:
+        store.close()
+
+
+# -- Redis --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def redis_store(redis_server: RedisServer, prefix: str) -> Iterator[RedisStore]:
+    opened = RedisStore(redis_server.url, prefix=prefix)
+    yield opened
+    opened.close()
+
+
+def test_redis_keeps_tdmrep_copies_under_their_own_keys(
+    redis_store: RedisStore, redis_server: RedisServer, prefix: str
+) -> None:
+    redis_store.save(robots(T0), ROBOTS)
+    redis_store.save_tdmrep_many([(tdmrep(T0), RESERVED), (tdmrep(T0 + 200, OPEN), OPEN)])
+    assert redis_store.tdmrep_at(SITE, T0 - 1) is None
+    assert redis_store.tdmrep_at(SITE, T0 + 50) == (tdmrep(T0), RESERVED)
+    assert redis_store.tdmrep_at(SITE, T0 + 300) == (tdmrep(T0 + 200, OPEN), OPEN)
+    assert [r.fetched_at for r in redis_store.tdmrep_history(SITE)] == [T0 + 200, T0]
+    assert redis_store.current(SITE) == (robots(T0), ROBOTS)
+    client = redis.Redis.from_url(redis_server.url)
+    assert client.zcard(f"{prefix}tdmrep:{{{SITE}}}") == 2
+    assert client.hlen(f"{prefix}tdmrep-bodies:{{{SITE}}}") == 2
+    client.close()
+
+
+def test_redis_archive_setting_bounds_tdmrep_copies(redis_server: RedisServer, prefix: str) -> None:
+    """``ROBOTSTXT_STORE_ARCHIVE = 1``: the newest copy and its body alone;
+    ``"off"``: the newest, its keys expiring a day past its lifetime."""
+    store = RedisStore(redis_server.url, prefix=prefix, archive=1)
+    client = redis.Redis.from_url(redis_server.url)
+    try:
+        store.save_tdmrep_many([(tdmrep(T0), RESERVED), (tdmrep(T0 + 1, OPEN), OPEN)])
+        assert [r.fetched_at for r in store.tdmrep_history(SITE)] == [T0 + 1]
+        assert client.hkeys(f"{prefix}tdmrep-bodies:{{{SITE}}}") == [
+            hashlib.sha256(OPEN).hexdigest().encode()
+        ]
+        assert client.ttl(f"{prefix}tdmrep:{{{SITE}}}") == -1
+    finally:
+        store.close()
+    store = RedisStore(redis_server.url, prefix=prefix, archive=0)
+    other = "http://other.example:80"
+    try:
+        now = time.time()
+        store.save_tdmrep_many([(tdmrep(now - 5, site=other), OPEN)])
+        store.save_tdmrep_many([(tdmrep(now, site=other), RESERVED)])
+        assert [r.fetched_at for r in store.tdmrep_history(other)] == [now]
+        ttl = client.ttl(f"{prefix}tdmrep:{{{other}}}")
+        assert 3600 + 86_400 - 60 < ttl <= 3600 + 86_400
+        assert client.ttl(f"{prefix}tdmrep-bodies:{{{other}}}") == ttl
+        assert client.hlen(f"{prefix}tdmrep-bodies:{{{other}}}") == 1
+    finally:
+        store.close()
+        client.close()
+
+
+def test_redis_a_malformed_tdmrep_entry_is_passed_over_and_an_old_store_has_none(
+    redis_store: RedisStore, redis_server: RedisServer, prefix: str
+) -> None:
+    assert redis_store.tdmrep_at(SITE, T0) is None  # keys of an earlier version: none
+    assert redis_store.tdmrep_history(SITE) == []
+    redis_store.save_tdmrep_many([(tdmrep(T0), RESERVED)])
+    client = redis.Redis.from_url(redis_server.url)
+    client.zadd(f"{prefix}tdmrep:{{{SITE}}}", {b"{not json": T0 + 5})
+    client.close()
+    assert redis_store.tdmrep_at(SITE, T0 + 10) == (tdmrep(T0), RESERVED)
+
+
+# -- the command ----------------------------------------------------------------------
+
+
+def test_at_uses_no_tdmrep_copy_dated_after_its_clock(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A copy fetched after the reader's clock (plus 60 s) cannot be trusted (a
+    skewed clock or a damaged record, RFC 9309 2.4): ``--at`` says so and decides
+    from robots.txt alone; no copy at all: "not kept"."""
+    store = SQLiteStore(str(tmp_path / "robots.db"))
+    settings = RobotsTxtSettings.from_settings(Settings({}))
+    ahead = time.time() + 3600
+    try:
+        assert stored_tdmrep(store, SITE, ahead, settings) == (None, NOT_STORED)
+        store.save_tdmrep_many([(tdmrep(ahead), RESERVED)])
+        with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.command"):
+            rules, detail = stored_tdmrep(store, SITE, ahead + 10, settings)
+        assert rules is None and "cannot be used (dated " in detail and NOT_STORED in detail
+        assert "tdmrep.json record of http://example.com:80" in caplog.text
+        past = time.time() - 100
+        store.save_tdmrep_many([(tdmrep(past), RESERVED)])
+        rules, detail = stored_tdmrep(store, SITE, past + 1, settings)
+        rule = None if rules is None else rules.rule_for("http://example.com/x")
+        assert rule is not None and rule.reserved is True
+        assert detail.startswith("stored copy fetched at ") and "HTTP 200, 1 rule" in detail
+    finally:
+        store.close()
+
+
+@deferred_f_from_coro_f
+async def test_history_lists_tdmrep_copies_and_prune_counts_them(tmp_path: Path) -> None:
+    path = tmp_path / "robots.db"
+    store = SQLiteStore(str(path))
+    now = time.time()
+    store.save(robots(now - 10), ROBOTS)
+    store.save_tdmrep_many([(tdmrep(now - 9), RESERVED)])
+    store.save_tdmrep_many([(tdmrep(now - 8), OPEN)])
+    store.close()
+    uri = f"sqlite:///{path}"
+    output, code = await robotstxt(
+        "history", "http://example.com/", "--json", "--store", uri, cwd=tmp_path
+    )
+    assert code == 0, output
+    entries = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert [(e["file"], e["sha256"]) for e in entries] == [
+        ("robots.txt", hashlib.sha256(ROBOTS).hexdigest()),
+        ("tdmrep.json", hashlib.sha256(OPEN).hexdigest()),
+        ("tdmrep.json", hashlib.sha256(RESERVED).hexdigest()),
+    ]
+    assert entries[1]["tdmrep_json"] == [
+        {"url": "http://example.com/.well-known/tdmrep.json", "status": 200}
+    ]
+    output, code = await robotstxt(
+        "prune", "--store", uri, "-s", "ROBOTSTXT_STORE_ARCHIVE=1", cwd=tmp_path
+    )
+    assert code == 0, output
+    assert "0 archive records, 1 bodies, 1 tdmrep.json records" in output
