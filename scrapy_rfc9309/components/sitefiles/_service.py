@@ -37,8 +37,8 @@ from .._engine import engine_is_closing, wake_engine
 from .._report import report_for
 from ..cluster._pacing import ClusterPacer, cluster_pacer
 from ..record._crawl_record import crawl_record
+from ..settings._crawler_settings import robotstxt_settings
 from ..settings._setting_names import warn_unknown_settings
-from ..settings._settings import RobotsTxtSettings, decision_policy
 from ..store._store_bridge import open_bridge
 from ._deferral import Deferrals
 from ._fetch_log import log_start
@@ -52,6 +52,8 @@ from ._usage_gate import TdmRepSites, UsageGate
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
+
+    from ..settings._settings import RobotsTxtSettings
 
 
 __all__ = ["META_RELEASED", "SiteListener", "SiteService", "site_service"]
@@ -75,7 +77,7 @@ def site_service(crawler: Crawler, *, create: bool = True) -> SiteService | None
     component made one: the middleware is not enabled)."""
     service: SiteService | None = getattr(crawler, _ATTRIBUTE, None)
     if service is None and create:
-        settings = RobotsTxtSettings.from_settings(crawler.settings)
+        settings = robotstxt_settings(crawler)
         if not settings.obey:
             return None
         if not addon_enabled(crawler.settings):  # the add-on has checked the names
@@ -112,7 +114,7 @@ class SiteService:
         assert crawler.stats is not None
         self.stats = crawler.stats
         #: ROBOTSTXT_ALSO_OBEY, ROBOTSTXT_PURPOSES, ...: how each request is decided
-        self.policy = decision_policy(crawler.settings, settings)
+        self.policy = settings.policy
         #: request -> what its decision was made from and the decision, made at
         #: the queue's pop (:meth:`refused_now`), taken by the middleware
         self._decided: weakref.WeakKeyDictionary[Request, _Made] = weakref.WeakKeyDictionary()
