@@ -111,14 +111,14 @@ class RobotsTxtMiddleware:
             if outcome.kind is Kind.NOT_DOWNLOADABLE:  # Scrapy fails it with NotSupported
                 self.stats.inc_value("robotstxt/passed_unchecked")  # never checked: not allowed
                 return None
-            decision = service.decide(outcome, site, request)
+            decision = service.decisions.decide(outcome, site, request)
             if decision.cause == PENDING:  # a declared purpose waits for its tdmrep.json
                 usage, tdmrep = service.usage, service.tdmrep
                 assert usage is not None and tdmrep is not None
                 if aside.must(request, self._held):
                     self._set_aside(site, request, tdmrep=tdmrep)
                 await self._held_while(usage.wait_tdmrep(site, request))
-                decision = service.decide(outcome, site, request)
+                decision = service.decisions.decide(outcome, site, request)
             self._apply(decision, site, request)
             if request.meta.get("robotstxt_explain"):  # opt-in: the deciding line when allowed
                 request.meta["robotstxt_verdict"] = allowed_verdict(
