@@ -139,10 +139,7 @@ async def test_page_directives_addressed_to_a_listed_token_apply(sites, tmp_path
 
 
 @deferred_f_from_coro_f
-async def test_command_names_the_listed_token_that_refuses(sites, tmp_path, monkeypatch) -> None:
-    from scrapy_rfc9309.components.settings import _settings
-
-    monkeypatch.setattr(_settings, "_REDUCED_WARNED", set())  # warned once a process
+async def test_command_names_the_listed_token_that_refuses(sites, tmp_path) -> None:
     site = sites(routes={"/robots.txt": text(ROBOTS)})
     url = site.url("/no-gpt/a")
     args = ("--agent", "ExampleBot", "-s", "ROBOTSTXT_ALSO_OBEY=GPTBot,CCBot")

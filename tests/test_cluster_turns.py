@@ -183,7 +183,7 @@ def test_2_2_2_the_decision_at_pop_is_not_reused_once_robots_txt_changed(
     new = outcome(b"User-agent: *\nDisallow: /private/\n")
     monkeypatch.setattr(service, "fresh", lambda _site: old)
     assert not service.refused_now(site, request)
-    assert not service.decide(new, site, request).fetch  # decided afresh
+    assert not service.decisions.decide(new, site, request).fetch  # decided afresh
     assert not service.refused_now(site, request)
     matched: list[str] = []
     decide = SiteOutcome.decide
@@ -193,9 +193,9 @@ def test_2_2_2_the_decision_at_pop_is_not_reused_once_robots_txt_changed(
         return decide(self, url, *args, **kwargs)
 
     monkeypatch.setattr(SiteOutcome, "decide", counted)
-    assert service.decide(old, site, request).fetch  # the queue's decision, taken
+    assert service.decisions.decide(old, site, request).fetch  # the queue's decision, taken
     assert matched == []
-    assert not service.decide(new, site, request).fetch  # taken once only
+    assert not service.decisions.decide(new, site, request).fetch  # taken once only
     assert matched == [request.url]
 
 

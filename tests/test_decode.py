@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scrapy_rfc9309.components.settings._agent_settings import reduce_agent_setting
 from scrapy_rfc9309.components.settings._setting_values import SettingError
-from scrapy_rfc9309.components.settings._settings import reduce_agent_setting
 from scrapy_rfc9309.components.sitefiles._decode import decode_body, split_encodings
 from scrapy_rfc9309.components.sitefiles._fetcher import is_download_failure, retry_after_seconds
 from scrapy_rfc9309.sites._outcome import Kind, kind_of_status
@@ -157,13 +157,15 @@ def test_2_3_1_3_and_http_guide_ch9_status_readings() -> None:
 
 
 def test_2_2_1_user_agent_values_are_reduced_to_their_product_token(caplog) -> None:
+    """Pure: the warning is added to the list given, nothing is logged."""
+    warnings: list[str] = []
     with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309"):
-        assert reduce_agent_setting("ExampleBot") == "ExampleBot"
-        assert caplog.records == []
-        assert reduce_agent_setting("UnitBot/1.0 (+https://unit.example)") == "UnitBot"
-        assert reduce_agent_setting("UnitBot/1.0 (+https://unit.example)") == "UnitBot"
-    assert len(caplog.records) == 1
-    assert "'UnitBot'" in caplog.records[0].getMessage()
+        assert reduce_agent_setting("ExampleBot", warnings=warnings) == "ExampleBot"
+        assert warnings == []
+        value = "UnitBot/1.0 (+https://unit.example)"
+        assert reduce_agent_setting(value, warnings=warnings) == "UnitBot"
+    assert caplog.records == []
+    assert len(warnings) == 1 and "'UnitBot'" in warnings[0]
     for value in ("/1.0", "(compatible)", "***"):
         with pytest.raises(SettingError, match="--agent"):
             reduce_agent_setting(value, "--agent")

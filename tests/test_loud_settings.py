@@ -19,8 +19,8 @@ from scrapy_rfc9309.components.settings._setting_names import (
 )
 
 from .command_runner import robotstxt
-from .conftest import UNSET, crawl
-from .server import text
+from .conftest import BASE_SETTINGS, UNSET, RecordingSpider, crawl
+from .server import status, text
 
 PAGE = text("<html>page</html>", content_type=b"text/html")
 ADDON_ONLY: dict[str, Any] = {
@@ -99,13 +99,10 @@ def test_every_setting_the_package_reads_is_known() -> None:
 
 @deferred_f_from_coro_f
 async def test_rfc9309_2_2_1_also_obey_token_with_a_version_is_reduced_with_a_warning(
-    sites, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    sites, caplog: pytest.LogCaptureFixture
 ) -> None:
     """``ROBOTSTXT_ALSO_OBEY = ["GPTBot/1.0"]`` is read as ``GPTBot`` with a
     warning, as ``ROBOTSTXT_USER_AGENT = "MyBot/1.0"`` is; it used to stop the crawl."""
-    from scrapy_rfc9309.components.settings import _settings
-
-    monkeypatch.setattr(_settings, "_REDUCED_WARNED", set())  # once a process: not yet
     robots = "User-agent: GPTBot\nDisallow: /ai\n"
     site = sites(routes={"/robots.txt": text(robots)}, default=PAGE)
     with caplog.at_level(logging.WARNING):
@@ -117,6 +114,64 @@ async def test_rfc9309_2_2_1_also_obey_token_with_a_version_is_reduced_with_a_wa
     assert any(
         "ROBOTSTXT_ALSO_OBEY 'GPTBot/1.0' is not a product token" in m for m in _warnings(caplog)
     )
+
+
+#: A crawl's settings with three values used other than as written.
+WARNED_ABOUT: dict[str, Any] = {
+    "ROBOTSTXT_USER_AGENT": "MyBot/1.0",
+    "ROBOTSTXT_CACHE_TTL": 0,
+    "ROBOTSTXT_PURPOSES": ["ai-input"],
+}
+#: What the crawl says about them.
+WARNINGS = [
+    "ROBOTSTXT_USER_AGENT 'MyBot/1.0' is not a product token; obeying robots.txt as its "
+    "product name 'MyBot' (RFC 9309 2.2.1)",
+    "ROBOTSTXT_CACHE_TTL is 0 s: raised to 1 s (a robots.txt kept less would be downloaded "
+    "again for every request)",
+    "ROBOTSTXT_PURPOSES: 'ai-input' is Content-Signal's name for the AIPREF vocabulary's "
+    "'ai-use' (draft-ietf-aipref-vocab-08); declared as 'ai-use'",
+]
+
+
+@deferred_f_from_coro_f
+async def test_rfc9309_2_2_1_each_crawler_of_a_process_says_its_setting_warnings_once(
+    sites, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two spiders run by one ``CrawlerRunner`` in one process (as ``CrawlerProcess``
+    runs them), each with a ``ROBOTSTXT_USER_AGENT`` reduced to its product token
+    (RFC 9309 2.2.1), a ``ROBOTSTXT_CACHE_TTL`` under the minimum and an
+    ``ai-input`` purpose: each crawler's log says each warning once, however
+    many of its components (middleware, scheduler queue, meta middleware,
+    extension) read its settings. The second crawler used to say none of the
+    first and the last: they were kept once a process."""
+    from scrapy.crawler import CrawlerRunner
+    from scrapy.settings import Settings
+
+    from scrapy_rfc9309.components import _compat
+
+    routes = {
+        "/robots.txt": text("User-agent: MyBot\nDisallow: /x\n"),
+        "/.well-known/tdmrep.json": status(404),
+    }
+    site = sites(routes=routes, default=PAGE)
+    runner = CrawlerRunner(
+        Settings({**BASE_SETTINGS, **ADDON_ONLY, **WARNED_ABOUT, "ROBOTSTXT_OBEY": True})
+    )
+    for _ in range(2):  # one crawler after the other, in the same runner
+        caplog.clear()
+        crawler = runner.create_crawler(RecordingSpider)
+        with caplog.at_level(logging.WARNING):
+            await _compat.crawl(crawler, urls=[site.url("/a"), site.url("/x")])
+        spider = crawler.spider
+        assert isinstance(spider, RecordingSpider)
+        assert spider.fetched == [site.url("/a")]  # obeyed as MyBot
+        said = [
+            m
+            for m in _warnings(caplog)
+            if m.startswith(("ROBOTSTXT_USER_AGENT", "ROBOTSTXT_CACHE_TTL", "ROBOTSTXT_PURPOSES"))
+        ]
+        assert sorted(said) == sorted(WARNINGS)
+    assert site.count("/robots.txt") == 2  # one per crawler
 
 
 def _project(root: Path, settings: str) -> Path:
@@ -163,6 +218,26 @@ async def test_command_in_a_project_says_which_middleware_its_crawl_obeys(
     else:
         (line,) = [line for line in output.splitlines() if line.startswith("warning:")]
         assert warned in line and "scrapy_rfc9309.Addon" in line
+
+
+@deferred_f_from_coro_f
+async def test_the_command_says_its_setting_warnings_once_not_again_for_its_crawl(
+    sites, tmp_path: Path
+) -> None:
+    """``scrapy robotstxt`` in a project with the add-on reads the settings for its
+    run and says their warnings once; its crawl (the add-on's middleware and
+    queue read them again) does not say them a second time."""
+    from .test_command import scrapy_process
+
+    site = sites(routes={"/robots.txt": text("User-agent: MyBot\nDisallow: /x\n")}, default=PAGE)
+    settings = 'ADDONS = {"scrapy_rfc9309.Addon": 100}\nROBOTSTXT_USER_AGENT = "MyBot/1.0"\n'
+    project = _project(tmp_path, settings + "ROBOTSTXT_CACHE_TTL = 0\n")
+    output, code = await scrapy_process(site.url("/x"), "--purpose", "ai-input", cwd=project)
+    assert code == 1, output  # disallowed for MyBot
+    for warning in WARNINGS[:2]:
+        assert output.count(warning) == 1, output
+    assert output.count("--purpose: 'ai-input' is Content-Signal's name") == 1, output
+    assert site.count("/robots.txt") == 1
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 __all__ = [
     "FILES",
@@ -174,20 +174,46 @@ def downloader_of(crawler: Any) -> Any:
     return getattr(engine, "downloader", None)
 
 
+class _PageSlot(NamedTuple):
+    """A request's pages download slot as Scrapy's downloader has it."""
+
+    #: the downloader
+    downloader: Any
+    #: the slot (``None``: not made yet)
+    slot: Any
+    #: its ``DOWNLOAD_SLOTS`` entry (empty when it has none)
+    settings: dict[str, Any]
+
+
+def _page_slot(crawler: Any, request: Any) -> _PageSlot | None:
+    """The one look-up of ``request``'s download slot, for
+    :func:`page_slot_concurrency` and :func:`page_slot_delayed`; ``None``
+    before the engine is made, or with another downloader (no such attributes)."""
+    downloader = downloader_of(crawler)
+    if downloader is None:
+        return None
+    try:
+        key = downloader.get_slot_key(request)
+        slot = downloader.slots.get(key)
+        settings = getattr(downloader, "per_slot_settings", None) or {}
+        return _PageSlot(downloader, slot, settings.get(key) or {})
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
 def page_slot_concurrency(crawler: Any, request: Any) -> int:
     """The concurrency of ``request``'s download slot as Scrapy's downloader
     gives it (``CONCURRENT_REQUESTS_PER_DOMAIN``, per IP, or ``DOWNLOAD_SLOTS``);
     1 when unknown."""
-    downloader = downloader_of(crawler)
-    if downloader is None:
+    found = _page_slot(crawler, request)
+    if found is None:
         return 1
     try:
-        key = downloader.get_slot_key(request)
-        slot = downloader.slots.get(key)
-        if slot is not None:
-            return max(1, int(slot.concurrency))
+        if found.slot is not None:
+            return max(1, int(found.slot.concurrency))
+        downloader = found.downloader
         default = downloader.ip_concurrency or downloader.domain_concurrency
-        return max(1, int(downloader.per_slot_settings.get(key, {}).get("concurrency", default)))
+        return max(1, int(found.settings.get("concurrency", default)))
     except AttributeError:  # another downloader: no such attributes
         return 1
 
@@ -196,17 +222,13 @@ def page_slot_delayed(crawler: Any, request: Any) -> bool:
     """Whether ``request``'s download slot spaces its requests (a delay: the
     slot's own, set from a Crawl-delay or AutoThrottle, or ``DOWNLOAD_DELAY`` /
     ``DOWNLOAD_SLOTS`` for a slot not made yet); ``False`` when unknown."""
-    downloader = downloader_of(crawler)
-    if downloader is None:
+    found = _page_slot(crawler, request)
+    if found is None:
         return False
     try:
-        key = downloader.get_slot_key(request)
-        slot = downloader.slots.get(key)
-        if slot is not None:
-            return float(slot.delay) > 0
-        delay = downloader.per_slot_settings.get(key, {}).get(
-            "delay", crawler.settings.getfloat("DOWNLOAD_DELAY")
-        )
+        if found.slot is not None:
+            return float(found.slot.delay) > 0
+        delay = found.settings.get("delay", crawler.settings.getfloat("DOWNLOAD_DELAY"))
         return float(delay) > 0
     except (AttributeError, TypeError, ValueError):  # another downloader
         return False

@@ -16,7 +16,6 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 from ..sites._outcome import Kind
 
@@ -264,12 +263,14 @@ def allowed_verdict(outcome: SiteOutcome, url: str, token: str) -> Verdict:
     return outcome.robots.check(url=url, agent=token)
 
 
-_REPORTS: WeakKeyDictionary[Any, CrawlReport] = WeakKeyDictionary()
+#: The crawler attribute the report is kept in.
+_ATTRIBUTE = "_robotstxt_report"
 
 
 def report_for(crawler: Any) -> CrawlReport:
-    """The one report of ``crawler``, shared by the middleware and the extension."""
-    report = _REPORTS.get(crawler)
+    """The one report of ``crawler``, kept on it, shared by the middleware and the extension."""
+    report: CrawlReport | None = getattr(crawler, _ATTRIBUTE, None)
     if report is None:
-        report = _REPORTS[crawler] = CrawlReport()
+        report = CrawlReport()
+        setattr(crawler, _ATTRIBUTE, report)
     return report

@@ -23,6 +23,7 @@ import json
 import logging
 import sys
 from argparse import ArgumentParser, Namespace, RawDescriptionHelpFormatter
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -36,13 +37,10 @@ from twisted.internet.defer import Deferred
 from ...parser._usage import CATEGORIES, PURPOSE_ALIASES, RETIRED_PURPOSES, needs_tdmrep
 from ...sites._outcome import SiteOutcome
 from ...sites._site import robots_url, site_of
+from ..settings._agent_settings import aliased_purpose, reduce_agent_setting
+from ..settings._crawler_settings import log_setting_warnings, warnings_told
 from ..settings._setting_values import SettingError
-from ..settings._settings import (
-    RobotsTxtSettings,
-    aliased_purpose,
-    decision_policy,
-    reduce_agent_setting,
-)
+from ..settings._settings import RobotsTxtSettings
 from ..settings._store_settings import StoreSettings
 from ._command_answer import (
     EXIT_ALLOWED,
@@ -129,13 +127,14 @@ chain, and every decision made again from the robots.txt copies in it.
 """
 
 
-def check_agent(value: str) -> str:
+def check_agent(value: str, warnings: list[str] | None = None) -> str:
     """The product token ``--agent`` names, reduced as ``ROBOTSTXT_USER_AGENT`` is
-    (``MyBot/1.0`` obeys as ``MyBot``, with a warning); ``UsageError`` if it names none."""
+    (``MyBot/1.0`` obeys as ``MyBot``, a warning added to ``warnings``);
+    ``UsageError`` if it names none."""
     if value.strip() == "*":
         return "*"
     try:
-        return reduce_agent_setting(value, name="--agent")
+        return reduce_agent_setting(value, "--agent", warnings)
     except SettingError as error:
         raise UsageError(str(error)) from None
 
@@ -143,6 +142,8 @@ def check_agent(value: str) -> str:
 class RobotsTxtCommand(ScrapyCommand):
     requires_project = False
     default_settings: ClassVar[dict[str, Any]] = {"LOG_LEVEL": "WARNING"}
+    #: the warnings about the run's settings and options already logged
+    _said: frozenset[str] = frozenset()
 
     def syntax(self) -> str:
         return (
@@ -252,16 +253,19 @@ class RobotsTxtCommand(ScrapyCommand):
         :meth:`run` has them), its downloads crawled by ``runner`` in the running
         reactor; prints the answers and returns the exit status."""
         assert self.settings is not None
-        try:
+        try:  # read once for the run; its crawls do not say the warnings again
             settings = RobotsTxtSettings.from_settings(self.settings)
             StoreSettings.from_settings(self.settings)  # checked as the crawl checks them
         except ValueError as error:  # the project's settings: one line, not the usage
             print(f"error:       {error}", file=sys.stderr)
             return EXIT_ERROR
+        self._say(settings.warnings)
         # in a project: which middleware its crawl runs (each --json answer says it)
         project = _warn_if_the_crawl_obeys_another(self.settings)
         extra = {} if project is None else {"project_crawl": project}
-        token = check_agent(opts.agent) if opts.agent else settings.token_for(None)
+        warnings: list[str] = []
+        token = check_agent(opts.agent, warnings) if opts.agent else settings.token_for(None)
+        self._say(warnings)
         if args and args[0] == "audit" and not opts.lint:
             from ._command_audit import run_audit
 
@@ -275,7 +279,7 @@ class RobotsTxtCommand(ScrapyCommand):
         if opts.at is not None:
             if opts.lint or opts.file or opts.page:
                 raise UsageError("--at reads the store: it takes no --lint, --file or --page")
-            purposes = _purposes(opts.purpose) if opts.purpose else settings.purposes
+            purposes = self._purposes(opts.purpose) if opts.purpose else settings.purposes
             return run_at(self.settings, self._urls(args), opts, settings, token, purposes, extra)
         if opts.store:  # not silently ignored: a live answer downloads robots.txt
             raise UsageError(
@@ -290,9 +294,9 @@ class RobotsTxtCommand(ScrapyCommand):
                 return (await self._fetch(runner, [url], settings, [url])).get(url)
 
             return await run_lint(opts.lint, settings, fetch, as_json=opts.json)
-        purposes = _purposes(opts.purpose) if opts.purpose else settings.purposes
+        purposes = self._purposes(opts.purpose) if opts.purpose else settings.purposes
         # the crawl's own policy, with the purposes asked about
-        policy = replace(decision_policy(self.settings, settings), purposes=purposes)
+        policy = replace(settings.policy, purposes=purposes)
         urls = self._urls(args)
         if not urls:
             raise UsageError("give at least one URL (as arguments or on standard input)")
@@ -405,12 +409,27 @@ class RobotsTxtCommand(ScrapyCommand):
         found: dict[str, SiteOutcome] = dict(known or {})
 
         spider = fetcher_spider(settings, found, keys, targets, urls, pages, token, tdmreps)
-        crawl = runner.crawl(spider)
+        crawler = runner.create_crawler(spider)
+        warnings_told(crawler, self._said)  # said by this run already
+        crawl = runner.crawl(crawler)
         await (maybe_deferred_to_future(crawl) if isinstance(crawl, Deferred) else crawl)
         missing = [key for key in keys if key not in found]
         if missing:
             print(f"error:       the crawl did not fetch {', '.join(missing)}", file=sys.stderr)
         return found
+
+    def _say(self, warnings: Iterable[str]) -> None:
+        """Log the warnings about the run's settings and options not said yet."""
+        said = list(warnings)
+        log_setting_warnings(said, told=self._said)
+        self._said = self._said | frozenset(said)
+
+    def _purposes(self, values: list[str]) -> tuple[str, ...]:
+        """``--purpose`` values checked (:func:`_purposes`), their warnings said."""
+        warnings: list[str] = []
+        purposes = _purposes(values, warnings)
+        self._say(warnings)
+        return purposes
 
 
 def _install_configured_reactor(settings: BaseSettings) -> None:
@@ -455,7 +474,7 @@ def _warn_if_the_crawl_obeys_another(settings: Any) -> str | None:
     return obeys
 
 
-def _purposes(values: list[str]) -> tuple[str, ...]:
+def _purposes(values: list[str], warnings: list[str]) -> tuple[str, ...]:
     """``--purpose`` values (each may be comma-separated), checked as
     ``ROBOTSTXT_PURPOSES`` is; ``UsageError`` naming the known ones."""
     purposes: list[str] = []
@@ -465,7 +484,7 @@ def _purposes(values: list[str]) -> tuple[str, ...]:
             if not name:
                 continue
             if name in PURPOSE_ALIASES:
-                name = aliased_purpose("--purpose", name)
+                name = aliased_purpose("--purpose", name, warnings)
             if name in RETIRED_PURPOSES:
                 raise UsageError(
                     f"--purpose: {name!r} is no longer a usage category: {RETIRED_PURPOSES[name]}"

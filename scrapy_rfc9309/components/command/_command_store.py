@@ -131,12 +131,11 @@ def run_at(
     answer says so."""
     from ...parser._usage import needs_tdmrep
     from ...sites._store import StoreError
-    from ..settings._settings import decision_policy
 
     if not urls:
         raise UsageError("give at least one URL (as arguments or on standard input)")
     when = parse_time(opts.at)
-    policy = replace(decision_policy(scrapy_settings, settings), purposes=purposes)
+    policy = replace(settings.policy, purposes=purposes)
     tdmreps: dict[str, TdmRepAnswer] | None = {} if needs_tdmrep(policy.purposes) else None
     store = open_store_of(scrapy_settings, opts)
     answers = []

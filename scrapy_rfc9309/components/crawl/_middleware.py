@@ -19,17 +19,11 @@ from ...sites._request_decision import PENDING
 from ...sites._site import robots_url
 from .._enabled import refuse_builtin_middleware
 from .._report import allowed_verdict
-from ..settings._settings import RobotsTxtSettings
 from ..settings._start_up import never_disabled, start_up_errors_logged
 from ..sitefiles._service import SiteListener, SiteService, site_service
 from ..sitefiles._set_aside import RequestSetAside
 from ..sitefiles._site_files import drop_at_close
-from ..sitefiles._usage_gate import (
-    USAGE_META_KEY,
-    USAGE_SOURCES_META_KEY,
-    TdmRepSites,
-    warn_if_purposes_ignored,
-)
+from ..sitefiles._usage_gate import USAGE_META_KEY, USAGE_SOURCES_META_KEY, TdmRepSites
 from ._sitemaps import answer_from_copy
 
 if TYPE_CHECKING:
@@ -60,9 +54,8 @@ class RobotsTxtMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         with never_disabled("RobotsTxtMiddleware"):
-            service = site_service(crawler)  # the settings, read once
+            service = site_service(crawler)  # the crawler's settings, read once
         if service is None:
-            warn_if_purposes_ignored(crawler, RobotsTxtSettings.from_settings(crawler.settings))
             raise NotConfigured("ROBOTSTXT_OBEY is off")
         refuse_builtin_middleware(crawler)
         self.service: SiteService = service
@@ -118,14 +111,14 @@ class RobotsTxtMiddleware:
             if outcome.kind is Kind.NOT_DOWNLOADABLE:  # Scrapy fails it with NotSupported
                 self.stats.inc_value("robotstxt/passed_unchecked")  # never checked: not allowed
                 return None
-            decision = service.decide(outcome, site, request)
+            decision = service.decisions.decide(outcome, site, request)
             if decision.cause == PENDING:  # a declared purpose waits for its tdmrep.json
                 usage, tdmrep = service.usage, service.tdmrep
                 assert usage is not None and tdmrep is not None
                 if aside.must(request, self._held):
                     self._set_aside(site, request, tdmrep=tdmrep)
                 await self._held_while(usage.wait_tdmrep(site, request))
-                decision = service.decide(outcome, site, request)
+                decision = service.decisions.decide(outcome, site, request)
             self._apply(decision, site, request)
             if request.meta.get("robotstxt_explain"):  # opt-in: the deciding line when allowed
                 request.meta["robotstxt_verdict"] = allowed_verdict(

@@ -25,8 +25,8 @@ from ...sites._site import robots_url
 from .._engine import downloader_of, page_slot_key
 from .._report import CrawlReport, report_for
 from ..settings._component_settings import httpcache_honours_noarchive
+from ..settings._crawler_settings import robotstxt_settings
 from ..settings._report_settings import ReportSettings
-from ..settings._settings import RobotsTxtSettings
 from ..settings._start_up import never_disabled, start_up_errors_logged
 from ..sitefiles._crawl_delay import crawl_delay_listeners
 
@@ -47,7 +47,7 @@ class RobotsTxtExtension:
     """Crawl-delay per site (on by default) and the robots.txt summary at close."""
 
     def __init__(self, crawler: Crawler) -> None:
-        self.settings = RobotsTxtSettings.from_settings(crawler.settings)
+        self.settings = robotstxt_settings(crawler)
         if not (self.settings.obey or self.settings.meta_obey):
             raise NotConfigured("ROBOTSTXT_OBEY and ROBOTS_META_OBEY are off")
         self.crawler = crawler

@@ -49,6 +49,8 @@ class RobotsMetaCachePolicy:
     """An HTTP cache policy that never stores noarchive responses, wrapping another."""
 
     def __init__(self, settings: BaseSettings) -> None:
+        # Scrapy gives a cache policy the settings, not the crawler: read here,
+        # pure; the warnings are the crawler's, logged where its components read them
         self.settings = RobotsTxtSettings.from_settings(settings)
         policy_class = wrapped_cache_policy(settings, DEFAULT_WRAPPED_POLICY)
         if policy_class is RobotsMetaCachePolicy:

@@ -44,9 +44,9 @@ from ...sites._site import site_of
 from .._report import report_for
 from ..record._crawl_record import crawl_record
 from ..settings._component_settings import httpcache_honours_noarchive
-from ..settings._settings import RobotsTxtSettings
+from ..settings._crawler_settings import robotstxt_settings
 from ..settings._start_up import start_up_errors_logged
-from ..sitefiles._usage_gate import USAGE_META_KEY, USAGE_SOURCES_META_KEY, warn_if_purposes_ignored
+from ..sitefiles._usage_gate import USAGE_META_KEY, USAGE_SOURCES_META_KEY
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -91,9 +91,8 @@ class RobotsMetaMiddleware:
     """
 
     def __init__(self, crawler: Crawler) -> None:
-        self.settings = RobotsTxtSettings.from_settings(crawler.settings)
+        self.settings = robotstxt_settings(crawler)
         if not self.settings.meta_obey:
-            warn_if_purposes_ignored(crawler, self.settings)
             raise NotConfigured("ROBOTS_META_OBEY is off")
         self.stats = crawler.stats
         self.drop_noindex = self.settings.meta_noindex == "drop"

@@ -28,9 +28,9 @@ from ...sites._record_lines import (
     tdmrep_entry,
 )
 from .._clock import clock_of
+from ..settings._crawler_settings import robotstxt_settings
 from ..settings._report_settings import record_file_setting
 from ..settings._setting_values import SettingError
-from ..settings._settings import RobotsTxtSettings, decision_policy
 from ._record_file import SETTING, RecordFile, open_record_file
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class CrawlRecord:
     """The record of one crawl: a header, then one line per copy, request and page."""
 
     def __init__(self, crawler: Crawler, template: str) -> None:
-        settings = RobotsTxtSettings.from_settings(crawler.settings)
+        settings = robotstxt_settings(crawler)
         self.clock = clock_of(crawler)
         started = self.clock.time()
         spider = getattr(crawler.spider, "name", None) or "spider"
@@ -105,7 +105,7 @@ class CrawlRecord:
             header_entry(
                 version=_version(),
                 token=settings.token_for_header(None),
-                policy=decision_policy(crawler.settings, settings),
+                policy=settings.policy,
                 max_size=settings.max_size,
                 auth_disallow=settings.auth_disallow,
                 page={

@@ -1,11 +1,14 @@
 """The crawl's robots.txt settings (``RobotsTxtSettings``), read and checked once, at start-up.
 
 Invalid values stop the crawl at start-up with a message naming the setting.
+Reading is pure: a value used other than as written is a warning kept on the
+result (:attr:`RobotsTxtSettings.warnings`), logged once by whoever reads the
+settings for a crawler (:func:`~._crawler_settings.robotstxt_settings`) or
+for a run of ``scrapy robotstxt``.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +16,7 @@ from ...parser._agent import derive_product_token
 from ...parser._lines import DEFAULT_MAX_SIZE
 from ...parser._rulekey import MAX_BODY_SIZE
 from ...sites._request_decision import DecisionPolicy
+from ._agent_settings import read_also_obey, read_purposes, reduce_agent_setting
 from ._component_settings import meta_obey_on, page_signals_read, wrapped_cache_policy
 from ._report_settings import default_user_agent
 from ._setting_values import (
@@ -28,13 +32,8 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_CACHE_MAX_SITES",
     "RobotsTxtSettings",
-    "aliased_purpose",
-    "decision_policy",
     "max_size_setting",
-    "reduce_agent_setting",
 ]
-
-logger = logging.getLogger("scrapy_rfc9309.settings")
 
 #: RFC 9309 2.5: the parsing limit MUST be at least 500 KiB (512,000 bytes).
 RFC_MIN_SIZE = 500 * 1024
@@ -72,64 +71,21 @@ DEFAULT_DOWNLOAD_TIMEOUT = 10.0
 DEFAULT_PAGE_DOWNLOAD_TIMEOUT = 180.0
 
 
-#: (settings, name, value) already warned about: read by several components,
-#: a value is reported once per crawler.
-_TTL_WARNED: set[tuple[int, str, float]] = set()
-
-
-def _ttl(settings: BaseSettings, name: str, default: float) -> float:
+def _ttl(settings: BaseSettings, name: str, default: float, warnings: list[str]) -> float:
     """A lifetime setting in seconds: below :data:`MIN_TTL` raised to it, and
-    ``ROBOTSTXT_CACHE_TTL`` over 24 hours kept; each with a WARNING naming it."""
+    ``ROBOTSTXT_CACHE_TTL`` over 24 hours kept; each with a warning naming it."""
     value = float(read_number(settings, name, default, integer=False))
-    message = None
     if value < MIN_TTL:
-        message = (
+        warnings.append(
             f"{name} is {value:g} s: raised to {MIN_TTL:g} s (a robots.txt kept less "
             "would be downloaded again for every request)"
         )
     elif name == "ROBOTSTXT_CACHE_TTL" and value > RFC_MAX_CACHE_TTL:
-        message = (
+        warnings.append(
             f"{name} is {value:g} s: robots.txt files are kept longer than the 24 hours "
             "RFC 9309 2.4 allows (SHOULD NOT be used for more than 24 hours)"
         )
-    if message is not None:
-        key = (id(settings), name, value)
-        if key not in _TTL_WARNED:
-            _TTL_WARNED.add(key)
-            logger.warning(message)
     return max(value, MIN_TTL)
-
-
-#: (setting name, value) pairs already warned about, so a value read by several
-#: components is reported once.
-_REDUCED_WARNED: set[tuple[str, str]] = set()
-
-
-def reduce_agent_setting(value: str, name: str = "ROBOTSTXT_USER_AGENT") -> str:
-    """The product token (RFC 9309 2.2.1) to obey as, from a setting or option value.
-
-    A User-Agent-like value such as ``MyBot/1.0 (+https://example.com)`` is
-    accepted, as Scrapy's own ``ROBOTSTXT_USER_AGENT`` accepts it, and reduced
-    to its product name (``MyBot``) with one WARNING; a value with no product
-    name in it raises :class:`SettingError` naming ``name``.
-    """
-    text = str(value).strip()
-    token = derive_product_token(text)
-    if not any(char.isalnum() for char in token):
-        raise SettingError(
-            f"{name} must contain a product token such as 'ExampleBot' "
-            f"(RFC 9309 2.2.1), got {value!r}"
-        )
-    if token != text and (name, text) not in _REDUCED_WARNED:
-        _REDUCED_WARNED.add((name, text))
-        logger.warning(
-            "%s %r is not a product token; obeying robots.txt as its product name %r "
-            "(RFC 9309 2.2.1)",
-            name,
-            text,
-            token,
-        )
-    return token
 
 
 def crawl_delay_on(settings: BaseSettings) -> bool:
@@ -150,111 +106,6 @@ def _meta_noindex(settings: BaseSettings) -> str:
     if value not in META_NOINDEX_CHOICES:
         raise SettingError(f'ROBOTS_META_NOINDEX must be "drop" or "keep", got {raw!r}')
     return value
-
-
-def _purposes(settings: BaseSettings) -> tuple[str, ...]:
-    """``ROBOTSTXT_PURPOSES``: the declared uses of the crawl, each a known category.
-
-    A name earlier vocabulary drafts had (``train-genai``, ``bots``), or this
-    package's earlier ``ai-input`` (now read as ``ai-use``), is refused with
-    what replaced it (``RETIRED_PURPOSES``).
-    """
-    from ...parser._usage import CATEGORIES, PURPOSE_ALIASES, RETIRED_PURPOSES
-
-    raw = settings.get("ROBOTSTXT_PURPOSES")
-    if raw is None or raw == "" or raw == []:
-        return ()
-    if isinstance(raw, str):
-        items = [item.strip() for item in raw.split(",")]
-    elif isinstance(raw, (list, tuple, set, frozenset)):
-        items = [str(item).strip() if isinstance(item, str) else item for item in raw]
-    else:
-        raise SettingError(f"ROBOTSTXT_PURPOSES must be a list of names, got {raw!r}")
-    purposes: list[str] = []
-    for item in items:
-        if isinstance(item, str) and item.lower() in PURPOSE_ALIASES:
-            item = aliased_purpose("ROBOTSTXT_PURPOSES", item.lower())
-        if isinstance(item, str) and item.lower() in RETIRED_PURPOSES:
-            raise SettingError(
-                f"ROBOTSTXT_PURPOSES: {item!r} is no longer a usage category: "
-                f"{RETIRED_PURPOSES[item.lower()]}"
-            )
-        if not isinstance(item, str) or item.lower() not in CATEGORIES:
-            known = ", ".join(sorted(CATEGORIES))
-            # -s 'ROBOTSTXT_PURPOSES=["train-ai"]' comes as the string '["train-ai"]'
-            hint = (
-                "; on the command line write -s ROBOTSTXT_PURPOSES=train-ai,search "
-                "(no brackets or quotes)"
-                if isinstance(item, str) and any(char in item for char in "[]\"'")
-                else ""
-            )
-            raise SettingError(
-                f"ROBOTSTXT_PURPOSES: unknown purpose {item!r}; known: {known}{hint}"
-            )
-        if item.lower() not in purposes:
-            purposes.append(item.lower())
-    return tuple(purposes)
-
-
-#: (setting or option, alias) pairs already warned about (read by several components)
-_ALIAS_WARNED: set[tuple[str, str]] = set()
-
-
-def aliased_purpose(name: str, alias: str) -> str:
-    """The category a declared ``alias`` stands for (``PURPOSE_ALIASES``), with
-    one WARNING naming it: ``ai-input`` is declared as ``ai-use``."""
-    from ...parser._usage import PURPOSE_ALIASES
-
-    category = PURPOSE_ALIASES[alias]
-    if (name, alias) not in _ALIAS_WARNED:
-        _ALIAS_WARNED.add((name, alias))
-        logger.warning(
-            "%s: %r is Content-Signal's name for the AIPREF vocabulary's %r "
-            "(draft-ietf-aipref-vocab-08); declared as %r",
-            name,
-            alias,
-            category,
-            category,
-        )
-    return category
-
-
-def _also_obey(settings: BaseSettings) -> tuple[str, ...]:
-    """``ROBOTSTXT_ALSO_OBEY``: further product tokens whose robots.txt groups must
-    allow a URL too (a list, or a comma-separated string from the command line),
-    each a product token as RFC 9309 2.2.1 writes them (``GPTBot``, ``CCBot``)."""
-    from ...parser._agent import is_valid_token
-
-    raw = settings.get("ROBOTSTXT_ALSO_OBEY")
-    if raw is None or raw == "" or raw == []:
-        return ()
-    if isinstance(raw, str):
-        items: list[Any] = [item.strip() for item in raw.split(",")]
-    elif isinstance(raw, (list, tuple)):
-        items = [item.strip() if isinstance(item, str) else item for item in raw]
-    else:
-        raise SettingError(
-            f"ROBOTSTXT_ALSO_OBEY must be a list of product tokens such as "
-            f"['GPTBot', 'CCBot'], got {raw!r}"
-        )
-    tokens: list[str] = []
-    for item in items:
-        if item == "" and isinstance(raw, str):
-            continue  # "GPTBot,,CCBot" or a trailing comma
-        if isinstance(item, str) and "/" in item and not is_valid_token(item):
-            # "GPTBot/1.0", a User-Agent's product: reduced with a warning, as
-            # ROBOTSTXT_USER_AGENT is ("CC Bot" is no User-Agent: refused below)
-            reduced = derive_product_token(item.strip())
-            if any(char.isalnum() for char in reduced) and is_valid_token(reduced):
-                item = reduce_agent_setting(item, name="ROBOTSTXT_ALSO_OBEY")
-        if not isinstance(item, str) or not is_valid_token(item):
-            raise SettingError(
-                f"ROBOTSTXT_ALSO_OBEY: {item!r} is not a product token such as 'GPTBot' "
-                "(RFC 9309 2.2.1: letters, digits, '-', '_' and '.'; no version, no blank)"
-            )
-        if item.lower() not in (token.lower() for token in tokens):
-            tokens.append(item)
-    return tuple(tokens)
 
 
 def max_size_setting(settings: BaseSettings) -> int:
@@ -329,6 +180,12 @@ class RobotsTxtSettings:
     also_obey: tuple[str, ...] = ()
     #: ``ROBOTS_META_NOAI``: ``noai`` / ``noimageai`` page directives refuse ``train-ai``
     meta_noai: bool = False
+    #: the page's own usage signals are read after download (``ROBOTS_META_OBEY``
+    #: and the meta middleware enabled): see :attr:`policy`
+    page_decides: bool = False
+    #: what the reading found used other than as written (a token reduced, a
+    #: lifetime raised, a purpose alias), to be logged once by the reader
+    warnings: tuple[str, ...] = field(default=(), compare=False, repr=False)
     #: User-Agent header value -> product token (:meth:`token_for_header`)
     _tokens: dict[bytes | None, str] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -336,6 +193,9 @@ class RobotsTxtSettings:
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> RobotsTxtSettings:
+        """The settings read and checked (pure: nothing logged; the warnings
+        are on the result)."""
+        warnings: list[str] = []
         token = settings.get("ROBOTSTXT_USER_AGENT")
         if token is not None and not isinstance(token, str):
             raise SettingError(
@@ -344,7 +204,7 @@ class RobotsTxtSettings:
             )
         # Unset or empty (as Scrapy's own middleware reads it): derived from
         # the User-Agent; any other value must name a product token.
-        token = reduce_agent_setting(token, "ROBOTSTXT_USER_AGENT") if token else None
+        token = reduce_agent_setting(token, "ROBOTSTXT_USER_AGENT", warnings) if token else None
         max_size = max_size_setting(settings)
         cache_max_sites = read_number(
             settings, "ROBOTSTXT_CACHE_MAX_SITES", DEFAULT_CACHE_MAX_SITES, integer=True
@@ -362,8 +222,10 @@ class RobotsTxtSettings:
             user_agent_token=token or None,
             default_user_agent=default_user_agent(settings),
             max_size=max_size,
-            cache_ttl=_ttl(settings, "ROBOTSTXT_CACHE_TTL", DEFAULT_CACHE_TTL),
-            unreachable_ttl=_ttl(settings, "ROBOTSTXT_UNREACHABLE_TTL", DEFAULT_UNREACHABLE_TTL),
+            cache_ttl=_ttl(settings, "ROBOTSTXT_CACHE_TTL", DEFAULT_CACHE_TTL, warnings),
+            unreachable_ttl=_ttl(
+                settings, "ROBOTSTXT_UNREACHABLE_TTL", DEFAULT_UNREACHABLE_TTL, warnings
+            ),
             cache_max_sites=cache_max_sites,
             crawl_delay=crawl_delay_on(settings),
             crawl_delay_max=read_delay_bound(
@@ -382,11 +244,26 @@ class RobotsTxtSettings:
                 settings, "ROBOTSTXT_UNREACHABLE_DEFER", DEFAULT_UNREACHABLE_DEFER, integer=False
             ),
             **_concurrency(settings),
-            purposes=_purposes(settings),
+            purposes=read_purposes(settings, warnings),
             held_max=_held_max(settings),
             keeps_queue=_keeps_queue(settings),
-            also_obey=_also_obey(settings),
+            also_obey=read_also_obey(settings, warnings),
             meta_noai=read_bool(settings, "ROBOTS_META_NOAI"),
+            page_decides=page_signals_read(settings),
+            warnings=tuple(dict.fromkeys(warnings)),  # each said once
+        )
+
+    @property
+    def policy(self) -> DecisionPolicy:
+        """What these settings say about deciding each request
+        (``ROBOTSTXT_ALSO_OBEY``, ``ROBOTSTXT_PURPOSES``, whether the page's own
+        signals are read, ``ROBOTSTXT_CRAWL_DELAY_MAX``): one policy for the
+        crawl and every form of ``scrapy robotstxt``."""
+        return DecisionPolicy(
+            also_obey=self.also_obey,
+            purposes=self.purposes,
+            page_decides=self.page_decides,
+            crawl_delay_max=self.crawl_delay_max,
         )
 
     def token_for(self, user_agent: str | None) -> str:
@@ -426,12 +303,6 @@ class RobotsTxtSettings:
             f"{token!r} (derived from USER_AGENT {self.default_user_agent!r}; "
             f"requests with their own User-Agent header obey as that header's product){also}"
         )
-
-
-# -- visibility after a crawl (the extension) -----------------------------------
-
-
-# -- identifying the crawler (HTTP: The Definitive Guide ch. 9) ---------------------
 
 
 def _concurrency(settings: BaseSettings) -> dict[str, Any]:
@@ -475,41 +346,6 @@ def _keeps_queue(settings: BaseSettings) -> bool:
     """Whether the scheduler keeps its queue for the next run: ``JOBDIR`` is
     set (Scrapy's disk queues) or ``SCHEDULER_PERSIST`` is true (scrapy-redis)."""
     return bool(settings.get("JOBDIR")) or read_bool(settings, "SCHEDULER_PERSIST")
-
-
-def decision_policy(
-    settings: BaseSettings, read: RobotsTxtSettings | None = None
-) -> DecisionPolicy:
-    """What the project's settings say about deciding each request
-    (``ROBOTSTXT_ALSO_OBEY``, ``ROBOTSTXT_PURPOSES``, whether the page's own
-    signals are read, ``ROBOTSTXT_CRAWL_DELAY_MAX``): one policy for the crawl
-    and every form of ``scrapy robotstxt``. ``read``: the settings already read."""
-    read = read or RobotsTxtSettings.from_settings(settings)
-    return DecisionPolicy(
-        also_obey=read.also_obey,
-        purposes=read.purposes,
-        page_decides=page_signals_read(settings),
-        crawl_delay_max=read.crawl_delay_max,
-    )
-
-
-def purposes_warning(settings: RobotsTxtSettings) -> str | None:
-    """The start-up warning when ``ROBOTSTXT_PURPOSES`` is set but nothing reads it:
-    both ``ROBOTSTXT_OBEY`` and ``ROBOTS_META_OBEY`` are off. ``None`` otherwise."""
-    if not settings.purposes or settings.obey or settings.meta_obey:
-        return None
-    return (
-        f"ROBOTSTXT_PURPOSES is set ({', '.join(settings.purposes)}), but ROBOTSTXT_OBEY and "
-        "ROBOTS_META_OBEY are both off: no usage preference is read and nothing is dropped "
-        "for the declared purposes. Turn ROBOTSTXT_OBEY (or ROBOTS_META_OBEY) on, or remove "
-        "ROBOTSTXT_PURPOSES"
-    )
-
-
-# -- the robots.txt store (across runs and processes) ------------------------------
-
-
-# -- the cluster-wide delay (Redis) --------------------------------------------------------
 
 
 #: ``ROBOTSTXT_SET_ASIDE_MAX``'s default: about 130 MB of copies with short URLs

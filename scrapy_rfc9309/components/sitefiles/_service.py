@@ -2,68 +2,58 @@
 
 The scheduler queue asks it what a site's requests can do (:meth:`SiteService.site_state`)
 and has it fetch ahead (:meth:`SiteService.prefetch`); the middleware asks it
-for a site's outcome (:meth:`SiteService.wait_for`) and decides. Each fetch,
-from its launch to its settling, is run by
-:class:`~._robotstxt_fetches.RobotsTxtFetches`. Found through the crawler
+for a site's outcome (:meth:`SiteService.wait_for`) and has it decide
+(:class:`~._decisions.RequestDecisions`). Each fetch, from its launch to its
+settling, is run by :class:`~._robotstxt_fetches.RobotsTxtFetches`; while one
+is pending, :class:`~._close_watchdog.CloseWatchdog` looks for a closing
+engine. Found through the crawler
 (:func:`site_service`), never through a registry.
 """
 
 from __future__ import annotations
 
 import logging
-import weakref
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from scrapy import signals
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from ...parser._tdmrep import TdmRep
 from ...sites._outcome import Kind, SiteOutcome
-from ...sites._request_decision import (
-    PENDING,
-    TDMREP_PENDING,
-    RequestDecision,
-    TdmRepUnread,
-    asked_crawl_delay,
-    decide_request,
-)
+from ...sites._request_decision import PENDING, asked_crawl_delay
 from ...sites._site import site_of
 from ...sites._sitetable import SiteState, SiteTable
 from .._clock import Clock, clock_of
 from .._enabled import addon_enabled
-from .._engine import engine_is_closing, wake_engine
+from .._engine import wake_engine
 from .._report import report_for
 from ..cluster._pacing import ClusterPacer, cluster_pacer
 from ..record._crawl_record import crawl_record
+from ..settings._crawler_settings import robotstxt_settings
 from ..settings._setting_names import warn_unknown_settings
-from ..settings._settings import RobotsTxtSettings, decision_policy
 from ..store._store_bridge import open_bridge
+from ._close_watchdog import CloseWatchdog
+from ._decisions import RequestDecisions
 from ._deferral import Deferrals
 from ._fetch_log import log_start
 from ._fetcher import RobotsTxtFetcher
 from ._released import META_RELEASED, ReleasedRequests
 from ._robotstxt_fetches import RobotsTxtFetches, hand_back
 from ._set_aside import SetAside
-from ._tdmrep_sites import FAILED_TDMREP
 from ._usage_gate import TdmRepSites, UsageGate
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
+    from ..settings._settings import RobotsTxtSettings
+
 
 __all__ = ["META_RELEASED", "SiteListener", "SiteService", "site_service"]
-
-#: What a request's decision was made from (robots.txt outcome, token,
-#: tdmrep.json rules), and the decision.
-_Made = tuple[SiteOutcome, str, "TdmRep | TdmRepUnread | None", RequestDecision]
 
 # the middleware's logger: these lines are documented under its name
 logger = logging.getLogger("scrapy_rfc9309.middleware")
 
-#: How often, while a robots.txt is being fetched, to look for a closing engine.
-CLOSE_POLL_SECONDS = 0.1
 #: The crawler attribute the service is kept in.
 _ATTRIBUTE = "_robotstxt_site_service"
 
@@ -74,7 +64,7 @@ def site_service(crawler: Crawler, *, create: bool = True) -> SiteService | None
     component made one: the middleware is not enabled)."""
     service: SiteService | None = getattr(crawler, _ATTRIBUTE, None)
     if service is None and create:
-        settings = RobotsTxtSettings.from_settings(crawler.settings)
+        settings = robotstxt_settings(crawler)
         if not settings.obey:
             return None
         if not addon_enabled(crawler.settings):  # the add-on has checked the names
@@ -110,11 +100,6 @@ class SiteService:
         self.clock = clock or clock_of(crawler)
         assert crawler.stats is not None
         self.stats = crawler.stats
-        #: ROBOTSTXT_ALSO_OBEY, ROBOTSTXT_PURPOSES, ...: how each request is decided
-        self.policy = decision_policy(crawler.settings, settings)
-        #: request -> what its decision was made from and the decision, made at
-        #: the queue's pop (:meth:`refused_now`), taken by the middleware
-        self._decided: weakref.WeakKeyDictionary[Request, _Made] = weakref.WeakKeyDictionary()
         #: each site's outcome and the fetch in flight; waiters are Deferreds
         self._table: SiteTable[Deferred[SiteOutcome | None]] = SiteTable(settings.cache_max_sites)
         #: requests released by a fetch: decided by its copy within a bound
@@ -124,7 +109,6 @@ class SiteService:
         self.report = report_for(crawler)
         #: ROBOTSTXT_RECORD_FILE: every decision recorded (None: no record)
         self.record = crawl_record(crawler)
-        self._watchdog: Any = None
         self._fetcher = RobotsTxtFetcher(crawler, settings, self.clock)
         #: with a Redis store: each site's requests spaced across the cluster
         #: (made when first asked for: by our queue, the cluster-delay
@@ -150,6 +134,8 @@ class SiteService:
             else None
         )
         self.tdmrep: TdmRepSites | None = None if self.usage is None else self.usage.tdmrep
+        #: each request's decision, made once (the queue's pop, the middleware)
+        self.decisions = RequestDecisions(settings, self.usage)
         self.deferrals = Deferrals(
             self._table,
             settings,
@@ -181,6 +167,16 @@ class SiteService:
         self._launcher = self._fetches.launcher
         #: site -> its robots.txt download in flight (cancelled at close)
         self._downloads = self._launcher.in_flight
+        #: while a file is pending: a look for a closing engine, which lets all go
+        self.watchdog = CloseWatchdog(
+            crawler,
+            self.clock,
+            table=self._table,
+            deferrals=self.deferrals,
+            launcher=self._launcher,
+            tdmrep=self.tdmrep,
+            release_all=self.release_all,
+        )
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(self.set_aside.on_spider_idle, signal=signals.spider_idle)
         log_start(settings, crawler.settings)
@@ -208,10 +204,6 @@ class SiteService:
         if url.startswith(("data:", "file:")):
             return None
         return site_of(url)
-
-    def token(self, request: Request) -> str:
-        """The product token ``request`` obeys robots.txt as (RFC 9309 2.2.1)."""
-        return self.settings.token_for_header(request.headers.get(b"User-Agent"))
 
     def fresh(self, site: str) -> SiteOutcome | None:
         """The site's outcome if it is in force now."""
@@ -244,54 +236,16 @@ class SiteService:
         request.meta.pop(META_RELEASED, None)
         return released if outcome is None else outcome
 
-    def decide(
-        self, outcome: SiteOutcome, site: str, request: Request, *, keep: bool = False
-    ) -> RequestDecision:
-        """THE decision for ``request`` by ``outcome`` and the site's tdmrep.json in
-        force (:func:`~scrapy_rfc9309.sites._request_decision.decide_request`, with
-        the project's :class:`DecisionPolicy`): the one call that decides a request,
-        for the scheduler queue at pop and the middleware alike.
-
-        Made once: a decision made on the same outcome, token and tdmrep.json is
-        taken again (a paced request is matched once, however many times it waited
-        for its turn). ``keep``: kept for the next call (the queue's pop); else
-        taken (the middleware's, the last)."""
-        token = self.token(request)
-        rules = self.tdmrep_rules(site)
-        made = self._decided.get(request) if keep else self._decided.pop(request, None)
-        if made is not None and made[0] is outcome and made[1] == token and made[2] is rules:
-            return made[3]
-        decision = decide_request(outcome, request.url, site, token, self.policy, rules)
-        if keep and decision.cause != PENDING:
-            self._decided[request] = (outcome, token, rules, decision)
-        return decision
-
-    def tdmrep_rules(self, site: str) -> TdmRep | TdmRepUnread | None:
-        """The site's tdmrep.json rules in force for the decision: ``None`` when no
-        declared purpose needs them; :data:`TDMREP_PENDING` while not fetched; a
-        :class:`TdmRepUnread` naming the error when it failed for a reason of ours."""
-        tdmrep = self.tdmrep
-        if tdmrep is None:
-            return None
-        rules = tdmrep.fresh(site)
-        if rules is None:
-            return TDMREP_PENDING
-        if rules is FAILED_TDMREP:
-            return TdmRepUnread(tdmrep.failures.get(site, "see the log"))
-        if rules.findings and self.usage is not None:
-            self.usage.tell_findings(site, rules)
-        return rules
-
     def refused_now(self, site: str, request: Request) -> bool:
         """Whether ``request``, its site ``READY``, is known now to be dropped
-        before download (:meth:`decide`, kept for the middleware): such a request
-        never takes its site's turn in the cluster. ``False`` when not known yet
-        (its tdmrep.json is pending: the middleware decides it, and the turn is
-        taken at send)."""
+        before download (:meth:`~._decisions.RequestDecisions.decide`, kept for
+        the middleware): such a request never takes its site's turn in the
+        cluster. ``False`` when not known yet (its tdmrep.json is pending: the
+        middleware decides it, and the turn is taken at send)."""
         outcome = self.fresh(site) or self._released.outcome(site, request)
         if outcome is None or outcome.kind is Kind.NOT_DOWNLOADABLE:
             return False
-        decision = self.decide(outcome, site, request, keep=True)
+        decision = self.decisions.decide(outcome, site, request, keep=True)
         return not decision.fetch and decision.cause != PENDING
 
     def asks_crawl_delay(self, site: str, request: Request) -> bool:
@@ -301,7 +255,7 @@ class SiteService:
         if not self.settings.crawl_delay:
             return False
         outcome = self._table.stale(site)
-        tokens = (self.token(request), *self.settings.also_obey)
+        tokens = (self.decisions.token(request), *self.settings.also_obey)
         return outcome is not None and asked_crawl_delay(outcome, tokens) is not None
 
     def mark_released(self, site: str, request: Request) -> None:
@@ -427,33 +381,7 @@ class SiteService:
     # -- closing -------------------------------------------------------------------------
 
     def _start_watchdog(self) -> None:
-        if self._watchdog is None:
-            from twisted.internet import task
-
-            self._watchdog = task.LoopingCall(self._release_if_closing)
-            if self.clock.scheduler is not None:
-                self._watchdog.clock = self.clock.scheduler
-            self._watchdog.start(CLOSE_POLL_SECONDS, now=False)
-
-    def _stop_watchdog(self) -> None:
-        if self._watchdog is not None:
-            if self._watchdog.running:
-                self._watchdog.stop()
-            self._watchdog = None
-
-    def _release_if_closing(self) -> None:
-        tdmrep = self.tdmrep
-        if (
-            not self._downloads
-            and not self._table.has_pending()
-            and not self.deferrals
-            and (tdmrep is None or not tdmrep.has_pending())
-        ):
-            self._stop_watchdog()
-        elif engine_is_closing(self.crawler):
-            self.release_all()
-        elif self._launcher.waiting():
-            self._launcher.start_waiting()  # downloads turned slow: others may start
+        self.watchdog.start()
 
     def release_all(self) -> None:
         """Drop every waiting request and cancel every robots.txt download
@@ -474,7 +402,7 @@ class SiteService:
         if self.tdmrep is not None:  # its downloads cancelled, its waiting requests dropped
             self.tdmrep.abandon_all()
         self.set_aside.drop()
-        self._stop_watchdog()
+        self.watchdog.stop()
 
     def drop_held_at_close(self) -> None:
         """Drop the requests our scheduler queues still hold (kept with ``JOBDIR``).

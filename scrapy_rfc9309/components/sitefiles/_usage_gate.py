@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-from weakref import WeakSet
+from typing import TYPE_CHECKING
 
 from ...parser._tdmrep import TDMREP_PATH, TdmRep
 from ...parser._usage import needs_tdmrep
-from ..settings._settings import purposes_warning
 from ._site_files import drop_at_close
 from ._tdmrep_sites import TdmRepSites
 
@@ -31,7 +29,7 @@ if TYPE_CHECKING:
     from ..settings._settings import RobotsTxtSettings
     from ..store._store_bridge import StoreBridge
 
-__all__ = ["USAGE_META_KEY", "TdmRepSites", "UsageGate", "warn_if_purposes_ignored"]
+__all__ = ["USAGE_META_KEY", "TdmRepSites", "UsageGate"]
 
 logger = logging.getLogger("scrapy_rfc9309.usage")
 
@@ -98,30 +96,4 @@ class UsageGate:
             site,
             "; ".join(rules.findings),
             extra={"spider": self.crawler.spider},
-        )
-
-
-_WARNED: WeakSet[Any] = WeakSet()
-
-
-def warn_if_purposes_ignored(crawler: Crawler, settings: RobotsTxtSettings) -> None:
-    """Warn once per crawl when ``ROBOTSTXT_PURPOSES`` is set and nothing reads it.
-
-    Called by both middlewares as they turn themselves off (either may be the
-    one enabled), so the warning shows whichever is listed. With only
-    ``ROBOTS_META_OBEY`` on, an INFO line says that only response headers and
-    meta are read.
-    """
-    message = purposes_warning(settings)
-    if message is not None and crawler not in _WARNED:
-        _WARNED.add(crawler)
-        logger.warning(message)
-    elif settings.purposes and not settings.obey and crawler not in _WARNED:
-        # ROBOTS_META_OBEY alone: robots.txt and tdmrep.json are never fetched
-        _WARNED.add(crawler)
-        logger.info(
-            "Declared purposes: %s (ROBOTSTXT_PURPOSES), but ROBOTSTXT_OBEY is off: only "
-            "response headers and meta (Content-Usage, tdm-reservation) are read, after "
-            "download; robots.txt and tdmrep.json preferences are not",
-            ", ".join(settings.purposes),
         )
