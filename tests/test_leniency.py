@@ -192,7 +192,7 @@ def test_lenient_dot_segments_disallowed_as_resolved(path: str, resolved: str) -
     (RFC 3986 5.2.4; nginx merges slashes): both forms are checked, stricter
     than RFC 9309 2.2.2, and the verdict names the form that matched."""
     from scrapy_rfc9309.parser._compact import CompactRobots
-    from scrapy_rfc9309.parser._robotstxt import ResolvedVerdict
+    from scrapy_rfc9309.parser._verdicts import ResolvedVerdict
 
     robots = RobotsTxt.parse(b"User-agent: *\nAllow: /x/\nDisallow: /private\n")
     for url in (path, "https://example.com" + path):

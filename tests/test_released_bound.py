@@ -6,7 +6,6 @@ crawls against the local test server whose robots.txt changes midway."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from pathlib import Path
@@ -27,9 +26,9 @@ from scrapy_rfc9309.sites._sitetable import (
     released_until,
 )
 from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
-from scrapy_rfc9309.sites._store import FetchRecord
 
 from .conftest import crawl
+from .records import fetch_record
 from .server import MockSite, delayed, text
 
 HOUR = 3600.0
@@ -105,29 +104,13 @@ def test_2_4_a_copy_kept_while_unreachable_counts_from_the_unreachable_fetch() -
     assert released_until(kept.expires_at, kept.fetched_at) == 5000.0 + 1200.0
 
 
-def stored(site: str, fetched_at: float, lifetime: float, body: bytes) -> FetchRecord:
-    return FetchRecord(
-        site=site,
-        fetched_at=fetched_at,
-        chain=((f"{site}/robots.txt", 200),),
-        kind="parsed",
-        detail="HTTP 200",
-        lifetime="ROBOTSTXT_CACHE_TTL (no cache directive)",
-        expires_at=fetched_at + lifetime,
-        retry_after=False,
-        size=len(body),
-        sha256=hashlib.sha256(body).hexdigest(),
-        status=200,
-    )
-
-
 def test_2_4_a_stored_copy_keeps_the_age_of_its_own_fetch() -> None:
     """Read back 23 h after its fetch (wall clock), a stored copy's fetch time on
     the crawl's monotonic clock is 23 h ago, not the moment it was read: its
     released requests are decided by it until 24 h after that fetch."""
     site = "http://example.com:80"
     wall, monotonic = 1_800_000_000.0, 500.0
-    record = stored(site, wall - 23 * HOUR, DAY, b"User-agent: *\n")
+    record = fetch_record(wall - 23 * HOUR, b"User-agent: *\n", site=site, expires_in=DAY)
     limits = ReaderLimits(
         cache_ttl=DAY,
         unreachable_ttl=600.0,
@@ -147,7 +130,7 @@ def test_2_4_a_stored_copy_dated_ahead_of_now_counts_as_fetched_now() -> None:
     """A record whose fetch time is ahead of the wall clock never widens the
     bound: its age counts as 0."""
     site = "http://example.com:80"
-    record = stored(site, 2_000.0, 600.0, b"User-agent: *\n")
+    record = fetch_record(2_000.0, b"User-agent: *\n", site=site, expires_in=600.0)
     limits = ReaderLimits(
         cache_ttl=DAY,
         unreachable_ttl=600.0,
@@ -302,7 +285,7 @@ async def test_2_4_a_stored_copy_decides_released_requests_until_24h_after_its_f
     body = b"User-agent: *\nAllow: /\n"
     left = 2.5
     started = time.monotonic()
-    store.save(stored(key, time.time() - (DAY - left), DAY, body), body)
+    store.save(fetch_record(time.time() - (DAY - left), body, site=key, expires_in=DAY), body)
     store.close()
     urls = [site.url(f"/p{i}") for i in range(PAGES)]
     spider, stats = await crawl(

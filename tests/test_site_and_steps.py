@@ -125,7 +125,7 @@ def test_2_2_1_agent_strings_are_remembered_however_many_tokens_are_compiled() -
     tokens have all been asked for still remembers the matcher of up to
     AGENT_CACHE_SIZE whole User-Agent values (each is reduced to its token
     once), with the same verdicts."""
-    from scrapy_rfc9309.parser._robotstxt import AGENT_CACHE_SIZE
+    from scrapy_rfc9309.parser._verdicts import AGENT_CACHE_SIZE
 
     body = b"".join(b"User-agent: Bot%d\nDisallow: /bot%d\n\n" % (n, n) for n in range(100))
     robots = RobotsTxt.parse(body)

@@ -24,30 +24,13 @@ from scrapy_rfc9309.components.settings._store_settings import StoreSettings
 from scrapy_rfc9309.components.store import _store_bridge
 from scrapy_rfc9309.sites._redis_store import EXPIRY_GRACE, RedisStore
 from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
-from scrapy_rfc9309.sites._store import FetchRecord
 
 from .conftest import crawl
+from .records import SITE, fetch_record
 from .redis_server import RedisServer, require_redis_server
 from .server import text
 
-SITE = "http://example.com:80"
-
-
-def record(
-    fetched_at: float, body: bytes | None, site: str = SITE, life: float = 3600.0
-) -> FetchRecord:
-    return FetchRecord(
-        site=site,
-        fetched_at=fetched_at,
-        chain=((f"{site}/robots.txt", 200),),
-        kind="parsed",
-        detail="HTTP 200",
-        lifetime="Cache-Control: max-age=3600",
-        expires_at=fetched_at + life,
-        retry_after=False,
-        size=0 if body is None else len(body),
-        sha256=None if body is None else hashlib.sha256(body).hexdigest(),
-    )
+HOUR = 3600.0
 
 
 def bodies(count: int) -> list[bytes]:
@@ -87,8 +70,8 @@ def test_2_4_sqlite_keeps_the_last_n_records_per_site(tmp_path: Path) -> None:
     store = SQLiteStore(str(tmp_path / "r.db"), archive=2)
     try:
         for number, body in enumerate(bodies(5)):
-            store.save(record(now + number, body), body)
-        store.save(record(now, bodies(1)[0], site="http://other.test:80"), bodies(1)[0])
+            store.save(fetch_record(now + number, body), body)
+        store.save(fetch_record(now, bodies(1)[0], site="http://other.test:80"), bodies(1)[0])
         assert [r.fetched_at for r in store.history(SITE)] == [now + 4, now + 3]
         assert len(store.history("http://other.test:80")) == 1
         kept = {row[0] for row in store._db.execute("SELECT sha256 FROM bodies")}
@@ -103,9 +86,9 @@ def test_2_4_sqlite_archive_off_keeps_the_current_record_only(tmp_path: Path) ->
     store = SQLiteStore(str(tmp_path / "r.db"), archive=0)
     try:
         for number, body in enumerate(bodies(3)):
-            store.save(record(now + number, body), body)
+            store.save(fetch_record(now + number, body), body)
         assert [r.fetched_at for r in store.history(SITE)] == [now + 2]
-        assert store.current(SITE) == (record(now + 2, bodies(3)[2]), bodies(3)[2])
+        assert store.current(SITE) == (fetch_record(now + 2, bodies(3)[2]), bodies(3)[2])
         assert store._db.execute("SELECT COUNT(*) FROM bodies").fetchone() == (1,)
     finally:
         store.close()
@@ -118,8 +101,8 @@ def test_2_4_sqlite_expired_current_records_pruned_at_open(tmp_path: Path) -> No
     now = time.time()
     store = SQLiteStore(path)
     old, fresh = bodies(2)
-    store.save(record(now - 3 * 86_400, old), old)  # expired two days ago
-    store.save(record(now, fresh, site="http://fresh.test:80"), fresh)
+    store.save(fetch_record(now - 3 * 86_400, old), old)  # expired two days ago
+    store.save(fetch_record(now, fresh, site="http://fresh.test:80"), fresh)
     store.close()
     store = SQLiteStore(path)
     try:
@@ -148,7 +131,7 @@ def test_2_4_redis_keeps_the_last_n_records_and_their_bodies(
     client = redis.Redis.from_url(redis_server.url)
     try:
         for number, body in enumerate(bodies(5)):
-            store.save(record(now + number, body), body)
+            store.save(fetch_record(now + number, body), body)
         assert [r.fetched_at for r in store.history(SITE)] == [now + 4, now + 3]
         shas = {
             f.decode() if isinstance(f, bytes) else f for f in client.hkeys(key(prefix, "bodies"))
@@ -169,12 +152,13 @@ def test_2_4_redis_archive_off_and_current_records_expire(
     client = redis.Redis.from_url(redis_server.url)
     try:
         for number, body in enumerate(bodies(3)):
-            store.save(record(now + number, body), body)
+            store.save(fetch_record(now + number, body, expires_in=HOUR), body)
         assert not client.exists(key(prefix, "archive"))
         assert [r.fetched_at for r in store.history(SITE)] == [now + 2]
-        assert store.at(SITE, now + 10) == (record(now + 2, bodies(3)[2]), bodies(3)[2])
+        kept = fetch_record(now + 2, bodies(3)[2], expires_in=HOUR)
+        assert store.at(SITE, now + 10) == (kept, bodies(3)[2])
         assert store.at(SITE, now) is None
-        expected = (3600 + EXPIRY_GRACE) * 1000
+        expected = (HOUR + EXPIRY_GRACE) * 1000
         for name in ("current", "bodies"):
             assert expected - 60_000 < client.pttl(key(prefix, name)) <= expected + 10_000
         assert client.hlen(key(prefix, "bodies")) == 1
@@ -188,7 +172,7 @@ def test_2_4_redis_reads_records_of_the_first_key_layout(
     """Keys written before the hash-tagged layout are still read (not written)."""
     now = time.time()
     body = bodies(1)[0]
-    old = record(now - 10, body)
+    old = fetch_record(now - 10, body)
     client = redis.Redis.from_url(redis_server.url)
     from scrapy_rfc9309.sites._redis_records import encode_record as _encode
 
@@ -200,7 +184,7 @@ def test_2_4_redis_reads_records_of_the_first_key_layout(
         assert store.current(SITE) == (old, body)
         found = store.look_many([SITE], "me", 30, lambda r: True)
         assert found == {SITE: ("fresh", (old, body))}
-        newer = record(now, body)
+        newer = fetch_record(now, body)
         store.save(newer, body)
         assert [r.fetched_at for r in store.history(SITE)] == [now, now - 10]
         assert store.current(SITE) == (newer, body)
@@ -218,7 +202,7 @@ def test_2_4_redis_look_many_and_save_many_pipelined(
     try:
         looked = store.look_many(sites, "me", 30, lambda r: True)
         assert {state for state, _ in looked.values()} == {"lease"}
-        store.save_many([(record(now, body, site=s), body) for s in sites], sites, "me")
+        store.save_many([(fetch_record(now, body, site=s), body) for s in sites], sites, "me")
         looked = store.look_many(sites, "other", 30, lambda r: True)
         assert all(state == "fresh" for state, _ in looked.values())
         assert store.lease_of(sites[0]) is None  # given up with the save
@@ -241,7 +225,7 @@ def test_2_4_redis_release_messages_reach_watchers(redis_server: RedisServer, pr
         assert listener.watch(hear)
         time.sleep(0.2)  # subscribed
         body = bodies(1)[0]
-        writer.save(record(time.time(), body), body)
+        writer.save(fetch_record(time.time(), body), body)
         assert event.wait(5)
         event.clear()
         assert writer.acquire("http://b.test:80", "w", 30)
@@ -287,7 +271,7 @@ async def test_2_4_a_waiting_crawl_is_woken_by_the_release_message(
         assert waiting.wait(15)
         time.sleep(0.2)  # well inside the 30 s nap: only the message can wake it
         other.save_many(
-            [(record(time.time(), body, site=name), body)], [name], "elsewhere.example:1:cafe"
+            [(fetch_record(time.time(), body, site=name), body)], [name], "elsewhere.example:1:cafe"
         )
 
     thread = threading.Thread(target=fetch_elsewhere)
@@ -318,9 +302,9 @@ async def test_2_4_the_prune_subcommand(tmp_path: Path) -> None:
     now = time.time()
     store = SQLiteStore(str(path))
     for number, body in enumerate(bodies(3)):
-        store.save(record(now + number, body), body)
+        store.save(fetch_record(now + number, body), body)
     old = bodies(4)[3]
-    store.save(record(now - 3 * 86_400, old, site="http://old.test:80"), old)
+    store.save(fetch_record(now - 3 * 86_400, old, site="http://old.test:80"), old)
     store.close()
     output, code = await scrapy(
         "prune", "--store", f"sqlite:///{path}", "-s", "ROBOTSTXT_STORE_ARCHIVE=1", cwd=tmp_path
@@ -394,13 +378,13 @@ def test_2_4_the_store_on_redis_cluster(redis_cluster: list[RedisServer], prefix
         assert not other.acquire(sites[0], "you", 30)
         for number, body in enumerate(bodies(3)):
             store.save_many(
-                [(record(now + number, body, site=s), body) for s in sites], sites, "me"
+                [(fetch_record(now + number, body, site=s), body) for s in sites], sites, "me"
             )
         looked = other.look_many(sites, "you", 30, lambda r: True)
         assert all(state == "fresh" for state, _ in looked.values())
         assert [r.fetched_at for r in other.history(sites[7])] == [now + 2, now + 1]
         assert other.at(sites[7], now + 1.5) == (
-            record(now + 1, bodies(3)[1], site=sites[7]),
+            fetch_record(now + 1, bodies(3)[1], site=sites[7]),
             bodies(3)[1],
         )
         assert clock.take(sites[3], 5) == 0.0 and clock.take(sites[3], 5) > 4

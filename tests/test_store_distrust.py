@@ -33,6 +33,7 @@ from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
 from scrapy_rfc9309.sites._store import FetchRecord, RobotsStore
 
 from .conftest import crawl
+from .records import fetch_record
 from .redis_server import RedisServer
 from .server import MockSite, text
 
@@ -51,24 +52,6 @@ def site_key(site: MockSite) -> str:
     key = site_of(site.origin + "/")
     assert key is not None
     return key
-
-
-def stored(site: str, fetched_at: float, body: bytes = ROBOTS) -> FetchRecord:
-    return FetchRecord(
-        site=site,
-        fetched_at=fetched_at,
-        chain=((f"{site}/robots.txt", 200),),
-        kind="parsed",
-        detail="HTTP 200",
-        lifetime="RFC 9309 2.4: 24 hours",
-        expires_at=fetched_at + 86_400.0,
-        retry_after=False,
-        size=len(body),
-        sha256=hashlib.sha256(body).hexdigest(),
-        status=200,
-        truncated=False,
-        max_size=512_000,
-    )
 
 
 def make_sites(sites: Any, count: int) -> list[MockSite]:
@@ -131,8 +114,8 @@ async def check_a_record_dated_in_the_future_is_fetched_again(
     future = time.time() + YEAR
     save(
         opener,
-        (stored(site_key(ahead), future, ALLOW_ALL), ALLOW_ALL),
-        (stored(site_key(near), time.time() + WITHIN_SKEW), ROBOTS),
+        (fetch_record(future, ALLOW_ALL, site=site_key(ahead)), ALLOW_ALL),
+        (fetch_record(time.time() + WITHIN_SKEW, ROBOTS, site=site_key(near)), ROBOTS),
     )
     urls = [ahead.url("/a"), ahead.url("/private/1"), near.url("/a"), near.url("/private/1")]
     with caplog.at_level(logging.WARNING, logger="scrapy_rfc9309.store"):
@@ -197,7 +180,10 @@ async def test_2_4_sqlite_bad_records_cost_their_site_a_fetch_not_the_store(
     many = [digest, number, zlib_, sound]
     save(
         sqlite_opener(tmp_path),
-        *((stored(site_key(s), now, body), body) for s, body in zip(many, bodies, strict=True)),
+        *(
+            (fetch_record(now, body, site=site_key(s)), body)
+            for s, body in zip(many, bodies, strict=True)
+        ),
     )
     raw_sqlite(tmp_path, "UPDATE bodies SET data = ? WHERE sha256 = ?",
                zlib.compress(ALLOW_ALL), hashlib.sha256(bodies[0]).hexdigest())  # fmt: skip
@@ -240,7 +226,10 @@ async def test_2_4_redis_bad_records_cost_their_site_a_fetch_not_the_store(
     huge, not_json, digest, sound = make_sites(sites, 4)
     opener = redis_opener(redis_server, prefix)
     now = time.time()
-    save(opener, *((stored(site_key(s), now), ROBOTS) for s in (huge, digest, sound)))
+    save(
+        opener,
+        *((fetch_record(now, ROBOTS, site=site_key(s)), ROBOTS) for s in (huge, digest, sound)),
+    )
     client = redis.Redis.from_url(redis_server.url)
     current = client.get(f"{prefix}current:{{{site_key(huge)}}}")
     assert isinstance(current, bytes)

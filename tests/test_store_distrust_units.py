@@ -26,8 +26,9 @@ from scrapy_rfc9309.sites._redis_store import RedisStore
 from scrapy_rfc9309.sites._sqlite_file import BadRow, checked_body, record_of
 from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
 
+from .records import fetch_record
 from .redis_server import RedisServer
-from .test_store_distrust import ALLOW_ALL, HOLDER, ROBOTS, YEAR, raw_sqlite, stored
+from .test_store_distrust import ALLOW_ALL, HOLDER, ROBOTS, YEAR, raw_sqlite
 
 # -- the checks, pure ----------------------------------------------------------------
 
@@ -54,7 +55,7 @@ NOW = 1_800_000_000.0
 def test_2_4_a_record_dated_after_the_clock_plus_the_skew_is_not_trusted(
     fetched_at: float, ahead: bool
 ) -> None:
-    record = stored(SITE, fetched_at)
+    record = fetch_record(fetched_at, ROBOTS, site=SITE)
     assert dated_ahead(record, NOW) is ahead
     answer = answer_of(record, ROBOTS, SITE, LIMITS, now=NOW)
     assert answer.damaged is ahead and (answer.problem is not None) is ahead
@@ -118,7 +119,7 @@ def test_2_4_sqlite_look_many_answers_every_other_site_of_a_batch(tmp_path: Path
     now = time.time()
     sites = [f"http://s{n}.test:80" for n in range(3)]
     for site in sites:
-        store.save(stored(site, now), ROBOTS)
+        store.save(fetch_record(now, ROBOTS, site=site), ROBOTS)
     raw_sqlite(tmp_path, "UPDATE archive SET fetched_at = 'abc' WHERE site = ?", sites[1])
     try:
         looked = store.look_many(sites, "me:1:a", 30.0, lambda record: True)

@@ -19,9 +19,9 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy_rfc9309.sites._redis_store import RedisStore
 
 from .conftest import crawl
+from .records import fetch_record
 from .redis_server import RedisServer
 from .server import text
-from .test_store_bounds import record
 
 
 def reads(client: Any) -> int:
@@ -48,7 +48,7 @@ def test_2_4_redis_look_many_takes_the_leases_of_a_burst_in_a_few_round_trips(
         now = 1_700_000_000.0
         before = reads(client)
         store.save_many(
-            [(record(now, b"User-agent: *\n", site=s), None) for s in sites], sites, "me"
+            [(fetch_record(now, b"User-agent: *\n", site=s), None) for s in sites], sites, "me"
         )
         assert reads(client) - before - 1 < len(sites) // 3
         before = reads(client)

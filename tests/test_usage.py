@@ -21,24 +21,22 @@ from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
 from scrapy_rfc9309.parser._compact import CompactRobots
 from scrapy_rfc9309.parser._directives import MAX_HEADER_BYTES, MAX_HEADER_VALUES
 from scrapy_rfc9309.parser._lint import lint
+from scrapy_rfc9309.parser._response_usage import response_usage, unread_usage
 from scrapy_rfc9309.parser._tdmrep import parse_tdmrep
 from scrapy_rfc9309.parser._usage import (
     CATEGORIES,
-    MAX_RECORDS,
     NO_PREFERENCES,
     RETIRED_PURPOSES,
     TDM_CATEGORIES,
     USE_LEVELS,
     VOCABULARY,
     Preference,
-    content_signal_use,
     needs_tdmrep,
-    parse_content_usage,
-    response_usage,
-    unread_usage,
 )
 from scrapy_rfc9309.parser._usage_decision import UsageSources, decide_usage
+from scrapy_rfc9309.parser._usage_index import MAX_RECORDS
 from scrapy_rfc9309.parser._usage_signals import read_usage_signals
+from scrapy_rfc9309.parser._usage_values import content_signal_use, parse_content_usage
 
 from .conftest import BASE_SETTINGS
 from .server import html_page, page_with_headers, sequence, status, text, with_headers
@@ -1461,7 +1459,7 @@ async def test_2_3_1_4_tdmrep_json_503_is_not_retried_by_scrapy_and_is_logged(
 
 
 def test_2_2_4_usage_lines_past_the_limits_are_warned_and_linted() -> None:
-    from scrapy_rfc9309.parser._usage import MAX_MEMBERS
+    from scrapy_rfc9309.parser._usage_values import MAX_MEMBERS
 
     many = b"Content-Usage: train-ai=n\n" * (MAX_RECORDS + 1)
     wide = b"Content-Signal: " + b", ".join([b"search=yes"] * (MAX_MEMBERS + 1)) + b"\n"

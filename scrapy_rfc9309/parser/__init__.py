@@ -13,8 +13,9 @@ from ._directives import PageDirectives
 from ._dots import resolved_path
 from ._matcher import Verdict
 from ._page_directives import read_page_directives
-from ._robotstxt import ResolvedVerdict, RobotsTxt
+from ._robotstxt import RobotsTxt
 from ._usage import PARENTS, TDM_CATEGORIES, VALUES, VOCABULARY, Preference, Usage
+from ._verdicts import ResolvedVerdict
 
 __all__ = [
     "PARENTS",

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["derive_product_token", "is_valid_token", "product_token"]
+__all__ = ["agent_token", "derive_product_token", "is_valid_token", "product_token"]
+
+_URL_LIKE = re.compile(r"/|[A-Za-z][A-Za-z0-9+.-]*://")
+_PLAIN_TOKEN = re.compile(r"[A-Za-z0-9_.*-]+\Z")
 
 _PRODUCT_NAME = re.compile(r"[^\s/;(),]+")
 # RFC 9309 2.2.1 identifier characters, plus the digits and dots that real
@@ -111,3 +114,31 @@ def derive_product_token(user_agent: str) -> str:
         if name and name.lower() not in _COMPATIBILITY_PRODUCTS:
             return name
     return _product_name(user_agent)
+
+
+#: Agent strings already reduced to their token, up to :data:`_TOKENS_KEPT`.
+_TOKENS: dict[str, str] = {}
+_TOKENS_KEPT = 4096
+_TOKEN_CACHED_LENGTH = 256
+
+
+def agent_token(agent: str) -> str:
+    """The product token ``agent`` stands for (RFC 9309 2.2.1), lower case."""
+    token = _TOKENS.get(agent) if isinstance(agent, str) else None
+    if token is None:
+        token = _agent_token(agent)
+        if len(_TOKENS) < _TOKENS_KEPT and len(agent) <= _TOKEN_CACHED_LENGTH:
+            _TOKENS[agent] = token
+    return token
+
+
+def _agent_token(agent: str) -> str:
+    if not isinstance(agent, str):
+        raise TypeError(f"agent must be a str, not {type(agent).__name__}")
+    if _URL_LIKE.match(agent):
+        raise ValueError(f"agent {agent[:80]!r} looks like a URL; call check(url=..., agent=...)")
+    if _PLAIN_TOKEN.match(agent):
+        return agent.lower()
+    # A whole User-Agent value: reduced as the middleware reduces the header
+    # (RFC 9309 2.2.1's "Mozilla/5.0 (compatible; ExampleBot/0.1; ...)").
+    return derive_product_token(agent).lower()

@@ -11,12 +11,14 @@ from __future__ import annotations
 import zlib
 from collections.abc import Collection
 
+from ._agent import agent_token
 from ._groups import WILDCARD_AGENT
 from ._lines import line_start, line_text
 from ._matcher import AgentMatcher
-from ._robotstxt import RobotsTxt, Verdicts, agent_token
+from ._robotstxt import RobotsTxt
 from ._rulekey import MAX_BODY_SIZE
-from ._usage import UsageIndex
+from ._usage_index import UsageIndex
+from ._verdicts import Verdicts
 
 __all__ = ["CompactRobots"]
 

@@ -38,7 +38,8 @@ from ._agent import is_valid_token, product_token
 from ._lines import EXACT_KEYS, Warnings, key_reading, printable, read_line, split_line
 from ._rule_forms import Rule, is_url, rule_pattern
 from ._steps import Steps
-from ._usage import MAX_MEMBERS, MAX_RECORDS
+from ._usage_index import MAX_RECORDS
+from ._usage_values import MAX_MEMBERS
 
 __all__ = ["WILDCARD_AGENT", "Group", "Grouping", "group_all", "group_steps"]
 
@@ -349,8 +350,8 @@ class _Fold:
 
 def _warn_usage_limits(key: str, number: int, value: bytes, count: int, warnings: Warnings) -> None:
     """What the usage reader leaves out, said at the line: the lines past
-    :data:`~._usage.MAX_RECORDS` and the members of a Content-Signal line past
-    :data:`~._usage.MAX_MEMBERS` (a Content-Usage value is read whole)."""
+    :data:`~._usage_index.MAX_RECORDS` and the members of a Content-Signal line past
+    :data:`~._usage_values.MAX_MEMBERS` (a Content-Usage value is read whole)."""
     name = "Content-Usage" if key == "content-usage" else "Content-Signal"
     if count == MAX_RECORDS + 1:
         warnings.add(

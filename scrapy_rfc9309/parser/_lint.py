@@ -38,17 +38,9 @@ from ._groups import WILDCARD_AGENT, _crawl_delay
 from ._lines import BOM_IGNORED, Warnings, printable, read_line, scan
 from ._robotstxt import RobotsTxt
 from ._rule_forms import is_url, rule_pattern
-from ._usage import (
-    _MAX_MEMBERS,
-    _MEMBER,
-    SPEC_VERSIONS,
-    USE_KEY,
-    USE_LEVELS,
-    VALUES,
-    VOCABULARY,
-    read_content_usage,
-    split_usage_value,
-)
+from ._usage import SPEC_VERSIONS, USE_KEY, USE_LEVELS, VALUES, VOCABULARY
+from ._usage_index import split_usage_value
+from ._usage_values import _MAX_MEMBERS, _MEMBER, read_content_usage
 
 __all__ = ["MAX_RULES", "MAX_RULE_LENGTH", "lint"]
 

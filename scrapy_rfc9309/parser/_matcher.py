@@ -5,6 +5,9 @@ octets in its (normalised) pattern; on a tie, ``allow`` wins. ``*`` matches
 any run of octets, a final ``$`` anchors the end; ``%2A`` and ``%24`` in a
 rule stand for a literal ``*`` and ``$``.
 
+A group's rules are sorted by kind as they are compiled (``_rule_tables``);
+this module holds the matcher they become and its checks.
+
 What one check costs:
 
 * a path that starts with none of the literal prefixes (the text before any
@@ -61,23 +64,16 @@ from typing import Any, NamedTuple
 from ._globs import GlobIndex
 from ._prefixes import DictPrefixes, FewPrefixes, SortedPrefixes, prefix_index
 from ._rule_forms import (
-    GLOB_CANONICAL,
-    PLAIN_CANONICAL,
     Rule,
     all_glob,
     all_plain,
     canonical_rules,
     dollars_end,
     few_wildcards,
-    names_a_host,
     plain_form,
-    rule_pattern,
 )
-from ._rulekey import ALLOW_BIT as _ALLOW_BIT
-from ._rulekey import LINE_BITS as _LINE_BITS
-from ._rulekey import LINE_MAX as _LINE_MAX
-from ._rulekey import OFFSET_BITS as _LOW_BITS
-from ._rulekey import RuleKey, pack
+from ._rule_tables import RuleTables, disallow_shortcut
+from ._rulekey import RuleKey
 from ._scan import RuleScan
 from ._steps import STEP, Steps, run_to_end
 from ._wildcards import (
@@ -86,7 +82,6 @@ from ._wildcards import (
     Lazy,
     Wildcard,
     compile_lazy,
-    compile_pattern,
     index_wildcards,
     wildcard_matches,
 )
@@ -120,8 +115,6 @@ _INDEXED_CHECKS = 32
 # Up to this many rules, a matcher keeps the literal prefixes of its
 # disallow rules, so that most allowed paths take one C-level test.
 _DENY_FROM = 256
-_DENY_LIMIT = 64
-_NEEDLE_LIMIT = 32
 
 
 class Verdict(NamedTuple):
@@ -139,65 +132,6 @@ class Verdict(NamedTuple):
 ALLOWED_BY_DEFAULT = Verdict(True)
 
 _Key = RuleKey
-
-
-class _Tables:
-    """Rules sorted by kind while compiling: prefix tables and wildcards."""
-
-    __slots__ = ("count", "exact", "lazy", "plain", "starred", "wildcards")
-
-    def __init__(self) -> None:
-        self.plain: dict[str, _Key] = {}
-        self.starred: dict[str, _Key] = {}
-        self.exact: dict[str, _Key] = {}
-        self.wildcards: list[Wildcard] = []
-        self.lazy: list[Lazy] = []
-        self.count = 0
-
-    def add(self, rules: Iterable[Rule]) -> int:
-        """Add ``rules``; return how many were read."""
-        plain, starred, exact = self.plain, self.starred, self.exact
-        simple, glob = PLAIN_CANONICAL.fullmatch, GLOB_CANONICAL.fullmatch
-        read = simple_count = lazy_count = 0
-        lazy_append, new_tuple = self.lazy.append, tuple.__new__
-        for allow, raw, line in rules:
-            read += 1
-            if not raw:
-                continue  # RFC 9309 2.2.2: an empty pattern matches nothing
-            if simple(raw):  # most rules: "/private/", already canonical
-                simple_count += 1
-                value = raw.decode("ascii")
-                key = ((len(value) << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _LOW_BITS
-                known = plain.get(value)
-                if known is None or key > known:
-                    plain[value] = key
-                continue
-            if glob(raw) and 0 <= raw.rfind(b"*") < len(raw) - 1 - raw.endswith(b"$"):
-                # Canonical, with a literal piece after its last star: its
-                # specificity is its length; split it only when tried.
-                lazy_count += 1
-                key = ((len(raw) << 1 | allow) << _LINE_BITS | (_LINE_MAX - line)) << _LOW_BITS
-                lazy_append(new_tuple(Lazy, (key, raw)))  # Lazy(key, raw), built in C
-                continue
-            value = rule_pattern(raw)
-            if names_a_host(raw, value):
-                continue
-            self.count += 1
-            prefix, pieces, anchored, specificity = compile_pattern(value)
-            key = pack(specificity, allow, line)
-            if "*" not in value:
-                table = exact if anchored else plain
-            elif not pieces and not anchored and specificity == len(prefix) + 1:
-                table = starred  # "/private*": a prefix, one octet more specific
-            else:
-                needle = max(pieces, key=len, default="")
-                self.wildcards.append(Wildcard(key, prefix, pieces, anchored, needle))
-                continue
-            known = table.get(prefix)
-            if known is None or key > known:
-                table[prefix] = key
-        self.count += simple_count + lazy_count
-        return read
 
 
 class AgentMatcher:
@@ -345,7 +279,7 @@ class AgentMatcher:
 
     def _compile(self, rules: Iterable[Rule]) -> None:
         self._globs_index = None
-        tables = _Tables()
+        tables = RuleTables()
         tables.add(rules)
         if tables.wildcards or tables.lazy:
             run_to_end(self._finish(tables))
@@ -362,18 +296,18 @@ class AgentMatcher:
             return cls(rules)  # scanned at first, or less than a step's worth
         matcher = cls.__new__(cls)
         matcher._globs_index = None
-        tables = _Tables()
+        tables = RuleTables()
         iterator = iter(rules)
         while tables.add(islice(iterator, STEP)) == STEP:
             yield
         yield from matcher._finish(tables)
         return matcher
 
-    def _finish(self, tables: _Tables) -> Steps[None]:
+    def _finish(self, tables: RuleTables) -> Steps[None]:
         wildcards, lazy = tables.wildcards, tables.lazy
         if len(wildcards) + len(lazy) <= _SCAN_LIMIT:
             wildcards += map(compile_lazy, lazy)
-            lazy = tables.lazy = []  # compiled once: _deny reads them from wildcards
+            lazy = tables.lazy = []  # compiled once: disallow_shortcut reads them from wildcards
         self._compiled = {}
         self._set_prefixes(tables)
         if not lazy and len(wildcards) <= _SCAN_LIMIT:
@@ -385,11 +319,11 @@ class AgentMatcher:
             self._prefix_index, self._gram_index, self._short_index, self._end_index = indexes
         self._prefix_lengths = sorted({len(prefix) for prefix in self._prefix_index})
 
-    def _set_prefixes(self, tables: _Tables) -> None:
+    def _set_prefixes(self, tables: RuleTables) -> None:
         self._first = None  # compiled: nothing of a scan is kept
         self.rule_count = tables.count
         if tables.count <= _DENY_FROM:
-            self._shortcut(*_deny(tables))
+            self._shortcut(*disallow_shortcut(tables))
         else:
             self._no_shortcut()
         self._plain = prefix_index(tables.plain)
@@ -518,40 +452,8 @@ def _allowing_all() -> AgentMatcher:
     return matcher
 
 
-def _allows(key: _Key) -> int:
-    return (key >> _ALLOW_BIT) & 1
-
-
-def _deny(tables: _Tables) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
-    """The literal prefixes of the disallow rules in ``tables``, and the
-    longest piece of those whose prefix is ``/`` or empty (``/*?``): any
-    path such a rule matches contains it. ``None`` when there are many, or
-    when a rule would match every path (``/``, ``/*$``)."""
-    prefixes = {
-        pattern
-        for table in (tables.plain, tables.starred, tables.exact)
-        for pattern, key in table.items()
-        if not _allows(key)
-    }
-    wildcards = [rule for rule in tables.wildcards if not _allows(rule.key)]
-    wildcards += [compile_lazy(rule) for rule in tables.lazy if not _allows(rule.key)]
-    needles = set()
-    for rule in wildcards:
-        if len(rule.prefix) > 1:
-            prefixes.add(rule.prefix)
-        elif rule.needle:
-            needles.add(rule.needle)
-        else:
-            return None, ()
-    if len(prefixes) > _DENY_LIMIT or len(needles) > _NEEDLE_LIMIT:
-        return None, ()
-    if "/" in prefixes or "" in prefixes:
-        return None, ()
-    return tuple(sorted(prefixes)), tuple(sorted(needles))
-
-
 #: The matcher of every agent of a file whose rules have no pattern (RFC
 #: 9309 2.2.2: an empty ``Disallow:`` matches nothing, so everything is
-#: allowed): one shared instance, built once (here, once ``_deny`` and the
+#: allowed): one shared instance, built once (here, once ``_allowing_all`` and the
 #: rest are defined), that no check changes.
 ALLOWING_ALL = _allowing_all()

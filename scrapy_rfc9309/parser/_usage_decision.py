@@ -27,16 +27,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._usage import (
-    NO_PREFERENCES,
+from ._response_usage import (
     TDM_POLICY_SOURCES,
-    Preference,
-    Usage,
     response_usage,
     tdm_policy_value,
     unread_usage,
     with_tdm_policy,
 )
+from ._usage import NO_PREFERENCES, Preference, Usage
 
 #: Page directives read as a refusal of ``train-ai`` with ``ROBOTS_META_NOAI``
 #: (de-facto values some sites write; no specification defines them).
@@ -47,8 +45,8 @@ _TDM_META = "<meta"
 _POLICY_HEADER, _POLICY_META = "tdm-policy header", '<meta name="tdm-policy">'
 
 if TYPE_CHECKING:
-    from ._robotstxt import Verdicts
     from ._tdmrep import TdmRep
+    from ._verdicts import Verdicts
 
 __all__ = [
     "NOAI_DIRECTIVES",
@@ -81,7 +79,7 @@ class UsageSources(NamedTuple):
     #: the response's ``<meta name="tdm-policy">`` (TDMRep; ``None``: none stated)
     tdm_meta_policy: str | None = None
     #: refusals assumed for the response's usage headers read only in part
-    #: (a reading limit met: fail closed, :func:`~._usage.unread_usage`)
+    #: (a reading limit met: fail closed, :func:`~._response_usage.unread_usage`)
     unread: Usage = NO_PREFERENCES
 
     def with_page(
@@ -92,7 +90,7 @@ class UsageSources(NamedTuple):
         """These sources with the response's signals (``read_usage_signals``), each
         kept apart: TDMRep gives them an order of precedence. ``truncated``: the
         usage headers that met a reading limit (``read_usage_signals``), each
-        read as refusing what it can state (:func:`~._usage.unread_usage`)."""
+        read as refusing what it can state (:func:`~._response_usage.unread_usage`)."""
         header: list[tuple[str, str]] = []
         tdm_header: list[tuple[str, str]] = []
         tdm_meta: list[tuple[str, str]] = []

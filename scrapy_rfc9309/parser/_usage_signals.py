@@ -70,7 +70,7 @@ def read_usage_signals(
     :data:`~._directives.MAX_HEADER_BYTES` each); ``truncated``, if given,
     gets the source of each header that met a limit, with the limits' names
     (``{"Content-Usage header": {"MAX_HEADER_VALUES"}}``): what lies past them
-    was not read (see :func:`~._usage.unread_usage`). Never raises on content.
+    was not read (see :func:`~._response_usage.unread_usage`). Never raises on content.
     """
     found: list[tuple[str, str]] = []
     try:

@@ -155,7 +155,7 @@ def index_wildcards(
             needle = max(parts[1:], key=len)  # a piece, not the prefix "/"
             if len(needle) >= GRAM:
                 by_gram.setdefault(needle[-GRAM:], []).append(entry)
-            else:  # a lazy rule ends with a piece (see _Tables.add)
+            else:  # a lazy rule ends with a piece (see ``_rule_tables.RuleTables.add``)
                 short.append((entry, needle, parts[-1] if entry.pattern[-1] == 36 else ""))
     by_short, by_end = yield from _place_short(short)
     yield from _key_again(by_gram, by_short)

@@ -13,7 +13,8 @@ from typing import NamedTuple
 from ..parser._compact import CompactRobots
 from ..parser._encoding import path_of
 from ..parser._matcher import Verdict
-from ..parser._robotstxt import ResolvedVerdict, RobotsTxt, Verdicts
+from ..parser._robotstxt import RobotsTxt
+from ..parser._verdicts import ResolvedVerdict, Verdicts
 from ._site import robots_url
 
 __all__ = ["DISALLOW_ALL", "Decision", "Kind", "SiteOutcome", "kind_of_status"]

@@ -31,9 +31,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..parser._robotstxt import ResolvedVerdict
 from ..parser._tdmrep import TDMREP_PATH
 from ..parser._usage_decision import UsageDecision, UsageSources, decide_usage, site_sources
+from ..parser._verdicts import ResolvedVerdict
 from ._outcome import Decision, Kind
 
 if TYPE_CHECKING:

@@ -59,11 +59,11 @@ from scrapy.pqueues import ScrapyPriorityQueue
 from ...sites._sitetable import SiteState
 from .._engine import in_downloader, page_slot_concurrency, page_slot_delayed, wake_engine
 from .._report import report_for
-from ..cluster._pacing import META_WAIT_SINCE
 from ..settings._component_settings import page_delays_possible
 from ..settings._start_up import start_up_errors_logged
 from ..sitefiles._service import SiteService, site_service
 from ._backlog import SiteBacklogs
+from ._paced import PacedSites
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -155,16 +155,14 @@ class RobotsTxtPriorityQueue:
         self._robots = site_service(crawler, create=False)
         if self._robots is not None:
             self._robots.register(self)
-        #: with a Redis store: each site's requests spaced across the cluster;
-        #: site -> requests of a READY site waiting for its turn, and its timer
-        self._pacer = None if self._robots is None else self._robots.pacer
-        if self._pacer is not None:
-            self._pacer.queue_paces = True
-        self._paced: dict[str, deque[Request]] = {}
-        self._paced_count = 0
-        self._pace_timers: dict[str, Any] = {}
-        #: sites whose first paced request is back in ``_ready`` to ask again
-        self._trying: set[str] = set()
+        #: with a Redis store: each site's requests spaced across the cluster,
+        #: those of a READY site whose turn has not come waiting in its line
+        pacer = None if self._robots is None else self._robots.pacer
+        self._paced = (
+            None
+            if pacer is None or self._robots is None
+            else PacedSites(crawler, self._robots, pacer, self._ready.push)
+        )
         #: settled sites' backlogs, let go a few requests at a time
         self._backlogs = SiteBacklogs()
         #: DOWNLOAD_DELAY, AutoThrottle or DOWNLOAD_SLOTS may space a site's slot
@@ -229,10 +227,10 @@ class RobotsTxtPriorityQueue:
                 backlogs.handed_out(request)
             if state is SiteState.READY:
                 if (
-                    self._pacer is not None
+                    self._paced is not None
                     # one the middleware drops is never sent: it takes no turn
                     and not robots.refused_now(site, request)
-                    and not self._turn(site, request)
+                    and not self._paced.turn(site, request)
                 ):
                     continue  # waits for its site's turn in the cluster
                 return request
@@ -266,7 +264,7 @@ class RobotsTxtPriorityQueue:
 
     def _write_back_or_drop_held(self) -> None:
         held = [request for requests in self._held.values() for request in _listed(requests)]
-        paced = self._drop_paced()
+        paced = [] if self._paced is None else self._paced.take_all()
         held.extend(request for _, request in paced)
         waiting = list(self._backlogs.take_all())
         held.extend(request for _, request in waiting)
@@ -303,7 +301,8 @@ class RobotsTxtPriorityQueue:
             )
 
     def __len__(self) -> int:
-        return len(self._ready) + self._held_count + self._paced_count + len(self._backlogs)
+        paced = 0 if self._paced is None else self._paced.count
+        return len(self._ready) + self._held_count + paced + len(self._backlogs)
 
     # -- settled sites' backlogs ----------------------------------------------------
 
@@ -403,79 +402,6 @@ class RobotsTxtPriorityQueue:
         return robots.asks_crawl_delay(site, request) or (
             self._page_delays and page_slot_delayed(self.crawler, request)
         )
-
-    # -- requests waiting for their site's turn in the cluster ---------------------------
-
-    def _turn(self, site: str, request: Request) -> bool:
-        """Whether ``request`` (its site settled) may go now; otherwise it waits
-        here, in its site's line, until the site's next allowed time."""
-        assert self._pacer is not None and self._robots is not None
-        line = self._paced.get(site)
-        if line is not None and site not in self._trying:
-            line.append(request)  # behind the site's first waiting request
-            self._robots.pin(site)  # kept while it waits (unpinned when popped)
-            self._paced_count += 1
-            self._pacer.started_waiting(request)
-            return False
-        trying = site in self._trying
-        self._trying.discard(site)
-        wait = self._pacer.wait(site)
-        if wait <= 0:
-            if line:  # the others wait for the next turn
-                self._arm(site, self._pacer.delay_for(site) or 0.0)
-            self._pacer.ended_waiting(request)
-            return True
-        if line is None:
-            line = self._paced[site] = deque()
-        self._robots.pin(site)  # waiting here: its outcome is kept (unpinned when popped)
-        if trying:
-            line.appendleft(request)
-        else:
-            line.append(request)
-        self._pacer.started_waiting(request)
-        self._paced_count += 1
-        self._arm(site, wait)
-        return False
-
-    def _arm(self, site: str, seconds: float) -> None:
-        from twisted.internet import reactor as _reactor
-
-        reactor: Any = _reactor
-        timer = self._pace_timers.pop(site, None)
-        if timer is not None and timer.active():
-            timer.cancel()
-        self._pace_timers[site] = reactor.callLater(max(0.0, seconds), self._turn_due, site)
-
-    def _turn_due(self, site: str) -> None:
-        """The site's next allowed time has come: its first waiting request goes
-        back to ``_ready`` to ask for the turn."""
-        self._pace_timers.pop(site, None)
-        line = self._paced.get(site)
-        if not line:
-            self._paced.pop(site, None)
-            return
-        request = line.popleft()
-        self._paced_count -= 1
-        if line:
-            self._trying.add(site)
-        else:
-            del self._paced[site]
-        self._ready.push(request)
-        wake_engine(self.crawler)
-
-    def _drop_paced(self) -> list[tuple[str, Request]]:
-        """Requests waiting for their site's turn, with their sites, taken out (at close)."""
-        for timer in self._pace_timers.values():
-            if timer.active():
-                timer.cancel()
-        self._pace_timers.clear()
-        paced = [(site, request) for site, line in self._paced.items() for request in line]
-        for _, request in paced:  # not sent: its wait is not counted (nor kept in JOBDIR)
-            request.meta.pop(META_WAIT_SINCE, None)
-        self._paced.clear()
-        self._paced_count = 0
-        self._trying.clear()
-        return paced
 
 
 def interleaved(batches: list[list[Request]]) -> Iterator[Request]:

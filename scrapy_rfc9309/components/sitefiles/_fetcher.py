@@ -36,8 +36,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from scrapy import signals
-from scrapy.exceptions import StopDownload
 from scrapy.http import Request, Response
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredLock
@@ -49,9 +47,9 @@ from ...sites._records import RETRY_AFTER_MIN
 from ...sites._site import robots_url, site_of
 from .. import _compat
 from .._clock import Clock
-from .._engine import add_to_total_concurrency, file_slot, file_slot_key
+from .._engine import file_slot, file_slot_key
 from .._robotparser import RFC9309RobotParser
-from ._decode import accept_encoding, decode_body, split_encodings
+from ._decode import accept_encoding, decode_body
 from ._file_download import (
     MAX_REDIRECTS,
     RETRY_AFTER_STATUSES,
@@ -67,6 +65,7 @@ from ._file_download import (
     shown_target,
     unfollowable,
 )
+from ._robotstxt_downloader import META_ENCODING, META_SIZE_LIMIT, RobotsTxtDownloaderHooks
 from ._site_files import file_request
 
 if TYPE_CHECKING:
@@ -99,10 +98,6 @@ PARSE_SLICE_SECONDS = 0.005
 #: The robots.txt URLs requested for one fetch, each with its HTTP status.
 Chain = Sequence[tuple[str, "int | None"]]
 
-_META_SIZE_LIMIT = "_robotstxt_max_size"
-_META_RECEIVED = "_robotstxt_received"
-_META_ENCODING = "_robotstxt_content_encoding"
-
 
 def _cut_at_last_line(body: bytes) -> bytes:
     """``body`` without its last, unfinished line (RFC 9309 2.5: never guess a cut line)."""
@@ -128,18 +123,9 @@ class RobotsTxtFetcher:
         #: whether Scrapy's RetryMiddleware may retry a robots.txt download; off
         #: while unreachable sites are deferred (our back-off tries them again)
         self.scrapy_retry = True
-        #: robots.txt requests counted on top of the downloader's total concurrency
-        self._counted: set[Request] = set()
-        #: robots.txt downloads in flight: the download signal handlers are
-        #: connected while there is one (every page's download sends them)
-        self._downloading = 0
-        self._handlers = (
-            (self._on_reached_downloader, signals.request_reached_downloader),
-            (self._on_left_downloader, signals.request_left_downloader),
-            (self._on_headers_received, signals.headers_received),
-            (self._on_bytes_received, signals.bytes_received),
-            (self._on_response_downloaded, signals.response_downloaded),
-        )
+        #: its requests in Scrapy's downloader: counted on top of the pages'
+        #: concurrency, stopped at ROBOTSTXT_MAX_SIZE, their encoding set aside
+        self._downloader = RobotsTxtDownloaderHooks(crawler)
 
     async def fetch(self, url: str, request: Request | None = None) -> SiteOutcome:
         """Download the robots.txt at ``url``; ``request`` is the page that needs it.
@@ -150,21 +136,11 @@ class RobotsTxtFetcher:
         """
         assert self.crawler.engine is not None
         with file_slot(self.crawler, "robots.txt", site_of(url) or url) as slot:
-            self._listen(1)
+            self._downloader.listen(1)
             try:
                 return await self._fetch(url, request, slot)
             finally:
-                self._listen(-1)
-
-    def _listen(self, delta: int) -> None:
-        """Count a robots.txt download in (1) or out (-1): the download signal
-        handlers are connected as the first starts and disconnected as the
-        last ends, so pages downloaded meanwhile only cost their dispatch."""
-        self._downloading += delta
-        if self._downloading == (1 if delta > 0 else 0):
-            change = self.crawler.signals.connect if delta > 0 else self.crawler.signals.disconnect
-            for handler, signal in self._handlers:
-                change(handler, signal=signal)
+                self._downloader.listen(-1)
 
     async def _fetch(self, url: str, request: Request | None, slot: str) -> SiteOutcome:
         download = await download_file(
@@ -174,14 +150,14 @@ class RobotsTxtFetcher:
             name="robots.txt",
             logger=logger,
             stats_prefix="robotstxt",
-            max_size=0,  # stopped at ROBOTSTXT_MAX_SIZE, the part kept (_on_bytes_received)
+            max_size=0,  # stopped at ROBOTSTXT_MAX_SIZE, the part kept (RobotsTxtDownloaderHooks)
             # RetryMiddleware as configured, but not past a Retry-After; none while
             # deferral tries again itself (HTTP: The Definitive Guide ch. 9)
             retry=self.scrapy_retry,
             # bounded even where a download handler ignores download_timeout (FTP)
             timeout=self.settings.download_timeout,
             meta={
-                _META_SIZE_LIMIT: self.settings.max_size,
+                META_SIZE_LIMIT: self.settings.max_size,
                 # ROBOTSTXT_DOWNLOAD_TIMEOUT: a robots.txt that hangs gives up
                 # its place among the robots.txt downloads soon
                 "download_timeout": self.settings.download_timeout,
@@ -190,8 +166,8 @@ class RobotsTxtFetcher:
             # here is kept by Scrapy's compression middleware
             headers={b"Accept-Encoding": _ACCEPT_ENCODING},
             # before Scrapy's downloader counts it in `active`, and as it leaves
-            entering=self._count,
-            leaving=self._uncount,
+            entering=self._downloader.count,
+            leaving=self._downloader.uncount,
         )
         return await self._outcome(download, request)
 
@@ -370,7 +346,7 @@ class RobotsTxtFetcher:
         ``robotstxt/encoding_mislabelled``).
         """
         meta = response.request.meta if response.request is not None else {}
-        encodings = meta.get(_META_ENCODING)
+        encodings = meta.get(META_ENCODING)
         if not encodings:
             return response.body, False
         decoded = decode_body(response.body, encodings, self.settings.max_size)
@@ -448,73 +424,6 @@ class RobotsTxtFetcher:
                     slice_ends = time.perf_counter() + PARSE_SLICE_SECONDS
         finally:
             self._parse_lock.release()
-
-    # -- robots.txt downloads on top of CONCURRENT_REQUESTS ------------------------
-
-    def _count(self, request: Request) -> None:
-        """While a robots.txt request is in Scrapy's downloader, it does not take
-        one of the pages' ``CONCURRENT_REQUESTS``: the downloader's total
-        concurrency is one higher.
-
-        ``engine.download_async`` counts it in ``downloader.active`` (never held
-        back by ``CONCURRENT_REQUESTS``, but counted in it), so the engine would
-        take that many fewer pages while robots.txt files download. The limit is
-        raised just before the request enters ``active`` (and again for a retry of
-        it, when it reaches the downloader) and lowered as it leaves the
-        downloader (``request_left_downloader``, while still in ``active``): the
-        pages in flight never exceed ``CONCURRENT_REQUESTS``, whatever the
-        parse, the redirects or the retries of robots.txt files do meanwhile;
-        ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` bounds the robots.txt downloads.
-        """
-        if request not in self._counted and add_to_total_concurrency(self.crawler, 1):
-            self._counted.add(request)
-
-    def _uncount(self, request: Request) -> None:
-        if request in self._counted:
-            self._counted.discard(request)
-            add_to_total_concurrency(self.crawler, -1)
-
-    def _on_reached_downloader(self, request: Request) -> None:
-        if _META_SIZE_LIMIT in request.meta:  # a robots.txt request (a retry of one)
-            self._count(request)
-
-    def _on_left_downloader(self, request: Request) -> None:
-        self._uncount(request)
-
-    def _on_headers_received(self, request: Request) -> None:
-        if _META_SIZE_LIMIT in request.meta:
-            request.meta[_META_RECEIVED] = 0
-
-    def _on_bytes_received(self, data: bytes, request: Request) -> None:
-        limit = request.meta.get(_META_SIZE_LIMIT)
-        if limit is None:
-            return
-        received = request.meta.get(_META_RECEIVED, 0) + len(data)
-        request.meta[_META_RECEIVED] = received
-        if received > limit:
-            raise StopDownload(fail=False)
-
-    def _on_response_downloaded(self, response: Response, request: Request) -> None:
-        """Before the downloader middlewares see a robots.txt response.
-
-        The ``Content-Encoding`` is taken off, so that Scrapy's compression
-        middleware (which decodes without limit when ``download_maxsize`` is
-        0) leaves the body alone; :meth:`_decoded_body` decodes it within
-        ``ROBOTSTXT_MAX_SIZE``. A 429 / 503 with ``Retry-After`` is not
-        retried by Scrapy's RetryMiddleware, which would ask again at once:
-        the next attempt waits as long as the site asked.
-        """
-        if _META_SIZE_LIMIT not in request.meta:
-            return
-        encodings = response.headers.getlist(b"Content-Encoding")
-        if encodings:
-            del response.headers[b"Content-Encoding"]
-            request.meta[_META_ENCODING] = split_encodings(encodings)
-        if (
-            response.status in RETRY_AFTER_STATUSES
-            and retry_after_seconds(response.headers.get(b"Retry-After")) is not None
-        ):
-            request.meta["dont_retry"] = True
 
 
 async def _reactor_turn() -> None:
