@@ -593,6 +593,7 @@ def run_versus(
         "pages_per_s": fetched / (ended - started),
         "robots_per_site": sum(counts.values()) / args.sites,
         "pages": fetched,
+        "first_process_pages": results[0]["fetched"],
         "commands": commands,
         "round_trips": None if proxy is None else proxy.bursts,
     }
@@ -724,13 +725,14 @@ def versus_profile(args: argparse.Namespace) -> int:
         f"add-on, 2 processes, {args.sites} sites x {args.pages} pages: "
         f"{figure['pages_per_s']:.0f} pages/s; process 0's profile in {args.profile}"
     )
-    print_redis_callers(args.profile, figure["pages"] / 2)
+    print_redis_callers(args.profile, figure["first_process_pages"])
     return 0
 
 
-def print_redis_callers(path: str, pages: float) -> None:
+def print_redis_callers(path: str, pages: int) -> None:
     """The first callers outside redis-py of its round trips on the profiled (reactor)
-    thread: ``Redis.execute_command`` (one command) and ``Pipeline.execute``."""
+    thread: ``Redis.execute_command`` (one command) and ``Pipeline.execute``; for a
+    caller in scrapy-redis, its own callers too."""
     import pstats
 
     import redis.client
@@ -758,11 +760,19 @@ def print_redis_callers(path: str, pages: float) -> None:
             kind = "pipeline" if entry[2] == "execute" else "command"
             row = found.setdefault(caller, {})
             row[kind] = row.get(kind, 0) + calls
-    print(f"\nRedis round trips on the reactor thread of process 0 ({pages:.0f} pages), by caller")
+    print(f"\nRedis round trips on the reactor thread of process 0 ({pages} pages), by caller")
     for caller, kinds in sorted(found.items(), key=lambda item: -sum(item[1].values())):
-        where = caller[0].split(f"site-packages{os.sep}")[-1].replace(str(ROOT) + os.sep, "")
         what = ", ".join(f"{n} {kind}s ({n / pages:.2f}/page)" for kind, n in kinds.items())
-        print(f"  {where}:{caller[1]} {caller[2]}: {what}")
+        print(f"  {where_of(caller)}: {what}")
+        if f"{os.sep}scrapy_redis{os.sep}" in caller[0] and caller in table:
+            for up, edge in sorted(table[caller][4].items(), key=lambda item: -item[1][1]):
+                print(f"      called {edge[1]} times by {where_of(up)}")
+
+
+def where_of(function: tuple[str, int, str]) -> str:
+    """``file:line name`` of a profiled function, the file short."""
+    path = function[0].split(f"site-packages{os.sep}")[-1].replace(str(ROOT) + os.sep, "")
+    return f"{path}:{function[1]} {function[2]}"
 
 
 def main() -> int:

@@ -16,7 +16,9 @@ commands it holds: bursts are the round trips, commands are what
 messages) do not start bursts.
 
 The proxy runs an asyncio loop in a thread of the driver (which only waits
-for its crawler processes meanwhile); nothing leaves 127.0.0.1.
+for its crawler processes meanwhile); nothing leaves 127.0.0.1. With 2 ms
+each way a ``PING`` takes 4.6 to 4.7 ms through it (0.04 ms direct): the
+loop's timers round the delay up a little.
 """
 
 from __future__ import annotations
@@ -58,8 +60,16 @@ class LatencyProxy:
         self.connections = 0
 
     def close(self) -> None:
-        """Stop listening and stop the loop (open connections go with the thread)."""
-        self.loop.call_soon_threadsafe(self.server.close)
+        """Stop listening, close the connections still open, stop the loop."""
+
+        async def stop() -> None:
+            self.server.close()
+            tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(timeout=10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=5)
 
@@ -73,10 +83,14 @@ class LatencyProxy:
             writer.close()
             return
         asked = [False]  # the client has sent since the server last answered
-        await asyncio.gather(
-            self._pump(reader, upstream_writer, asked, from_client=True),
-            self._pump(upstream_reader, writer, asked, from_client=False),
-        )
+        try:
+            await asyncio.gather(
+                self._pump(reader, upstream_writer, asked, from_client=True),
+                self._pump(upstream_reader, writer, asked, from_client=False),
+            )
+        except asyncio.CancelledError:  # closed by close(): the connection just ends
+            writer.close()
+            upstream_writer.close()
 
     async def _pump(
         self,
