@@ -38,11 +38,47 @@ site: its pages, the most that arrived at the server within any window of
 one Crawl-delay (the goal: 1), the smallest gap between two arrivals, and
 the pages that arrived while Redis was stopped.
 
+With ``--versus-scrapy-redis``: the add-on in a scrapy-redis cluster against
+plain scrapy-redis, on the same crawl (``--sites`` x ``--pages``, 100 x 10
+unless given, about 8 minutes in all on 2 cores; 100 x 30, the issue's
+crawl, takes about three times as long; robots.txt answering after 100 to
+300 ms, pages at once). 1, 2 and 4 processes share one scrapy-redis queue
+and duplicate filter (``SCHEDULER = "scrapy_redis.scheduler.Scheduler"``,
+keys of their own per crawl); each process yields its share of the pages once (the same dealing
+as above), after every process has opened (a barrier of files). Two ways:
+``plain``, scrapy-redis alone (no add-on, ``ROBOTSTXT_OBEY`` False), and
+``addon``, the add-on with its ``RobotsTxtRedisQueue`` (which it sets for
+scrapy-redis's scheduler) and the Redis store (``ROBOTSTXT_STORE_URI`` on
+the same Redis), ``ROBOTSTXT_CRAWL_DELAY`` False so that both crawl at full
+speed. Each with Redis on 127.0.0.1 directly, and behind ``latency_proxy.py``
+(``--latency-ms``, 2 unless given): a TCP proxy in a thread of the driver
+that passes every chunk on 2 ms late in each direction, in order. Every
+configuration runs once per round (``--rounds``, 2 unless given), in the
+opposite order each round, GC on. Measured per run: pages per second (all
+pages over the time from the barrier's release, every spider open, to the
+last page), robots.txt downloads per site (counted by the server), Redis
+commands per page (``CONFIG RESETSTAT`` before, ``INFO commandstats`` after:
+the calls of every command over the pages; the driver's own left out), and,
+through the proxy, Redis round trips per page (the clients' request bursts
+at the proxy: a pipeline or ``MULTI``/``EXEC`` block is one round trip and
+several commands). Printed: the medians; per size and latency, the median of
+the rounds' paired ratios add-on / plain against the goal (at least 0.9);
+the add-on's commands and round trips per page against plain's and the goal
+(at most one round trip per request beyond plain scrapy-redis's own, which
+makes several: its pop, push and duplicate filter are one each), with its 5
+most called commands.
+With ``--profile FILE`` as well: one run of the add-on at 2 processes,
+Redis direct, process 0 under cProfile (its reactor thread: the store's
+worker thread is not in it), and the first callers, outside redis-py, of
+its Redis round trips on that thread.
+
 Usage::
 
     python benchmarks/cluster.py [--sites N] [--pages N] [--rounds N]
     python benchmarks/cluster.py --politeness [--sites N] [--pages N] [--crawl-delay S]
     python benchmarks/cluster.py --stall [--sites N] [--pages N] [--crawl-delay S]
+    python benchmarks/cluster.py --versus-scrapy-redis [--sites N] [--pages N] [--rounds N]
+        [--latency-ms MS] [--profile FILE]
 """
 
 from __future__ import annotations
@@ -136,8 +172,13 @@ def crawl(config: dict[str, Any]) -> None:
 
     port, sites, pages = config["port"], config["sites"], config["pages"]
     index, count = config["index"], config["processes"]
+    addon = (
+        {"ADDONS": {"scrapy_rfc9309.Addon": 100}}
+        if config.get("addon", True)
+        else {"ROBOTSTXT_OBEY": False}
+    )
     settings: dict[str, Any] = {
-        "ADDONS": {"scrapy_rfc9309.Addon": 100},
+        **addon,
         "LOG_LEVEL": "ERROR",
         "TELNETCONSOLE_ENABLED": False,
         "RETRY_ENABLED": False,
@@ -150,12 +191,17 @@ def crawl(config: dict[str, Any]) -> None:
         "USER_AGENT": "BenchBot/1.0 (+https://example.com/bot)",
         **config.get("settings", {}),
     }
+    barrier = config.get("barrier")
+    dont_filter = config.get("dont_filter", True)
     result: dict[str, Any] = {"fetched": 0, "dropped": 0}
 
     class Share(Spider):
         name = "share"
 
         async def start(self) -> Any:
+            if barrier:  # every process open before any sends (a shared queue)
+                await wait_for_all(Path(barrier), index, count)
+                result["released"] = time.time()
             for page in range(pages):  # sites interleaved, as in a broad crawl
                 for site in range(sites):
                     if (site * pages + page) % count == index:
@@ -163,7 +209,7 @@ def crawl(config: dict[str, Any]) -> None:
                             f"http://s{site}.test:{port}/page/{page}",
                             callback=self.parse,
                             errback=self.failed,
-                            dont_filter=True,
+                            dont_filter=dont_filter,
                         )
 
         def parse(self, response: Any) -> None:
@@ -181,12 +227,32 @@ def crawl(config: dict[str, Any]) -> None:
     crawler = process.create_crawler(Share)
     crawler.signals.connect(opened, signal=signals.spider_opened)
     process.crawl(crawler)
-    process.start()
+    if config.get("profile") and index == 0:  # the reactor thread (not the store's worker)
+        import cProfile
+
+        profile = cProfile.Profile()
+        profile.runcall(process.start)
+        profile.dump_stats(config["profile"])
+    else:
+        process.start()
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
     result["stats"] = {k: v for k, v in stats.items() if k.startswith("robotstxt/store")}
     result["errors"] = stats.get("log_count/ERROR", 0)
     print(json.dumps(result))
+
+
+async def wait_for_all(folder: Path, index: int, count: int) -> None:
+    """Say this process is ready (a file in ``folder``), then wait for ``count`` of them."""
+    from scrapy.utils.defer import maybe_deferred_to_future
+    from twisted.internet import reactor, task
+
+    (folder / f"{index}.ready").write_text("")
+    deadline = time.monotonic() + 120
+    while len(list(folder.glob("*.ready"))) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the other crawler processes did not start")
+        await maybe_deferred_to_future(task.deferLater(reactor, 0.01, lambda: None))
 
 
 # -- the driver ----------------------------------------------------------------------
@@ -443,6 +509,272 @@ def stall(args: argparse.Namespace) -> int:
     return 0 if worst <= 1 and fetched == args.sites * args.pages else 1
 
 
+# -- --versus-scrapy-redis: the add-on against plain scrapy-redis --------------------
+
+VERSUS_MODES = ("plain", "addon")
+#: commands the driver sends between runs (not the crawl's)
+DRIVER_COMMANDS = frozenset({"info", "config|resetstat", "config", "flushall"})
+
+
+def versus_settings(mode: str, redis_url: str, name: str) -> dict[str, Any]:
+    """One shared scrapy-redis queue and duplicate filter (keys under ``name``);
+    the add-on: its ``RobotsTxtRedisQueue`` (set by the add-on for scrapy-redis's
+    scheduler) and the Redis store on the same Redis, Crawl-delay off."""
+    settings = {
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+        "SCHEDULER_QUEUE_KEY": f"{name}:requests",
+        "SCHEDULER_DUPEFILTER_KEY": f"{name}:dupefilter",
+        "SCHEDULER_PERSIST": True,  # a process that ends leaves the others' queue
+        "REDIS_URL": redis_url,
+    }
+    if mode == "addon":
+        settings |= {
+            "ROBOTSTXT_STORE_URI": redis_url,
+            "ROBOTSTXT_STORE_PREFIX": f"{name}:store:",
+            "ROBOTSTXT_CRAWL_DELAY": False,
+        }
+    return settings
+
+
+def run_versus(
+    server: SiteServer,
+    client: Any,
+    redis_url: str,
+    proxy: Any,
+    processes: int,
+    mode: str,
+    args: argparse.Namespace,
+    profile: str = "",
+) -> dict[str, Any]:
+    """One crawl by ``processes`` processes sharing one scrapy-redis queue; its figures."""
+    server.get("/_reset")
+    client.config_resetstat()
+    if proxy is not None:
+        proxy.reset()
+    name = f"vs-{uuid.uuid4().hex[:8]}"
+    with tempfile.TemporaryDirectory() as barrier:
+        config = {
+            "port": server.port,
+            "sites": args.sites,
+            "pages": args.pages,
+            "processes": processes,
+            "addon": mode == "addon",
+            "settings": versus_settings(mode, redis_url, name),
+            "barrier": barrier,
+            "dont_filter": False,  # the shared duplicate filter sees every request
+            "profile": profile,
+        }
+        results = collect(start_processes(server, processes, config))
+    commands = {
+        key.removeprefix("cmdstat_"): int(value["calls"])
+        for key, value in client.info("commandstats").items()
+    }
+    for command in DRIVER_COMMANDS:
+        commands.pop(command, None)
+    client.flushall()
+    fetched = sum(r["fetched"] for r in results)
+    dropped = sum(r["dropped"] for r in results)
+    errors = sum(r["errors"] for r in results)
+    if fetched != args.sites * args.pages or dropped or errors:
+        raise SystemExit(
+            f"{mode}, {processes} processes: lost pages: {fetched} fetched, "
+            f"{dropped} dropped, {errors} errors"
+        )
+    started = min(r["released"] for r in results)
+    ended = max(r["last"] for r in results if "last" in r)  # a process may get no page
+    counts = json.loads(server.get("/_count"))
+    print(
+        f"  {mode}, {processes} process(es), {'via the proxy' if proxy else 'direct'}: "
+        f"{fetched / (ended - started):.0f} pages/s",
+        file=sys.stderr,
+    )
+    return {
+        "pages_per_s": fetched / (ended - started),
+        "robots_per_site": sum(counts.values()) / args.sites,
+        "pages": fetched,
+        "first_process_pages": results[0]["fetched"],
+        "commands": commands,
+        "round_trips": None if proxy is None else proxy.bursts,
+    }
+
+
+def versus(args: argparse.Namespace) -> int:
+    """The add-on against plain scrapy-redis (see the module docstring)."""
+    import redis as redis_client
+    from latency_proxy import LatencyProxy
+
+    from tests.redis_server import RedisServer
+
+    latencies = (0.0, args.latency_ms)
+    configs = [(ms, p, mode) for ms in latencies for p in PROCESSES for mode in VERSUS_MODES]
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores, GC on; {args.sites} sites x "
+        f"{args.pages} pages, one scrapy-redis queue shared by the processes; robots.txt "
+        f"answering after 100-300 ms, pages at once; Crawl-delay off; Redis on 127.0.0.1, "
+        f"directly and through a proxy adding {args.latency_ms:g} ms each way; {args.rounds} "
+        f"rounds of every configuration (the order turned each round)"
+    )
+    figures: dict[tuple[float, int, str], list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
+        client = redis_client.Redis.from_url(redis.url)
+        proxy = LatencyProxy(redis.port, args.latency_ms / 1000)
+        server = SiteServer()
+        try:
+            for round_ in range(args.rounds):
+                for ms, processes, mode in configs if round_ % 2 == 0 else configs[::-1]:
+                    via = proxy if ms else None
+                    url = proxy.url if ms else redis.url
+                    figure = run_versus(server, client, url, via, processes, mode, args)
+                    figures.setdefault((ms, processes, mode), []).append(figure)
+        finally:
+            server.close()
+            proxy.close()
+    print_versus(figures, latencies)
+    return 0
+
+
+def per_page(runs: list[dict[str, Any]]) -> dict[str, float]:
+    """Each Redis command's calls per page over ``runs``."""
+    pages = sum(r["pages"] for r in runs)
+    total: dict[str, int] = {}
+    for run in runs:
+        for command, calls in run["commands"].items():
+            total[command] = total.get(command, 0) + calls
+    return {command: calls / pages for command, calls in total.items()}
+
+
+def print_versus(
+    figures: dict[tuple[float, int, str], list[dict[str, Any]]], latencies: tuple[float, ...]
+) -> None:
+    print(
+        f"\n{'latency':>7} {'processes':>9} {'mode':>6} {'pages/s':>8} "
+        f"{'robots.txt/site':>16} {'commands/page':>14} {'round trips/page':>17}"
+    )
+    for ms in latencies:
+        for processes in PROCESSES:
+            for mode in VERSUS_MODES:
+                runs = figures[(ms, processes, mode)]
+                trips = [r["round_trips"] / r["pages"] for r in runs if r["round_trips"]]
+                print(
+                    f"{ms:5g} ms {processes:>9} {mode:>6} "
+                    f"{statistics.median(r['pages_per_s'] for r in runs):8.0f} "
+                    f"{statistics.median(r['robots_per_site'] for r in runs):16.2f} "
+                    f"{sum(per_page(runs).values()):14.2f} "
+                    f"{f'{statistics.median(trips):.2f}' if trips else '-':>17}"
+                )
+    print("\nadd-on / plain scrapy-redis, pages/s (median of the rounds' paired ratios)")
+    for ms in latencies:
+        for processes in PROCESSES:
+            pairs = zip(
+                figures[(ms, processes, "addon")], figures[(ms, processes, "plain")], strict=True
+            )
+            ratio = statistics.median(a["pages_per_s"] / b["pages_per_s"] for a, b in pairs)
+            print(
+                f"  {ms:g} ms, {processes} process{'es' if processes > 1 else '  '}: "
+                f"{ratio:.3f}  (goal >= 0.9: {'met' if ratio >= 0.9 else 'NOT met'})"
+            )
+    print(
+        "\nRedis per page, the add-on (goal: at most 1 round trip per request on average "
+        "beyond plain scrapy-redis's own; commands from INFO commandstats, round trips "
+        "counted at the proxy as the clients' request bursts: a pipeline or MULTI/EXEC "
+        "is one)"
+    )
+    for ms in latencies:
+        for processes in PROCESSES:
+            runs = figures[(ms, processes, "addon")]
+            commands = per_page(runs)
+            plain = sum(per_page(figures[(ms, processes, "plain")]).values())
+            top = sorted(commands.items(), key=lambda item: -item[1])[:5]
+            line = (
+                f"  {ms:g} ms, {processes} process{'es' if processes > 1 else '  '}: "
+                f"commands {sum(commands.values()):.2f} (plain {plain:.2f})"
+            )
+            if runs[0]["round_trips"] is not None:
+                trips = sum(r["round_trips"] for r in runs) / sum(r["pages"] for r in runs)
+                plain_runs = figures[(ms, processes, "plain")]
+                plain_trips = sum(r["round_trips"] for r in plain_runs) / sum(
+                    r["pages"] for r in plain_runs
+                )
+                added = trips - plain_trips
+                line += (
+                    f"; round trips {trips:.2f} (plain {plain_trips:.2f}; added by the "
+                    f"add-on {added:.2f}, goal <= 1: {'met' if added <= 1 else 'NOT met'})"
+                )
+            print(line)
+            print("      top 5: " + ", ".join(f"{c} {n:.2f}" for c, n in top))
+
+
+def versus_profile(args: argparse.Namespace) -> int:
+    """The add-on at 2 processes, Redis direct, process 0 under cProfile: where its
+    Redis calls on the reactor thread come from."""
+    import redis as redis_client
+
+    from tests.redis_server import RedisServer
+
+    with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
+        client = redis_client.Redis.from_url(redis.url)
+        server = SiteServer()
+        try:
+            figure = run_versus(
+                server, client, redis.url, None, 2, "addon", args, profile=args.profile
+            )
+        finally:
+            server.close()
+    print(
+        f"add-on, 2 processes, {args.sites} sites x {args.pages} pages: "
+        f"{figure['pages_per_s']:.0f} pages/s; process 0's profile in {args.profile}"
+    )
+    print_redis_callers(args.profile, figure["first_process_pages"])
+    return 0
+
+
+def print_redis_callers(path: str, pages: int) -> None:
+    """The first callers outside redis-py of its round trips on the profiled (reactor)
+    thread: ``Redis.execute_command`` (one command) and ``Pipeline.execute``; for a
+    caller in scrapy-redis, its own callers too."""
+    import pstats
+
+    import redis.client
+
+    entries = {
+        (redis.client.__file__, fn.__code__.co_firstlineno, fn.__name__)
+        for fn in (redis.client.Redis.execute_command, redis.client.Pipeline.execute)
+    }
+    table: Any = pstats.Stats(path).stats  # type: ignore[attr-defined]
+    inside = f"{os.sep}redis{os.sep}"
+    found: dict[tuple[str, int, str], dict[str, int]] = {}
+    for entry in entries:
+        if entry not in table:
+            continue
+        todo = [(entry, caller, edge[1]) for caller, edge in table[entry][4].items()]
+        seen = set()
+        while todo:
+            callee, caller, calls = todo.pop()
+            if (callee, caller) in seen:
+                continue
+            seen.add((callee, caller))
+            if inside in caller[0] and caller in table:  # redis-py itself: go up
+                todo.extend((caller, up, edge[1]) for up, edge in table[caller][4].items())
+                continue
+            kind = "pipeline" if entry[2] == "execute" else "command"
+            row = found.setdefault(caller, {})
+            row[kind] = row.get(kind, 0) + calls
+    print(f"\nRedis round trips on the reactor thread of process 0 ({pages} pages), by caller")
+    for caller, kinds in sorted(found.items(), key=lambda item: -sum(item[1].values())):
+        what = ", ".join(f"{n} {kind}s ({n / pages:.2f}/page)" for kind, n in kinds.items())
+        print(f"  {where_of(caller)}: {what}")
+        if f"{os.sep}scrapy_redis{os.sep}" in caller[0] and caller in table:
+            for up, edge in sorted(table[caller][4].items(), key=lambda item: -item[1][1]):
+                print(f"      called {edge[1]} times by {where_of(up)}")
+
+
+def where_of(function: tuple[str, int, str]) -> str:
+    """``file:line name`` of a profiled function, the file short."""
+    path = function[0].split(f"site-packages{os.sep}")[-1].replace(str(ROOT) + os.sep, "")
+    return f"{path}:{function[1]} {function[2]}"
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "serve":
         serve(Path(sys.argv[2]), *sys.argv[3:4])
@@ -452,8 +784,10 @@ def main() -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sites", type=int, default=100)
-    parser.add_argument("--pages", type=int, default=8, help="pages per site")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--pages", type=int, default=None, help="pages per site (8; --versus-scrapy-redis: 10)"
+    )
+    parser.add_argument("--rounds", type=int, default=None, help="3 (--versus-scrapy-redis: 2)")
     parser.add_argument(
         "--politeness", action="store_true", help="Crawl-delay across 1, 2, 4, 8 processes"
     )
@@ -463,8 +797,32 @@ def main() -> int:
     )
     parser.add_argument("--stall-seconds", type=float, default=5.0)
     parser.add_argument("--processes", type=int, default=4, help="--stall: crawler processes")
+    parser.add_argument(
+        "--versus-scrapy-redis",
+        action="store_true",
+        help="the add-on against plain scrapy-redis, one shared queue",
+    )
+    parser.add_argument(
+        "--latency-ms", type=float, default=2.0, help="--versus-scrapy-redis: added each way"
+    )
+    parser.add_argument(
+        "--profile",
+        default="",
+        help="--versus-scrapy-redis: profile the add-on at 2 processes into this file",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
+    if args.versus_scrapy_redis:
+        args.pages = 10 if args.pages is None else args.pages
+        args.rounds = 2 if args.rounds is None else args.rounds
+        try:
+            import scrapy_redis  # noqa: F401
+        except ImportError:
+            print("scrapy-redis not found (pip install scrapy-redis)", file=sys.stderr)
+            return 2
+        return versus_profile(args) if args.profile else versus(args)
+    args.pages = 8 if args.pages is None else args.pages
+    args.rounds = 3 if args.rounds is None else args.rounds
     if args.stall:
         return stall(args)
     if args.crawl_delay is None:
