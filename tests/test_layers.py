@@ -182,3 +182,15 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
     for module in sorted(graph):
         if module not in state:
             walk(module, [])
+
+
+def test_the_crawl_clock_is_looked_up_by_the_site_service_alone() -> None:
+    """Dependencies are handed down: the site service looks up the crawler's
+    clock (which tests replace) and gives it to its parts; no other module
+    looks it up."""
+    callers = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "_clock.py" and "clock_of(" in path.read_text(encoding="utf-8")
+    )
+    assert callers == ["components/sitefiles/_service.py"]

@@ -46,6 +46,7 @@ from ..record._crawl_record import crawl_record
 from ..settings._component_settings import httpcache_honours_noarchive
 from ..settings._crawler_settings import robotstxt_settings
 from ..settings._start_up import start_up_errors_logged
+from ..sitefiles._service import site_service
 from ..sitefiles._usage_gate import USAGE_META_KEY, USAGE_SOURCES_META_KEY
 
 if TYPE_CHECKING:
@@ -102,7 +103,8 @@ class RobotsMetaMiddleware:
         self._refused: WeakKeyDictionary[Response, Preference] = WeakKeyDictionary()
         self._crawler = crawler
         #: ROBOTSTXT_RECORD_FILE: what each page said and what was dropped for it
-        self._record = crawl_record(crawler)
+        service = site_service(crawler, create=False)  # made first, by the downloader's
+        self._record = crawl_record(crawler, None if service is None else service.clock)
         self._limits_told: frozenset[str] = frozenset()
         self._lenient_told: frozenset[str] = frozenset()
         logger.info(

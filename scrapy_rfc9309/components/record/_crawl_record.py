@@ -27,7 +27,7 @@ from ...sites._record_lines import (
     robots_entry,
     tdmrep_entry,
 )
-from .._clock import clock_of
+from .._clock import Clock
 from ..settings._crawler_settings import robotstxt_settings
 from ..settings._report_settings import record_file_setting
 from ..settings._setting_values import SettingError
@@ -54,13 +54,15 @@ META_RECORD = "_robotstxt_record"
 _COPIES_KEPT = 4
 
 
-def crawl_record(crawler: Crawler) -> CrawlRecord | None:
-    """The crawler's record, opened on first use; ``None`` when ``ROBOTSTXT_RECORD_FILE``
-    is unset. A path that cannot be written raises :class:`SettingError`."""
+def crawl_record(crawler: Crawler, clock: Clock | None = None) -> CrawlRecord | None:
+    """The crawler's record, opened on first use, its times read from ``clock``
+    (the site service's; the real time when none is given); ``None`` when
+    ``ROBOTSTXT_RECORD_FILE`` is unset. A path that cannot be written raises
+    :class:`SettingError`."""
     record: CrawlRecord | bool | None = getattr(crawler, _ATTRIBUTE, None)
     if record is None:
         template = record_file_setting(crawler.settings)
-        record = False if template is None else CrawlRecord(crawler, template)
+        record = False if template is None else CrawlRecord(crawler, template, clock or Clock())
         setattr(crawler, _ATTRIBUTE, record)
     return record if isinstance(record, CrawlRecord) else None
 
@@ -88,9 +90,9 @@ def _version() -> str:
 class CrawlRecord:
     """The record of one crawl: a header, then one line per copy, request and page."""
 
-    def __init__(self, crawler: Crawler, template: str) -> None:
+    def __init__(self, crawler: Crawler, template: str, clock: Clock) -> None:
         settings = robotstxt_settings(crawler)
-        self.clock = clock_of(crawler)
+        self.clock = clock
         started = self.clock.time()
         spider = getattr(crawler.spider, "name", None) or "spider"
         path = record_path(template, str(spider), started)

@@ -108,7 +108,7 @@ class SiteService:
         self._queues: list[SiteListener] = []
         self.report = report_for(crawler)
         #: ROBOTSTXT_RECORD_FILE: every decision recorded (None: no record)
-        self.record = crawl_record(crawler)
+        self.record = crawl_record(crawler, self.clock)
         self._fetcher = RobotsTxtFetcher(crawler, settings, self.clock)
         #: with a Redis store: each site's requests spaced across the cluster
         #: (made when first asked for: by our queue, the cluster-delay
