@@ -190,16 +190,31 @@ async def test_rfc9309_2_3_new_sites_arriving_never_keep_a_settled_site_at_one_r
     is always due. The site settled first waits for them only in its first
     half second, then grows its window to its slot's concurrency (4) as its
     12 pages (0.25 s each) come back, instead of 2.75 s one at a time."""
-    healthy = sites(routes={"/robots.txt": status(404)}, default=slow(0.25, b"page"))
+    in_flight = {"now": 0, "most": 0, "answered": 0}
+    page = slow(0.25, b"page")
+
+    def counted(request: Any) -> Any:
+        in_flight["now"] += 1
+        in_flight["most"] = max(in_flight["most"], in_flight["now"])
+
+        def done(_: Any) -> None:
+            in_flight["now"] -= 1
+            in_flight["answered"] += 1
+
+        request.notifyFinish().addBoth(done)
+        return page(request)
+
+    healthy = sites(routes={"/robots.txt": status(404)}, default=counted)
     others = [sites(routes={"/robots.txt": delayed(0.4, ROBOTS)}, default=PAGE) for _ in range(8)]
     urls = [*(healthy.url(f"/p{index}") for index in range(12))]
     urls += [site.url("/p") for site in others]
     settings = {**QUEUE, "CONCURRENT_REQUESTS_PER_DOMAIN": 4, "ROBOTSTXT_CONCURRENT_DOWNLOADS": 1}
     spider, _ = await crawl(urls, settings)
     assert sorted(spider.fetched) == sorted(urls)
-    hits = zip(healthy.hits, healthy.hit_times, strict=True)
-    times = [when for path, when in hits if path != "/robots.txt"]
-    assert times[-1] - times[0] < 2.0, [round(when - times[0], 2) for when in times]
+    assert in_flight["answered"] == 12
+    # kept at one request, at most one page would ever be in flight at the
+    # server (measured there, not timed: a loaded machine stretches both ways)
+    assert in_flight["most"] >= 3, in_flight
 
 
 @pytest.mark.parametrize(
