@@ -35,6 +35,7 @@ from scrapy_rfc9309.parser._robotstxt import RobotsTxt
 from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 
 from .command_runner import robotstxt
+from .profiles import examples
 from .server import redirect, silent_server, status, text
 
 ROBOTS = "User-agent: *\nDisallow: /private\nCrawl-delay: 2\nSitemap: https://e.com/s.xml\n"
@@ -449,7 +450,7 @@ def test_exit_code_order_for_several_urls() -> None:
     assert exit_code([answer("error", None), answer("disallowed")]) == EXIT_ERROR
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.binary(max_size=2000) | st.text(max_size=2000).map(str.encode))
 def test_lint_never_raises_and_is_sorted_by_line(body: bytes) -> None:
     robots = RobotsTxt.parse(body)
@@ -463,7 +464,7 @@ def test_lint_never_raises_and_is_sorted_by_line(body: bytes) -> None:
     assert bom not in findings
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(url=st.text(max_size=200), agent=st.sampled_from(["*", "ExampleBot", "Scrapy"]))
 def test_explain_url_always_answers(url: str, agent: str) -> None:
     outcome = SiteOutcome(Kind.PARSED, RobotsTxt.parse(LINTED), "HTTP 200", 0.0)

@@ -28,6 +28,7 @@ from scrapy_rfc9309.parser._page_directives import read_page_directives
 from scrapy_rfc9309.parser._usage_signals import read_usage_signals
 
 from .hostile_pages import HOSTILE_UNITS, hostile_heads
+from .profiles import examples
 
 param = pytest.param
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -472,7 +473,7 @@ def test_hostile_bodies_take_bounded_time(body: bytes) -> None:
     assert time.perf_counter() - started < 2.0  # a generous bound: linear and capped
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(st.sampled_from(HOSTILE_UNITS), min_size=1, max_size=6),
     st.integers(1, 3 * MAX_HEAD_BYTES),
@@ -512,7 +513,7 @@ KNOWN = ["noindex", "nofollow", "noarchive", "index", "follow", "all", "none", "
 directive_lists = st.lists(st.sampled_from(KNOWN), min_size=1, max_size=5)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.binary(max_size=3000), st.text(max_size=200))
 def test_never_raises_on_any_body_or_header(body: bytes, value: str) -> None:
     page = read_page_directives("u", 200, [("X-Robots-Tag", value)], body, "ExampleBot")
@@ -520,7 +521,7 @@ def test_never_raises_on_any_body_or_header(body: bytes, value: str) -> None:
     assert set(page.sources) == set(page.directives)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(directive_lists, min_size=1, max_size=4))
 def test_meta_tags_and_headers_agree_and_order_does_not_matter(lists: list[list[str]]) -> None:
     tags = "".join(f'<meta name="robots" content="{", ".join(items)}">' for items in lists)
@@ -537,7 +538,7 @@ def test_meta_tags_and_headers_agree_and_order_does_not_matter(lists: list[list[
     assert meta(f"<head>{reversed_tags}</head>") == from_meta
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(directive_lists, st.sampled_from(["ExampleBot", "examplebot", "EXAMPLEBOT"]))
 def test_addressed_header_is_ours_whatever_the_case(items: list[str], spelling: str) -> None:
     value = f"{spelling}: {', '.join(items)}"

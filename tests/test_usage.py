@@ -41,6 +41,7 @@ from scrapy_rfc9309.parser._usage_decision import UsageSources, decide_usage
 from scrapy_rfc9309.parser._usage_signals import read_usage_signals
 
 from .conftest import BASE_SETTINGS
+from .profiles import examples
 from .server import html_page, page_with_headers, sequence, status, text, with_headers
 
 # draft-ietf-aipref-attach, robots.txt example (a group-wide preference and a
@@ -480,7 +481,7 @@ _USAGE_LINE = st.sampled_from(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     lines=st.lists(st.one_of(_USAGE_LINE, st.binary(max_size=40)), max_size=20),
     path=st.sampled_from(["/", "/a", "/ab", "/a$", "/b/a"]),
@@ -778,7 +779,7 @@ _PATH_PIECE = st.sampled_from(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     patterns=st.lists(
         st.tuples(_PATTERN_START, st.lists(_PATTERN_PIECE, max_size=6).map("".join)).map("".join),
