@@ -43,6 +43,8 @@ def _reference_match(pattern: str, path: str) -> bool:
     anchored = pattern.endswith("$")
     if anchored:
         pattern = pattern[:-1]
+    if any(piece not in path for piece in pattern.split("*")):
+        return False  # a match holds every piece between the stars (a short cut)
 
     @cache
     def match(i: int, j: int) -> bool:
