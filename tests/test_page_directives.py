@@ -468,9 +468,11 @@ HOSTILE_HEADS = hostile_heads()
     ],
 )
 def test_hostile_bodies_take_bounded_time(body: bytes) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     read_page_directives("http://x/", 200, HTML, body, "x")
-    assert time.perf_counter() - started < 2.0  # a generous bound: linear and capped
+    # a generous bound: linear and capped (the process's CPU time: other
+    # processes on a loaded machine do not count in it)
+    assert time.process_time() - started < 2.0
 
 
 @settings(max_examples=examples(60), deadline=None)
@@ -497,9 +499,9 @@ def test_hostile_mixtures_never_raise(units: list[bytes], size: int, token: str)
 
 def test_hostile_headers() -> None:
     values = [b"x: " + b"a," * 100_000] * 1000
-    started = time.perf_counter()
+    started = time.process_time()
     read_page_directives("http://x/", 200, {b"X-Robots-Tag": values}, b"", "x")
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
 
 
 def test_malformed_headers_object_never_raises() -> None:
@@ -559,9 +561,9 @@ def test_a_long_head_is_read_across_chunks(offset: int) -> None:
 
 def test_many_words_robots_in_the_head_stay_linear() -> None:
     body = b"<head><title>" + b"robots " * 100_000 + b"</title>" + b"x" * 200_000
-    started = time.perf_counter()
+    started = time.process_time()
     read_page_directives("http://x/", 200, HTML, body, "examplebot")
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
 
 
 def test_scrapy_headers() -> None:
@@ -619,9 +621,9 @@ def test_many_references_in_meta_tags_stay_linear() -> None:
 
     tag = '<meta name="' + "&#120;" * 600 + '" content="noindex">'
     body = "<html><head>" + tag * 60 + "</head></html>"
-    started = time.perf_counter()
+    started = time.process_time()
     assert meta(body) == set()
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 def test_usage_signals_read_tdm_policy_header_and_meta_as_written() -> None:
