@@ -152,9 +152,11 @@ async def test_command_lenient_dot_segments_says_the_path_it_matched_as_the_craw
 
 @deferred_f_from_coro_f
 async def test_command_reads_urls_from_stdin(sites, tmp_path) -> None:
+    """URLs on standard input, one a line, blank lines and comments skipped (in
+    this reactor); ``-`` reads them too (a process, its real standard input)."""
     site = sites(routes={"/robots.txt": text(ROBOTS)})
     stdin = f"{site.url('/a')}\n\n# a comment\n{site.url('/b')}\n"
-    output, code = await scrapy_process("--json", cwd=tmp_path, stdin=stdin)
+    output, code = await scrapy("--json", cwd=tmp_path, stdin=stdin)
     assert code == EXIT_ALLOWED, output
     assert [answer["url"] for answer in json_lines(output)] == [site.url("/a"), site.url("/b")]
     assert site.hits == ["/robots.txt"]
@@ -246,9 +248,15 @@ async def test_command_errors_exit_2(tmp_path) -> None:
     assert [answer["verdict"] for answer in json_lines(output)] == ["disallowed", "error"]
 
 
+HEADINGS = ("Usage", "Options", "Global Options")
+
+
+@pytest.mark.parametrize("columns", ["80", "100"])
 @deferred_f_from_coro_f
-async def test_command_help_documents_exit_codes(tmp_path) -> None:
-    output, code = await scrapy_process("-h", cwd=tmp_path)
+async def test_command_help_documents_exit_codes_with_no_stray_headings(tmp_path, columns) -> None:
+    """The help lists the exit codes; Scrapy's help formatter underlines any help
+    line ending with ':' as a heading: no option's help wraps into one."""
+    output, code = await scrapy_process("-h", cwd=tmp_path, extra_env={"COLUMNS": columns})
     assert code == 0, output
     assert "--lint FILE|URL" in output
     for line in (
@@ -258,18 +266,6 @@ async def test_command_help_documents_exit_codes(tmp_path) -> None:
         "  0  every URL allowed",
     ):
         assert line in output
-
-
-HEADINGS = ("Usage", "Options", "Global Options")
-
-
-@pytest.mark.parametrize("columns", ["80", "100"])
-@deferred_f_from_coro_f
-async def test_command_help_has_no_stray_headings(tmp_path, columns) -> None:
-    """Scrapy's help formatter underlines any help line ending with ':' as a heading:
-    no option's help wraps into one."""
-    output, code = await scrapy_process("-h", cwd=tmp_path, extra_env={"COLUMNS": columns})
-    assert code == 0, output
     lines = output.splitlines()
     assert not [line for line in lines if line.rstrip().endswith("default:")], output
     underlined = [
