@@ -8,7 +8,7 @@ DOCS_STAMP := $(VENV)/.installed-docs
 DEMO_STAMP := $(VENV)/.installed-package
 # pytest-xdist workers: the suite mostly waits on sockets, timers and subprocesses,
 # so three workers on two cores finish sooner than two (the whole of `make test`:
-# about two to three minutes on an idle 2-core machine)
+# about a minute and a half on an idle 2-core machine; pytest's last line gives its time)
 TEST_WORKERS ?= 3
 
 .PHONY: test demo lint bench docs dist check-dist matrix clean
