@@ -8,21 +8,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309.components import _compat
 from scrapy_rfc9309.components._clock import Clock, use_clock
 
+from . import profiles  # noqa: F401  (loads the Hypothesis profile)
 from .redis_server import RedisServer, require_redis_server
 from .server import MockSite
-
-# Property tests run beside real crawls on a 2-core machine (two pytest workers):
-# no per-example deadline, and a slow example is not a failed health check (the
-# properties themselves are unchanged).
-settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("suite")
 
 BUILTIN = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
 

@@ -281,6 +281,42 @@ def delayed(seconds: float, route: Route) -> Route:
     return wrapped
 
 
+class Held:
+    """``route``'s answer, given once ``ready()`` holds (checked every 10 ms), or
+    ``most`` seconds after the request arrived if it never does: a file slow for
+    exactly as long as the test needs the rest of the crawl to go on, however
+    loaded the machine (a fixed delay is too short on a slow one). ``answered``
+    holds when each answer was given (``time.monotonic``, the clock of
+    :attr:`MockSite.hit_times`)."""
+
+    def __init__(self, ready: Callable[[], bool], route: Route, *, most: float = 5.0) -> None:
+        self.ready = ready
+        self.route = route
+        self.most = most
+        self.answered: list[float] = []
+
+    def __call__(self, request: server.Request) -> int:
+        from twisted.internet import reactor as _reactor
+
+        reactor: Any = _reactor
+        arrived = time.monotonic()
+
+        def answer() -> None:
+            if request.finished or request._disconnected:
+                return
+            if not self.ready() and time.monotonic() - arrived < self.most:
+                reactor.callLater(0.01, answer)
+                return
+            self.answered.append(time.monotonic())
+            body = self.route(request)
+            if isinstance(body, bytes):
+                request.write(body)
+                request.finish()
+
+        reactor.callLater(0.01, answer)
+        return server.NOT_DONE_YET
+
+
 def sequence(*routes: Route) -> Route:
     """Each request gets the next of ``routes``; the last one answers from then on
     (``sequence(status(503), status(503), text("..."))``: 503 twice, then 200)."""

@@ -150,7 +150,9 @@ async def test_rfc9309_2_3_a_hanging_robots_txt_holds_no_window_for_long(sites) 
     assert len(pages) == 12
     hits = zip(healthy.hits, healthy.hit_times, strict=True)
     times = [when for path, when in hits if path != "/robots.txt"]
-    assert times[-1] - times[0] < 2.0, [round(when - times[0], 2) for when in times]
+    # one at a time takes 2.75 s at least (11 pages of 0.25 s after the first): the
+    # bound leaves a loaded machine the margin below that
+    assert times[-1] - times[0] < 2.6, [round(when - times[0], 2) for when in times]
 
 
 def test_rfc9309_2_3_a_window_waits_for_due_answers_only_in_its_first_half_second() -> None:

@@ -35,6 +35,7 @@ from scrapy_rfc9309.parser._robotstxt import RobotsTxt
 from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 
 from .command_runner import robotstxt
+from .profiles import examples
 from .server import redirect, silent_server, status, text
 
 ROBOTS = "User-agent: *\nDisallow: /private\nCrawl-delay: 2\nSitemap: https://e.com/s.xml\n"
@@ -151,9 +152,11 @@ async def test_command_lenient_dot_segments_says_the_path_it_matched_as_the_craw
 
 @deferred_f_from_coro_f
 async def test_command_reads_urls_from_stdin(sites, tmp_path) -> None:
+    """URLs on standard input, one a line, blank lines and comments skipped (in
+    this reactor); ``-`` reads them too (a process, its real standard input)."""
     site = sites(routes={"/robots.txt": text(ROBOTS)})
     stdin = f"{site.url('/a')}\n\n# a comment\n{site.url('/b')}\n"
-    output, code = await scrapy_process("--json", cwd=tmp_path, stdin=stdin)
+    output, code = await scrapy("--json", cwd=tmp_path, stdin=stdin)
     assert code == EXIT_ALLOWED, output
     assert [answer["url"] for answer in json_lines(output)] == [site.url("/a"), site.url("/b")]
     assert site.hits == ["/robots.txt"]
@@ -245,9 +248,15 @@ async def test_command_errors_exit_2(tmp_path) -> None:
     assert [answer["verdict"] for answer in json_lines(output)] == ["disallowed", "error"]
 
 
+HEADINGS = ("Usage", "Options", "Global Options")
+
+
+@pytest.mark.parametrize("columns", ["80", "100"])
 @deferred_f_from_coro_f
-async def test_command_help_documents_exit_codes(tmp_path) -> None:
-    output, code = await scrapy_process("-h", cwd=tmp_path)
+async def test_command_help_documents_exit_codes_with_no_stray_headings(tmp_path, columns) -> None:
+    """The help lists the exit codes; Scrapy's help formatter underlines any help
+    line ending with ':' as a heading: no option's help wraps into one."""
+    output, code = await scrapy_process("-h", cwd=tmp_path, extra_env={"COLUMNS": columns})
     assert code == 0, output
     assert "--lint FILE|URL" in output
     for line in (
@@ -257,18 +266,6 @@ async def test_command_help_documents_exit_codes(tmp_path) -> None:
         "  0  every URL allowed",
     ):
         assert line in output
-
-
-HEADINGS = ("Usage", "Options", "Global Options")
-
-
-@pytest.mark.parametrize("columns", ["80", "100"])
-@deferred_f_from_coro_f
-async def test_command_help_has_no_stray_headings(tmp_path, columns) -> None:
-    """Scrapy's help formatter underlines any help line ending with ':' as a heading:
-    no option's help wraps into one."""
-    output, code = await scrapy_process("-h", cwd=tmp_path, extra_env={"COLUMNS": columns})
-    assert code == 0, output
     lines = output.splitlines()
     assert not [line for line in lines if line.rstrip().endswith("default:")], output
     underlined = [
@@ -449,7 +446,7 @@ def test_exit_code_order_for_several_urls() -> None:
     assert exit_code([answer("error", None), answer("disallowed")]) == EXIT_ERROR
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.binary(max_size=2000) | st.text(max_size=2000).map(str.encode))
 def test_lint_never_raises_and_is_sorted_by_line(body: bytes) -> None:
     robots = RobotsTxt.parse(body)
@@ -463,7 +460,7 @@ def test_lint_never_raises_and_is_sorted_by_line(body: bytes) -> None:
     assert bom not in findings
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(url=st.text(max_size=200), agent=st.sampled_from(["*", "ExampleBot", "Scrapy"]))
 def test_explain_url_always_answers(url: str, agent: str) -> None:
     outcome = SiteOutcome(Kind.PARSED, RobotsTxt.parse(LINTED), "HTTP 200", 0.0)

@@ -24,7 +24,9 @@ from .redis_server import RedisServer
 from .server import MockSite, text
 from .test_redis_store import CrawlerProc, cluster_settings
 
-ROBOTS = b"User-agent: *\nCrawl-delay: 1\n"
+#: the sites' Crawl-delay (without it, a site's pages arrive 0.000 s apart)
+DELAY = 0.5
+ROBOTS = f"User-agent: *\nCrawl-delay: {DELAY}\n".encode()
 #: one site per loopback address: each its own download slot in Scrapy
 HOSTS = [f"127.0.0.{n}" for n in range(2, 6)]
 #: arrivals may be this much closer than the delay (timers, a loaded machine)
@@ -55,10 +57,12 @@ def make_sites(sites: Any) -> list[MockSite]:
     ]
 
 
-async def fill_store(tmp_path: Path, urls: list[str], settings: dict[str, Any]) -> None:
-    """One crawl that downloads each site's robots.txt into the store."""
-    result = await CrawlerProc(tmp_path / "fill", "filler", urls, settings).finished()
-    assert result["stats"].get("robotstxt/store/loaded", 0) == 0
+async def fill_store(urls: list[str], settings: dict[str, Any]) -> None:
+    """One crawl (in this process) that downloads each site's robots.txt into the store."""
+    from .conftest import crawl
+
+    _, stats = await crawl(urls, settings)
+    assert stats.get("robotstxt/store/loaded", 0) == 0
 
 
 def check_delays(all_sites: list[MockSite], offsets: list[int], pages: int) -> None:
@@ -66,7 +70,7 @@ def check_delays(all_sites: list[MockSite], offsets: list[int], pages: int) -> N
     for site, after in zip(all_sites, offsets, strict=True):
         times = page_times(site, after)
         assert len(times) == pages, site.hits[after:]
-        assert min(gaps(times)) >= 1 - SLACK, (site.origin, gaps(times))
+        assert min(gaps(times)) >= DELAY - SLACK, (site.origin, gaps(times))
 
 
 @pytest.mark.slow
@@ -74,13 +78,13 @@ def check_delays(all_sites: list[MockSite], offsets: list[int], pages: int) -> N
 async def test_crawl_delay_of_copies_taken_from_redis_in_a_batch(
     sites: Any, redis_server: RedisServer, prefix: str, tmp_path: Path
 ) -> None:
-    """A Redis store that holds four sites' robots.txt (``Crawl-delay: 1``), two
+    """A Redis store that holds four sites' robots.txt (``Crawl-delay: 0.5``), two
     processes taking them from it, two at a time: each site's pages arrive at
     least the delay apart (every process applies it, and tells the cluster),
     no robots.txt is downloaded again, and no signal handler fails."""
     all_sites = make_sites(sites)
     settings = cluster_settings(redis_server, prefix, **ADDON, **FEW_DOWNLOADS)
-    await fill_store(tmp_path, [site.url("/") for site in all_sites], settings)
+    await fill_store([site.url("/") for site in all_sites], settings)
     offsets = [len(site.hits) for site in all_sites]
     procs = [
         CrawlerProc(
@@ -110,7 +114,7 @@ async def test_crawl_delay_of_copies_read_from_sqlite_after_a_restart(
     sites: Any, tmp_path: Path
 ) -> None:
     """A crawl restarted on a SQLite store that holds four sites' robots.txt
-    (``Crawl-delay: 1``), too many to be read at open: looked up in batches,
+    (``Crawl-delay: 0.5``), too many to be read at open: looked up in batches,
     two sites at a time. No robots.txt
     downloaded, each site's pages at least the delay apart, no signal handler
     failing (RFC 9309 2.4: the stored copy is used as the downloaded one)."""
@@ -121,7 +125,7 @@ async def test_crawl_delay_of_copies_read_from_sqlite_after_a_restart(
         **FEW_DOWNLOADS,
         "ROBOTSTXT_STORE_URI": f"sqlite:///{tmp_path / 'robots.sqlite'}",
     }
-    await fill_store(tmp_path, [site.url("/") for site in all_sites], settings)
+    await fill_store([site.url("/") for site in all_sites], settings)
     offsets = [len(site.hits) for site in all_sites]
     urls = [site.url(f"/page/{page}") for page in range(3) for site in all_sites]
     # a store holding more sites than are read at open: looked up in batches
@@ -217,7 +221,7 @@ async def test_crawl_delay_of_a_stored_copy_kept_in_force_while_unreachable(
     assert site.count("/robots.txt") == 2  # fetched again: 503, the stored copy kept
     assert len(spider.fetched) == 3
     times = page_times(site, after)
-    assert min(gaps(times)) >= 1 - SLACK, gaps(times)
+    assert min(gaps(times)) >= DELAY - SLACK, gaps(times)
 
 
 def test_crawl_delay_of_the_tokens_obeyed_is_the_longest() -> None:

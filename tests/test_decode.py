@@ -21,12 +21,13 @@ from scrapy_rfc9309.components.sitefiles._decode import decode_body, split_encod
 from scrapy_rfc9309.components.sitefiles._fetcher import is_download_failure, retry_after_seconds
 from scrapy_rfc9309.sites._outcome import Kind, kind_of_status
 
+from .profiles import examples
 from .server import _compress
 
 ENCODINGS = ["gzip", "deflate", "br", "zstd"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     body=st.binary(max_size=3000),
     encodings=st.lists(st.sampled_from(ENCODINGS), min_size=1, max_size=3),

@@ -17,6 +17,7 @@ from scrapy_rfc9309.sites._lifetime import cache_directives, cache_lifetime
 
 from .clock import SkippingClock, skipping
 from .conftest import crawl
+from .profiles import examples
 from .server import text, with_headers
 
 NOW = 1_800_000_000.0
@@ -107,7 +108,7 @@ def test_cache_directives_are_read_one_way() -> None:
     date=st.one_of(st.none(), st.text(max_size=40)),
     age=st.one_of(st.none(), st.text(max_size=12)),
 )
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_hostile_headers_never_raise_and_stay_in_bounds(
     cache_control: str | None, expires: str | None, date: str | None, age: str | None
 ) -> None:

@@ -28,6 +28,7 @@ from scrapy_rfc9309.parser._page_directives import read_page_directives
 from scrapy_rfc9309.parser._usage_signals import read_usage_signals
 
 from .hostile_pages import HOSTILE_UNITS, hostile_heads
+from .profiles import examples
 
 param = pytest.param
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -467,12 +468,14 @@ HOSTILE_HEADS = hostile_heads()
     ],
 )
 def test_hostile_bodies_take_bounded_time(body: bytes) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     read_page_directives("http://x/", 200, HTML, body, "x")
-    assert time.perf_counter() - started < 2.0  # a generous bound: linear and capped
+    # a generous bound: linear and capped (the process's CPU time: other
+    # processes on a loaded machine do not count in it)
+    assert time.process_time() - started < 2.0
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(st.sampled_from(HOSTILE_UNITS), min_size=1, max_size=6),
     st.integers(1, 3 * MAX_HEAD_BYTES),
@@ -496,9 +499,9 @@ def test_hostile_mixtures_never_raise(units: list[bytes], size: int, token: str)
 
 def test_hostile_headers() -> None:
     values = [b"x: " + b"a," * 100_000] * 1000
-    started = time.perf_counter()
+    started = time.process_time()
     read_page_directives("http://x/", 200, {b"X-Robots-Tag": values}, b"", "x")
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
 
 
 def test_malformed_headers_object_never_raises() -> None:
@@ -512,7 +515,7 @@ KNOWN = ["noindex", "nofollow", "noarchive", "index", "follow", "all", "none", "
 directive_lists = st.lists(st.sampled_from(KNOWN), min_size=1, max_size=5)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.binary(max_size=3000), st.text(max_size=200))
 def test_never_raises_on_any_body_or_header(body: bytes, value: str) -> None:
     page = read_page_directives("u", 200, [("X-Robots-Tag", value)], body, "ExampleBot")
@@ -520,7 +523,7 @@ def test_never_raises_on_any_body_or_header(body: bytes, value: str) -> None:
     assert set(page.sources) == set(page.directives)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(directive_lists, min_size=1, max_size=4))
 def test_meta_tags_and_headers_agree_and_order_does_not_matter(lists: list[list[str]]) -> None:
     tags = "".join(f'<meta name="robots" content="{", ".join(items)}">' for items in lists)
@@ -537,7 +540,7 @@ def test_meta_tags_and_headers_agree_and_order_does_not_matter(lists: list[list[
     assert meta(f"<head>{reversed_tags}</head>") == from_meta
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(directive_lists, st.sampled_from(["ExampleBot", "examplebot", "EXAMPLEBOT"]))
 def test_addressed_header_is_ours_whatever_the_case(items: list[str], spelling: str) -> None:
     value = f"{spelling}: {', '.join(items)}"
@@ -558,9 +561,9 @@ def test_a_long_head_is_read_across_chunks(offset: int) -> None:
 
 def test_many_words_robots_in_the_head_stay_linear() -> None:
     body = b"<head><title>" + b"robots " * 100_000 + b"</title>" + b"x" * 200_000
-    started = time.perf_counter()
+    started = time.process_time()
     read_page_directives("http://x/", 200, HTML, body, "examplebot")
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
 
 
 def test_scrapy_headers() -> None:
@@ -618,9 +621,9 @@ def test_many_references_in_meta_tags_stay_linear() -> None:
 
     tag = '<meta name="' + "&#120;" * 600 + '" content="noindex">'
     body = "<html><head>" + tag * 60 + "</head></html>"
-    started = time.perf_counter()
+    started = time.process_time()
     assert meta(body) == set()
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 def test_usage_signals_read_tdm_policy_header_and_meta_as_written() -> None:

@@ -19,7 +19,7 @@ from scrapy_rfc9309.components._clock import Clock, use_clock
 
 from .clock import SkippingClock, skipping
 from .conftest import BASE_SETTINGS, RecordingSpider, crawl
-from .server import delayed, hang, sequence, slow, status, text
+from .server import Held, delayed, hang, sequence, status, text
 
 PAGE = text("<html>page</html>", content_type=b"text/html")
 OURS = "scrapy_rfc9309.RobotsTxtPriorityQueue"
@@ -73,8 +73,11 @@ async def stalled_crawl(sites: Any, settings: dict[str, Any]) -> tuple[Any, list
 async def test_2_3_a_hung_robots_txt_stalls_nothing_requests_wait_in_the_scheduler(
     sites,
 ) -> None:
-    hung, healthy, _ = await stalled_crawl(sites, QUEUE)
-    hung_until = robots_times(hung)[0] + 1  # its download timed out then
+    """The healthy sites' 30 pages are all fetched before the hung robots.txt
+    times out (3 s: time for 30 pages on a loaded machine; were they waiting
+    behind it, they would all come after)."""
+    hung, healthy, _ = await stalled_crawl(sites, {**QUEUE, "DOWNLOAD_TIMEOUT": 3})
+    hung_until = robots_times(hung)[0] + 3  # its download timed out then
     last_page = max(t for site in healthy for t in page_times(site))
     assert last_page < hung_until, "the healthy sites waited for the hung robots.txt"
     assert hung.count("/p0") == 0
@@ -85,15 +88,18 @@ async def test_2_3_fetch_ahead_robots_txt_requested_before_the_sites_first_page_
     sites,
 ) -> None:
     """With one request at a time, site B's robots.txt is fetched while site
-    A's slow page is being downloaded, long before B's page can be dequeued."""
-    a = sites(routes={"/robots.txt": status(404), "/slow": slow(1.0)})
+    A's slow page is being downloaded, long before B's page can be dequeued
+    (A's page answers once B's robots.txt was asked for, 5 s at most: without
+    the fetch ahead, B's robots.txt would come after it)."""
+    a_slow = Held(lambda: b.count("/robots.txt") >= 1, text("slow page"))
+    a = sites(routes={"/robots.txt": status(404), "/slow": a_slow})
     # B's robots.txt answers later than A's, so A's slow page goes first
     b = sites(routes={"/robots.txt": delayed(0.3, status(404))}, default=PAGE)
     spider, _ = await crawl([a.url("/slow"), b.url("/page")], {"CONCURRENT_REQUESTS": 1, **QUEUE})
     assert spider.fetched == [a.url("/slow"), b.url("/page")]
-    a_slow_started = page_times(a)[0]
-    assert robots_times(b)[0] < a_slow_started + 1.0  # during A's slow page
-    assert page_times(b)[0] >= a_slow_started + 1.0
+    (a_slow_answered,) = a_slow.answered
+    assert robots_times(b)[0] < a_slow_answered  # during A's slow page
+    assert page_times(b)[0] >= a_slow_answered
 
 
 class PrioritySpider(Spider):
@@ -324,12 +330,15 @@ async def test_a_queue_not_ours_is_said_once_at_start_up(sites, caplog) -> None:
 @deferred_f_from_coro_f
 async def test_robots_txt_downloads_do_not_take_the_pages_concurrency(sites) -> None:
     """With one request at a time, site B's page is fetched while site A's
-    robots.txt (answering after 1 s) is still downloading."""
-    a = sites(routes={"/robots.txt": delayed(1.0, status(404))}, default=PAGE)
+    robots.txt (answering once B's page was fetched, 5 s at most) is still
+    downloading."""
+    robots = Held(lambda: bool(page_times(b)), status(404))
+    a = sites(routes={"/robots.txt": robots}, default=PAGE)
     b = sites(routes={"/robots.txt": status(404)}, default=PAGE)
     spider, _ = await crawl([a.url("/a"), b.url("/b")], {"CONCURRENT_REQUESTS": 1, **QUEUE})
     assert sorted(spider.fetched) == sorted([a.url("/a"), b.url("/b")])
-    assert page_times(b)[0] < robots_times(a)[0] + 1.0
+    (a_answered,) = robots.answered
+    assert page_times(b)[0] < a_answered
 
 
 @pytest.mark.parametrize(

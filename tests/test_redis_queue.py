@@ -80,7 +80,7 @@ async def test_2_3_pending_sites_wait_in_redis_and_survive_a_killed_process(
     sites: Any, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     """Three processes on one scrapy-redis queue; one process is killed (SIGKILL)
-    1.5 s in, while the site's requests wait for its robots.txt, which answers
+    once every request waits in Redis for the site's robots.txt, which answers
     1.5 s later (and at once from then on): the survivors fetch every allowed
     page exactly once, none of the disallowed ones, and then finish by themselves."""
     robots = Held(text(ROBOTS))
@@ -99,9 +99,17 @@ async def test_2_3_pending_sites_wait_in_redis_and_survive_a_killed_process(
     while len(list(tmp_path.glob("*.ready"))) < 3:
         assert time.monotonic() < deadline, "the crawler processes did not start"
         await _sleep(0.05)
-    await _sleep(1.5)
-    waiting = client.zcard(f"{name}:requests:waiting")
-    lists = sum(client.zcard(k) for k in client.scan_iter(f"{name}:requests:waiting:*"))
+
+    def in_redis() -> tuple[int, int]:
+        waiting = client.zcard(f"{name}:requests:waiting")
+        lists = sum(client.zcard(k) for k in client.scan_iter(f"{name}:requests:waiting:*"))
+        return waiting, lists
+
+    # until every request waits in Redis (a fixed wait is too short on a loaded machine)
+    deadline = time.monotonic() + 30
+    while in_redis() != (1, len(urls)) and time.monotonic() < deadline:
+        await _sleep(0.05)
+    waiting, lists = in_redis()
     procs[0].kill()
     assert waiting == 1 and lists == len(urls)  # all of them in Redis, none in memory
     assert [p for p in site.hits if p != "/robots.txt"] == []

@@ -19,6 +19,8 @@ from scrapy_rfc9309.sites._sitetable import (
     keep_stale_copy,
 )
 
+from .profiles import examples
+
 A, B = "http://a:80", "http://b:80"
 
 
@@ -439,7 +441,9 @@ class SiteTableMachine(RuleBasedStateMachine):
 
 
 TestSiteTableMachine = SiteTableMachine.TestCase
-TestSiteTableMachine.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)
+TestSiteTableMachine.settings = settings(
+    max_examples=examples(150), stateful_step_count=40, deadline=None
+)
 
 
 def test_2_4_any_file_table_keeps_a_pinned_site_past_its_bound() -> None:

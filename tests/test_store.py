@@ -296,11 +296,12 @@ async def test_2_4_a_restarted_crawl_uses_the_stored_robots_txt(sites, tmp_path,
 
 @deferred_f_from_coro_f
 async def test_2_4_short_cache_control_lifetimes_hold_across_restarts(sites, tmp_path) -> None:
-    """RFC 9111 / RFC 9309 2.4: a max-age of 2 s is used 2 s, by the next run too."""
+    """RFC 9111 / RFC 9309 2.4: a max-age of 60 s is used 60 s, by the next run
+    too (the store's records made older, not waited for)."""
     site = sites(
         routes={
             "/robots.txt": with_headers(
-                sequence(text(ROBOTS_V1), text(ROBOTS_V2)), Cache_Control="max-age=3"
+                sequence(text(ROBOTS_V1), text(ROBOTS_V2)), Cache_Control="max-age=60"
             )
         },
         default=text("page"),
@@ -310,11 +311,11 @@ async def test_2_4_short_cache_control_lifetimes_hold_across_restarts(sites, tmp
     await crawl([site.url("/a")], settings)
     stored = time.time()  # the copy was fetched before this
     spider, stats = await crawl([site.url("/private/b")], settings)
-    assert time.time() - started < 3, "too slow a machine for this test"
+    assert time.time() - started < 60, "too slow a machine for this test"
     assert site.count("/robots.txt") == 1
     assert stats["robotstxt/store/loaded"] == 1
     assert site.url("/private/b") in spider.dropped
-    age_store(tmp_path / "robots.db", stored + 3.2 - time.time())  # 3.2 s after the fetch
+    age_store(tmp_path / "robots.db", stored + 60.2 - time.time())  # 60.2 s after the fetch
     spider, stats = await crawl([site.url("/private/b")], settings)
     assert site.count("/robots.txt") == 2  # expired: fetched again
     assert spider.fetched == [site.url("/private/b")]  # by the new rules
@@ -684,12 +685,12 @@ async def test_2_4_a_stored_copy_is_capped_by_the_current_ttl_from_its_fetch(
     await crawl([site.url("/a")], store_settings(path))
     assert site.count("/robots.txt") == 1
     stored = time.time()  # the copy was fetched before this
-    short = store_settings(path, ROBOTSTXT_CACHE_TTL=3, ROBOTSTXT_CACHE_MIN_TTL=0)
+    short = store_settings(path, ROBOTSTXT_CACHE_TTL=60, ROBOTSTXT_CACHE_MIN_TTL=0)
     spider, stats = await crawl([site.url("/private/b")], short)
-    assert time.time() - started < 3, "too slow a machine for this test"
-    assert site.count("/robots.txt") == 1  # still within 3 s of its fetch
+    assert time.time() - started < 60, "too slow a machine for this test"
+    assert site.count("/robots.txt") == 1  # still within 60 s of its fetch
     assert stats["robotstxt/store/loaded"] == 1
-    age_store(path, stored + 3.2 - time.time())  # 3.2 s after the fetch
+    age_store(path, stored + 60.2 - time.time())  # 60.2 s after the fetch
     spider, stats = await crawl([site.url("/private/b")], short)
     assert site.count("/robots.txt") == 2  # older than ROBOTSTXT_CACHE_TTL: downloaded again
     assert spider.fetched == [site.url("/private/b")]  # by the new rules
@@ -977,7 +978,9 @@ async def test_2_4_a_write_on_a_locked_store_waits_5_s_at_most(
     assert site.count("/robots.txt") == 1 and spider.fetched == [site.url("/a")]
     assert stats["robotstxt/store/errors"] == 1
     assert any("robots.txt store failed while" in m for m in caplog.messages)
-    assert elapsed < 2.75, elapsed  # 1.5 s, not 1.5 s for the save and 1.5 s more to release
+    # 1.5 s, not 1.5 s for the save and 1.5 s more to release (3 s and more: the
+    # bound leaves a loaded machine all the margin below that)
+    assert elapsed < 3.0, elapsed
 
 
 @deferred_f_from_coro_f
@@ -1161,8 +1164,8 @@ async def test_2_4_a_new_store_does_not_delay_the_first_robots_txt_fetch(
 ) -> None:
     """RFC 9309 2.4 store, cost: a site not in the store is looked up and leased on
     the reactor with a connection that never waits, so its robots.txt is fetched
-    at once even while the store's worker is slow (the server's log: within a
-    second of the crawl's start, not after the worker's 2 s)."""
+    at once even while the store's worker is slow (the server's log: before the
+    worker's 2 s are over, not after them)."""
     many = [sites(routes={"/robots.txt": text(ROBOTS_V1)}, default=text("page")) for _ in range(4)]
     calls = _slow_on_worker(monkeypatch, 2.0)
     urls = [site.url(path) for path in ("/a", "/private/b") for site in many]
@@ -1172,7 +1175,9 @@ async def test_2_4_a_new_store_does_not_delay_the_first_robots_txt_fetch(
     assert sorted(spider.fetched) == sorted(site.url("/a") for site in many)
     assert all(site.count("/private/b") == 0 for site in many)
     first = [site.hit_times[site.hits.index("/robots.txt")] - started for site in many]
-    assert max(first) < 1.0, (first, calls)
+    # not after the worker's 2 s (2 s and more: a loaded machine's slow start-up
+    # has all the margin below that)
+    assert max(first) < 2.0, (first, calls)
     assert calls and all(not waits for waits, _n, _ in calls), calls  # none on the worker
     assert stats["robotstxt/store/saved"] == 4
     assert "robotstxt/store/errors" not in stats
