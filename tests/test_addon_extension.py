@@ -147,3 +147,27 @@ async def test_a_plain_crawl_with_the_addon_logs_no_warning(sites, caplog) -> No
     assert spider.fetched == [site.url("/x")]
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert "log_count/WARNING" not in stats
+
+
+@pytest.mark.parametrize(
+    ("robots", "enforcing"),
+    [("User-agent: *\nDisallow: /private\n", False), (CRAWL_DELAY_ROBOTS, True)],
+    ids=["no-crawl-delay", "crawl-delay"],
+)
+@deferred_f_from_coro_f
+async def test_crawl_delay_floors_are_kept_on_downloads_only_once_a_site_asks_one(
+    sites, robots: str, enforcing: bool
+) -> None:
+    """Crawl-delay is on by default: the extension keeps each spaced slot's floor
+    on every download (two signal handlers per page), but connects them only at
+    the first site that asks a Crawl-delay; a crawl of sites that ask none pays
+    nothing per page for it."""
+    from scrapy_rfc9309.components.extension._extension import RobotsTxtExtension
+
+    site = sites(routes={"/robots.txt": text(robots)}, default=PAGE)
+    spider, _ = await crawl([site.url("/a"), site.url("/b")], ADDON_ONLY)
+    assert sorted(spider.fetched) == [site.url("/a"), site.url("/b")]
+    (extension,) = [
+        ext for ext in spider.crawler.extensions.middlewares if isinstance(ext, RobotsTxtExtension)
+    ]
+    assert extension._enforcing is enforcing

@@ -59,9 +59,9 @@ class RobotsTxtExtension:
         self._not_applied: set[str] = set()
         if self.settings.obey:
             crawl_delay_listeners(crawler).append(self)
-        if self.settings.obey and self.settings.crawl_delay:
-            crawler.signals.connect(self._enforce, signal=signals.request_reached_downloader)
-            crawler.signals.connect(self._enforce, signal=signals.response_downloaded)
+        #: whether the floors are kept on every download (connected at the first
+        #: site asking a Crawl-delay: until then a page's download costs nothing here)
+        self._enforcing = False
         crawler.signals.connect(self._log_summary, signal=signals.spider_closed)
         if self.report_settings.report_file:
             crawler.signals.connect(self._write_report, signal=signals.spider_closed)
@@ -96,6 +96,10 @@ class RobotsTxtExtension:
         if key not in self._floors and len(self._floors) >= MAX_SLOTS_TRACKED:
             self._floors.pop(next(iter(self._floors)))
         self._floors[key] = floor
+        if not self._enforcing:
+            self._enforcing = True
+            self.crawler.signals.connect(self._enforce, signal=signals.request_reached_downloader)
+            self.crawler.signals.connect(self._enforce, signal=signals.response_downloaded)
         logger.info(
             "Crawl-delay %s s for %s (robots.txt asks %s s; ROBOTSTXT_CRAWL_DELAY_MAX %s s)",
             floor,
