@@ -189,3 +189,93 @@ def test_the_addon_sets_the_queue_only_for_scrapy_redis() -> None:
     plain = Settings()
     Addon().update_settings(plain)
     assert plain.get("SCHEDULER_QUEUE_CLASS") != OUR_REDIS_QUEUE
+
+
+@deferred_f_from_coro_f
+async def test_2_3_requests_popped_before_their_site_is_settled_here_wait_in_memory(
+    sites: Any, redis_server: RedisServer
+) -> None:
+    """Another process settled a site (its robots.txt is in the Redis store) and
+    its requests are in the shared queue: this process pops them before it has
+    settled the site, keeps them in memory while it reads the site's copy from
+    the store, and hands them out then. None goes back to Redis (two round
+    trips each: to the site's waiting list and popped again): no ZADD at all.
+    Only disallowed pages are dropped; robots.txt is downloaded once."""
+    from scrapy import Request
+    from scrapy_redis.queue import PriorityQueue
+
+    from .conftest import RecordingSpider, crawl
+
+    site = sites(routes={"/robots.txt": text(ROBOTS)}, default=text("page"))
+    name = f"q-{uuid.uuid4().hex[:8]}"
+    settings = {
+        **scrapy_redis_settings(redis_server, name),
+        "ROBOTSTXT_STORE_URI": redis_server.url,
+        "ROBOTSTXT_STORE_PREFIX": f"{name}-store:",
+        "ROBOTSTXT_CRAWL_DELAY": False,  # no cluster pacer: its heartbeat is a ZADD
+        "LOG_LEVEL": "INFO",
+    }
+    first, _ = await crawl([site.url("/first")], settings)  # settles the site, stores it
+    assert first.fetched == [site.url("/first")]
+    client = redis.Redis.from_url(redis_server.url)
+    producer = RecordingSpider()
+    queue = PriorityQueue(client, producer, f"{name}:requests")
+    paths = [*PAGES[:6], *PRIVATE[:2]]
+    for path in paths:  # as another process that settled the site queues them
+        queue.push(
+            Request(site.url(path), producer.parse, errback=producer.failed, dont_filter=True)
+        )
+    client.config_resetstat()
+    second, _ = await crawl([], settings)
+    zadds = int(client.info("commandstats").get("cmdstat_zadd", {}).get("calls", 0))
+    assert sorted(second.fetched) == sorted(site.url(p) for p in PAGES[:6])
+    assert sorted(second.dropped) == sorted(site.url(p) for p in PRIVATE[:2])
+    assert site.count("/robots.txt") == 1
+    assert zadds == 0
+    assert client.zcard(f"{name}:requests") == 0
+
+
+@deferred_f_from_coro_f
+async def test_2_3_requests_popped_for_a_slow_robots_txt_go_to_redis_after_a_second(
+    sites: Any, redis_server: RedisServer
+) -> None:
+    """The same, but the site's robots.txt is slow to answer (it answers once the
+    popped requests are back in Redis): after ``PARK_SECONDS`` the requests kept
+    in memory go to the site's waiting list, so no more than a second's worth of
+    them is ever in a process's memory; they are fetched once it answers."""
+    from scrapy import Request
+    from scrapy_redis.queue import PriorityQueue
+    from twisted.internet import task
+
+    from scrapy_rfc9309.components.crawl._redis_queue import PARK_SECONDS
+
+    from .conftest import RecordingSpider, crawl
+
+    name = f"q-{uuid.uuid4().hex[:8]}"
+    client = redis.Redis.from_url(redis_server.url)
+    robots = Held(text(ROBOTS))
+    site = sites(routes={"/robots.txt": robots}, default=text("page"))
+
+    def in_redis() -> int:
+        return sum(client.zcard(k) for k in client.scan_iter(f"{name}:requests:waiting:*"))
+
+    def release_when_in_redis() -> None:
+        if in_redis() == len(PAGES[:4]) and not robots.released:
+            robots.release()
+
+    producer = RecordingSpider()
+    queue = PriorityQueue(client, producer, f"{name}:requests")
+    for path in PAGES[:4]:
+        queue.push(Request(site.url(path), producer.parse, errback=producer.failed))
+    watcher = task.LoopingCall(release_when_in_redis)
+    watcher.start(0.05)
+    try:
+        settings = {**scrapy_redis_settings(redis_server, name), "LOG_LEVEL": "INFO"}
+        started = time.monotonic()
+        spider, _ = await crawl([], settings)
+    finally:
+        watcher.stop()
+    assert robots.released  # only once all of them were back in Redis
+    assert sorted(spider.fetched) == sorted(site.url(p) for p in PAGES[:4])
+    assert time.monotonic() - started >= PARK_SECONDS
+    assert client.zcard(f"{name}:requests") == 0

@@ -21,16 +21,25 @@ pages are not fetched before its robots.txt is known):
   died, or could not settle it) is taken over by the next process that looks
   (every :data:`SCAN_SECONDS`), which settles it in turn and moves its list.
 
-So no process holds those requests in memory, a process that dies loses only
-what it was downloading, and the queue's length counts the sites waiting, so
-that idle processes keep asking for work (they do not close) while requests
-wait in Redis.
+* a request popped from the queue whose site this process has not settled
+  yet (another process settled it) waits in this process's memory while the
+  site is settled here (read from the store, or downloaded), at most
+  :data:`PARK_MAX` requests for at most :data:`PARK_SECONDS`; past either it
+  goes to its site's waiting list, as above. Sending it back to Redis and
+  popping it again would cost two round trips on the reactor thread.
+
+So a process holds in memory only what it is downloading and, briefly, a
+bounded number of requests popped while their site is being settled (a
+process that dies loses those, as it loses its downloads), and the queue's
+length counts the sites waiting, so that idle processes keep asking for
+work (they do not close) while requests wait in Redis.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -54,6 +63,10 @@ SCAN_SECONDS = 1.0
 DIVERT_BUDGET = 100
 #: Sites taken over in one look.
 SCAN_BATCH = 100
+#: Requests popped while their site is being settled here, kept in memory at most.
+PARK_MAX = 256
+#: Seconds such a request waits in memory before it goes to its site's waiting list.
+PARK_SECONDS = 1.0
 
 #: Move a site's waiting list into the queue: ``KEYS`` waiting list, queue,
 #: index; ``ARGV[1]`` the site. Returns how many requests moved.
@@ -93,6 +106,12 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         self._unmoved: set[str] = set()
         self._next_scan = 0.0
         self._wake: Any = None
+        #: site -> requests popped while it is being settled here (in memory, bounded)
+        self._parked: dict[str, list[Any]] = {}
+        self._parked_count = 0
+        self._park_timers: dict[str, Any] = {}
+        #: parked requests whose site has settled: handed out before the next pop
+        self._unparked: deque[Any] = deque()
         #: the crawler's site service (``None``: robots.txt not obeyed, a plain queue)
         self._robots = site_service(self.crawler, create=False)
         if self._robots is not None:
@@ -113,12 +132,14 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         if state is SiteState.READY:
             super().push(request)
             return
-        self._to_wait(site, request, state)
+        self._to_wait(site, [request], state)
 
     def pop(self, timeout: int = 0) -> Any:
         robots = self._robots
         if robots is None:
             return super().pop(timeout)
+        if self._unparked:
+            return self._unparked.popleft()
         if self._unmoved:
             self._move_unmoved()
         for _ in range(DIVERT_BUDGET):
@@ -131,14 +152,19 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             state = robots.site_state(site)
             if state is SiteState.READY:
                 return request
-            self._to_wait(site, request, state)  # settled elsewhere: settled here first
+            # settled elsewhere: settled here first, in memory while it is quick
+            if not self._park(site, request, state):
+                self._to_wait(site, [request], state)
+            if self._unparked:
+                return self._unparked.popleft()
         self._scan()
         return None
 
     def __len__(self) -> int:
         """Requests ready, plus one per site whose requests wait (so that the
         scheduler has pending requests, and the process stays open, while any wait)."""
-        return int(self.server.zcard(self.key)) + int(self.server.zcard(self._index))
+        held = self._parked_count + len(self._unparked)
+        return int(self.server.zcard(self.key)) + int(self.server.zcard(self._index)) + held
 
     def clear(self) -> None:
         sites = self.server.zrange(self._index, 0, -1)
@@ -154,7 +180,15 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         it: when Redis does not answer, the requests stay in their waiting list
         in Redis (nothing is lost), with one WARNING, and the move is tried
         again at the next pop (or by any process, once the site's time in
-        ``{key}:waiting`` has passed)."""
+        ``{key}:waiting`` has passed). Its requests parked in memory are
+        handed out first."""
+        parked = self._parked.pop(site, None)
+        if parked is not None:
+            self._parked_count -= len(parked)
+            self._unparked.extend(parked)
+            timer = self._park_timers.pop(site, None)
+            if timer is not None and timer.active():
+                timer.cancel()
         if site not in self._waiting:
             self._unmoved.discard(site)
             return
@@ -184,26 +218,122 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
                 return
 
     def spider_closed(self) -> None:
-        """Nothing is held in memory: the waiting lists stay in Redis (scrapy-redis
-        clears them with the queue unless ``SCHEDULER_PERSIST``)."""
+        """With ``SCHEDULER_PERSIST``, the requests kept in memory go back to Redis
+        (the queue, or their site's waiting list), where the waiting lists stay;
+        without it, scrapy-redis has cleared the queue and the lists (the
+        scheduler closes before ``spider_closed``), and they are dropped too."""
         if self._wake is not None and self._wake.active():
             self._wake.cancel()
+        for timer in self._park_timers.values():
+            if timer.active():
+                timer.cancel()
+        robots = self._robots
+        if robots is None or not robots.settings.keeps_queue:
+            kept = self._parked_count + len(self._unparked)
+            if kept:
+                logger.debug("%d requests popped from the queue dropped at close", kept)
+            self._parked.clear()
+            self._park_timers.clear()
+            self._parked_count = 0
+            self._unparked.clear()
+            self._unregister()
+            return
+        for site in list(self._parked):
+            self._unpark(site, closing=True)
+        try:
+            while self._unparked:
+                super().push(self._unparked[0])
+                self._unparked.popleft()
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            logger.warning(
+                "Redis did not answer at close (%s): %d requests popped from the queue "
+                "are not put back",
+                exc,
+                len(self._unparked),
+            )
+            self._unparked.clear()
+        self._unregister()
+
+    def _unregister(self) -> None:
         if self._robots is not None:
             self._robots.unregister(self)
 
     # -- waiting lists ----------------------------------------------------------------
 
-    def _to_wait(self, site: str, request: Any, state: SiteState) -> None:
+    def _park(self, site: str, request: Any, state: SiteState) -> bool:
+        """Keep ``request`` (popped, its site not settled here) in memory while its
+        site is settled, within :data:`PARK_MAX`; ``False``: no room."""
+        robots = self._robots
+        assert robots is not None
+        if self._parked_count >= PARK_MAX:
+            return False
+        if state is SiteState.UNKNOWN:
+            robots.prefetch(site, request)  # a read from the store, or a download
+        if robots.site_state(site) is SiteState.READY:  # settled at once
+            self._unparked.append(request)
+            return True
+        parked = self._parked.get(site)
+        if parked is None:
+            from twisted.internet import reactor as _reactor
+
+            reactor: Any = _reactor
+            parked = self._parked[site] = []
+            self._park_timers[site] = reactor.callLater(PARK_SECONDS, self._unpark, site)
+        parked.append(request)
+        self._parked_count += 1
+        return True
+
+    def _unpark(self, site: str, *, closing: bool = False) -> None:
+        """``site`` is not settled after :data:`PARK_SECONDS` (or the spider
+        closes): its requests kept in memory go to its waiting list in Redis.
+        When Redis does not answer they stay in memory and are tried again
+        after the same wait; at close they are lost, said in a WARNING."""
+        self._park_timers.pop(site, None)
+        parked = self._parked.pop(site, None)
+        if not parked:
+            return
+        self._parked_count -= len(parked)
+        robots = self._robots
+        assert robots is not None
+        try:
+            self._to_wait(site, parked, robots.site_state(site))
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            if closing:
+                logger.warning(
+                    "Redis did not answer at close (%s): %d requests of %s popped from the "
+                    "queue are not put back",
+                    exc,
+                    len(parked),
+                    site,
+                )
+                return
+            logger.warning(
+                "Redis did not answer (%s): %d requests of %s stay in this process's memory "
+                "until it does (tried again in %s s)",
+                exc,
+                len(parked),
+                site,
+                PARK_SECONDS,
+            )
+            from twisted.internet import reactor as _reactor
+
+            reactor: Any = _reactor
+            self._parked[site] = parked
+            self._parked_count += len(parked)
+            self._park_timers[site] = reactor.callLater(PARK_SECONDS, self._unpark, site)
+
+    def _to_wait(self, site: str, requests: list[Any], state: SiteState) -> None:
         assert self._robots is not None
         pipe = self.server.pipeline(transaction=False)
-        pipe.execute_command(
-            "ZADD", self._list_key(site), -request.priority, self._encode_request(request)
-        )
+        for request in requests:
+            pipe.execute_command(
+                "ZADD", self._list_key(site), -request.priority, self._encode_request(request)
+            )
         pipe.execute_command("ZADD", self._index, time.time() + CLAIM_SECONDS, site)
         pipe.execute()
         self._waiting.add(site)
         if state is SiteState.UNKNOWN:
-            self._robots.prefetch(site, request)  # fetch ahead
+            self._robots.prefetch(site, requests[0])  # fetch ahead
         if self._robots.site_state(site) is SiteState.READY:  # settled at once
             self.site_released(site)
         self._wake_later()
