@@ -164,7 +164,11 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         """Requests ready, plus one per site whose requests wait (so that the
         scheduler has pending requests, and the process stays open, while any wait)."""
         held = self._parked_count + len(self._unparked)
-        return int(self.server.zcard(self.key)) + int(self.server.zcard(self._index)) + held
+        pipe = self.server.pipeline(transaction=False)  # one round trip, not two
+        pipe.zcard(self.key)
+        pipe.zcard(self._index)
+        ready, waiting = pipe.execute()
+        return int(ready) + int(waiting) + held
 
     def clear(self) -> None:
         sites = self.server.zrange(self._index, 0, -1)
