@@ -186,3 +186,43 @@ async def test_at_gives_the_crawls_decision_from_a_redis_store(
     robots.txt copies are, and ``--at`` decides from them."""
     store = {"ROBOTSTXT_STORE_URI": redis_server.url, "ROBOTSTXT_STORE_PREFIX": prefix}
     await _crawl_then_ask(sites, tmp_path, store)
+
+
+@deferred_f_from_coro_f
+async def test_with_the_addon_a_tdmrep_reservation_is_left_to_the_page_as_in_the_crawl(
+    sites, tmp_path: Path
+) -> None:
+    """W3C TDMRep (processing priority: a page's own ``tdm-reservation`` header
+    or meta supersedes tdmrep.json): with the add-on, its page middleware reads
+    each page's signals, so the crawl downloads a page tdmrep.json alone
+    reserves and decides by the page. The command reads the project's
+    settings, where the add-on is only named in ``ADDONS``: live and ``--at``
+    answer the same, downloaded, not dropped before download."""
+    from .conftest import UNSET
+
+    site = sites(
+        routes={
+            "/robots.txt": text(ALLOW_ALL),
+            "/.well-known/tdmrep.json": text(TDMREP, content_type=b"application/json"),
+        },
+        default=PAGE,
+    )
+    urls = [site.url("/tdm/x"), site.url("/elsewhere")]
+    store = {"ROBOTSTXT_STORE_URI": f"sqlite:///{tmp_path / 'robots.db'}"}
+    addon = {"scrapy_rfc9309.Addon": 100}
+    settings = {
+        **SETTINGS,
+        **store,
+        "ADDONS": addon,
+        "DOWNLOADER_MIDDLEWARES": {},
+        "ROBOTSTXT_OBEY": UNSET,
+    }
+    spider, stats = await crawl(urls, settings)
+    assert sorted(spider.fetched) == sorted(urls)  # the page decides, after download
+    assert stats.get("robotstxt/forbidden/usage", 0) == 0
+    options = [*_as_options({**SETTINGS, **store}), "-s", f"ADDONS={json.dumps(addon)}"]
+    moment = str(time.time())
+    for when in (["--at", moment], []):
+        output, _ = await robotstxt(*urls, *when, "--json", *options, cwd=tmp_path)
+        answers = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+        assert [a["cause"] for a in answers] == ["allowed", "allowed"], output

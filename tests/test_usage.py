@@ -994,8 +994,10 @@ async def test_command_purpose_reads_tdmrep_json_and_exits_4_on_a_refusal(sites,
         'purposes:    train-ai: REFUSED, train-ai=n by tdmrep.json: location "/news/*", '
         "tdm-reservation 1" in output
     )
-    # TDMRep: the page may supersede the file; the answer says so when --page is not asked
-    assert "supersedes tdmrep.json (TDMRep)" in output and "--page shows" in output
+    # TDMRep: the page may supersede the file; the answer says so, and that this
+    # crawl (no page middleware here) drops the request before download
+    assert "supersedes tdmrep.json (TDMRep)" in output
+    assert "so it drops the request before download" in output
     output, code = await scrapy(site.url("/no-ai/x"), "--purpose", "train-ai", cwd=tmp_path)
     assert code == EXIT_USAGE_REFUSED, output
     assert "supersedes tdmrep.json" not in output  # a robots.txt line: no page lifts it

@@ -57,23 +57,41 @@ class Addon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         warn_unknown_settings(settings)  # a misspelt name is otherwise ignored silently
-        settings.set("ROBOTSTXT_OBEY", True, "addon")
-        # enabled in DOWNLOADER_MIDDLEWARES (settings.py or a spider's custom_settings,
-        # read before add-ons): left on, so that the crawl stops saying both are enabled
-        if settings.getdict("DOWNLOADER_MIDDLEWARES").get(BUILTIN_MIDDLEWARE) is None:
-            _set_component(settings, "DOWNLOADER_MIDDLEWARES", BUILTIN_MIDDLEWARE, None)
-        _set_component(settings, "DOWNLOADER_MIDDLEWARES", OUR_MIDDLEWARE, MIDDLEWARE_PRIORITY)
-        _set_component(
-            settings, "DOWNLOADER_MIDDLEWARES", OUR_PACING_MIDDLEWARE, PACING_MIDDLEWARE_PRIORITY
-        )
-        _set_component(settings, "EXTENSIONS", OUR_EXTENSION, EXTENSION_PRIORITY)
-        _set_component(
-            settings, "SPIDER_MIDDLEWARES", OUR_SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_PRIORITY
-        )
-        _wrap_cache_policy(settings)
-        settings.set("SCHEDULER_PRIORITY_QUEUE", OUR_QUEUE, "addon")
-        if is_scrapy_redis_scheduler(settings.get("SCHEDULER")):
-            settings.set("SCHEDULER_QUEUE_CLASS", OUR_REDIS_QUEUE, "addon")
+        apply_addon(settings)
+
+
+def settings_as_crawled(settings: BaseSettings) -> BaseSettings:
+    """``settings`` as a crawl of the project reads them: with our add-on applied
+    when ``ADDONS`` names it (``scrapy robotstxt`` reads the project's settings,
+    to which Scrapy applies add-ons only in a crawler). A copy; no warning."""
+    from ._enabled import addon_enabled
+
+    if not addon_enabled(settings):
+        return settings
+    crawled = settings.copy()
+    apply_addon(crawled)
+    return crawled
+
+
+def apply_addon(settings: BaseSettings) -> None:
+    """What the add-on sets (see :class:`Addon`)."""
+    settings.set("ROBOTSTXT_OBEY", True, "addon")
+    # enabled in DOWNLOADER_MIDDLEWARES (settings.py or a spider's custom_settings,
+    # read before add-ons): left on, so that the crawl stops saying both are enabled
+    if settings.getdict("DOWNLOADER_MIDDLEWARES").get(BUILTIN_MIDDLEWARE) is None:
+        _set_component(settings, "DOWNLOADER_MIDDLEWARES", BUILTIN_MIDDLEWARE, None)
+    _set_component(settings, "DOWNLOADER_MIDDLEWARES", OUR_MIDDLEWARE, MIDDLEWARE_PRIORITY)
+    _set_component(
+        settings, "DOWNLOADER_MIDDLEWARES", OUR_PACING_MIDDLEWARE, PACING_MIDDLEWARE_PRIORITY
+    )
+    _set_component(settings, "EXTENSIONS", OUR_EXTENSION, EXTENSION_PRIORITY)
+    _set_component(
+        settings, "SPIDER_MIDDLEWARES", OUR_SPIDER_MIDDLEWARE, SPIDER_MIDDLEWARE_PRIORITY
+    )
+    _wrap_cache_policy(settings)
+    settings.set("SCHEDULER_PRIORITY_QUEUE", OUR_QUEUE, "addon")
+    if is_scrapy_redis_scheduler(settings.get("SCHEDULER")):
+        settings.set("SCHEDULER_QUEUE_CLASS", OUR_REDIS_QUEUE, "addon")
 
 
 def _set_component(settings: BaseSettings, name: str, path: str, priority: int | None) -> None:

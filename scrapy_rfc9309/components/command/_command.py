@@ -37,6 +37,7 @@ from twisted.internet.defer import Deferred
 from ...parser._usage import CATEGORIES, PURPOSE_ALIASES, RETIRED_PURPOSES, needs_tdmrep
 from ...sites._outcome import SiteOutcome
 from ...sites._site import robots_url, site_of
+from .._addon import settings_as_crawled
 from ..settings._agent_settings import aliased_purpose, reduce_agent_setting
 from ..settings._crawler_settings import log_setting_warnings, warnings_told
 from ..settings._setting_values import SettingError
@@ -254,7 +255,8 @@ class RobotsTxtCommand(ScrapyCommand):
         reactor; prints the answers and returns the exit status."""
         assert self.settings is not None
         try:  # read once for the run; its crawls do not say the warnings again
-            settings = RobotsTxtSettings.from_settings(self.settings)
+            # as the project's crawl reads them: with the add-on applied
+            settings = RobotsTxtSettings.from_settings(settings_as_crawled(self.settings))
             StoreSettings.from_settings(self.settings)  # checked as the crawl checks them
         except ValueError as error:  # the project's settings: one line, not the usage
             print(f"error:       {error}", file=sys.stderr)

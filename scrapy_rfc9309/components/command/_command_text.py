@@ -175,11 +175,20 @@ def _print_purposes(answer: dict[str, Any]) -> None:
         refused is not None and refused["source"] == TDMREP_PATH for refused in refusals.values()
     ):
         # TDMRep: the page's header or meta supersedes the file; a crawl reading
-        # page signals downloads such a page and decides by it
+        # page signals (the add-on's page middleware) downloads such a page and
+        # decides by it, a crawl that reads none drops it before download
+        if answer.get("cause") == "allowed":
+            then = "this crawl downloads such a page and decides by it"
+            if "at" not in answer:  # --at reads the store, never the page
+                then += ": --page shows that decision"
+        else:
+            then = (
+                "this crawl reads no page's signals (ROBOTS_META_OBEY off, or "
+                "RobotsMetaMiddleware not enabled), so it drops the request before download"
+            )
         print(
             "note:        the page's own tdm-reservation header or meta supersedes "
-            "tdmrep.json (TDMRep); a crawl downloads such a page and decides by it: "
-            "--page shows that decision"
+            f"tdmrep.json (TDMRep); {then}"
         )
 
 
