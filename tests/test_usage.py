@@ -444,8 +444,9 @@ async def test_close_summary_and_json_report_include_usage(sites, tmp_path, capl
     assert "1 dropped (0 by rules, 0 unreachable, 1 by usage preferences, 0 at close)" in lines[0]
     assert lines[1] == (
         "Declared purposes (train-ai; ROBOTSTXT_PURPOSES): 1 request dropped before download "
-        "by a usage preference (robots.txt, tdmrep.json); 1 page refused a purpose in its "
-        "headers or meta (1 item dropped); 1 tdmrep.json download"
+        "by a usage preference (robots.txt, tdmrep.json); 1 page refused a purpose once "
+        "downloaded (by its headers or meta, or tdmrep.json left to the page; 1 item "
+        "dropped); 1 tdmrep.json download"
     )
     # requests and items are counted apart, each with its unit and site
     assert lines[2:] == [
@@ -1057,8 +1058,9 @@ async def test_close_summary_names_the_purposes_even_when_nothing_was_refused(
     summary = next(r.getMessage() for r in caplog.records if "robots.txt summary" in r.getMessage())
     assert summary.splitlines()[1:] == [
         "Declared purposes (search; ROBOTSTXT_PURPOSES): 0 requests dropped before download "
-        "by a usage preference (robots.txt, tdmrep.json); 0 pages refused a purpose in their "
-        "headers or meta (0 items dropped)"
+        "by a usage preference (robots.txt, tdmrep.json); 0 pages refused a purpose once "
+        "downloaded (by their headers or meta, or tdmrep.json left to the page; 0 items "
+        "dropped)"
     ]
     caplog.clear()
     with caplog.at_level("INFO"):
@@ -1509,7 +1511,10 @@ async def test_meta_only_purposes_say_so_at_start_and_the_summary_claims_no_robo
     (summary,) = [m for m in messages if "Declared purposes (train-ai" in m]
     assert "dropped before download" not in summary
     assert "robots.txt and tdmrep.json not read (ROBOTSTXT_OBEY is off)" in summary
-    assert "2 pages refused a purpose in their headers or meta (2 items dropped)" in summary
+    assert (
+        "2 pages refused a purpose once downloaded (by their headers or meta, or tdmrep.json "
+        "left to the page; 2 items dropped)"
+    ) in summary
 
 
 @deferred_f_from_coro_f

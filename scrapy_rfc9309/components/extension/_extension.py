@@ -304,7 +304,8 @@ def _usage_summary(get: Any, purposes: tuple[str, ...], robots_read: bool = True
     """The declared-purposes line of the close summary; ``""`` without purposes.
 
     Counts are per request (dropped before download), per page (downloaded,
-    then refusing a purpose in its headers or meta) and per item; tdmrep.json
+    then refusing a purpose: by its headers or meta, or by tdmrep.json, which
+    the page may supersede) and per item; tdmrep.json
     downloads are counted per download (one per site, again when expired).
     """
     if not purposes:
@@ -321,8 +322,9 @@ def _usage_summary(get: Any, purposes: tuple[str, ...], robots_read: bool = True
     )
     line = (
         f"Declared purposes ({', '.join(purposes)}; ROBOTSTXT_PURPOSES): {checked}"
-        f"{_plural(pages, 'page')} refused a purpose in {'its' if pages == 1 else 'their'} "
-        f"headers or meta ({_plural(items, 'item')} dropped)"
+        f"{_plural(pages, 'page')} refused a purpose once downloaded (by "
+        f"{'its' if pages == 1 else 'their'} headers or meta, or tdmrep.json left to the "
+        f"page; {_plural(items, 'item')} dropped)"
     )
     if tdmrep:
         line += f"; {_plural(tdmrep, 'tdmrep.json download')}"
