@@ -146,6 +146,7 @@ async def test_rfc9309_2_2_1_each_crawler_of_a_process_says_its_setting_warnings
     first and the last: they were kept once a process."""
     from scrapy.crawler import CrawlerRunner
     from scrapy.settings import Settings
+    from scrapy.utils.test import get_reactor_settings
 
     from scrapy_rfc9309.components import _compat
 
@@ -155,7 +156,15 @@ async def test_rfc9309_2_2_1_each_crawler_of_a_process_says_its_setting_warnings
     }
     site = sites(routes=routes, default=PAGE)
     runner = CrawlerRunner(
-        Settings({**BASE_SETTINGS, **ADDON_ONLY, **WARNED_ABOUT, "ROBOTSTXT_OBEY": True})
+        Settings(
+            {
+                **get_reactor_settings(),  # the reactor the tests run under
+                **BASE_SETTINGS,
+                **ADDON_ONLY,
+                **WARNED_ABOUT,
+                "ROBOTSTXT_OBEY": True,
+            }
+        )
     )
     for _ in range(2):  # one crawler after the other, in the same runner
         caplog.clear()
