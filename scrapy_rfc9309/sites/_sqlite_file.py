@@ -66,13 +66,9 @@ def is_busy(exc: BaseException) -> bool:
     return "locked" in text or "busy" in text
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS bodies (
-    sha256 TEXT PRIMARY KEY,
-    size INTEGER NOT NULL,
-    data BLOB NOT NULL
-);
-CREATE TABLE IF NOT EXISTS archive (
+#: the columns of an archive of fetches: robots.txt's (``archive``) and
+#: tdmrep.json's (``tdmrep_archive``) alike
+_ARCHIVE_COLUMNS = """
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     site TEXT NOT NULL,
     fetched_at REAL NOT NULL,
@@ -87,7 +83,15 @@ CREATE TABLE IF NOT EXISTS archive (
     status INTEGER,
     truncated INTEGER,
     max_size INTEGER
+"""
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS bodies (
+    sha256 TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    data BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS archive ({_ARCHIVE_COLUMNS});
 CREATE INDEX IF NOT EXISTS archive_site_time ON archive (site, fetched_at);
 CREATE INDEX IF NOT EXISTS archive_sha256 ON archive (sha256);
 CREATE TABLE IF NOT EXISTS current (
@@ -99,22 +103,7 @@ CREATE TABLE IF NOT EXISTS leases (
     holder TEXT NOT NULL,
     until REAL NOT NULL
 );
-CREATE TABLE IF NOT EXISTS tdmrep_archive (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    site TEXT NOT NULL,
-    fetched_at REAL NOT NULL,
-    chain TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    detail TEXT NOT NULL,
-    lifetime TEXT NOT NULL,
-    expires_at REAL NOT NULL,
-    retry_after INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    sha256 TEXT REFERENCES bodies(sha256),
-    status INTEGER,
-    truncated INTEGER,
-    max_size INTEGER
-);
+CREATE TABLE IF NOT EXISTS tdmrep_archive ({_ARCHIVE_COLUMNS});
 CREATE INDEX IF NOT EXISTS tdmrep_site_time ON tdmrep_archive (site, fetched_at);
 CREATE INDEX IF NOT EXISTS tdmrep_sha256 ON tdmrep_archive (sha256);
 """
@@ -123,11 +112,6 @@ CREATE INDEX IF NOT EXISTS tdmrep_sha256 ON tdmrep_archive (sha256);
 #: site's tdmrep.json fetches, added after the first version; a file without it
 #: gets it when a crawl opens it)
 _TABLES = frozenset({"bodies", "archive", "current", "leases", "tdmrep_archive"})
-#: the tdmrep.json archive's columns, read as ``archive``'s (it has every column)
-TDMREP_COLUMNS = (
-    "a.site, a.fetched_at, a.chain, a.kind, a.detail, a.lifetime, "
-    "a.expires_at, a.retry_after, a.size, a.sha256, a.status, a.truncated, a.max_size"
-)
 #: a body is kept while a row of either archive names it
 UNNAMED_BODY = (
     "NOT EXISTS (SELECT 1 FROM archive WHERE archive.sha256 = bodies.sha256) "
@@ -141,6 +125,8 @@ _COLUMNS = (
 #: columns added to ``archive`` since the first version (what the reader's
 #: settings need, see ``_records``); a file without them gets them at open
 _ADDED_COLUMNS = (("status", "INTEGER"), ("truncated", "INTEGER"), ("max_size", "INTEGER"))
+#: the tdmrep.json archive's columns, read as ``archive``'s (made with every column)
+TDMREP_COLUMNS = _COLUMNS + "".join(f", a.{name}" for name, _kind in _ADDED_COLUMNS)
 
 
 def _shown(value: Any) -> str:
