@@ -42,16 +42,10 @@ def page_signals_read(settings: BaseSettings) -> bool:
     """Whether a response's usage signals are read after download: ``ROBOTS_META_OBEY``
     on and ``RobotsMetaMiddleware`` (or a subclass) in ``SPIDER_MIDDLEWARES``, as
     the add-on enables it. Only then can a page supersede a tdmrep.json reservation.
-
-    The add-on always enables it in the crawl's settings; ``scrapy robotstxt``
-    reads the project's settings, where the add-on is only named in
-    ``ADDONS``, so that counts too (the command then answers what the crawl does)."""
+    (``scrapy robotstxt`` reads its settings with the add-on applied, as a crawl
+    has them: :func:`~scrapy_rfc9309.components._addon.settings_as_crawled`.)"""
     if not meta_obey_on(settings):
         return False
-    from .._enabled import addon_enabled
-
-    if addon_enabled(settings):
-        return True
     from scrapy.utils.conf import build_component_list
     from scrapy.utils.misc import load_object
 
