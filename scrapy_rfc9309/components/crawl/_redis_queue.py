@@ -278,11 +278,8 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             return True
         parked = self._parked.get(site)
         if parked is None:
-            from twisted.internet import reactor as _reactor
-
-            reactor: Any = _reactor
             parked = self._parked[site] = []
-            self._park_timers[site] = reactor.callLater(PARK_SECONDS, self._unpark, site)
+            self._unpark_later(site)
         parked.append(request)
         self._parked_count += 1
         return True
@@ -319,12 +316,16 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
                 site,
                 PARK_SECONDS,
             )
-            from twisted.internet import reactor as _reactor
-
-            reactor: Any = _reactor
             self._parked[site] = parked
             self._parked_count += len(parked)
-            self._park_timers[site] = reactor.callLater(PARK_SECONDS, self._unpark, site)
+            self._unpark_later(site)
+
+    def _unpark_later(self, site: str) -> None:
+        """:meth:`_unpark` ``site`` after :data:`PARK_SECONDS`."""
+        from twisted.internet import reactor as _reactor
+
+        reactor: Any = _reactor
+        self._park_timers[site] = reactor.callLater(PARK_SECONDS, self._unpark, site)
 
     def _to_wait(self, site: str, requests: list[Any], state: SiteState) -> None:
         assert self._robots is not None
