@@ -219,14 +219,19 @@ INSERT INTO current (site, archive_id) VALUES ('http://example.com:80', 1);
 """
 
 
-def test_2_4_a_store_of_an_earlier_version_opens_and_reads_as_before(tmp_path: Path) -> None:
-    """A store file without the added columns: read-only (reports) it reads as
-    before; opened by a crawl it gets the columns, its records kept as they were."""
-    path = tmp_path / "old.db"
+def old_store_file(path: Path) -> Path:
+    """A SQLite store file as an earlier version wrote it (``_OLD_ARCHIVE``), at ``path``."""
     old = sqlite3.connect(path)
     old.executescript(_OLD_ARCHIVE)
     old.execute("PRAGMA journal_mode = WAL")
     old.close()
+    return path
+
+
+def test_2_4_a_store_of_an_earlier_version_opens_and_reads_as_before(tmp_path: Path) -> None:
+    """A store file without the added columns: read-only (reports) it reads as
+    before; opened by a crawl it gets the columns, its records kept as they were."""
+    path = old_store_file(tmp_path / "old.db")
     reader = SQLiteStore(str(path), read_only=True)
     try:
         found = reader.current(SITE)

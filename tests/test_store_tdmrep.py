@@ -33,7 +33,7 @@ from scrapy_rfc9309.sites._store import FetchRecord
 
 from .command_runner import robotstxt
 from .redis_server import RedisServer
-from .test_store_readers import _OLD_ARCHIVE
+from .test_store_readers import old_store_file
 
 SITE = "http://example.com:80"
 T0 = 1_800_000_000.0
@@ -161,11 +161,7 @@ def test_sqlite_a_store_of_an_earlier_version_keeps_no_tdmrep_and_gets_the_table
 ) -> None:
     """A file without ``tdmrep_archive``: read-only (``--at``, ``history``) it
     answers "none kept"; opened by a crawl it gets the table, its records kept."""
-    path = tmp_path / "old.db"
-    old = sqlite3.connect(path)
-    old.executescript(_OLD_ARCHIVE)
-    old.execute("PRAGMA journal_mode = WAL")
-    old.close()
+    path = old_store_file(tmp_path / "old.db")
     reader = SQLiteStore(str(path), read_only=True)
     try:
         assert reader.tdmrep_at(SITE, T0) is None
