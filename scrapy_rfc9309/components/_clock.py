@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ._per_crawler import kept_on
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
@@ -63,11 +65,7 @@ def clock_of(crawler: Crawler) -> Clock:
     """The crawler's one :class:`Clock` (the real one unless :func:`use_clock` set
     another): every expiry and lifetime of its robots.txt and tdmrep.json outcomes
     is read from it, so a test can move the crawl's time on instead of waiting."""
-    clock: Clock | None = getattr(crawler, _ATTRIBUTE, None)
-    if clock is None:
-        clock = Clock()
-        setattr(crawler, _ATTRIBUTE, clock)
-    return clock
+    return kept_on(crawler, _ATTRIBUTE, Clock)
 
 
 def use_clock(crawler: Crawler, clock: Clock) -> None:

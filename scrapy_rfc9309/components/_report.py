@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..sites._outcome import Kind
+from ._per_crawler import kept_on
 
 if TYPE_CHECKING:
     from ..parser._matcher import Verdict
@@ -269,8 +270,4 @@ _ATTRIBUTE = "_robotstxt_report"
 
 def report_for(crawler: Any) -> CrawlReport:
     """The one report of ``crawler``, kept on it, shared by the middleware and the extension."""
-    report: CrawlReport | None = getattr(crawler, _ATTRIBUTE, None)
-    if report is None:
-        report = CrawlReport()
-        setattr(crawler, _ATTRIBUTE, report)
-    return report
+    return kept_on(crawler, _ATTRIBUTE, CrawlReport)

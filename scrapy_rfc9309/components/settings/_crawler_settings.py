@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from .._per_crawler import kept_on
 from ._settings import RobotsTxtSettings
 
 if TYPE_CHECKING:
@@ -42,11 +43,7 @@ class _CrawlerRead:
 
 
 def _read_of(crawler: Crawler) -> _CrawlerRead:
-    read: _CrawlerRead | None = getattr(crawler, _ATTRIBUTE, None)
-    if read is None:
-        read = _CrawlerRead()
-        setattr(crawler, _ATTRIBUTE, read)
-    return read
+    return kept_on(crawler, _ATTRIBUTE, _CrawlerRead)
 
 
 def robotstxt_settings(crawler: Crawler) -> RobotsTxtSettings:
