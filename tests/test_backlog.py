@@ -5,7 +5,7 @@ local server counting the TCP connections it accepted."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from scrapy import Request
@@ -83,6 +83,68 @@ async def test_rfc9309_2_3_backlog_requests_dropped_or_failing_never_stall_the_s
     assert time.monotonic() - started < 4  # no wait for the engine's 5 s heartbeat
     assert site.count("/fail") == 1
     assert not any(url.endswith("drop") for url in spider.fetched)
+
+
+class LeftDownloaderWatch:
+    """An extension noting, as each request leaves the downloader, whether the
+    queue is listening to that signal, and whether it still is at close."""
+
+    seen: ClassVar[list[bool]] = []
+    at_close: ClassVar[list[bool]] = []
+
+    def __init__(self, crawler: Any) -> None:
+        from scrapy import signals
+
+        self.crawler = crawler
+        crawler.signals.connect(self.left, signal=signals.request_left_downloader)
+        crawler.signals.connect(self.closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> LeftDownloaderWatch:
+        return cls(crawler)
+
+    def _queue_listens(self) -> bool:
+        from pydispatch.dispatcher import getAllReceivers, liveReceivers
+        from scrapy import signals
+
+        receivers = liveReceivers(
+            getAllReceivers(self.crawler.signals.sender, signals.request_left_downloader)
+        )
+        return any(getattr(r, "__name__", "") == "_came_back" for r in receivers)
+
+    def left(self, request: Any) -> None:
+        self.seen.append(self._queue_listens())
+
+    def closed(self) -> None:
+        self.at_close.append(self._queue_listens())
+
+
+@deferred_f_from_coro_f
+async def test_rfc9309_2_3_queue_hears_requests_leave_the_downloader_while_a_window_opens(
+    sites,
+) -> None:
+    """Every request that leaves the downloader sends ``request_left_downloader``;
+    the queue listens to it only while a backlog window is open (40 pages
+    behind a slow robots.txt, let go two at a time), so a crawl whose sites
+    are settled pays no dispatch to the queue per request (it stops listening at
+    its next pop once the last window closed). The window still
+    moves on each answer: every page is fetched over about two connections."""
+    LeftDownloaderWatch.seen, LeftDownloaderWatch.at_close = [], []
+    site = sites(routes={"/robots.txt": delayed(0.3, status(404))}, default=PAGE)
+    urls = [site.url(f"/p{index}") for index in range(40)]
+    settings = {
+        **QUEUE,
+        "CONCURRENT_REQUESTS": 16,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 2,
+        "EXTENSIONS": {"tests.test_backlog.LeftDownloaderWatch": 0},
+    }
+    spider, _ = await crawl(urls, settings)
+    assert sorted(spider.fetched) == sorted(urls)
+    assert site.connections <= 2 + 2, site.connections
+    seen = LeftDownloaderWatch.seen
+    assert not seen[0]  # the robots.txt request: no window yet
+    assert any(seen), "the queue never listened while its window was open"
+    assert LeftDownloaderWatch.at_close == [False]  # the window closed: it listens no more
 
 
 async def _broad_crawl(sites: Any, delays: list[float], pages: int = 5) -> list[int]:

@@ -329,6 +329,10 @@ def read_head(
     within it is recorded as truncated (:data:`LIMIT_HEAD`).
     """
     state = _HeadState(window, tokens, collector)
+    if not cut and state.low.full and not state.needles_after(0):
+        # a short page (one chunk, lower-cased whole already) naming neither
+        # robots nor the token, with no character reference: nothing to read
+        return
     pos = 0
     while True:
         event = _next_event(state, pos)

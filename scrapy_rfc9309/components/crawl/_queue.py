@@ -167,8 +167,8 @@ class RobotsTxtPriorityQueue:
         self._backlogs = SiteBacklogs()
         #: DOWNLOAD_DELAY, AutoThrottle or DOWNLOAD_SLOTS may space a site's slot
         self._page_delays = page_delays_possible(crawler.settings, getattr(crawler, "spider", None))
-        if self._robots is not None:
-            crawler.signals.connect(self._came_back, signal=signals.request_left_downloader)
+        #: connected to ``request_left_downloader`` (while a backlog has a window)
+        self._listening = False
 
     # -- the scheduler's calls ----------------------------------------------------
 
@@ -192,6 +192,8 @@ class RobotsTxtPriorityQueue:
             if let_go is not None:  # behind its site's backlog
                 robots.pin(site)
                 self._push_ready(let_go)
+                if not self._listening:
+                    self._follow_backlogs()
                 return
         if state is SiteState.READY or self._persistent:
             # on disk now (it may fail to serialise: the scheduler then uses
@@ -204,6 +206,12 @@ class RobotsTxtPriorityQueue:
             self._hold(site, request)
 
     def pop(self) -> Request | None:
+        request = self._pop()
+        if bool(self._backlogs) is not self._listening:
+            self._follow_backlogs()
+        return request
+
+    def _pop(self) -> Request | None:
         if self._released:
             self._move_released()
         robots = self._robots
@@ -309,6 +317,19 @@ class RobotsTxtPriorityQueue:
     def _push_ready(self, requests: list[Request]) -> None:
         for request in requests:
             self._ready.push(request)
+
+    def _follow_backlogs(self) -> None:
+        """Hear of requests leaving the downloader (:meth:`_came_back`) only while
+        a backlog has a window: every request sends ``request_left_downloader``,
+        and each receiver costs each request a dispatch. A request let go from a
+        window is pushed ready, then handed out by a later ``pop``, which connects
+        first; a window closes only once none of its requests is out, so nothing
+        is missed while disconnected. Changed only here, in ``push`` and ``pop``,
+        never while the signal is being sent."""
+        self._listening = not self._listening
+        manager = self.crawler.signals
+        change = manager.connect if self._listening else manager.disconnect
+        change(self._came_back, signal=signals.request_left_downloader)
 
     def _came_back(self, request: Request) -> None:
         """A request left the downloader: the next of its site's backlog takes

@@ -1,0 +1,148 @@
+"""Per-request path benchmark: what the add-on's components cost each request,
+measured without the network, in one run.
+
+A real crawler with the add-on (``get_crawler``; its engine not started) and
+its components built as Scrapy builds them: the scheduler queue
+(``RobotsTxtPriorityQueue``), the downloader middleware
+(``RobotsTxtMiddleware``), the page-directive spider middleware
+(``RobotsMetaMiddleware``). SITES sites, each robots.txt a corpus file parsed
+and put in force beforehand (its download and parse are not counted here:
+crawl benchmark (a) counts them); then PAGES requests per site, sites
+interleaved, each pushed, popped, passed through the middleware and its
+response (the small HTML page of benchmark (a)) through the spider
+middleware, the path a crawl takes. Microseconds per request for each
+step, the median of rounds (GC on), and their sum: the add-on's own work per
+page that (a) measures as a share of a crawl.
+
+Usage: ``python benchmarks/request_path.py [--sites N] [--pages N] [--rounds N]
+[--profile FILE]``. Nothing leaves the process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+from crawl import PAGE, bench_path, pick_robots  # noqa: E402
+
+AGENT = "Scrapy/2.19 (+https://scrapy.org)"
+STEPS = ("push", "pop", "middleware", "page directives")
+
+
+def build(sites: int) -> tuple[Any, Any, Any, list[str]]:
+    """The crawler's queue, middleware and spider middleware, and the sites, each
+    with its robots.txt in force."""
+    from scrapy import Spider
+    from scrapy.squeues import FifoMemoryQueue
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_rfc9309 import RobotsMetaMiddleware, RobotsTxtMiddleware
+    from scrapy_rfc9309.components.crawl._queue import RobotsTxtPriorityQueue
+    from scrapy_rfc9309.parser._robotstxt import RobotsTxt
+    from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
+
+    crawler = get_crawler(
+        Spider,
+        {
+            "ADDONS": {"scrapy_rfc9309.Addon": 100},
+            "USER_AGENT": AGENT,
+            "LOG_LEVEL": "ERROR",
+            "ROBOTSTXT_CRAWL_DELAY": False,
+        },
+    )
+    crawler.spider = crawler._create_spider("bench")
+    middleware = RobotsTxtMiddleware.from_crawler(crawler)
+    meta = RobotsMetaMiddleware.from_crawler(crawler)
+    queue = RobotsTxtPriorityQueue.from_crawler(crawler, FifoMemoryQueue, "")
+    service = middleware.service
+    names = []
+    now = service.clock.monotonic()
+    for number, path in enumerate(pick_robots("throughput", sites)):
+        site = f"http://s{number}.test:8080"
+        robots = RobotsTxt.parse(Path(path).read_bytes())
+        outcome = SiteOutcome(Kind.PARSED, robots, "HTTP 200", now + 86400, fetched_at=now)
+        service._table.start(site)  # as a fetch does: pending, then settled
+        service._table.settle(site, outcome.compact())
+        names.append(site)
+    return queue, middleware, meta, names
+
+
+def one_round(queue: Any, middleware: Any, meta: Any, sites: list[str], pages: int) -> list[float]:
+    """Seconds per request of each step over ``pages`` x ``len(sites)`` requests."""
+    from scrapy import Request
+    from scrapy.http import HtmlResponse
+
+    requests = [
+        Request(f"{site}{bench_path(page)}", headers={"User-Agent": AGENT}, dont_filter=True)
+        for page in range(pages)
+        for site in sites
+    ]
+    spent = [0.0] * len(STEPS)
+    clock = time.perf_counter
+    for request in requests:
+        started = clock()
+        queue.push(request)
+        pushed = clock()
+        popped_request = queue.pop()
+        popped = clock()
+        coroutine = middleware.process_request(popped_request)
+        try:
+            coroutine.send(None)
+        except StopIteration:
+            pass
+        else:  # pragma: no cover - every site's robots.txt is in force
+            raise AssertionError("the request waited")
+        passed = clock()
+        response = HtmlResponse(
+            popped_request.url,
+            body=PAGE,
+            headers={"Content-Type": "text/html"},
+            request=popped_request,
+        )
+        read_from = clock()
+        meta.process_spider_input(response)
+        read = clock()
+        spent[0] += pushed - started
+        spent[1] += popped - pushed
+        spent[2] += passed - popped
+        spent[3] += read - read_from
+    return [total / len(requests) for total in spent]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sites", type=int, default=200)
+    parser.add_argument("--pages", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--profile", default="", help="write a cProfile of one round here")
+    args = parser.parse_args()
+    gc.enable()
+    queue, middleware, meta, sites = build(args.sites)
+    one_round(queue, middleware, meta, sites, 2)  # warm
+    if args.profile:
+        import cProfile
+
+        profile = cProfile.Profile()
+        profile.runcall(one_round, queue, middleware, meta, sites, args.pages)
+        profile.dump_stats(args.profile)
+    rounds = [one_round(queue, middleware, meta, sites, args.pages) for _ in range(args.rounds)]
+    print(f"python {sys.version.split()[0]}; {args.sites} sites x {args.pages} pages")
+    total = 0.0
+    for index, step in enumerate(STEPS):
+        median = statistics.median(r[index] for r in rounds) * 1e6
+        total += median
+        print(f"    {step:<16} {median:6.1f} us per request")
+    print(f"    {'all':<16} {total:6.1f} us per request (medians of {args.rounds} rounds)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
