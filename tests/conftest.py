@@ -15,6 +15,7 @@ from scrapy_rfc9309.components import _compat
 from scrapy_rfc9309.components._clock import Clock, use_clock
 
 from . import profiles  # noqa: F401  (loads the Hypothesis profile)
+from .gates import Gate
 from .redis_server import RedisServer, require_redis_server
 from .server import MockSite
 
@@ -146,6 +147,22 @@ def sites() -> Iterator[Any]:
     yield make
     for site in started:
         site.stop()
+
+
+@pytest.fixture
+def gate() -> Iterator[Any]:
+    """A factory of :class:`~.gates.Gate` (``gate(what, timeout=10.0)``); after the
+    test, one whose wait gave up fails it, named, even when the crawl swallowed
+    the error the wait raised on the store's thread."""
+    made: list[Gate] = []
+
+    def make(what: str, timeout: float = 10.0) -> Gate:
+        made.append(Gate(what, timeout))
+        return made[-1]
+
+    yield make
+    missed = [g.what for g in made if g.missed]
+    assert not missed, f"gates never opened: {missed}"
 
 
 #: The first deferral back-off of :func:`fast_backoff` (the code's is 1 s).

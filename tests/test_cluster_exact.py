@@ -12,12 +12,12 @@ saw each page.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
+from twisted.internet import task
 
 from scrapy_rfc9309.components._enabled import PACING_MIDDLEWARE_PRIORITY
 from scrapy_rfc9309.sites._cluster_clock import ClusterClock
@@ -35,20 +35,25 @@ def test_answer_moves_the_next_turn_and_withdraws_an_earlier_grant(
 ) -> None:
     """The Lua script: a turn reserved before another request's answer is not
     confirmed at once (it waits a delay from the answer); an answer never
-    moves the site's next time earlier."""
-    clock = ClusterClock.open(redis_server.url, prefix)
-    other = ClusterClock.open(redis_server.url, prefix)  # another process
+    moves the site's next time earlier. The scripts decide by a manual clock
+    (``now``), moved on instead of waited for."""
+    now = task.Clock()
+    now.advance(1_000.0)
+    clock = ClusterClock.open(redis_server.url, prefix, now=now.seconds)
+    other = ClusterClock.open(redis_server.url, prefix, now=now.seconds)  # another process
     try:
         assert clock.take(SITE, 0.05, "a") == 0.0
         assert clock.send(SITE, 0.05, "a") == 0.0
-        assert other.take(SITE, 0.05, "b") > 0  # within the delay of a's send
-        time.sleep(0.06)
+        now.advance(0.049)
+        assert other.take(SITE, 0.05, "b") == 0.001  # within the delay of a's send
+        now.advance(0.001)
         assert other.take(SITE, 0.05, "b") == 0.0  # reserved at the scheduler
+        now.advance(0.01)
         assert clock.answered(SITE, 2.0) == 0.0  # a answered later than b's grant
-        left = other.send(SITE, 0.05, "b")
-        assert 1.5 < left <= 2.0  # withdrawn: b waits a delay from a's answer
+        now.advance(0.5)
+        assert other.send(SITE, 0.05, "b") == 1.5  # withdrawn: b waits a delay from a's answer
         clock.answered(SITE, 0.05)  # a shorter push: the later time stays
-        assert 1.5 < other.take(SITE, 0.05, "c") <= 2.0
+        assert other.take(SITE, 0.05, "c") == 1.5
     finally:
         clock.close()
         other.close()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -393,13 +392,18 @@ def test_beats_count_the_processes_alive_and_rank_them(
 ) -> None:
     """The Lua script of the beats, on a real Redis: each process learns its
     rank (by token) and the number alive; one silent past its beat's lifetime
-    is no longer counted; one that leaves, at once."""
-    clock = ClusterClock.open(redis_server.url, prefix)
+    is no longer counted; one that leaves, at once. The script decides by a
+    manual clock (``now``), moved on instead of waited for."""
+    now = task.Clock()
+    now.advance(1_000.0)
+    clock = ClusterClock.open(redis_server.url, prefix, now=now.seconds)
     try:
-        assert clock.beat("b", 0.2) == (0, 1)
-        assert clock.beat("a", 10.0) == (0, 2)
+        assert clock.beat("a", 10.0) == (0, 1)
+        assert clock.beat("b", 0.2) == (1, 2)
         assert clock.beat("c", 10.0) == (2, 3)
-        time.sleep(0.25)
+        now.advance(0.2)
+        assert clock.beat("c", 10.0) == (2, 3)  # b's beat lives until then
+        now.advance(0.001)
         assert clock.beat("c", 10.0) == (1, 2)  # b silent for longer than 0.2 s
         clock.leave("a")
         assert clock.beat("c", 10.0) == (0, 1)

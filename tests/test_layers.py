@@ -194,3 +194,24 @@ def test_the_crawl_clock_is_looked_up_by_the_site_service_alone() -> None:
         if path.name != "_clock.py" and "clock_of(" in path.read_text(encoding="utf-8")
     )
     assert callers == ["components/sitefiles/_service.py"]
+
+
+#: The test helpers that wait for real processes on their own time (see
+#: ``tests/waiting.py``): the only modules of the suite that may wait for time.
+REAL_PROCESS_HELPERS = ["cluster_crawl.py", "redis_server.py", "server.py", "waiting.py"]
+
+
+def test_only_the_real_process_helpers_wait_for_time() -> None:
+    """Time is injected, not waited for: a test about time moves a clock, one that
+    holds a store call opens a gate (``tests/gates.py``), one that waits for
+    another real process uses ``tests/waiting.py``; no other module of the
+    suite names ``time.sl``-``eep`` (the word is split here so that this test
+    does not find itself)."""
+    word = "".join(["sl", "eep"])
+    tests = Path(__file__).parent
+    waiting = sorted(
+        str(path.relative_to(tests))
+        for path in tests.rglob("*.py")
+        if word in path.read_text(encoding="utf-8")
+    )
+    assert set(waiting) <= set(REAL_PROCESS_HELPERS), waiting

@@ -376,7 +376,7 @@ async def test_a_sigkilled_crawl_loses_at_most_its_last_second_and_audits(
     """A crawl (its own process) killed with SIGKILL mid-crawl: every page the
     server served more than a second before the kill is in the file, which
     audits; a cut last line is reported, not a traceback."""
-    from .cluster_crawl import _sleep
+    from .waiting import hold, until_async
 
     site = sites(
         routes={"/robots.txt": text("User-agent: *\nDisallow: /p1\n")},
@@ -402,12 +402,12 @@ async def test_a_sigkilled_crawl_loses_at_most_its_last_second_and_audits(
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:  # some requests recorded, then the kill
-            if path.exists() and path.read_text().count('"type":"request"') >= 5:
-                break
-            await _sleep(0.05)
-        await _sleep(1.5)  # mid-crawl, more than a second after the first lines
+        await until_async(
+            lambda: path.exists() and path.read_text().count('"type":"request"') >= 5,
+            30,
+            "some requests recorded",
+        )
+        await hold(1.5, "mid-crawl, more than a second after the first lines")
         killed_at = time.monotonic()
         crawl_process.send_signal(signal.SIGKILL)
     finally:

@@ -20,7 +20,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from .redis_server import RedisServer, require_redis_server
 from .server import Route, text
-from .test_redis_store import CrawlerProc, _sleep
+from .test_redis_store import CrawlerProc
+from .waiting import hold, until_async
 
 pytest.importorskip("scrapy_redis")
 
@@ -95,25 +96,20 @@ async def test_2_3_pending_sites_wait_in_redis_and_survive_a_killed_process(
         for n in range(3)
     ]
     client = redis.Redis.from_url(redis_server.url)
-    deadline = time.monotonic() + 60
-    while len(list(tmp_path.glob("*.ready"))) < 3:
-        assert time.monotonic() < deadline, "the crawler processes did not start"
-        await _sleep(0.05)
+    await until_async(
+        lambda: len(list(tmp_path.glob("*.ready"))) == 3, 60, "the crawler processes to start"
+    )
 
     def in_redis() -> tuple[int, int]:
         waiting = client.zcard(f"{name}:requests:waiting")
         lists = sum(client.zcard(k) for k in client.scan_iter(f"{name}:requests:waiting:*"))
         return waiting, lists
 
-    # until every request waits in Redis (a fixed wait is too short on a loaded machine)
-    deadline = time.monotonic() + 30
-    while in_redis() != (1, len(urls)) and time.monotonic() < deadline:
-        await _sleep(0.05)
-    waiting, lists = in_redis()
+    # until every request waits in Redis (all of them in Redis, none in memory)
+    await until_async(lambda: in_redis() == (1, len(urls)), 30, "every request to wait in Redis")
     procs[0].kill()
-    assert waiting == 1 and lists == len(urls)  # all of them in Redis, none in memory
     assert [p for p in site.hits if p != "/robots.txt"] == []
-    await _sleep(1.5)
+    await hold(1.5, "the survivors fetch no page while the robots.txt is held")
     assert [p for p in site.hits if p != "/robots.txt"] == []
     robots.release()
     results = [await proc.finished(timeout=60) for proc in procs[1:]]

@@ -20,13 +20,13 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
-from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
+from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rfc9309.components.settings._setting_values import SettingError
 from scrapy_rfc9309.sites._redis_store import (
@@ -38,10 +38,11 @@ from scrapy_rfc9309.sites._redis_store import (
 from scrapy_rfc9309.sites._store import FetchRecord, StoreError
 from scrapy_rfc9309.sites._store_uri import open_store
 
-from .clock import SkippingClock
+from .clock import SkippingClock, skipping
 from .conftest import BASE_SETTINGS, SIGNAL_HANDLER_ERROR, crawl
 from .redis_server import RedisServer, require_redis_server
 from .server import delayed, hang, sequence, text, unreachable_for
+from .waiting import until, until_async
 
 SITE = "http://127.0.0.1:8001"
 BODY = b"User-agent: *\nDisallow: /private\n" + b"# a comment line\n" * 200
@@ -234,11 +235,13 @@ def test_lease_one_holder_at_a_time(store: RedisStore) -> None:
     assert not store.acquire(SITE, "a", 30)
 
 
-def test_lease_taken_over_when_expired(store: RedisStore) -> None:
-    """A holder that died (never released) loses the lease when it expires."""
-    assert store.acquire(SITE, "dead", 0.3)
+def test_lease_taken_over_when_expired(store: RedisStore, redis_server: RedisServer) -> None:
+    """A holder that died (never released) loses the lease when it expires (Redis's
+    own expiry of the key: waited for until Redis says the key is gone)."""
+    assert store.acquire(SITE, "dead", 0.2)
     assert not store.acquire(SITE, "b", 30)
-    time.sleep(0.4)
+    lease, client = key(store.prefix, "lease"), raw_client(redis_server)
+    until(lambda: client.pttl(lease) == -2, 5, "Redis to expire the lease")
     assert store.acquire(SITE, "b", 30)
     store.release(SITE, "dead")  # the late holder cannot free b's lease
     assert not store.acquire(SITE, "c", 30)
@@ -407,21 +410,6 @@ ROBOTS = b"User-agent: *\nDisallow: /private\n"
 PAGES = [f"/page/{number}" for number in range(4)]
 
 
-async def _sleep(seconds: float) -> None:
-    from twisted.internet import reactor, task
-
-    await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
-
-
-async def _until(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    """Wait (the reactor running: the test sites answer meanwhile) until ``condition``."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await _sleep(0.05)
-
-
 class CrawlerProc:
     """A crawler process (``tests/cluster_crawl.py``) and what it reported."""
 
@@ -459,7 +447,9 @@ class CrawlerProc:
 
     async def finished(self, timeout: float = 90) -> dict[str, Any]:
         try:
-            await _until(lambda: self.process.poll() is not None, timeout, f"{self.name} to end")
+            await until_async(
+                lambda: self.process.poll() is not None, timeout, f"{self.name} to end"
+            )
         finally:
             if self.process.poll() is None:
                 self.process.kill()
@@ -545,13 +535,17 @@ async def test_2_4_killed_fetcher_lease_taken_over_at_once(
         for name, gate in gates.items()
     }
     first, second = procs["first"], procs["second"]
-    await _until(lambda: first.ready.exists() and second.ready.exists(), 60, "the crawlers")
+    await until_async(lambda: first.ready.exists() and second.ready.exists(), 60, "the crawlers")
     for gate in gates.values():
         gate.mkdir()
     (gates["first"] / "go.ready").touch()
-    await _until(lambda: mock.count("/robots.txt") == 1, 60, "the first robots.txt request")
+    await until_async(lambda: mock.count("/robots.txt") == 1, 60, "the first robots.txt request")
     (gates["second"] / "go.ready").touch()
-    await _sleep(1.0)
+    await until_async(
+        lambda: "is being fetched by another process" in second.log_text(),
+        60,
+        "the second crawler to find the lease held",
+    )
     assert mock.count("/robots.txt") == 1  # the second waits: the first holds the lease
     first.kill()
     result = await second.finished()
@@ -572,31 +566,33 @@ def _nth(items: list[str], value: str, n: int) -> int:
 
 @deferred_f_from_coro_f
 async def test_2_4_redis_lost_mid_crawl_falls_back_then_reconnects(
-    sites: Any,
-    own_redis: RedisServer,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
+    sites: Any, own_redis: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Redis stops mid-crawl: one ERROR line and the stat, the sites met meanwhile are
-    fetched locally (no request lost); Redis back, the store is used again."""
+    fetched locally (no request lost); Redis back and the store's retry delay
+    over (the crawl's clock moved on past it, not waited for), the store is
+    used again."""
     from scrapy_rfc9309.components.store import _store_bridge
 
-    monkeypatch.setattr(_store_bridge, "RETRY_SECONDS", 1.0)
+    clock = SkippingClock()
 
     def stop_redis(request: Any) -> bytes:
         own_redis.stop(kill=True)
         return b"redis stopped"
-
-    def start_redis(request: Any) -> bytes:
-        own_redis.start()  # the same port, empty
-        return b"redis started"
 
     control = sites(
         routes={
             "/robots.txt": text(ROBOTS),
             # once the first site's record is saved (its write runs on the worker)
             "/stop": delayed(0.5, stop_redis),
-            "/start": delayed(1.5, start_redis),  # past the store's retry delay
+            # the same port, empty; the crawl's clock past the store's retry delay
+            "/start": skipping(
+                clock,
+                _store_bridge.RETRY_SECONDS,
+                then=own_redis.start,
+                route=text("redis started"),
+                after=0.1,
+            ),
         },
         default=text("page"),
     )
@@ -620,7 +616,7 @@ async def test_2_4_redis_lost_mid_crawl_falls_back_then_reconnects(
     }
     with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.store"):
         spider, stats = await crawl(
-            [control.url("/page/0")], settings, allow_errors=True, followups=followups
+            [control.url("/page/0")], settings, allow_errors=True, followups=followups, clock=clock
         )
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1

@@ -29,6 +29,7 @@ from .conftest import crawl
 from .records import SITE, fetch_record
 from .redis_server import RedisServer, require_redis_server
 from .server import text
+from .waiting import until
 
 HOUR = 3600.0
 
@@ -210,6 +211,25 @@ def test_2_4_redis_look_many_and_save_many_pipelined(
         store.close()
 
 
+def _until_listening(url: str, store: RedisStore, heard: list[str]) -> None:
+    """Until ``store``'s listener hears a message published through ``url`` (its
+    subscription reached Redis; pub/sub delivery is Redis's, on its own time)."""
+    client = redis.Redis.from_url(url)
+    try:
+
+        def heard_probe() -> bool:
+            client.publish(store._keys.channel(PROBE), PROBE)
+            return PROBE in heard
+
+        until(heard_probe, 5, "the listener's subscription")
+    finally:
+        client.close()
+
+
+#: the site a probe message names (``_until_listening``)
+PROBE = "http://probe.test:80"
+
+
 def test_2_4_redis_release_messages_reach_watchers(redis_server: RedisServer, prefix: str) -> None:
     """A save and a lease given up are published; another process's store hears them."""
     heard: list[str] = []
@@ -219,11 +239,12 @@ def test_2_4_redis_release_messages_reach_watchers(redis_server: RedisServer, pr
 
     def hear(site: str) -> None:
         heard.append(site)
-        event.set()
+        if site != PROBE:
+            event.set()
 
     try:
         assert listener.watch(hear)
-        time.sleep(0.2)  # subscribed
+        _until_listening(redis_server.url, listener, heard)
         body = bodies(1)[0]
         writer.save(fetch_record(time.time(), body), body)
         assert event.wait(5)
@@ -231,7 +252,7 @@ def test_2_4_redis_release_messages_reach_watchers(redis_server: RedisServer, pr
         assert writer.acquire("http://b.test:80", "w", 30)
         writer.release("http://b.test:80", "w")
         assert event.wait(5)
-        assert heard == [SITE, "http://b.test:80"]
+        assert [site for site in heard if site != PROBE] == [SITE, "http://b.test:80"]
     finally:
         listener.close()
         writer.close()
@@ -254,22 +275,26 @@ async def test_2_4_a_waiting_crawl_is_woken_by_the_release_message(
     assert other.acquire(name, "elsewhere.example:1:cafe", 60)
     body = b"User-agent: *\nDisallow: /private\n"
 
-    # the other process saves once this crawl waits for it (its first nap), not
-    # after a fixed second that a slow start-up may outlast
+    # the other process saves once this crawl waits for it (its first nap under
+    # way: only the message can wake it), not after a fixed second that a slow
+    # start-up may outlast
     waiting = threading.Event()
+    from twisted.internet import reactor as _reactor
+
     from scrapy_rfc9309.components.store._store_wakeups import ReleaseWakeups
+
+    reactor: Any = _reactor
 
     nap = ReleaseWakeups.nap
 
     async def noted_nap(self: Any, site_name: str, seconds: float) -> None:
-        waiting.set()
+        reactor.callLater(0, waiting.set)  # once the nap below is registered
         await nap(self, site_name, seconds)
 
     monkeypatch.setattr(ReleaseWakeups, "nap", noted_nap)
 
     def fetch_elsewhere() -> None:
         assert waiting.wait(15)
-        time.sleep(0.2)  # well inside the 30 s nap: only the message can wake it
         other.save_many(
             [(fetch_record(time.time(), body, site=name), body)], [name], "elsewhere.example:1:cafe"
         )
@@ -346,10 +371,7 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Red
         )  # fmt: skip
         assert created.returncode == 0, created.stdout + created.stderr
         client = redis.Redis.from_url(nodes[0].url)
-        deadline = time.monotonic() + 20
-        while client.cluster("info").get("cluster_state") != "ok":
-            assert time.monotonic() < deadline, "the cluster did not come up"
-            time.sleep(0.1)
+        until(lambda: client.cluster("info").get("cluster_state") == "ok", 20, "the cluster")
         yield nodes
     finally:
         for node in nodes:
@@ -370,7 +392,7 @@ def test_2_4_the_store_on_redis_cluster(redis_cluster: list[RedisServer], prefix
     try:
         assert store.cluster and other.cluster
         assert other.watch(heard.append)
-        time.sleep(0.3)
+        _until_listening(redis_cluster[0].url, other, heard)
         now = time.time()
         sites = [f"http://s{n}.test:80" for n in range(30)]
         looked = store.look_many(sites, "me", 30, lambda r: True)
@@ -390,10 +412,8 @@ def test_2_4_the_store_on_redis_cluster(redis_cluster: list[RedisServer], prefix
         assert clock.take(sites[3], 5) == 0.0 and clock.take(sites[3], 5) > 4
         counts = [redis.Redis.from_url(node.url).dbsize() for node in redis_cluster]
         assert all(counts), counts  # spread over the three nodes
-        deadline = time.monotonic() + 5
-        while len(set(heard)) < len(sites) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert set(heard) == set(sites)
+        until(lambda: set(heard) >= set(sites), 5, "every site's release message")
+        assert set(heard) - {PROBE} == set(sites)
     finally:
         store.close()
         other.close()

@@ -13,6 +13,9 @@ One Lua script reads and moves it, atomic across every process::
 so that grants are at least ``delay`` apart whatever the number of
 processes. Redis's clock is used, not the processes': their clocks need not
 agree. A key expires by itself a second after its time has passed.
+(:class:`ClusterClock` takes a ``now`` of its own for tests: the scripts then
+read the time from their arguments, and a test moves it on instead of
+waiting; a key's expiry stays Redis's, and no decision waits for one.)
 
 The turn counts from the send, not from the grant: a turn granted with a
 token (:meth:`ClusterClock.take` at the scheduler, a reservation) is
@@ -51,6 +54,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -68,13 +72,17 @@ MAX_DELAY_MS = 86_400_000
 #: ``KEYS[1]``: the site's next allowed time, ``KEYS[2]``: the token of its
 #: turn not yet confirmed; ``ARGV[1]``: the delay in ms, ``ARGV[2]``: a token
 #: (``''``: none), ``ARGV[3]``: ``'1'`` to confirm the turn of that token at
-#: send. Returns 0 when the request may go now (the next time moved ``delay``
+#: send, ``ARGV[4]``: the time now in ms (``''``: Redis's own, ``TIME``).
+#: Returns 0 when the request may go now (the next time moved ``delay``
 #: past now), else the milliseconds left to wait. ``redis.call('TIME')``
 #: before a write needs effects replication, the default since Redis 5 (and
 #: the only mode from 7).
 _TURN = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(ARGV[4])
+if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local nxt = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 local delay = tonumber(ARGV[1])
 local token = ARGV[2]
@@ -97,12 +105,16 @@ end
 return nxt - now
 """
 
-#: ``KEYS`` as :data:`_TURN`; ``ARGV[1]``: the delay in ms. A request of the
+#: ``KEYS`` as :data:`_TURN`; ``ARGV[1]``: the delay in ms, ``ARGV[2]``: the
+#: time now in ms (``''``: Redis's ``TIME``). A request of the
 #: site was answered now: its next time moved to at least ``now + delay``, a
 #: turn granted before and not confirmed withdrawn. Returns 1 when it moved.
 _ANSWERED = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(ARGV[2])
+if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local nxt = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 local delay = tonumber(ARGV[1])
 if now + delay > nxt then
@@ -124,11 +136,15 @@ def delay_ms(delay: float) -> int:
 
 #: ``KEYS[1]``: the processes alive (tokens scored by the end of their last
 #: beat's lifetime); ``ARGV[1]``: this process's token, ``ARGV[2]``: the
-#: lifetime of its beat in ms. Returns ``{rank, count}``: this process's rank
+#: lifetime of its beat in ms, ``ARGV[3]``: the time now in ms (``''``:
+#: Redis's ``TIME``). Returns ``{rank, count}``: this process's rank
 #: (0-based, by token) among the processes alive, and their number.
 _BEAT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(ARGV[3])
+if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local ttl = tonumber(ARGV[2])
 redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
@@ -163,18 +179,32 @@ def turn_key(prefix: str, site: str) -> str:
 class ClusterClock:
     """Per-site next-allowed times in one Redis (see the module docstring)."""
 
-    def __init__(self, client: Any, prefix: str, uri: str) -> None:
+    def __init__(
+        self, client: Any, prefix: str, uri: str, *, now: Callable[[], float] | None = None
+    ) -> None:
         self._redis = client
         self.prefix = prefix
         self.uri = uri
+        #: the time in seconds the scripts are given (``None``: they read Redis's ``TIME``,
+        #: the cluster's one clock)
+        self._now = now
         self._turn = client.register_script(_TURN)
         self._answered = client.register_script(_ANSWERED)
         self._beat = client.register_script(_BEAT)
 
     @classmethod
-    def open(cls, url: str, prefix: str, *, timeout: float = 1.0) -> ClusterClock:
+    def open(
+        cls,
+        url: str,
+        prefix: str,
+        *,
+        timeout: float = 1.0,
+        now: Callable[[], float] | None = None,
+    ) -> ClusterClock:
         """A clock on the Redis at ``url``; calls fail after ``timeout`` seconds
-        (they are made on the reactor: a Redis that hangs must not hold it long)."""
+        (they are made on the reactor: a Redis that hangs must not hold it long).
+        ``now``: the time in seconds the scripts decide by (a test's manual
+        clock); ``None``, Redis's own."""
         from ._redis_connection import cluster_client, cluster_enabled, public_uri
 
         uri = public_uri(url)
@@ -187,7 +217,11 @@ class ClusterClock:
         if cluster_enabled(client):  # the site's key names its slot (hash tag)
             client.close()
             client = cluster_client(url, timeout, uri)
-        return cls(client, prefix, uri)
+        return cls(client, prefix, uri, now=now)
+
+    def _now_ms(self) -> int | str:
+        """The scripts' time argument: whole milliseconds, ``''`` for Redis's ``TIME``."""
+        return "" if self._now is None else round(self._now() * 1000)
 
     def take(self, site: str, delay: float, token: str = "") -> float:
         """0.0: a request of ``site`` may be sent now (the next one not before
@@ -210,7 +244,7 @@ class ClusterClock:
         ms = delay_ms(delay)
         keys = [delay_key(self.prefix, site), turn_key(self.prefix, site)]
         try:
-            self._answered(keys=keys, args=[ms])
+            self._answered(keys=keys, args=[ms, self._now_ms()])
         except (redis.RedisError, OSError) as exc:
             detail = str(exc) or type(exc).__name__
             raise StoreError(
@@ -223,7 +257,9 @@ class ClusterClock:
         among the processes alive (by token, 0-based) and their number."""
         ms = delay_ms(lifetime)
         try:
-            rank, count = self._beat(keys=[alive_key(self.prefix)], args=[token, ms])
+            rank, count = self._beat(
+                keys=[alive_key(self.prefix)], args=[token, ms, self._now_ms()]
+            )
         except (redis.RedisError, OSError) as exc:
             detail = str(exc) or type(exc).__name__
             raise StoreError(
@@ -248,7 +284,7 @@ class ClusterClock:
         ms = delay_ms(delay)
         keys = [delay_key(self.prefix, site), turn_key(self.prefix, site)]
         try:
-            left = self._turn(keys=keys, args=[ms, token, confirm])
+            left = self._turn(keys=keys, args=[ms, token, confirm, self._now_ms()])
         except (redis.RedisError, OSError) as exc:
             detail = str(exc) or type(exc).__name__
             raise StoreError(f"Redis at {self.uri}: taking a site's turn failed: {detail}") from exc

@@ -31,7 +31,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -155,7 +154,7 @@ class StoreBridge:
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         #: sites whose lease this process holds
         self._held: set[str] = set()
-        self._worker = StoreWorker(crawler, store, reactor, RETRY_SECONDS)
+        self._worker = StoreWorker(crawler, store, reactor, RETRY_SECONDS, clock.monotonic)
         # told on the thread that read the record: counted on the reactor's
         store.report_bad_records(
             lambda _site, _problem: reactor.callFromThread(self._count_bad_record)
@@ -197,7 +196,7 @@ class StoreBridge:
         told = False
         #: records found unusable already (each told once while waiting)
         refused: set[tuple[float, str | None]] = set()
-        started = time.monotonic()
+        started = self.clock.monotonic()
         if self.store.batches and self.available():
             found = await self._lookups.from_snapshot(site)
             if found is not None and not (retrying and _unreachable(found[0])):
@@ -233,7 +232,7 @@ class StoreBridge:
                 logger.debug(
                     "robots.txt of %s is being fetched by another process; waiting for it", site
                 )
-            if not told and time.monotonic() - started >= WAIT_NOTICE_SECONDS:
+            if not told and self.clock.monotonic() - started >= WAIT_NOTICE_SECONDS:
                 told = True
                 await self._lookups.tell_waiting(site)
             await self._wakeups.nap(site, POLL_SECONDS)

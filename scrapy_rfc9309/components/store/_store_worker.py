@@ -5,6 +5,8 @@ and bounds the wait for them at close.
 A store that fails costs one ERROR line per outage and the stat
 ``robotstxt/store/errors``; it is then left alone for a while (the calls
 queued behind the failure fail at once instead of each paying the timeout).
+That while is read from the crawl's clock (its ``monotonic``, handed down by
+the site service), so a test moves it on instead of waiting it out.
 """
 
 from __future__ import annotations
@@ -58,7 +60,12 @@ class StoreWorker:
     """One thread per store; outages; pending writes (see the module docstring)."""
 
     def __init__(
-        self, crawler: Crawler, store: RobotsStore, reactor: Any, retry_seconds: float
+        self,
+        crawler: Crawler,
+        store: RobotsStore,
+        reactor: Any,
+        retry_seconds: float,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
@@ -66,6 +73,8 @@ class StoreWorker:
         self.reactor = reactor
         #: after a failure, the store is left alone this long
         self.retry_seconds = retry_seconds
+        #: the crawl's monotonic time (read on the worker thread too): the outages' window
+        self._monotonic = monotonic
         #: set at close: no new look-up or save is asked for
         self.closed = False
         #: set at close when the worker did not finish in time: nothing more runs on it
@@ -105,16 +114,16 @@ class StoreWorker:
             raise Skipped("the store was given up at close")
         if given_up is not None and given_up[0]:
             raise Skipped("no longer waited for")
-        if skip and time.monotonic() < self._down_until:
+        if skip and self._monotonic() < self._down_until:
             raise Skipped("the store is left alone after a failure")
         try:
             return fn(*args)
         except Exception:
-            self._down_until = max(self._down_until, time.monotonic() + self.retry_seconds)
+            self._down_until = max(self._down_until, self._monotonic() + self.retry_seconds)
             raise
 
     def available(self) -> bool:
-        return not self.closed and time.monotonic() >= self._down_until
+        return not self.closed and self._monotonic() >= self._down_until
 
     def failed(self, what: str, exc: BaseException | None) -> None:
         """A store call failed: the crawl goes on from memory; one ERROR per outage.
@@ -122,7 +131,7 @@ class StoreWorker:
         if exc is None:
             exc = RuntimeError("no error given")
         self.stats.inc_value("robotstxt/store/errors")
-        self._down_until = time.monotonic() + self.retry_seconds
+        self._down_until = self._monotonic() + self.retry_seconds
         if not self._outage:
             self._outage = True
             logger.error(
