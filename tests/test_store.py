@@ -926,12 +926,14 @@ async def test_2_4_a_failed_store_is_left_alone_for_the_retry_delay_of_the_crawl
     from scrapy.utils.test import get_crawler
     from twisted.internet import reactor, task
 
+    from scrapy_rfc9309.components._clock import Clock
     from scrapy_rfc9309.components.store._store_worker import Skipped, StoreWorker
 
     now = task.Clock()
     crawler = get_crawler()
     assert crawler.stats is not None
-    worker = StoreWorker(crawler, SQLiteStore(str(tmp_path / "r.db")), reactor, 30.0, now.seconds)
+    clock = Clock.manual(now)
+    worker = StoreWorker(crawler, SQLiteStore(str(tmp_path / "r.db")), reactor, 30.0, clock)
     made: list[int] = []
 
     def broken() -> None:

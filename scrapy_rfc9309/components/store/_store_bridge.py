@@ -154,7 +154,7 @@ class StoreBridge:
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         #: sites whose lease this process holds
         self._held: set[str] = set()
-        self._worker = StoreWorker(crawler, store, reactor, RETRY_SECONDS, clock.monotonic)
+        self._worker = StoreWorker(crawler, store, reactor, RETRY_SECONDS, clock)
         # told on the thread that read the record: counted on the reactor's
         store.report_bad_records(
             lambda _site, _problem: reactor.callFromThread(self._count_bad_record)
@@ -165,7 +165,7 @@ class StoreBridge:
             crawler, self._worker, self.limits, self.holder, lease_seconds, clock
         )
         #: waits for another process's fetch, woken when the store says it ended
-        self._wakeups = ReleaseWakeups(store, reactor)
+        self._wakeups = ReleaseWakeups(store, reactor, clock)
 
     def _count_bad_record(self) -> None:
         self.stats.inc_value(BAD_RECORD_STAT)

@@ -150,7 +150,7 @@ class StoreLookups:
             )
             opened.callback(None)
 
-        timer = self._reactor.callLater(PRELOAD_WAIT_SECONDS, too_long)
+        timer = self.clock.call_later(PRELOAD_WAIT_SECONDS, too_long)
         waiter.addCallback(read)
         await maybe_deferred_to_future(opened)
 
@@ -222,7 +222,7 @@ class StoreLookups:
             result.errback(exc)
 
         # a little past the store's own timeout: the call in flight fails first
-        timer = self._reactor.callLater(limit + _WAIT_MARGIN, give_up)
+        timer = self.clock.call_later(limit + _WAIT_MARGIN, give_up)
 
         def done(value: Any) -> None:
             if not result.called:

@@ -10,10 +10,13 @@ only for the sites this crawl waits for.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
+
+if TYPE_CHECKING:
+    from .._clock import Clock
 
 __all__ = ["ReleaseWakeups"]
 
@@ -21,8 +24,11 @@ __all__ = ["ReleaseWakeups"]
 class ReleaseWakeups:
     """Naps of sites waiting for another process's fetch, cut short by its release."""
 
-    def __init__(self, store: Any, reactor: Any) -> None:
+    def __init__(self, store: Any, reactor: Any, clock: Clock) -> None:
+        #: the messages come on the store's thread: handed to the reactor
         self._reactor = reactor
+        #: the crawl's clock: the naps' timers
+        self._clock = clock
         #: site -> the naps waiting for it (read by the store's thread: membership only)
         self._naps: dict[str, list[Deferred[None]]] = {}
         watch = getattr(store, "watch", None)
@@ -47,7 +53,7 @@ class ReleaseWakeups:
             if not nap.called:
                 nap.callback(None)
 
-        timer = self._reactor.callLater(seconds, due)
+        timer = self._clock.call_later(seconds, due)
         self._naps.setdefault(site, []).append(nap)
         try:
             await maybe_deferred_to_future(nap)

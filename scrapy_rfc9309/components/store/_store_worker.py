@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -23,6 +22,7 @@ from twisted.python.failure import Failure
 from twisted.python.threadpool import ThreadPool
 
 from ...sites._store import RobotsStore, StoreError
+from .._clock import Clock
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -65,7 +65,7 @@ class StoreWorker:
         store: RobotsStore,
         reactor: Any,
         retry_seconds: float,
-        monotonic: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self.crawler = crawler
         self.stats = crawler.stats
@@ -73,8 +73,10 @@ class StoreWorker:
         self.reactor = reactor
         #: after a failure, the store is left alone this long
         self.retry_seconds = retry_seconds
-        #: the crawl's monotonic time (read on the worker thread too): the outages' window
-        self._monotonic = monotonic
+        #: the crawl's clock: its monotonic time (read on the worker thread too)
+        #: times the outages' window, its timers the bound on the writes at close
+        self.clock = clock or Clock(reactor)
+        self._monotonic = self.clock.monotonic
         #: set at close: no new look-up or save is asked for
         self.closed = False
         #: set at close when the worker did not finish in time: nothing more runs on it
@@ -189,7 +191,7 @@ class StoreWorker:
             if not bounded.called:
                 bounded.callback(False)
 
-        timer = self.reactor.callLater(wait_seconds, at_bound)
+        timer = self.clock.call_later(wait_seconds, at_bound)
 
         def all_done(_: Any) -> None:
             if not bounded.called:
