@@ -305,8 +305,10 @@ class RobotsTxtCommand(ScrapyCommand):
 
             return await run_lint(opts.lint, settings, fetch, as_json=opts.json)
         purposes = self._purposes(opts.purpose) if opts.purpose else settings.purposes
-        # the crawl's own policy, with the purposes asked about
-        policy = replace(settings.policy, purposes=purposes)
+        # the crawl's own settings and policy, with the purposes asked about: the
+        # site service reads tdmrep.json when they need it
+        live = replace(settings, purposes=purposes)
+        policy = live.policy
         urls = self._urls(args)
         if not urls:
             raise UsageError("give at least one URL (as arguments or on standard input)")
@@ -315,13 +317,7 @@ class RobotsTxtCommand(ScrapyCommand):
             {} if needs_tdmrep(purposes) and not opts.file else None
         )
         outcomes = await self._outcomes(
-            runner,
-            urls,
-            opts.file,
-            replace(settings, purposes=purposes),
-            pages if opts.page else None,
-            token,
-            tdmreps,
+            runner, urls, opts.file, live, pages if opts.page else None, token, tdmreps
         )
         answers = []
         for url in urls:

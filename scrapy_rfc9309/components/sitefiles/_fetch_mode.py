@@ -34,9 +34,14 @@ class FetchMode:
     compact: bool = True
     #: what each tdmrep.json fetch came to (``HTTP 200, 2 rules``) is kept
     tdmrep_details: bool = False
+    #: the crawl's lines at start-up are logged (the token obeyed, the identity
+    #: warning); ``False``: the command, which says its own, does not repeat them
+    start_lines: bool = True
 
 
 #: A crawl's site service.
 CRAWL = FetchMode()
 #: ``scrapy robotstxt``'s: one live download of each file, nothing stored.
-ONE_ATTEMPT = FetchMode(persist=False, retry=False, compact=False, tdmrep_details=True)
+ONE_ATTEMPT = FetchMode(
+    persist=False, retry=False, compact=False, tdmrep_details=True, start_lines=False
+)

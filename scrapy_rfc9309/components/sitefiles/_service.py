@@ -198,7 +198,8 @@ class SiteService:
         )
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(self.set_aside.on_spider_idle, signal=signals.spider_idle)
-        log_start(settings, crawler.settings)
+        if mode.start_lines:
+            log_start(settings, crawler.settings)
 
     # -- looking up ------------------------------------------------------------------
 
