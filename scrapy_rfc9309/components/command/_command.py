@@ -3,8 +3,8 @@
 This module parses the command's options and runs it; the work is done by
 ``_command_answer`` (each URL's answer as data, the exit status: pure),
 ``_command_text`` (the text output, from that same answer), ``_command_fetch``
-(the downloads, in one crawl), ``_command_store`` (``history`` and ``--at``)
-and ``_command_lint`` (``--lint``).
+(the downloads, in one crawl, through a one-attempt site service),
+``_command_store`` (``history`` and ``--at``) and ``_command_lint`` (``--lint``).
 
 ``scrapy robotstxt URL [URL ...] [--agent TOKEN] [--file PATH] [--json]``
 fetches each site's robots.txt once through Scrapy (so the project's
@@ -30,16 +30,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
-from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.reactor import install_reactor, is_reactor_installed
-from twisted.internet.defer import Deferred
 
 from ...parser._usage import CATEGORIES, PURPOSE_ALIASES, RETIRED_PURPOSES, needs_tdmrep
 from ...sites._outcome import SiteOutcome
-from ...sites._site import robots_url, site_of
+from ...sites._site import site_of
 from .._addon import settings_as_crawled
 from ..settings._agent_settings import aliased_purpose, reduce_agent_setting
-from ..settings._crawler_settings import log_setting_warnings, warnings_told
+from ..settings._crawler_settings import log_setting_warnings
 from ..settings._setting_values import SettingError
 from ..settings._settings import RobotsTxtSettings
 from ..settings._store_settings import StoreSettings
@@ -62,7 +61,13 @@ from ._command_answer import (
     no_site_reason,
     page_answer,
 )
-from ._command_fetch import describe_download_error, fetcher_spider, read_file
+from ._command_fetch import (
+    crawl_once,
+    describe_download_error,
+    fetcher_spider,
+    lint_spider,
+    read_file,
+)
 from ._command_lint import run_lint
 from ._command_store import (
     history_entry,
@@ -293,12 +298,17 @@ class RobotsTxtCommand(ScrapyCommand):
                 raise UsageError("--lint takes no URL arguments")
 
             async def fetch(url: str) -> SiteOutcome | None:
-                return (await self._fetch(runner, [url], settings, [url])).get(url)
+                found: dict[str, SiteOutcome] = {}
+                await crawl_once(runner, lint_spider(settings, url, found), self._said)
+                _say_missing([url], found)
+                return found.get(url)
 
             return await run_lint(opts.lint, settings, fetch, as_json=opts.json)
         purposes = self._purposes(opts.purpose) if opts.purpose else settings.purposes
-        # the crawl's own policy, with the purposes asked about
-        policy = replace(settings.policy, purposes=purposes)
+        # the crawl's own settings and policy, with the purposes asked about: the
+        # site service reads tdmrep.json when they need it
+        live = replace(settings, purposes=purposes)
+        policy = live.policy
         urls = self._urls(args)
         if not urls:
             raise UsageError("give at least one URL (as arguments or on standard input)")
@@ -307,7 +317,7 @@ class RobotsTxtCommand(ScrapyCommand):
             {} if needs_tdmrep(purposes) and not opts.file else None
         )
         outcomes = await self._outcomes(
-            runner, urls, opts.file, settings, pages if opts.page else None, token, tdmreps
+            runner, urls, opts.file, live, pages if opts.page else None, token, tdmreps
         )
         answers = []
         for url in urls:
@@ -369,55 +379,24 @@ class RobotsTxtCommand(ScrapyCommand):
     ) -> dict[str, SiteOutcome]:
         """Each site's outcome (key ``""`` for ``--file``); sites that failed are absent.
 
+        Fetched in one crawl, by a one-attempt site service (``settings``: with
+        the purposes asked about); with ``tdmreps``, each site's tdmrep.json too.
         With ``pages``, each URL the outcome allows is fetched too, in the same
         crawl, and its page-level directives for ``token`` stored there (or why
         it was not fetched).
         """
+        found: dict[str, SiteOutcome] = {}
+        sites: list[str] = []
         if file:
             outcome = read_file(Path(file), settings)
-            found = {"": outcome} if outcome is not None else {}
-            if pages is not None:
-                await self._fetch(runner, [], settings, [], urls, pages, token, found)
-            return found
-        sites = sorted({site for url in urls if "://" in url and (site := site_of(url))})
-        return await self._fetch(
-            runner,
-            [robots_url(site) for site in sites],
-            settings,
-            sites,
-            urls,
-            pages,
-            token,
-            tdmreps=tdmreps,
-        )
-
-    async def _fetch(
-        self,
-        runner: CrawlerRunnerBase,
-        targets: list[str],
-        settings: RobotsTxtSettings,
-        keys: list[str],
-        urls: list[str] = (),  # type: ignore[assignment]
-        pages: dict[str, PageResult] | None = None,
-        token: str = "*",
-        known: dict[str, SiteOutcome] | None = None,
-        tdmreps: dict[str, TdmRepAnswer] | None = None,
-    ) -> dict[str, SiteOutcome]:
-        """Fetch every robots.txt URL in ``targets`` in one crawl, keyed by ``keys``;
-        with ``tdmreps``, each site's tdmrep.json too (its robots.txt permitting);
-        then, with ``pages``, each of ``urls`` that its outcome allows."""
-        if not targets and pages is None:
-            return {}
-        found: dict[str, SiteOutcome] = dict(known or {})
-
-        spider = fetcher_spider(settings, found, keys, targets, urls, pages, token, tdmreps)
-        crawler = runner.create_crawler(spider)
-        warnings_told(crawler, self._said)  # said by this run already
-        crawl = runner.crawl(crawler)
-        await (maybe_deferred_to_future(crawl) if isinstance(crawl, Deferred) else crawl)
-        missing = [key for key in keys if key not in found]
-        if missing:
-            print(f"error:       the crawl did not fetch {', '.join(missing)}", file=sys.stderr)
+            if outcome is not None:
+                found[""] = outcome
+        else:
+            sites = sorted({site for url in urls if "://" in url and (site := site_of(url))})
+        if sites or pages is not None:
+            spider = fetcher_spider(settings, found, sites, urls, pages, token, tdmreps)
+            await crawl_once(runner, spider, self._said)
+        _say_missing(sites, found)
         return found
 
     def _say(self, warnings: Iterable[str]) -> None:
@@ -432,6 +411,13 @@ class RobotsTxtCommand(ScrapyCommand):
         purposes = _purposes(values, warnings)
         self._say(warnings)
         return purposes
+
+
+def _say_missing(keys: list[str], found: dict[str, SiteOutcome]) -> None:
+    """One line on standard error naming the robots.txt the crawl did not fetch."""
+    missing = [key for key in keys if key not in found]
+    if missing:
+        print(f"error:       the crawl did not fetch {', '.join(missing)}", file=sys.stderr)
 
 
 def _install_configured_reactor(settings: BaseSettings) -> None:

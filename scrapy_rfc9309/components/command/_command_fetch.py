@@ -1,8 +1,13 @@
 """``scrapy robotstxt``'s downloads, inside its one crawl: robots.txt, tdmrep.json, pages.
 
-Each goes through the crawl's own components (the fetcher, the tdmrep.json
-reader, Scrapy's downloader), so the command sees what a crawl would; a
-failure that is not the site's answer is an error, never an outcome.
+Each site's robots.txt and tdmrep.json come from a
+:class:`~..sitefiles._service.SiteService` of the command's crawl, the one a
+crawl runs, in its one-attempt mode (:data:`~..sitefiles._fetch_mode.ONE_ATTEMPT`):
+downloaded once, live (no store read, no deferral, no retry), redirects,
+size limits, decompression and failures as in a crawl, each download logged
+and announced (``robots_parsed``) as in a crawl. The pages (``--page``) go
+through Scrapy's downloader. A failure that is not the site's answer is an
+error, never an outcome.
 """
 
 from __future__ import annotations
@@ -10,17 +15,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine, Iterable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy import Spider
-from twisted.internet.defer import CancelledError
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from twisted.internet.defer import CancelledError, Deferred, DeferredList
 
 from ...parser._robotstxt import RobotsTxt
-from ...parser._tdmrep import TDMREP_PATH
+from ...parser._tdmrep import TdmRep
 from ...sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
+from ...sites._request_decision import DecisionPolicy
 from ...sites._site import site_of
+from ..settings._crawler_settings import warnings_told
 from ..settings._settings import RobotsTxtSettings
 from ..sitefiles._fetcher import dotted_name, is_download_failure, is_not_downloadable
 from ..sitefiles._file_download import download_within
@@ -33,32 +42,114 @@ from ._command_answer import (
     no_site_reason,
 )
 
-__all__ = ["describe_download_error", "fetch_page", "fetch_tdmreps", "fetcher_spider", "read_file"]
+if TYPE_CHECKING:
+    from scrapy.crawler import CrawlerRunnerBase
+
+    from ..sitefiles._service import SiteService
+
+__all__ = [
+    "crawl_once",
+    "describe_download_error",
+    "fetch_page",
+    "fetcher_spider",
+    "lint_spider",
+    "read_file",
+]
 
 logger = logging.getLogger("scrapy_rfc9309.command")
+
+
+async def crawl_once(runner: CrawlerRunnerBase, spider: type[Spider], said: Iterable[str]) -> None:
+    """Run ``spider``'s one crawl with ``runner``; ``said``: the settings' warnings
+    the command has logged already (its crawl does not say them again)."""
+    crawler = runner.create_crawler(spider)
+    warnings_told(crawler, said)
+    crawl = runner.crawl(crawler)
+    await (maybe_deferred_to_future(crawl) if isinstance(crawl, Deferred) else crawl)
+
+
+async def _all(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run ``coroutines`` side by side, until each has ended."""
+    await maybe_deferred_to_future(DeferredList([deferred_from_coro(c) for c in coroutines]))
 
 
 def fetcher_spider(
     settings: RobotsTxtSettings,
     found: dict[str, SiteOutcome],
-    keys: list[str],
-    targets: list[str],
+    sites: list[str],
     urls: list[str],
     pages: dict[str, PageResult] | None,
     token: str,
     tdmreps: dict[str, TdmRepAnswer] | None,
 ) -> type[Spider]:
-    """A spider that fetches every robots.txt URL in ``targets`` into ``found`` (keyed
-    by ``keys``); with ``tdmreps``, each site's tdmrep.json too (its robots.txt
-    permitting); then, with ``pages``, each of ``urls`` that its outcome allows."""
+    """A spider that has a one-attempt :class:`SiteService` fetch each of ``sites``'
+    robots.txt into ``found``; with ``tdmreps``, each site's tdmrep.json too (its
+    robots.txt permitting); then, with ``pages``, each of ``urls`` that its
+    outcome (in ``found``) allows. ``settings``: the project's, with the purposes
+    the command declares (the service reads tdmrep.json when they need it)."""
 
     class FetchRobotsTxt(Spider):
         name = "robotstxt"
 
         async def start(self) -> AsyncIterator[Any]:
-            from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
-            from twisted.internet.defer import DeferredList
+            from ..sitefiles._fetch_mode import ONE_ATTEMPT
+            from ..sitefiles._service import SiteService
 
+            if sites:
+                service = SiteService(self.crawler, settings, mode=ONE_ATTEMPT)
+                await _all(_site_files(service, site, found, tdmreps) for site in sites)
+            if pages is not None:
+                # the page is read for its own signals: decided by robots.txt only
+                policy = replace(settings.policy, purposes=())
+                timeout = settings.page_download_timeout
+                await _all(
+                    fetch_page(self.crawler, url, found, token, pages, policy, timeout)
+                    for url in urls
+                )
+            return
+            yield
+
+    return FetchRobotsTxt
+
+
+async def _site_files(
+    service: SiteService,
+    site: str,
+    found: dict[str, SiteOutcome],
+    tdmreps: dict[str, TdmRepAnswer] | None,
+) -> None:
+    """``site``'s robots.txt outcome from ``service`` (absent: the spider closed
+    first), then, with ``tdmreps``, its tdmrep.json rules in force, as the crawl
+    decides by them; a site whose robots.txt disallows everything is not asked."""
+    outcome = await service.wait_for(site, None)
+    if outcome is None:
+        return
+    found[site] = outcome
+    reader = service.tdmrep
+    if tdmreps is None or reader is None:
+        return
+    if outcome.kind in DISALLOW_ALL:
+        tdmreps[site] = (None, "not fetched: robots.txt disallows the site")
+        return
+    if await reader.get(site) is None:  # the spider closed first
+        tdmreps[site] = (None, "not fetched")
+        return
+    rules = service.decisions.tdmrep_rules(site)
+    detail = (reader.details or {}).get(site, "fetched")  # "internal error: ..." if ours
+    tdmreps[site] = (rules if isinstance(rules, TdmRep) else None, detail)
+
+
+def lint_spider(
+    settings: RobotsTxtSettings, url: str, found: dict[str, SiteOutcome]
+) -> type[Spider]:
+    """A spider that downloads the robots.txt at ``url`` (any URL ``--lint`` is
+    given, not only a site's ``/robots.txt``) into ``found``, once, with the
+    crawl's fetcher."""
+
+    class LintRobotsTxt(Spider):
+        name = "robotstxt"
+
+        async def start(self) -> AsyncIterator[Any]:
             from .._clock import Clock
             from ..sitefiles._fetcher import RobotsTxtFetcher
 
@@ -66,47 +157,18 @@ def fetcher_spider(
             # one attempt: the answer says "unreachable" itself, with no "Gave up
             # retrying" ERROR from Scrapy's RetryMiddleware in the output
             fetcher.scrapy_retry = False
-
-            async def one(key: str, url: str) -> None:
-                try:
-                    found[key] = await fetcher.fetch(url)
-                except (CancelledError, asyncio.CancelledError) as error:
-                    # not the site's answer, and no close of ours: said plainly
-                    detail = f"download cancelled ({dotted_name(error)}), no answer"
-                    found[key] = SiteOutcome(Kind.INTERNAL_ERROR, None, detail, 0.0, ((url, None),))
-                except Exception:  # not the site's answer: an error, with its traceback
-                    logger.exception("Internal error while fetching %s", url)
-
-            await maybe_deferred_to_future(
-                DeferredList(
-                    [deferred_from_coro(one(k, u)) for k, u in zip(keys, targets, strict=True)]
-                )
-            )
-            if tdmreps is not None:
-                await fetch_tdmreps(self.crawler, settings, found, keys, tdmreps)
-            if pages is not None:
-                await maybe_deferred_to_future(
-                    DeferredList(
-                        [
-                            deferred_from_coro(
-                                fetch_page(
-                                    self.crawler,
-                                    u,
-                                    found,
-                                    token,
-                                    pages,
-                                    settings.also_obey,
-                                    settings.page_download_timeout,
-                                )
-                            )
-                            for u in urls
-                        ]
-                    )
-                )
+            try:
+                found[url] = await fetcher.fetch(url)
+            except (CancelledError, asyncio.CancelledError) as error:
+                # not the site's answer, and no close of ours: said plainly
+                detail = f"download cancelled ({dotted_name(error)}), no answer"
+                found[url] = SiteOutcome(Kind.INTERNAL_ERROR, None, detail, 0.0, ((url, None),))
+            except Exception:  # not the site's answer: an error, with its traceback
+                logger.exception("Internal error while fetching %s", url)
             return
             yield
 
-    return FetchRobotsTxt
+    return LintRobotsTxt
 
 
 def describe_download_error(error: BaseException) -> str:
@@ -136,20 +198,20 @@ async def fetch_page(
     found: dict[str, SiteOutcome],
     token: str,
     pages: dict[str, PageResult],
-    also: tuple[str, ...] = (),
+    policy: DecisionPolicy,
     timeout: float = 0.0,
 ) -> None:
     """Fetch ``url`` if its robots.txt outcome allows it, and read its page-level
     directives for ``token`` (HTTP: The Definitive Guide ch. 9: the robots META
     tag; ``X-Robots-Tag``). A page robots.txt disallows is never fetched.
-    ``also``: the ``ROBOTSTXT_ALSO_OBEY`` tokens, obeyed too, as a crawl does.
+    ``policy``: the crawl's, its ``ROBOTSTXT_ALSO_OBEY`` tokens obeyed too.
     ``timeout``: ``DOWNLOAD_TIMEOUT``, held whatever the download handler does."""
     from scrapy.http import Request
     from scrapy.http.request import NO_CALLBACK
 
     from ...parser._page_directives import read_page_directives
     from ...parser._usage_signals import read_usage_signals
-    from ...sites._request_decision import DecisionPolicy, decide_request
+    from ...sites._request_decision import decide_request
 
     site = site_of(url) if "://" in url else None
     if site is None:
@@ -160,7 +222,7 @@ async def fetch_page(
         pages[url] = PageNotRead("robots.txt not fetched")
         return
     # the crawl's decision by robots.txt (the page itself is read for its signals)
-    decision = decide_request(outcome, url, site, token, DecisionPolicy(also_obey=also))
+    decision = decide_request(outcome, url, site, token, policy)
     if not decision.fetch:
         pages[url] = PageNotRead(f"not fetched: {decision.reason}")
         return
@@ -188,45 +250,11 @@ async def fetch_page(
         )
         return
     directives = read_page_directives(
-        response.url, response.status, response.headers, response.body, token, also=also
+        response.url, response.status, response.headers, response.body, token, also=policy.also_obey
     )
     unread: dict[str, frozenset[str]] = {}
     signals = read_usage_signals(response.status, response.headers, response.body, unread)
     pages[url] = PageRead(response.status, directives, tuple(signals), unread)
-
-
-async def fetch_tdmreps(
-    crawler: Any,
-    settings: RobotsTxtSettings,
-    found: dict[str, SiteOutcome],
-    sites: list[str],
-    tdmreps: dict[str, TdmRepAnswer],
-) -> None:
-    """Each site's ``/.well-known/tdmrep.json``, as the middleware reads it; a site
-    whose robots.txt disallows everything is not asked."""
-    from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
-    from twisted.internet.defer import DeferredList
-
-    from .._clock import Clock
-    from ..sitefiles._usage_gate import TdmRepSites
-
-    details: dict[str, str] = {}
-    reader = TdmRepSites(crawler, settings, Clock(), details=details)  # the real time
-
-    async def one(site: str) -> None:
-        outcome = found.get(site)
-        if outcome is None or outcome.kind in DISALLOW_ALL:
-            tdmreps[site] = (None, "not fetched: robots.txt disallows the site")
-            return
-        try:
-            rules = await reader.get(site)
-        except Exception as error:  # not the site's answer: an error, with its traceback
-            logger.exception("Internal error while fetching %s%s", site, TDMREP_PATH)
-            tdmreps[site] = (None, f"{INTERNAL_ERROR}: {type(error).__name__}: {error}")
-            return
-        tdmreps[site] = (rules, details.get(site, "fetched"))
-
-    await maybe_deferred_to_future(DeferredList([deferred_from_coro(one(s)) for s in sites]))
 
 
 def read_file(path: Path, settings: RobotsTxtSettings) -> SiteOutcome | None:

@@ -42,11 +42,22 @@ def kept_for(outcome: SiteOutcome, now: float) -> str:
     return f"{round(seconds):d} s ({outcome.lifetime})" if outcome.lifetime else f"{seconds:.0f} s"
 
 
-def log_outcome(outcome: SiteOutcome, url: str, site: str, now: float) -> None:
+def log_outcome(
+    outcome: SiteOutcome, url: str, site: str, now: float, *, again: bool = True
+) -> None:
     """One line for what the fetch of ``site``'s robots.txt (``url``) came to,
-    ``now`` (the crawl's monotonic time)."""
+    ``now`` (the crawl's monotonic time). ``again``: an unreachable site is
+    tried again once its outcome expires (``False``: one attempt, the last)."""
     source = outcome.source or url
-    if outcome.kind is Kind.UNREACHABLE:
+    if outcome.kind is Kind.UNREACHABLE and not again:
+        logger.warning(
+            "robots.txt unreachable (%s): %s; requests to %s are dropped "
+            "(RFC 9309 2.3.1.4), one attempt, not tried again",
+            outcome.detail,
+            source,
+            site,
+        )
+    elif outcome.kind is Kind.UNREACHABLE:
         logger.warning(
             "robots.txt unreachable (%s): %s; requests to %s are dropped "
             "(RFC 9309 2.3.1.4), tried again in %s s",

@@ -7,7 +7,9 @@ copy from the store, or downloads the file (:class:`~._fetcher.RobotsTxtFetcher`
 RFC 9309 2.3), and puts the outcome in force: the site is deferred while
 unreachable (:class:`~._deferral.Deferrals`), or its requests are released.
 The Crawl-delay of the robots.txt put in force, whatever its source, is told
-to the crawl's listeners (:mod:`._crawl_delay`).
+to the crawl's listeners (:mod:`._crawl_delay`). In one-attempt mode
+(:data:`~._fetch_mode.ONE_ATTEMPT`) there is no store, and an unreachable
+site is not deferred: that attempt's outcome is the site's.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ...sites._site import robots_url
 from ._crawl_delay import crawl_delay_listeners
 from ._download_slots import SLOW_FACTOR
 from ._fetch_log import SiteCounts, internal_error, log_outcome, warn_refetched_evicted
+from ._fetch_mode import CRAWL, FetchMode
 from ._file_fetches import FileFetches
 
 if TYPE_CHECKING:
@@ -72,8 +75,11 @@ class RobotsTxtFetches:
         release: Callable[[str], None],
         queued: Callable[[], bool],
         record: CrawlRecord | None = None,
+        mode: FetchMode = CRAWL,
     ) -> None:
         self.crawler = crawler
+        #: how outcomes are kept, and whether an unreachable site is deferred
+        self._mode = mode
         self.settings = settings
         assert crawler.stats is not None
         self.stats = crawler.stats
@@ -193,7 +199,7 @@ class RobotsTxtFetches:
         kept, offered to stay in force if the fetch came back unreachable.
         """
         was_deferred = self._table.deferral(site) is not None
-        settled = self._table.settle(site, outcome.compact())
+        settled = self._table.settle(site, outcome.compact() if self._mode.compact else outcome)
         if self._record is not None:  # the copy in force now, whatever its source
             self._record.robots_in_force(
                 site, settled.outcome, None if settled.kept_stale else outcome
@@ -207,7 +213,7 @@ class RobotsTxtFetches:
             # saved and the lease released, off the reactor
             self._store.fetched(site, outcome, kept=settled.kept_stale)
         deferral = None
-        if settled.outcome.kind is Kind.UNREACHABLE and self._queued():
+        if settled.outcome.kind is Kind.UNREACHABLE and self._mode.retry and self._queued():
             deferral = self.deferrals.defer(site, settled.outcome, was_deferred)
         elif was_deferred:
             self.deferrals.cancel(site)  # its deadline's timer
@@ -225,7 +231,7 @@ class RobotsTxtFetches:
             if deferral is not None:
                 self.deferrals.log(outcome, url, site, deferral, first=not was_deferred)
             else:
-                log_outcome(outcome, url, site, self.clock.monotonic())
+                log_outcome(outcome, url, site, self.clock.monotonic(), again=self._mode.retry)
         if self._table.evictions:
             self.stats.set_value("robotstxt/cache/evicted", self._table.evictions)
         hand_back(settled.waiters, settled.outcome)

@@ -7,7 +7,9 @@ for a site's outcome (:meth:`SiteService.wait_for`) and has it decide
 settling, is run by :class:`~._robotstxt_fetches.RobotsTxtFetches`; while one
 is pending, :class:`~._close_watchdog.CloseWatchdog` looks for a closing
 engine. Found through the crawler
-(:func:`site_service`), never through a registry.
+(:func:`site_service`), never through a registry. How it fetches is its
+:class:`~._fetch_mode.FetchMode`: a crawl's, or ``scrapy robotstxt``'s one
+live attempt per file.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from ._close_watchdog import CloseWatchdog
 from ._decisions import RequestDecisions
 from ._deferral import Deferrals
 from ._fetch_log import log_start
+from ._fetch_mode import CRAWL, FetchMode
 from ._fetcher import RobotsTxtFetcher
 from ._released import META_RELEASED, ReleasedRequests
 from ._robotstxt_fetches import RobotsTxtFetches, hand_back
@@ -89,13 +92,21 @@ class SiteService:
     site at a time, at most ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` in flight, kept
     in the bounded site table, deferred while unreachable, released to the
     scheduler queues once settled, and everything let go when the spider closes.
+
+    ``mode``: how each site's files are fetched and kept (:data:`~._fetch_mode.CRAWL`,
+    or ``scrapy robotstxt``'s :data:`~._fetch_mode.ONE_ATTEMPT`).
     """
 
     def __init__(
-        self, crawler: Crawler, settings: RobotsTxtSettings, clock: Clock | None = None
+        self,
+        crawler: Crawler,
+        settings: RobotsTxtSettings,
+        clock: Clock | None = None,
+        mode: FetchMode = CRAWL,
     ) -> None:
         self.crawler = crawler
         self.settings = settings
+        self.mode = mode
         #: the time and the timers of this crawl's site state (tests inject one)
         self.clock = clock or clock_of(crawler)
         assert crawler.stats is not None
@@ -108,15 +119,21 @@ class SiteService:
         self._queues: list[SiteListener] = []
         self.report = report_for(crawler)
         #: ROBOTSTXT_RECORD_FILE: every decision recorded (None: no record)
-        self.record = crawl_record(crawler, self.clock)
+        self.record = crawl_record(crawler, self.clock) if mode.persist else None
         self._fetcher = RobotsTxtFetcher(crawler, settings, self.clock)
+        #: one attempt: Scrapy's RetryMiddleware never retries it either
+        self._fetcher.scrapy_retry = mode.retry
         #: with a Redis store: each site's requests spaced across the cluster
         #: (made when first asked for: by our queue, the cluster-delay
         #: middleware or the extension; a crawl with none of them has none)
         self._pacer: ClusterPacer | None = None
         self._pacer_made = False
         #: ROBOTSTXT_STORE_URI: outcomes kept across runs and processes (None: memory only)
-        self._store = open_bridge(crawler, settings, self._fetcher.parse_and_announce, self.clock)
+        self._store = (
+            open_bridge(crawler, settings, self._fetcher.parse_and_announce, self.clock)
+            if mode.persist
+            else None
+        )
         #: ROBOTSTXT_PURPOSES: the usage gate, and the tdmrep.json of each site it needs
         self.usage = (
             UsageGate(
@@ -129,6 +146,7 @@ class SiteService:
                 # with our queue, tdmrep.json fetched ahead waits for room too (pins)
                 bounded=lambda: bool(self._queues),
                 store=self._store,
+                details={} if mode.tdmrep_details else None,
             )
             if settings.purposes
             else None
@@ -162,6 +180,7 @@ class SiteService:
             release=self.release,
             queued=lambda: bool(self._queues),
             record=self.record,
+            mode=mode,
         )
         #: the robots.txt downloads in flight, and the sites waiting for one
         self._launcher = self._fetches.launcher
@@ -179,7 +198,8 @@ class SiteService:
         )
         crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(self.set_aside.on_spider_idle, signal=signals.spider_idle)
-        log_start(settings, crawler.settings)
+        if mode.start_lines:
+            log_start(settings, crawler.settings)
 
     # -- looking up ------------------------------------------------------------------
 
@@ -282,13 +302,13 @@ class SiteService:
     def register(self, queue: SiteListener) -> None:
         self._queues.append(queue)
         # deferral in use: its back-off replaces Scrapy's retry of robots.txt
-        self._fetcher.scrapy_retry = self.settings.unreachable_defer <= 0
+        self._fetcher.scrapy_retry = self.mode.retry and self.settings.unreachable_defer <= 0
 
     def unregister(self, queue: SiteListener) -> None:
         if queue in self._queues:
             self._queues.remove(queue)
         if not self._queues:
-            self._fetcher.scrapy_retry = True
+            self._fetcher.scrapy_retry = self.mode.retry
 
     def pin(self, site: str, requests: int = 1) -> None:
         """``requests`` of ``site`` are queued, to be handed out: its outcome is not
@@ -335,8 +355,10 @@ class SiteService:
 
     # -- one fetch per site ------------------------------------------------------------
 
-    async def wait_for(self, site: str, request: Request) -> SiteOutcome | None:
+    async def wait_for(self, site: str, request: Request | None) -> SiteOutcome | None:
         """The site's outcome once fetched; ``None`` if the spider closed first.
+        ``request``: the page it is wanted for (``None``: for no page, as
+        ``scrapy robotstxt`` asks).
 
         Each waiting request gets its own Deferred: a result passed down one
         shared Deferred's chain reaches only its first waiter.

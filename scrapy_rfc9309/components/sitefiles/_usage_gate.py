@@ -55,14 +55,23 @@ class UsageGate:
         on_start: Callable[[], None] | None = None,
         bounded: Callable[[], bool] | None = None,
         store: StoreBridge | None = None,
+        details: dict[str, str] | None = None,
     ) -> None:
-        """``store``: where each site's tdmrep.json fetch is kept too (``None``: none)."""
+        """``store``: where each site's tdmrep.json fetch is kept too (``None``: none);
+        ``details``: where what each fetch came to is kept (``scrapy robotstxt``)."""
         self.purposes = settings.purposes
         self.crawler = crawler
         self._report = report
         self.tdmrep = (
             TdmRepSites(
-                crawler, settings, clock, on_settled, on_start, bounded=bounded, store=store
+                crawler,
+                settings,
+                clock,
+                on_settled,
+                on_start,
+                details=details,
+                bounded=bounded,
+                store=store,
             )
             if needs_tdmrep(self.purposes)
             else None
