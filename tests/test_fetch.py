@@ -603,3 +603,34 @@ async def test_2_3_1_4_an_ftp_server_that_never_answers_is_unreachable_after_the
     assert "robotstxt/internal_error" not in stats
     assert stats["robotstxt/forbidden/unreachable"] == 1
     assert "robots.txt unreachable (timed out after 0.5 s)" in spider.dropped[url]
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_4_the_download_bound_runs_on_the_crawls_clock(sites) -> None:
+    """RFC 9309 2.3.1.4: the bound on a robots.txt download is a timer of the
+    crawl's clock, as every other wait of the crawl: a server that never
+    answers (through Scrapy's FTP handler, which ignores download_timeout) is
+    unreachable once the crawl's clock has passed ROBOTSTXT_DOWNLOAD_TIMEOUT
+    (30 s here, skipped), not after 30 real seconds."""
+    import time
+
+    from twisted.internet import reactor as installed
+
+    from .server import silent_server
+
+    reactor: Any = installed
+    port = silent_server(drop_after=60.0)
+    clock = SkippingClock()
+    reactor.callLater(0.5, clock.skip, 31.0)
+    try:
+        url = f"ftp://127.0.0.1:{port.getHost().port}/x"
+        started = time.monotonic()
+        spider, stats = await crawl(
+            [url], {"ROBOTSTXT_DOWNLOAD_TIMEOUT": 30, "ROBOTSTXT_UNREACHABLE_DEFER": 0}, clock=clock
+        )
+        took = time.monotonic() - started
+    finally:
+        port.stopListening()
+    assert took < 10, took
+    assert stats["robotstxt/forbidden/unreachable"] == 1
+    assert "robots.txt unreachable (timed out after 30 s)" in spider.dropped[url]

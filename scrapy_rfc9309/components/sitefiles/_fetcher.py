@@ -156,6 +156,7 @@ class RobotsTxtFetcher:
             retry=self.scrapy_retry,
             # bounded even where a download handler ignores download_timeout (FTP)
             timeout=self.settings.download_timeout,
+            clock=self.clock,
             meta={
                 META_SIZE_LIMIT: self.settings.max_size,
                 # ROBOTSTXT_DOWNLOAD_TIMEOUT: a robots.txt that hangs gives up

@@ -31,6 +31,7 @@ from scrapy.exceptions import IgnoreRequest, StopDownload
 from w3lib.url import safe_url_string
 
 from .. import _compat
+from .._clock import Clock
 from ._site_files import file_request
 
 if TYPE_CHECKING:
@@ -310,6 +311,7 @@ async def download_within(
     request: Request,
     timeout: float,
     entering: Callable[[Request], None] = _nothing,
+    clock: Clock | None = None,
 ) -> Response:
     """Download ``request`` through the crawl's engine, given up after ``timeout``
     seconds (plus :data:`TIMEOUT_MARGIN`) whatever the download handler does:
@@ -317,15 +319,15 @@ async def download_within(
     and never answers would hold it until the server drops the connection.
     Raises :class:`DownloadTimedOut` then; ``timeout`` 0: no bound of ours.
     ``entering`` is told of the request in the same step as it goes to the
-    engine (no other request can start in between)."""
+    engine (no other request can start in between). ``clock``: the crawl's
+    (its timer gives up the download); ``None``: the installed reactor's."""
     if timeout <= 0:
         entering(request)
         return await _compat.download(crawler, request)
     from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
-    from twisted.internet import reactor as installed
     from twisted.internet.defer import CancelledError
 
-    reactor: Any = installed
+    timers = clock or Clock()
 
     async def enter() -> Response:
         entering(request)
@@ -338,7 +340,7 @@ async def download_within(
         expired.append(True)
         download.cancel()
 
-    timer = reactor.callLater(timeout + TIMEOUT_MARGIN, expire)
+    timer = timers.call_later(timeout + TIMEOUT_MARGIN, expire)
     try:
         response: Response = await maybe_deferred_to_future(download)
         return response
@@ -371,6 +373,7 @@ async def download_file(
     closing: Callable[[], bool] = _never,
     entering: Callable[[Request], None] = _nothing,
     leaving: Callable[[Request], None] = _nothing,
+    clock: Clock | None = None,
 ) -> FileDownload:
     """Download the file ``name`` at ``url`` in download slot ``slot``, following
     redirects (RFC 9309 2.3.1.2); every response counted in
@@ -382,9 +385,9 @@ async def download_file(
     caller is cancelling its downloads (a Twisted ``CancelledError`` is then
     the close, raised, not a file over ``download_maxsize``). ``entering`` and
     ``leaving``: told of each request (a redirect's too) as it goes to Scrapy's
-    downloader and as its download ends, whatever the end. Never raises
-    for what the server or the network does; anything else propagates, and
-    so does cancellation.
+    downloader and as its download ends, whatever the end. ``clock``: the
+    crawl's (its timers bound each request). Never raises for what the server
+    or the network does; anything else propagates, and so does cancellation.
     """
     assert crawler.stats is not None
     stats = crawler.stats
@@ -395,7 +398,7 @@ async def download_file(
             url, slot, max_size=max_size, retry=retry, meta=meta, headers=headers
         )
         try:
-            response = await download_within(crawler, request, timeout, entering)
+            response = await download_within(crawler, request, timeout, entering, clock)
         except IgnoreRequest as exc:
             chain.append((url, None))
             return FileDownload(Ending.DROPPED, tuple(chain), error=exc)

@@ -134,6 +134,7 @@ class TdmRepFetcher:
             retry=False,  # unreachable until ROBOTSTXT_UNREACHABLE_TTL
             timeout=self.settings.page_download_timeout,  # DOWNLOAD_TIMEOUT, as before
             closing=closing,
+            clock=self.clock,
         )
         return self.read(site, download)
 

@@ -19,7 +19,6 @@ site at a time, each call bounded likewise.
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -98,7 +97,7 @@ class StoreLookups:
             logger.debug("robots.txt store %s: no non-waiting connection: %s", self.store.uri, exc)
         if not self._empty():
             self._preloading = True
-            self._preload_started = time.monotonic()
+            self._preload_started = self.clock.monotonic()
             self.worker.call(self._read_fresh).addBoth(self._preloaded)
             crawler.signals.connect(self._spider_opening, signal=signals.spider_opened)
 
@@ -164,7 +163,7 @@ class StoreLookups:
             logger.info(
                 "robots.txt store: %d sites with a fresh record read at open in %.2f s",
                 len(result),
-                time.monotonic() - self._preload_started,
+                self.clock.monotonic() - self._preload_started,
             )
         waiters, self._preload_waiters = self._preload_waiters, []
         for waiter in waiters:
