@@ -195,3 +195,37 @@ async def test_an_internal_error_is_the_crawls_internal_error_not_the_sites_answ
     stats = _stats(seen)
     assert stats["robotstxt/internal_error"] == 1
     assert "robotstxt/unreachable" not in stats
+
+
+@pytest.mark.parametrize("form", [(), ("--lint",)], ids=["answer", "lint"])
+@deferred_f_from_coro_f
+async def test_a_command_run_is_no_crawl_it_records_nothing_and_opens_no_store(
+    sites, tmp_path, seen, form: tuple[str, ...]
+) -> None:
+    """A project's ``ROBOTSTXT_RECORD_FILE`` proves what its crawls did: a run of
+    the command adds nothing to it (not even a header), and opens no store
+    (``ROBOTSTXT_STORE_URI``: no SQLite file made). Its crawl has one site
+    service, the one-attempt one, which the middlewares share."""
+    from scrapy_rfc9309.components.sitefiles._fetch_mode import ONE_ATTEMPT
+    from scrapy_rfc9309.components.sitefiles._service import site_service
+
+    site = sites(routes={"/robots.txt": text(CRAWLED)}, default=text("x"))
+    record, store = Path(tmp_path) / "record.jsonl", Path(tmp_path) / "robots.db"
+    record.write_text('{"type":"a crawl before"}\n')
+    url = site.url("/robots.txt") if form else site.url("/a")
+    output, code = await robotstxt(
+        *form,
+        url,
+        *WATCHED,
+        "-s",
+        f"ROBOTSTXT_RECORD_FILE={record}",
+        "-s",
+        f"ROBOTSTXT_STORE_URI=sqlite:///{store}",
+        cwd=tmp_path,
+    )
+    assert code in (0, EXIT_DISALLOWED), output
+    assert record.read_text() == '{"type":"a crawl before"}\n'
+    assert not store.exists()
+    (crawler,) = seen.crawlers
+    service = site_service(crawler, create=False)
+    assert service is not None and service.mode is ONE_ATTEMPT

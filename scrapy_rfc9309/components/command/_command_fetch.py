@@ -43,7 +43,7 @@ from ._command_answer import (
 )
 
 if TYPE_CHECKING:
-    from scrapy.crawler import CrawlerRunnerBase
+    from scrapy.crawler import Crawler, CrawlerRunnerBase
 
     from ..sitefiles._service import SiteService
 
@@ -73,6 +73,39 @@ async def _all(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
     await maybe_deferred_to_future(DeferredList([deferred_from_coro(c) for c in coroutines]))
 
 
+class _CommandSpider(Spider):
+    """The spider of one of the command's crawls: its crawler's site service is a
+    one-attempt one (made before Scrapy builds the middlewares, which then share
+    it), and it keeps no record: a command run is no crawl, so it neither reads
+    nor writes the store, and never adds to the project's
+    ``ROBOTSTXT_RECORD_FILE``."""
+
+    name = "robotstxt"
+    #: the settings the command's answers are given by (the project's, with the
+    #: purposes the command declares)
+    service_settings: RobotsTxtSettings
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Any:
+        from ..record._crawl_record import without_record
+        from ..sitefiles._fetch_mode import ONE_ATTEMPT
+        from ..sitefiles._service import SiteService, make_site_service_with
+
+        without_record(crawler)
+        settings = cls.service_settings
+        make_site_service_with(crawler, lambda: SiteService(crawler, settings, mode=ONE_ATTEMPT))
+        return super().from_crawler(crawler, *args, **kwargs)
+
+    @property
+    def service(self) -> SiteService:
+        """The crawler's one-attempt site service."""
+        from ..sitefiles._service import site_service
+
+        service = site_service(self.crawler)
+        assert service is not None
+        return service
+
+
 def fetcher_spider(
     settings: RobotsTxtSettings,
     found: dict[str, SiteOutcome],
@@ -88,15 +121,12 @@ def fetcher_spider(
     outcome (in ``found``) allows. ``settings``: the project's, with the purposes
     the command declares (the service reads tdmrep.json when they need it)."""
 
-    class FetchRobotsTxt(Spider):
-        name = "robotstxt"
+    class FetchRobotsTxt(_CommandSpider):
+        service_settings = settings
 
         async def start(self) -> AsyncIterator[Any]:
-            from ..sitefiles._fetch_mode import ONE_ATTEMPT
-            from ..sitefiles._service import SiteService
-
             if sites:
-                service = SiteService(self.crawler, settings, mode=ONE_ATTEMPT)
+                service = self.service
                 await _all(_site_files(service, site, found, tdmreps) for site in sites)
             if pages is not None:
                 # the page is read for its own signals: decided by robots.txt only
@@ -146,8 +176,8 @@ def lint_spider(
     given, not only a site's ``/robots.txt``) into ``found``, once, with the
     crawl's fetcher."""
 
-    class LintRobotsTxt(Spider):
-        name = "robotstxt"
+    class LintRobotsTxt(_CommandSpider):
+        service_settings = settings
 
         async def start(self) -> AsyncIterator[Any]:
             from .._clock import Clock

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from ...sites._outcome import SiteOutcome
     from ...sites._request_decision import RequestDecision, TdmRepUnread
 
-__all__ = ["META_RECORD", "CrawlRecord", "crawl_record"]
+__all__ = ["META_RECORD", "CrawlRecord", "crawl_record", "without_record"]
 
 logger = logging.getLogger("scrapy_rfc9309.record")
 
@@ -65,6 +65,12 @@ def crawl_record(crawler: Crawler, clock: Clock | None = None) -> CrawlRecord | 
         record = False if template is None else CrawlRecord(crawler, template, clock or Clock())
         setattr(crawler, _ATTRIBUTE, record)
     return record if isinstance(record, CrawlRecord) else None
+
+
+def without_record(crawler: Crawler) -> None:
+    """``crawler`` keeps no record, whatever ``ROBOTSTXT_RECORD_FILE`` says: the
+    crawls of ``scrapy robotstxt``, which prove nothing a crawl did."""
+    setattr(crawler, _ATTRIBUTE, False)
 
 
 def record_path(template: str, spider_name: str, now: float) -> str:

@@ -46,19 +46,23 @@ from ._set_aside import SetAside
 from ._usage_gate import TdmRepSites, UsageGate
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy.crawler import Crawler
     from scrapy.http import Request
 
     from ..settings._settings import RobotsTxtSettings
 
 
-__all__ = ["META_RELEASED", "SiteListener", "SiteService", "site_service"]
+__all__ = ["META_RELEASED", "SiteListener", "SiteService", "make_site_service_with", "site_service"]
 
 # the middleware's logger: these lines are documented under its name
 logger = logging.getLogger("scrapy_rfc9309.middleware")
 
 #: The crawler attribute the service is kept in.
 _ATTRIBUTE = "_robotstxt_site_service"
+#: The crawler attribute of what makes its service, when not a crawl's (the command's).
+_MAKER = "_robotstxt_site_service_maker"
 
 
 def site_service(crawler: Crawler, *, create: bool = True) -> SiteService | None:
@@ -66,7 +70,10 @@ def site_service(crawler: Crawler, *, create: bool = True) -> SiteService | None
     ``None`` when ``ROBOTSTXT_OBEY`` is off (or, without ``create``, when no
     component made one: the middleware is not enabled)."""
     service: SiteService | None = getattr(crawler, _ATTRIBUTE, None)
-    if service is None and create:
+    if service is None and create and hasattr(crawler, _MAKER):
+        service = getattr(crawler, _MAKER)()
+        setattr(crawler, _ATTRIBUTE, service)
+    elif service is None and create:
         settings = robotstxt_settings(crawler)
         if not settings.obey:
             return None
@@ -75,6 +82,13 @@ def site_service(crawler: Crawler, *, create: bool = True) -> SiteService | None
         service = SiteService(crawler, settings)
         setattr(crawler, _ATTRIBUTE, service)
     return service
+
+
+def make_site_service_with(crawler: Crawler, make: Callable[[], SiteService]) -> None:
+    """The crawler's service will be ``make()``'s, made when first asked for
+    (``scrapy robotstxt``: its one-attempt service, shared by the middlewares;
+    made as the crawl opens, once the crawler's stats exist)."""
+    setattr(crawler, _MAKER, make)
 
 
 class SiteListener(Protocol):
