@@ -203,7 +203,8 @@ async def test_a_command_run_is_no_crawl_it_records_nothing_and_opens_no_store(
     sites, tmp_path, seen, form: tuple[str, ...]
 ) -> None:
     """A project's ``ROBOTSTXT_RECORD_FILE`` proves what its crawls did: a run of
-    the command adds nothing to it (not even a header), and opens no store
+    the command adds nothing to it (not even a header), leaves the crawl's
+    ``ROBOTSTXT_REPORT_FILE`` as it was, and opens no store
     (``ROBOTSTXT_STORE_URI``: no SQLite file made). Its crawl has one site
     service, the one-attempt one, which the middlewares share."""
     from scrapy_rfc9309.components.sitefiles._fetch_mode import ONE_ATTEMPT
@@ -212,6 +213,8 @@ async def test_a_command_run_is_no_crawl_it_records_nothing_and_opens_no_store(
     site = sites(routes={"/robots.txt": text(CRAWLED)}, default=text("x"))
     record, store = Path(tmp_path) / "record.jsonl", Path(tmp_path) / "robots.db"
     record.write_text('{"type":"a crawl before"}\n')
+    report = Path(tmp_path) / "report.json"
+    report.write_text('{"spider": "a crawl before"}')
     url = site.url("/robots.txt") if form else site.url("/a")
     output, code = await robotstxt(
         *form,
@@ -221,10 +224,15 @@ async def test_a_command_run_is_no_crawl_it_records_nothing_and_opens_no_store(
         f"ROBOTSTXT_RECORD_FILE={record}",
         "-s",
         f"ROBOTSTXT_STORE_URI=sqlite:///{store}",
+        "-s",
+        f"ROBOTSTXT_REPORT_FILE={report}",
+        "-s",
+        'ADDONS={"scrapy_rfc9309.Addon": 100}',  # the extension, which writes the report
         cwd=tmp_path,
     )
     assert code in (0, EXIT_DISALLOWED), output
     assert record.read_text() == '{"type":"a crawl before"}\n'
+    assert report.read_text() == '{"spider": "a crawl before"}'
     assert not store.exists()
     (crawler,) = seen.crawlers
     service = site_service(crawler, create=False)

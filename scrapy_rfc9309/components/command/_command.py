@@ -223,6 +223,10 @@ class RobotsTxtCommand(ScrapyCommand):
         if not opts.loglevel:  # the report is the output; the crawl's log is not
             self.settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
         self.settings.set("EXTENSIONS", {"scrapy_rfc9309.RobotsTxtExtension": None}, "cmdline")
+        # a command run is no crawl: the project's crawl report is left as the
+        # crawl wrote it (the add-on enables the extension again; its record:
+        # see _CommandSpider)
+        self.settings.set("ROBOTSTXT_REPORT_FILE", None, "cmdline")
 
     def run(self, args: list[str], opts: Namespace) -> None:
         """Run :meth:`answer` under the command's ``CrawlerProcess`` (its reactor
