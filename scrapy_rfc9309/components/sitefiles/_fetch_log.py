@@ -47,12 +47,13 @@ def log_outcome(
 ) -> None:
     """One line for what the fetch of ``site``'s robots.txt (``url``) came to,
     ``now`` (the crawl's monotonic time). ``again``: an unreachable site is
-    tried again once its outcome expires (``False``: one attempt, the last)."""
+    tried again once its outcome expires (``False``: ``scrapy robotstxt``'s one
+    attempt, the last; no crawl runs, so the line says what a crawl would do)."""
     source = outcome.source or url
     if outcome.kind is Kind.UNREACHABLE and not again:
         logger.warning(
-            "robots.txt unreachable (%s): %s; requests to %s are dropped "
-            "(RFC 9309 2.3.1.4), one attempt, not tried again",
+            "robots.txt unreachable (%s): %s; a crawl would drop requests to %s "
+            "(RFC 9309 2.3.1.4); one attempt, not tried again",
             outcome.detail,
             source,
             site,
@@ -68,11 +69,13 @@ def log_outcome(
         )
     elif outcome.kind is Kind.RESTRICTED:
         logger.warning(
-            "robots.txt answered %s: %s; requests to %s are dropped "
-            "(ROBOTSTXT_AUTH_DISALLOW; HTTP: The Definitive Guide ch. 9)",
+            "robots.txt answered %s: %s; %s (ROBOTSTXT_AUTH_DISALLOW; HTTP: The "
+            "Definitive Guide ch. 9)",
             outcome.detail,
             source,
-            site,
+            f"requests to {site} are dropped"
+            if again
+            else f"a crawl would drop requests to {site}",
         )
     elif outcome.kind is Kind.UNAVAILABLE:
         logger.debug(

@@ -296,7 +296,13 @@ class TdmRepFetcher:
                 response.url,
             )
         self._detail(site, detail)
-        logger.debug("tdmrep.json (HTTP %d): %s, %d rules", response.status, response.url, count)
+        logger.debug(
+            "tdmrep.json (HTTP %d): %s, %d rule%s",
+            response.status,
+            response.url,
+            count,
+            "" if count == 1 else "s",
+        )
         expires, source = self._lifetime(response)
         # the body as received (at most ROBOTSTXT_MAX_SIZE: a larger one is not
         # read), so that a stored copy gives these rules again
