@@ -226,3 +226,8 @@ async def test_with_the_addon_a_tdmrep_reservation_is_left_to_the_page_as_in_the
         output, _ = await robotstxt(*urls, *when, "--json", *options, cwd=tmp_path)
         answers = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
         assert [a["cause"] for a in answers] == ["allowed", "allowed"], output
+        # the note is part of the answer: --at reads no page, so it names no --page
+        then = "decides by it" if when else "decides by it: --page shows that decision"
+        assert answers[0]["note"].endswith(then), output
+        assert answers[1]["note"] is None
+        assert "store_copy" not in answers[0]  # the stored copy is this download's

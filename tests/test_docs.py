@@ -168,3 +168,14 @@ def test_architecture_page_names_every_module() -> None:
     )
     assert len(modules) > 90
     assert [module for module in modules if f"| `{module}` |" not in page] == []
+
+
+def test_decided_by_is_described_alike_on_both_pages() -> None:
+    """``decided_by`` (``scrapy robotstxt --json`` with ``ROBOTSTXT_ALSO_OBEY``) is
+    one thing, said the same way where the command and the setting are described:
+    the listed token whose rule refused, ``null`` when our own token's verdict stands."""
+    said = "the listed token whose rule refused the URL"
+    for name in ("command.md", "robots-txt.md"):
+        page = " ".join((DOCS / name).read_text(encoding="utf-8").split())
+        assert said in page, name
+        assert "`null` when our own token's verdict stands" in page, name

@@ -723,6 +723,14 @@ async def test_2_4_archive_in_redis_read_by_the_command(
     )
     assert hashlib.sha256(ROBOTS).hexdigest()[:12] not in output
     assert mock.count("/robots.txt") == 1
+    # the site changed its file: a live answer names the copy a crawl obeys now
+    mock.routes["/robots.txt"] = text("User-agent: *\nAllow: /\n")
+    output, code = await scrapy(mock.url("/private"), "--json", *options, cwd=tmp_path)
+    assert code == 0, output
+    (answer,) = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    copy = answer["store_copy"]
+    assert (copy["sha256"], copy["verdict"]) == (hashlib.sha256(ROBOTS).hexdigest(), "disallowed")
+    assert mock.count("/robots.txt") == 2
 
 
 @deferred_f_from_coro_f

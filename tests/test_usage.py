@@ -407,7 +407,7 @@ def test_command_explains_usage_text_and_json() -> None:
         }
     }
     plain, _ = explain(RobotsTxt.parse(b"User-agent: *\nDisallow: /p\n"), "/x", "ExampleBot")
-    assert "usage:       none stated (Content-Usage, Content-Signal)" in plain
+    assert "usage:       robots.txt states none (Content-Usage, Content-Signal)" in plain
 
 
 @deferred_f_from_coro_f

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from ._store import FetchRecord, StoreError
+from ._store import FetchRecord, NoStore, StoreError
 
 __all__ = [
     "TDMREP_COLUMNS",
@@ -249,11 +249,11 @@ def open_file(
     try:
         if read_only:
             if not os.path.isfile(path):
-                raise StoreError(f"no store at {path}")
+                raise NoStore(f"no store at {path}")
             db = _open_read_only(path, busy_timeout)
         elif non_waiting:
             if not os.path.isfile(path):
-                raise StoreError(f"no store at {path}")
+                raise NoStore(f"no store at {path}")
             db = sqlite3.connect(path, timeout=0.0, isolation_level=None, check_same_thread=False)
         else:
             os.makedirs(directory, exist_ok=True)

@@ -29,6 +29,7 @@ __all__ = [
     "BadRecords",
     "FetchRecord",
     "Looked",
+    "NoStore",
     "RobotsStore",
     "StoreBusy",
     "StoreError",
@@ -39,6 +40,11 @@ logger = logging.getLogger("scrapy_rfc9309.store")
 
 class StoreError(Exception):
     """The store failed: disk, lock, corrupt file, connection. Nothing else escapes a store."""
+
+
+class NoStore(StoreError):
+    """A store opened read-only (a report) that does not exist: none was ever
+    written there, and a report never makes one."""
 
 
 class StoreBusy(StoreError):

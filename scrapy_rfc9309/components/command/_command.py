@@ -4,7 +4,8 @@ This module parses the command's options and runs it; the work is done by
 ``_command_answer`` (each URL's answer as data, the exit status: pure),
 ``_command_text`` (the text output, from that same answer), ``_command_fetch``
 (the downloads, in one crawl, through a one-attempt site service),
-``_command_store`` (``history`` and ``--at``) and ``_command_lint`` (``--lint``).
+``_command_store`` (``history`` and ``--at``), ``_command_store_copy`` (the
+stored copy a crawl would obey instead) and ``_command_lint`` (``--lint``).
 
 ``scrapy robotstxt URL [URL ...] [--agent TOKEN] [--file PATH] [--json]``
 fetches each site's robots.txt once through Scrapy (so the project's
@@ -25,6 +26,7 @@ import sys
 from argparse import ArgumentParser, Namespace, RawDescriptionHelpFormatter
 from collections.abc import Iterable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -60,6 +62,7 @@ from ._command_answer import (
     explain_url,
     no_site_reason,
     page_answer,
+    tdmrep_note,
 )
 from ._command_fetch import (
     crawl_once,
@@ -78,6 +81,7 @@ from ._command_store import (
     run_history,
     stored_outcome,
 )
+from ._command_store_copy import add_store_copy, store_copies
 from ._command_text import explain, print_answer
 
 if TYPE_CHECKING:
@@ -175,7 +179,9 @@ class RobotsTxtCommand(ScrapyCommand):
             "RobotsTxtHelpFormatter", (RawDescriptionHelpFormatter, base), {}
         )
         parser.add_argument(
-            "--agent", help="product token to obey as (the settings' one when not given)"
+            "--agent",
+            metavar="TOKEN",
+            help="product token to obey as (the settings' one when not given)",
         )
         parser.add_argument("--file", help="a local robots.txt to read instead of fetching it")
         parser.add_argument(
@@ -323,6 +329,8 @@ class RobotsTxtCommand(ScrapyCommand):
         outcomes = await self._outcomes(
             runner, urls, opts.file, live, pages if opts.page else None, token, tdmreps
         )
+        # RFC 9309 2.4: a crawl started now obeys a fresh stored copy, not this download
+        copies = {} if opts.file else store_copies(self.settings, outcomes, settings)
         answers = []
         for url in urls:
             site = site_of(url) if "://" in url else None
@@ -338,22 +346,24 @@ class RobotsTxtCommand(ScrapyCommand):
                     else (tdmreps or {}).get(site or "", (None, "not fetched"))
                 )
             page = pages.get(url) if opts.page else None
-            answers.append(
-                explain_url(
-                    outcome,
-                    url,
-                    token,
-                    why,
-                    purposes,
-                    tdmrep,
-                    page,
-                    also=settings.also_obey,
-                    noai=settings.meta_noai,
-                    policy=policy,
-                )
+            decide = partial(
+                explain_url,
+                url=url,
+                token=token,
+                error=why,
+                purposes=purposes,
+                tdmrep=tdmrep,
+                page=page,
+                also=settings.also_obey,
+                noai=settings.meta_noai,
+                policy=policy,
             )
+            answers.append(decide(outcome))
             if opts.page:
                 answers[-1]["page"] = page_answer(page)
+            if purposes:
+                answers[-1]["note"] = tdmrep_note(answers[-1])
+            add_store_copy(answers[-1], copies.get(site or ""), outcome, decide)
             answers[-1].update(extra)
             if opts.json:
                 print(json.dumps(answers[-1], ensure_ascii=False), flush=True)

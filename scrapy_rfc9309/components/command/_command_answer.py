@@ -37,6 +37,7 @@ __all__ = [
     "explain_url",
     "no_site_reason",
     "page_answer",
+    "tdmrep_note",
 ]
 
 #: Exit status, for scripts (several URLs: the first that applies, in this order).
@@ -105,8 +106,9 @@ def explain_url(
     and ``purposes``). ``also`` (``ROBOTSTXT_ALSO_OBEY``): further tokens that
     must allow the URL too (``also_obey`` has each one's verdict; when one
     refuses, ``verdict``, ``rule`` and ``line`` are its own, ``decided_by``
-    names it). ``noai`` (``ROBOTS_META_NOAI``): the page's ``noai`` /
-    ``noimageai`` directives refuse ``train-ai``. ``cause`` is the crawl's:
+    names it, else ``decided_by`` is ``None``: our own token's verdict stands).
+    ``noai`` (``ROBOTS_META_NOAI``): the page's ``noai`` / ``noimageai``
+    directives refuse ``train-ai``. ``cause`` is the crawl's:
     ``allowed``, or the ``robotstxt/forbidden/{cause}`` of its drop.
 
     With ``purposes``, a URL that robots.txt allows is checked against its usage
@@ -142,7 +144,7 @@ def explain_url(
     answer["robots_txt"] = [{"url": u, "status": status} for u, status in outcome.chain]
     answer["outcome"] = outcome.kind.value
     answer["detail"] = outcome.detail
-    answer["lifetime"] = outcome.lifetime or None
+    answer["lifetime"] = lifetime_of(outcome)
     site = (site_of(url) if "://" in url else None) or ""
     rules = tdmrep[0] if tdmrep is not None else None
     try:
@@ -153,6 +155,7 @@ def explain_url(
     answer["cause"] = decision.cause
     if outcome.kind in DISALLOW_ALL:
         answer["verdict"] = "disallowed"
+        _no_rules(answer, also, allowed=False)
         return answer
     if decision.cause == "not_checked":  # as a crawl: passed to Scrapy unchecked
         answer["cause"] = None
@@ -161,6 +164,7 @@ def explain_url(
     robots = outcome.robots
     if robots is None:
         answer["verdict"] = "allowed"
+        _no_rules(answer, also, allowed=True)
         _check_purposes(answer, UsageSources(), url, purposes, tdmrep, page, noai=noai)
         return answer
     assert isinstance(robots, RobotsTxt)  # fresh from the fetcher or a file, not compacted
@@ -168,9 +172,10 @@ def explain_url(
     deciding = own
     if also:
         answer["also_obey"] = [_token_answer(robots, verdict) for verdict in others]
+        # the listed token that refused; None: our own token's verdict stands
+        answer["decided_by"] = decision.agent
         if decision.agent is not None:
             deciding = next(v for v in others if v.agent == decision.agent)
-            answer["decided_by"] = decision.agent
     answer["verdict"] = "allowed" if decision.robots.allowed else "disallowed"
     answer["rule"] = deciding.rule
     answer["line"] = deciding.line
@@ -194,6 +199,39 @@ def explain_url(
     answer["sitemaps"] = list(robots.sitemaps)
     answer["warnings"] = [{"line": line, "message": message} for line, message in robots.warnings]
     return answer
+
+
+def _no_rules(answer: dict[str, Any], also: tuple[str, ...], *, allowed: bool) -> None:
+    """The keys of an answer with no rules read (robots.txt unavailable, RFC 9309
+    2.3.1.3, or unreachable, 2.3.1.4): present, empty, as for a parsed file;
+    each ``ROBOTSTXT_ALSO_OBEY`` token has the whole site's verdict."""
+    verdict = "allowed" if allowed else "disallowed"
+    if also:
+        answer["also_obey"] = [
+            {"agent": agent, "verdict": verdict, "rule": None, "line": None, "group": []}
+            for agent in also
+        ]
+        answer["decided_by"] = None  # the whole site's outcome, no listed token's rule
+    answer.update(
+        groups=[],
+        robots_usage={},
+        crawl_delay=None,
+        crawl_delay_applied=None,
+        sitemaps=[],
+        warnings=[],
+    )
+
+
+def lifetime_of(outcome: SiteOutcome) -> str | None:
+    """What set how long ``outcome`` is used, as ``history`` says it of a stored
+    copy: its cache directive or setting, else ``Retry-After`` or
+    ``ROBOTSTXT_UNREACHABLE_TTL`` for an unreachable site; ``None`` when the
+    outcome is not kept (a local file, an internal error)."""
+    if outcome.lifetime:
+        return outcome.lifetime
+    if outcome.kind is Kind.UNREACHABLE:
+        return "Retry-After" if outcome.retry_after else "ROBOTSTXT_UNREACHABLE_TTL"
+    return None
 
 
 def _token_answer(robots: RobotsTxt, verdict: TokenVerdict) -> dict[str, Any]:
@@ -255,6 +293,29 @@ def _check_purposes(
         answer["refusals"] = {
             purpose: _refusal_dict(refused) for purpose, refused in decision.refusals.items()
         }
+
+
+def tdmrep_note(answer: dict[str, Any]) -> str | None:
+    """The ``note`` of an answer whose declared purposes only tdmrep.json refuses,
+    without ``--page`` (else ``None``): TDMRep, the page's own header or meta
+    supersedes the file, so what a crawl does depends on whether it reads the
+    page's signals (``cause``: ``allowed`` when it does). An ``--at`` answer
+    (``at``) reads no page."""
+    refusals = answer.get("refusals") or {}
+    if "page" in answer or not any(
+        refused["source"] == TDMREP_PATH for refused in refusals.values()
+    ):
+        return None
+    if answer.get("cause") == "allowed":
+        then = "this crawl downloads such a page and decides by it"
+        if "at" not in answer:  # --at reads the store, never the page
+            then += ": --page shows that decision"
+    else:
+        then = (
+            "this crawl reads no page's signals (ROBOTS_META_OBEY off, or "
+            "RobotsMetaMiddleware not enabled), so it drops the request before download"
+        )
+    return "the page's own tdm-reservation header or meta supersedes tdmrep.json (TDMRep); " + then
 
 
 def _refusal_dict(refusal: Preference) -> dict[str, Any]:

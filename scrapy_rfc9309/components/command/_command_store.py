@@ -25,6 +25,7 @@ from ._command_answer import (
     exit_code,
     explain_url,
     no_site_reason,
+    tdmrep_note,
 )
 from ._command_text import print_answer
 
@@ -184,6 +185,8 @@ def run_at(
             )
             answers[-1]["fetched_at"] = None if record is None else _iso(record.fetched_at)
             answers[-1]["at"] = _iso(when)
+            if policy.purposes:
+                answers[-1]["note"] = tdmrep_note(answers[-1])
             if record is not None:
                 answers[-1]["expires_at"] = _iso(record.expires_at)
                 answers[-1]["within_lifetime"] = bool(record.expires_at > when)

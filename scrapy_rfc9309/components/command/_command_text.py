@@ -73,7 +73,7 @@ def robots_lines(answer: dict[str, Any]) -> list[str]:
     lines.append(f"crawl-delay: {'none' if delay is None else f'{delay} s'}{capped}")
     usage = answer["robots_usage"]
     if not usage:
-        lines.append("usage:       none stated (Content-Usage, Content-Signal)")
+        lines.append("usage:       robots.txt states none (Content-Usage, Content-Signal)")
     for category, preference in usage.items():
         line, rule = preference["line"], preference["rule"]
         lines.append(f'usage:       {category}={preference["value"]} by line {line}: "{rule}"')
@@ -99,7 +99,29 @@ def _source(answer: dict[str, Any]) -> str:
 def print_answer(answer: dict[str, Any], *, first: bool) -> None:
     """One URL's answer as text (its ``page`` part too, with ``--page``)."""
     _print_verdict(answer, first=first)
+    _print_store_copy(answer)
     _print_page(answer)
+
+
+def _print_store_copy(answer: dict[str, Any]) -> None:
+    """The store's copy a crawl started now obeys instead of this download (RFC 9309
+    2.4), with its verdict for the URL, when there is one that differs."""
+    copy = answer.get("store_copy")
+    if copy is None:
+        return
+    word = "ALLOWED" if copy["verdict"] == "allowed" else copy["verdict"].upper()
+    if copy["line"] is not None:
+        word += f' by line {copy["line"]}: "{copy["rule"]}"'
+    elif copy["outcome"] != Kind.PARSED.value:
+        word += f" ({copy['outcome']})"
+    digest = (copy["sha256"] or "no body")[:12]
+    print(
+        f"store:       a crawl started now obeys the store's copy fetched at "
+        f"{copy['fetched_at']} ({digest}), not this download, until it expires at "
+        f"{copy['expires_at']} (RFC 9309 2.4): {word}"
+    )
+    if copy["cause"] == "usage" and copy["verdict"] == "allowed":
+        print("store:       by that copy, a usage preference refuses a declared purpose")
 
 
 def _print_verdict(answer: dict[str, Any], *, first: bool) -> None:
@@ -120,7 +142,7 @@ def _print_verdict(answer: dict[str, Any], *, first: bool) -> None:
     if answer["verdict"] == "error":
         print(f"verdict:     ERROR: {answer['detail']}")
         return
-    if "groups" not in answer:  # no rules read: RFC 9309 2.3.1.3
+    if answer["outcome"] != Kind.PARSED.value:  # no rules read: RFC 9309 2.3.1.3
         print("verdict:     ALLOWED: robots.txt unavailable (RFC 9309 2.3.1.3)")
     else:
         print("\n".join(robots_lines(answer)))
@@ -171,25 +193,8 @@ def _print_purposes(answer: dict[str, Any]) -> None:
             f"{_policy(refused)}"
         )
     print(f"purposes:    {', '.join(parts)}")
-    if "page" not in answer and any(
-        refused is not None and refused["source"] == TDMREP_PATH for refused in refusals.values()
-    ):
-        # TDMRep: the page's header or meta supersedes the file; a crawl reading
-        # page signals (the add-on's page middleware) downloads such a page and
-        # decides by it, a crawl that reads none drops it before download
-        if answer.get("cause") == "allowed":
-            then = "this crawl downloads such a page and decides by it"
-            if "at" not in answer:  # --at reads the store, never the page
-                then += ": --page shows that decision"
-        else:
-            then = (
-                "this crawl reads no page's signals (ROBOTS_META_OBEY off, or "
-                "RobotsMetaMiddleware not enabled), so it drops the request before download"
-            )
-        print(
-            "note:        the page's own tdm-reservation header or meta supersedes "
-            f"tdmrep.json (TDMRep); {then}"
-        )
+    if answer.get("note"):
+        print(f"note:        {answer['note']}")
 
 
 def _policy(preference: dict[str, Any]) -> str:
