@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -531,3 +531,44 @@ def test_audit_reads_a_gzip_record_cut_short(tmp_path: Path) -> None:
     appended = tmp_path / "two.jsonl.gz"
     appended.write_bytes(gzip.compress(b"a\n") + gzip.compress(b"b\n"))
     assert list(read_record(record_bytes(str(appended)))) == [("a", True), ("b", True)]
+
+
+class _StatsAtSpiderClose:
+    """An extension that keeps ``robotstxt/record/lines`` as Scrapy dumps it: at
+    ``spider_closed``, before its stats collector logs them."""
+
+    dumped: ClassVar[list[int]] = []
+
+    def __init__(self, crawler: Any) -> None:
+        from scrapy import signals
+
+        self.crawler = crawler
+        crawler.signals.connect(self._closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> _StatsAtSpiderClose:
+        return cls(crawler)
+
+    def _closed(self, spider: Any) -> None:
+        self.dumped.append(self.crawler.stats.get_value("robotstxt/record/lines", 0))
+
+
+@deferred_f_from_coro_f
+async def test_the_lines_stat_as_dumped_leaves_out_what_is_written_at_engine_stop(
+    sites, tmp_path: Path
+) -> None:
+    """docs/reference/stats.md: ``robotstxt/record/lines`` counts the lines written
+    out of the buffer; the value Scrapy dumps at the spider's close leaves out
+    the lines still buffered and the ``close`` line (written when the engine
+    stops); read after the crawl, it is the file's line count."""
+    site = sites(routes={"/robots.txt": text(ROBOTS)}, default=html())
+    path = tmp_path / "record.jsonl"
+    _StatsAtSpiderClose.dumped.clear()
+    extension = {f"{__name__}._StatsAtSpiderClose": 0}
+    settings = {"ROBOTSTXT_RECORD_FILE": str(path), "EXTENSIONS": extension}
+    _, stats = await crawl([site.url("/a"), site.url("/b")], settings)
+    entries = lines_of(path)
+    assert entries[-1]["type"] == "close"
+    (dumped,) = _StatsAtSpiderClose.dumped
+    assert stats["robotstxt/record/lines"] == len(entries)
+    assert dumped < len(entries)  # the close line at least comes after the dump
