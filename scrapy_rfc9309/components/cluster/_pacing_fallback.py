@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     from ...sites._cluster_clock import ClusterClock
     from .._clock import Clock
 
-    #: runs a blocking call off the reactor (``twisted.internet.threads.deferToThread``)
-    InThread = Callable[[Callable[[], None]], Deferred[None]]
+    #: runs a blocking call off the reactor (``twisted.internet.threads.deferToThread``,
+    #: the pacer's :class:`~._pacing_thread.PacingThreads`)
+    InThread = Callable[[Callable[[], Any]], Deferred[Any]]
 
 __all__ = ["BEAT_LIFETIME", "BEAT_SECONDS", "ClockFallback"]
 
