@@ -78,7 +78,7 @@ Usage::
     python benchmarks/cluster.py --politeness [--sites N] [--pages N] [--crawl-delay S]
     python benchmarks/cluster.py --stall [--sites N] [--pages N] [--crawl-delay S]
     python benchmarks/cluster.py --versus-scrapy-redis [--sites N] [--pages N] [--rounds N]
-        [--latency-ms MS] [--profile FILE]
+        [--latency-ms MS] [--proxy-only] [--profile FILE]
 """
 
 from __future__ import annotations
@@ -606,7 +606,7 @@ def versus(args: argparse.Namespace) -> int:
 
     from tests.redis_server import RedisServer
 
-    latencies = (0.0, args.latency_ms)
+    latencies = (args.latency_ms,) if args.proxy_only else (0.0, args.latency_ms)
     configs = [(ms, p, mode) for ms in latencies for p in PROCESSES for mode in VERSUS_MODES]
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} cores, GC on; {args.sites} sites x "
@@ -804,6 +804,11 @@ def main() -> int:
     )
     parser.add_argument(
         "--latency-ms", type=float, default=2.0, help="--versus-scrapy-redis: added each way"
+    )
+    parser.add_argument(
+        "--proxy-only",
+        action="store_true",
+        help="--versus-scrapy-redis: only the runs behind the proxy (round trips counted)",
     )
     parser.add_argument(
         "--profile",
