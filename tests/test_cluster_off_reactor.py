@@ -113,10 +113,10 @@ class Monitor:
 
     def _read(self) -> None:
         for command in self._monitor.listen():
-            text = str(command["command"])
-            if self._stop in text:
+            sent = str(command["command"])
+            if self._stop in sent:
                 return
-            self.commands.append((command.get("client_type") == "lua", text))
+            self.commands.append((command.get("client_type") == "lua", sent))
 
     def stop(self) -> None:
         self._client.get(self._stop)
@@ -131,17 +131,17 @@ class Monitor:
         scripts: list[list[Any]] = []
         in_multi = False
         current: list[Any] | None = None
-        for lua, text in self.commands:
+        for lua, command in self.commands:
             if lua:
-                if current is not None and text.startswith(f"ZREM {index} "):
+                if current is not None and command.startswith(f"ZREM {index} "):
                     current[1] += 1
                 continue
             current = None
-            if text == "MULTI":
+            if command == "MULTI":
                 in_multi = True
-            elif text == "EXEC":
+            elif command == "EXEC":
                 in_multi = False
-            elif text.startswith("EVAL"):
+            elif command.startswith("EVAL"):
                 current = [in_multi, 0]
                 scripts.append(current)
         return [(in_multi, sites) for in_multi, sites in scripts if sites]

@@ -174,7 +174,7 @@ class ClusterClock:
     @classmethod
     def open(cls, url: str, prefix: str, *, timeout: float = 1.0) -> ClusterClock:
         """A clock on the Redis at ``url``; calls fail after ``timeout`` seconds
-        (they are made on the reactor: a Redis that hangs must not hold it long)."""
+        (a Redis that hangs is then seen lost; the crawl calls them off the reactor)."""
         from ._redis_connection import cluster_client, cluster_enabled, public_uri
 
         uri = public_uri(url)
