@@ -124,6 +124,10 @@ class Monitor:
         self._monitor.__exit__(None, None, None)
         self._client.close()
 
+    def sent(self, command: str) -> int:
+        """How many times ``command`` (its whole text) was sent (not run by a script)."""
+        return sum(not lua and text == command for lua, text in self.commands)
+
     def moves(self, index: str) -> list[tuple[bool, int]]:
         """Each script sent that took sites out of the waiting index ``index``:
         whether it went inside a ``MULTI``/``EXEC`` block (with a pop: no round
@@ -162,7 +166,9 @@ async def test_2_3_settled_sites_waiting_lists_move_with_the_next_pop(
     (RFC 9309 2.3) meanwhile; once the sites are settled, their waiting lists go
     back to the queue in scripts sent with the next pop, in its ``MULTI``/``EXEC``
     block (each site's took a round trip of its own on the reactor), or, when no
-    pop comes soon, in one script for all; every page is fetched once."""
+    pop comes soon, in one script for all; every page is fetched once. A
+    look for sites to take over counts the sites waiting in the same script
+    (it took one more round trip)."""
     pytest.importorskip("scrapy_redis")
     mocks = [
         sites(
@@ -182,3 +188,6 @@ async def test_2_3_settled_sites_waiting_lists_move_with_the_next_pop(
     assert sum(sites for _, sites in moves) == 6  # each site's list moved once
     alone = [sites for with_pop, sites in moves if not with_pop]
     assert len(alone) <= 1, moves  # at most once, all sites then pending together
+    key = queue["SCHEDULER_QUEUE_KEY"]
+    # the queue's length asks both in one pipeline; a look asked the index alone too
+    assert monitor.sent(f"ZCARD {key}:waiting") == monitor.sent(f"ZCARD {key}") > 0

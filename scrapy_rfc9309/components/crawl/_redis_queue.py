@@ -92,13 +92,14 @@ end
 return moved
 """
 #: Take over the sites of ``KEYS[1]`` whose time has passed: ``ARGV`` now,
-#: the new time, how many at most.
+#: the new time, how many at most. Returns the sites taken over and how many
+#: sites wait in all (one round trip for both).
 _CLAIM = """
 local sites = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
 for _, site in ipairs(sites) do
     redis.call('ZADD', KEYS[1], ARGV[2], site)
 end
-return sites
+return {sites, redis.call('ZCARD', KEYS[1])}
 """
 
 
@@ -198,7 +199,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             raise  # as scrapy-redis's own pop
         if isinstance(moved, Exception):  # the script failed (not Redis's silence)
             raise moved
-        self._moved(sites, int(moved))
+        self._moved(sites, int(moved), popping=True)
         if isinstance(popped, Exception):
             raise popped
         return self._decode_request(popped[0]) if popped else None
@@ -255,7 +256,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
                 self._move_timer = _call_later(0, self._move_now)
                 return
 
-    def _moved(self, sites: list[str], moved: int) -> None:
+    def _moved(self, sites: list[str], moved: int, *, popping: bool = False) -> None:
         for site in sites:
             self._to_move.pop(site, None)
             self._waiting.discard(site)
@@ -265,7 +266,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             moved,
             len(sites),
         )
-        if moved:
+        if moved and not popping:  # moved on their own: the engine is asked to pop
             wake_engine(self.crawler)
 
     def _move_failed(self, sites: list[str], exc: Exception) -> None:
@@ -412,7 +413,9 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         self._next_scan = now + SCAN_SECONDS
         robots = self._robots
         assert robots is not None
-        claimed = self._claim(keys=[self._index], args=[now, now + CLAIM_SECONDS, SCAN_BATCH])
+        claimed, waiting = self._claim(
+            keys=[self._index], args=[now, now + CLAIM_SECONDS, SCAN_BATCH]
+        )
         for raw in claimed or ():
             site = _text(raw)
             self._waiting.add(site)
@@ -421,7 +424,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
                 robots.prefetch(site)
             if robots.site_state(site) is SiteState.READY:
                 self.site_released(site)
-        if self.server.zcard(self._index):
+        if waiting:
             self._wake_later()
 
     def _wake_later(self) -> None:
