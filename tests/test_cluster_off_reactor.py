@@ -14,15 +14,20 @@ sites, asserting on what the sites' server saw and on what Redis ran.
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 import redis
+from scrapy import Request
 from scrapy.utils.defer import deferred_f_from_coro_f
+from twisted.internet.defer import Deferred
 
+from scrapy_rfc9309.components.crawl._paced import PacedSites
 from scrapy_rfc9309.sites._cluster_clock import ClusterClock
 
 from .conftest import crawl
@@ -33,6 +38,7 @@ from .test_redis_store import cluster_settings
 
 #: the clock's calls a paced request makes
 PACED_CALLS = ("take", "send", "answered")
+SITE_URL = "http://a.example"
 
 
 @pytest.fixture
@@ -191,3 +197,90 @@ async def test_2_3_settled_sites_waiting_lists_move_with_the_next_pop(
     key = queue["SCHEDULER_QUEUE_KEY"]
     # the queue's length asks both in one pipeline; a look asked the index alone too
     assert monitor.sent(f"ZCARD {key}:waiting") == monitor.sent(f"ZCARD {key}") > 0
+
+
+class StubPacer:
+    """The pacer's side :class:`PacedSites` uses; each ask answered by the test."""
+
+    queue_paces = False
+
+    def __init__(self) -> None:
+        self.asks: list[Deferred[float]] = []
+
+    def wait(self, site: str) -> Deferred[float]:
+        self.asks.append(Deferred())
+        return self.asks[-1]
+
+    def delay_for(self, site: str) -> float:
+        return 1.0
+
+    def started_waiting(self, request: Request) -> None:
+        pass
+
+    def ended_waiting(self, request: Request) -> None:
+        pass
+
+
+class StubRobots:
+    def __init__(self) -> None:
+        self.pins = 0
+
+    def pin(self, site: str, requests: int = 1) -> None:
+        self.pins += requests
+
+    def unpin(self, site: str) -> None:
+        self.pins -= 1
+
+
+def paced_sites() -> tuple[PacedSites, StubPacer, StubRobots, list[Request]]:
+    pacer, robots = StubPacer(), StubRobots()
+    ready: list[Request] = []
+    crawler = SimpleNamespace(engine=None)  # no engine to wake
+    sites = PacedSites(cast(Any, crawler), cast(Any, robots), cast(Any, pacer), ready.append)
+    return sites, pacer, robots, ready
+
+
+def test_a_request_waits_while_its_turn_is_asked_then_goes_first() -> None:
+    """While Redis is asked (off the reactor), the request is not handed out and
+    the site's next request waits behind it; granted, it is the first handed
+    out, the other waits for the next turn; every pin given back."""
+    sites, pacer, robots, _ = paced_sites()
+    first, second = Request(SITE_URL + "/1"), Request(SITE_URL + "/2")
+    assert not sites.turn(SITE_URL, first)
+    assert not sites.turn(SITE_URL, second)
+    assert len(pacer.asks) == 1  # one ask at a time per site
+    assert sites.granted() is None
+    assert sites.count == 2
+    pacer.asks[0].callback(0.0)
+    assert sites.granted() is first
+    assert sites.granted() is None
+    assert sites.count == 1
+    assert [request for _, request in sites.take_all()] == [second]
+    assert robots.pins == 1  # the second's, given back by the queue at close
+
+
+def test_a_turn_not_come_puts_the_request_first_in_its_line() -> None:
+    sites, pacer, _, _ = paced_sites()
+    first, second = Request(SITE_URL + "/1"), Request(SITE_URL + "/2")
+    assert not sites.turn(SITE_URL, first)
+    assert not sites.turn(SITE_URL, second)
+    pacer.asks[0].callback(0.4)
+    assert sites.granted() is None
+    assert [request for _, request in sites.take_all()] == [first, second]
+
+
+def test_an_ask_failing_with_a_bug_is_logged_and_the_request_handed_out(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Not Redis's failure (those are the pacer's outage): one ERROR with the
+    error, and the request is handed out (the middleware asks for its turn
+    at the send), never lost."""
+    sites, pacer, _, _ = paced_sites()
+    request = Request(SITE_URL + "/1")
+    assert not sites.turn(SITE_URL, request)
+    with caplog.at_level(logging.ERROR, logger="scrapy_rfc9309.queue"):
+        pacer.asks[0].errback(RuntimeError("a bug"))
+    assert sites.granted() is request
+    [error] = [record for record in caplog.records if record.levelno >= logging.ERROR]
+    assert "failed unexpectedly" in error.getMessage()
+    assert error.exc_info is not None and "a bug" in str(error.exc_info[1])

@@ -84,8 +84,11 @@ class PacedSites:
         self._robots.pin(site)  # waiting for Redis: its outcome is kept
         self.count += 1
         self._turn_request = request
-        self._pacer.wait(site).addCallback(self._answered, site, request).addErrback(
-            self._ask_failed, site, request
+        self._pacer.wait(site).addCallbacks(
+            self._answered,
+            self._ask_failed,
+            callbackArgs=(site, request),
+            errbackArgs=(site, request),
         )
         self._turn_request = None
         if self._now_granted is request:  # answered at once (Redis not asked)
