@@ -37,7 +37,7 @@ from .test_cluster_delay import ADDON, page_gaps
 from .test_redis_store import cluster_settings
 
 #: the clock's calls a paced request makes
-PACED_CALLS = ("take", "send", "answered")
+PACED_CALLS = ("take", "send", "answered", "beat")
 SITE_URL = "http://a.example"
 
 
@@ -79,9 +79,9 @@ async def test_paced_requests_ask_redis_off_the_reactor(
     queue: str,
 ) -> None:
     """``Crawl-delay: 0.3``, 4 pages: every turn asked, confirmed and moved at
-    the answer runs on another thread than the reactor's (each used to stop
-    the crawl for a Redis round trip), and the pages still arrive at least
-    the delay apart."""
+    the answer, and the process's beat, runs on another thread than the
+    reactor's (each used to stop the crawl for a Redis round trip), and the
+    pages still arrive at least the delay apart."""
     if queue == "scrapy-redis":
         pytest.importorskip("scrapy_redis")
     reactor_thread = threading.get_ident()
@@ -99,7 +99,9 @@ async def test_paced_requests_ask_redis_off_the_reactor(
     names = {name for name, _ in clock_calls}
     # our queue reserves the turn at the scheduler; with scrapy-redis's, the
     # middleware asks for it at the send
-    assert names == ({"take", "send", "answered"} if queue == "ours" else {"send", "answered"})
+    assert names == (
+        {"take", "send", "answered", "beat"} if queue == "ours" else {"send", "answered", "beat"}
+    )
     on_reactor = [name for name, thread in clock_calls if thread == reactor_thread]
     assert on_reactor == []
 
