@@ -78,7 +78,7 @@ Usage::
     python benchmarks/cluster.py --politeness [--sites N] [--pages N] [--crawl-delay S]
     python benchmarks/cluster.py --stall [--sites N] [--pages N] [--crawl-delay S]
     python benchmarks/cluster.py --versus-scrapy-redis [--sites N] [--pages N] [--rounds N]
-        [--latency-ms MS] [--profile FILE]
+        [--latency-ms MS] [--proxy-only] [--profile FILE]
 """
 
 from __future__ import annotations
@@ -596,6 +596,7 @@ def run_versus(
         "first_process_pages": results[0]["fetched"],
         "commands": commands,
         "round_trips": None if proxy is None else proxy.bursts,
+        "kinds": {} if proxy is None else dict(proxy.kinds),
     }
 
 
@@ -606,13 +607,14 @@ def versus(args: argparse.Namespace) -> int:
 
     from tests.redis_server import RedisServer
 
-    latencies = (0.0, args.latency_ms)
+    latencies = (args.latency_ms,) if args.proxy_only else (0.0, args.latency_ms)
     configs = [(ms, p, mode) for ms in latencies for p in PROCESSES for mode in VERSUS_MODES]
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} cores, GC on; {args.sites} sites x "
         f"{args.pages} pages, one scrapy-redis queue shared by the processes; robots.txt "
         f"answering after 100-300 ms, pages at once; Crawl-delay off; Redis on 127.0.0.1, "
-        f"directly and through a proxy adding {args.latency_ms:g} ms each way; {args.rounds} "
+        f"{'only' if args.proxy_only else 'directly and'} through a proxy adding "
+        f"{args.latency_ms:g} ms each way; {args.rounds} "
         f"rounds of every configuration (the order turned each round)"
     )
     figures: dict[tuple[float, int, str], list[dict[str, Any]]] = {}
@@ -703,6 +705,51 @@ def print_versus(
                 )
             print(line)
             print("      top 5: " + ", ".join(f"{c} {n:.2f}" for c, n in top))
+            if runs[0]["round_trips"] is not None:
+                added_kinds = kinds_added(runs, figures[(ms, processes, "plain")])
+                print("      round trips added, by first command: " + added_kinds)
+
+
+def script_names() -> dict[str, str]:
+    """The first 8 digits of the SHA1 of each Lua script of the package: its name."""
+    import hashlib
+    import importlib
+
+    names = {}
+    for module_name in (
+        "scrapy_rfc9309.components.crawl._redis_queue",
+        "scrapy_rfc9309.sites._cluster_clock",
+        "scrapy_rfc9309.sites._redis_leases",
+        "scrapy_rfc9309.sites._redis_store",
+        "scrapy_rfc9309.sites._redis_tdmrep",
+    ):
+        module = importlib.import_module(module_name)
+        for name, value in vars(module).items():
+            if isinstance(value, str) and "redis.call" in value:
+                sha = hashlib.sha1(value.encode()).hexdigest()[:8]
+                names[sha] = f"{module_name.rsplit('.', 1)[1]}.{name}"
+    return names
+
+
+def kinds_added(addon: list[dict[str, Any]], plain: list[dict[str, Any]]) -> str:
+    """The round trips per page the add-on makes beyond plain scrapy-redis's, by
+    their first command (scripts named), the largest first."""
+    names = script_names()
+
+    def per_page(runs: list[dict[str, Any]]) -> dict[str, float]:
+        pages = sum(r["pages"] for r in runs)
+        total: dict[str, int] = {}
+        for run in runs:
+            for kind, count in run["kinds"].items():
+                if kind.startswith("EVALSHA "):
+                    kind = names.get(kind.split()[1], kind)
+                total[kind] = total.get(kind, 0) + count
+        return {kind: count / pages for kind, count in total.items()}
+
+    ours, theirs = per_page(addon), per_page(plain)
+    added = {kind: ours.get(kind, 0.0) - theirs.get(kind, 0.0) for kind in ours.keys() | theirs}
+    ranked = sorted(added.items(), key=lambda item: -abs(item[1]))
+    return ", ".join(f"{kind} {value:+.2f}" for kind, value in ranked if abs(value) >= 0.01)
 
 
 def versus_profile(args: argparse.Namespace) -> int:
@@ -804,6 +851,11 @@ def main() -> int:
     )
     parser.add_argument(
         "--latency-ms", type=float, default=2.0, help="--versus-scrapy-redis: added each way"
+    )
+    parser.add_argument(
+        "--proxy-only",
+        action="store_true",
+        help="--versus-scrapy-redis: only the runs behind the proxy (round trips counted)",
     )
     parser.add_argument(
         "--profile",

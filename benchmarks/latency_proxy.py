@@ -13,7 +13,8 @@ before the server has answered belong to the same burst. A pipeline (or a
 ``MULTI`` ... ``EXEC`` block) written at once is one burst, however many
 commands it holds: bursts are the round trips, commands are what
 ``INFO commandstats`` counts. Replies the server sends unasked (Pub/Sub
-messages) do not start bursts.
+messages) do not start bursts. Each burst is also counted by its first
+command (:func:`burst_kind`), to tell where the round trips come from.
 
 The proxy runs an asyncio loop in a thread of the driver (which only waits
 for its crawler processes meanwhile); nothing leaves 127.0.0.1. With 2 ms
@@ -25,11 +26,28 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections import Counter
 from typing import Any
 
-__all__ = ["LatencyProxy"]
+__all__ = ["LatencyProxy", "burst_kind"]
 
 CHUNK = 65536
+
+
+def burst_kind(data: bytes) -> str:
+    """A burst's first command, from the start of its first chunk (RESP): its
+    name, with the script's SHA1 for ``EVALSHA`` (its first 8 digits) and the
+    next command for ``MULTI``; ``?`` when the chunk does not say."""
+    lines = data[:400].split(b"\r\n")
+    words = [line.decode("latin-1") for line in lines if line and line[:1] not in b"*$"]
+    if not words:
+        return "?"
+    name = words[0].upper()
+    if name == "EVALSHA" and len(words) > 1:
+        return f"EVALSHA {words[1][:8]}"
+    if name == "MULTI" and len(words) > 1:
+        return f"MULTI {words[1].upper()}"
+    return name
 
 
 class LatencyProxy:
@@ -41,6 +59,8 @@ class LatencyProxy:
         self.delay = delay
         #: client bursts (round trips) since :meth:`reset`
         self.bursts = 0
+        #: the bursts by their first command (:func:`burst_kind`)
+        self.kinds: Counter[str] = Counter()
         #: connections opened since :meth:`reset`
         self.connections = 0
         self.loop = asyncio.new_event_loop()
@@ -57,6 +77,7 @@ class LatencyProxy:
 
     def reset(self) -> None:
         self.bursts = 0
+        self.kinds = Counter()
         self.connections = 0
 
     def close(self) -> None:
@@ -112,6 +133,7 @@ class LatencyProxy:
                 if from_client:
                     if not asked[0]:
                         self.bursts += 1
+                        self.kinds[burst_kind(data)] += 1
                         asked[0] = True
                 else:
                     asked[0] = False

@@ -187,6 +187,14 @@ def synchronous(call: Callable[[], None]) -> Deferred[None]:
     return maybeDeferred(call)
 
 
+def fired(answer: Deferred[float]) -> float:
+    """The result of an ask answered at once (Redis asked on the test's thread)."""
+    results: list[float] = []
+    answer.addCallback(results.append)
+    assert results, "not answered at once"
+    return results[0]
+
+
 def paced(
     fake: FakeClusterClock, start: float = 1000.0, cluster_delay: float | None = None
 ) -> tuple[ClusterPacer, task.Clock, Any]:
@@ -221,14 +229,14 @@ def test_outage_holds_a_paced_site_and_tries_redis_every_second(
     asked at once."""
     fake = FakeClusterClock()
     pacer, scheduler, stats = paced(fake)
-    assert pacer.wait(SITE) == 0.0
+    assert fired(pacer.wait(SITE)) == 0.0
     fake.lost = True
     with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.store"):
-        assert pacer.at_send(SITE) == HOLD_SECONDS  # the failed call: held
+        assert fired(pacer.at_send(SITE)) == HOLD_SECONDS  # the failed call: held
         for _ in range(8):  # 2 s of re-asks
             scheduler.advance(0.25)
-            assert pacer.wait(SITE) == HOLD_SECONDS
-            assert pacer.at_send(SITE) == HOLD_SECONDS
+            assert fired(pacer.wait(SITE)) == HOLD_SECONDS
+            assert fired(pacer.at_send(SITE)) == HOLD_SECONDS
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1
     assert "held until it answers again (tried every 1 s)" in errors[0].getMessage()
@@ -238,7 +246,7 @@ def test_outage_holds_a_paced_site_and_tries_redis_every_second(
     fake.lost = False
     scheduler.advance(1.0)
     fake.calls.clear()
-    assert pacer.wait(SITE) == 0.0  # this re-ask pings, Redis answers: asked at once
+    assert fired(pacer.wait(SITE)) == 0.0  # this re-ask pings, Redis answers: asked at once
     assert not pacer.unreachable
     assert fake.calls == [("ping",), ("take", SITE)]
     assert stats.get_value("robotstxt/cluster_delay/errors") == 3  # the call and 2 pings
@@ -251,12 +259,12 @@ def test_cluster_delay_alone_is_held_too() -> None:
     fake = FakeClusterClock()
     pacer, scheduler, _ = paced(fake, cluster_delay=2.0)
     assert pacer.delay_for(SITE) == 2.0
-    assert pacer.wait(SITE) == 0.0
+    assert fired(pacer.wait(SITE)) == 0.0
     fake.lost = True
     for _ in range(10):
         scheduler.advance(0.5)
-        assert pacer.wait(SITE) == HOLD_SECONDS
-        assert pacer.at_send(SITE) == HOLD_SECONDS
+        assert fired(pacer.wait(SITE)) == HOLD_SECONDS
+        assert fired(pacer.at_send(SITE)) == HOLD_SECONDS
 
 
 def test_a_redis_back_empty_is_told_this_process_s_last_answer() -> None:
@@ -267,17 +275,17 @@ def test_a_redis_back_empty_is_told_this_process_s_last_answer() -> None:
     pacer, scheduler, _ = paced(fake)
     pacer.set_crawl_delay(SITE, 3.0)
     request = Request(SITE + "/p")
-    assert pacer.at_send(SITE) == 0.0
+    assert fired(pacer.at_send(SITE)) == 0.0
     pacer.sent(request, SITE)
     scheduler.advance(0.5)
     pacer.answered(request)
     fake.lost = True
     scheduler.advance(0.5)
-    assert pacer.wait(SITE) == HOLD_SECONDS
+    assert fired(pacer.wait(SITE)) == HOLD_SECONDS
     fake.lost = False
     fake.calls.clear()
     scheduler.advance(1.0)
-    assert pacer.wait(SITE) == 0.0  # the ping answers
+    assert fired(pacer.wait(SITE)) == 0.0  # the ping answers
     assert fake.calls == [("ping",), ("answered", SITE, "1.5"), ("take", SITE)]
 
 
@@ -289,15 +297,15 @@ def test_held_past_the_hold_sends_in_its_own_slot_only() -> None:
     fake = FakeClusterClock(rank=1, count=2)
     pacer, scheduler, _ = paced(fake)
     fake.lost = True
-    assert pacer.wait(SITE) == HOLD_SECONDS
+    assert fired(pacer.wait(SITE)) == HOLD_SECONDS
     for _ in range(int(29.5 / 0.05)):
         scheduler.advance(0.05)
-        assert pacer.wait(SITE) > 0  # held
+        assert fired(pacer.wait(SITE)) > 0  # held
     scheduler.advance(0.5)
     sends: list[float] = []
     for step in range(400):  # 20 s
         scheduler.advance(0.05)
-        if pacer.at_send(SITE) == 0.0:
+        if fired(pacer.at_send(SITE)) == 0.0:
             wall = 1000.0 + scheduler.seconds()
             assert (wall - 1.25) % 2.5 < 0.25 + 1e-6, (step, wall)
             sends.append(wall)
@@ -314,21 +322,21 @@ def test_after_an_outage_that_reached_the_slots_keeps_them_for_the_grace() -> No
     fake = FakeClusterClock(rank=0, count=2)
     pacer, scheduler, _ = paced(fake)
     fake.lost = True
-    assert pacer.wait(SITE) == HOLD_SECONDS
+    assert fired(pacer.wait(SITE)) == HOLD_SECONDS
     scheduler.advance(31.0)
     fake.lost = False
-    pacer.wait(SITE)  # the ping answers
+    fired(pacer.wait(SITE))  # the ping answers
     assert not pacer.unreachable
     granted = []
     for _ in range(50):  # 2.5 s of the grace
         scheduler.advance(0.05)
-        if pacer.wait(SITE) == 0.0:
+        if fired(pacer.wait(SITE)) == 0.0:
             granted.append(1000.0 + scheduler.seconds())
     assert granted
     assert all(wall % 2.5 < 0.25 + 1e-6 for wall in granted), granted
     scheduler.advance(1.0)
     fake.calls.clear()
-    assert pacer.wait(SITE) == 0.0  # the grace over: Redis alone decides
+    assert fired(pacer.wait(SITE)) == 0.0  # the grace over: Redis alone decides
     assert fake.calls == [("take", SITE)]
 
 

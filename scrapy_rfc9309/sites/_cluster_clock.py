@@ -202,7 +202,7 @@ class ClusterClock:
         now: Callable[[], float] | None = None,
     ) -> ClusterClock:
         """A clock on the Redis at ``url``; calls fail after ``timeout`` seconds
-        (they are made on the reactor: a Redis that hangs must not hold it long).
+        (a Redis that hangs is then seen lost; the crawl calls them off the reactor).
         ``now``: the time in seconds the scripts decide by (a test's manual
         clock); ``None``, Redis's own."""
         from ._redis_connection import cluster_client, cluster_enabled, public_uri

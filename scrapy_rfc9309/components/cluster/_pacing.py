@@ -3,7 +3,9 @@
 With a Redis store, a site's ``Crawl-delay`` (``ROBOTSTXT_CRAWL_DELAY``) and
 ``ROBOTSTXT_CLUSTER_DELAY`` (sites without one) are kept across every process
 of the cluster through a per-site next-allowed time in Redis
-(:class:`~scrapy_rfc9309.sites._cluster_clock.ClusterClock`). Our scheduler
+(:class:`~scrapy_rfc9309.sites._cluster_clock.ClusterClock`). Every call to
+Redis is made off the reactor (:class:`~._pacing_thread.PacingThreads`):
+each method that asks returns a ``Deferred``. Our scheduler
 queue asks :meth:`ClusterPacer.wait` before handing a request out (the turn
 reserved), and keeps it while it must wait;
 :class:`~..crawl._pacing_middleware.ClusterDelayMiddleware`, the last downloader
@@ -39,9 +41,13 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from twisted.internet.defer import Deferred, succeed
+from twisted.python.failure import Failure
+
 from ...sites._store import StoreError
 from ..settings._store_settings import ClusterDelaySettings
 from ._pacing_fallback import ClockFallback
+from ._pacing_thread import PacingThreads
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -55,7 +61,7 @@ __all__ = ["ClusterPacer", "cluster_pacer"]
 
 logger = logging.getLogger("scrapy_rfc9309.store")
 
-#: seconds one call may take (it is made on the reactor)
+#: seconds one call may take (made off the reactor; longer, Redis is lost)
 CALL_TIMEOUT = 1.0
 #: sites whose Crawl-delay is remembered; beyond, the oldest are forgotten
 MAX_SITES_TRACKED = 100_000
@@ -84,6 +90,11 @@ class ClusterPacer:
         self.crawler = crawler
         self.settings = settings
         self._clock: ClusterClock | None = clock
+        #: runs the calls to Redis off the reactor (injected in tests)
+        self._threads: PacingThreads | None = None
+        if in_thread is None:
+            in_thread = self._threads = PacingThreads()
+        self._in_thread: InThread = in_thread
         #: while Redis is lost (paced requests held), and its return
         self._fallback = ClockFallback(
             crawler, clock, time, self.delay_for, in_thread=in_thread, scheduler=scheduler
@@ -113,32 +124,36 @@ class ClusterPacer:
         """Seconds between ``site``'s requests across the cluster; ``None``: not paced."""
         return self._delays.get(site, self.settings.cluster_delay)
 
-    def wait(self, site: str) -> float:
-        """At the scheduler: 0.0: a request of ``site`` may be handed out now (its
-        turn is reserved, confirmed by :meth:`at_send`); else the seconds to
-        wait before asking again."""
+    def wait(self, site: str) -> Deferred[float]:
+        """At the scheduler: fires with 0.0 when a request of ``site`` may be
+        handed out now (its turn is reserved, confirmed by :meth:`at_send`);
+        else with the seconds to wait before asking again."""
         delay = self.delay_for(site)
         clock = self._clock
         if not delay or clock is None:
-            return 0.0
+            return succeed(0.0)
         token = next(self._tokens)
-        left = self._ask(clock.take, site, delay, token)
-        if left == 0:
-            if site not in self._reserved and len(self._reserved) >= MAX_SITES_TRACKED:
-                self._reserved.pop(next(iter(self._reserved)))  # never confirmed (dropped)
-            self._reserved[site] = token
-        return left
 
-    def at_send(self, site: str) -> float:
-        """Just before a request of ``site`` is downloaded: 0.0: it may go now (the
-        site's next turn counted from now); else the seconds to wait (another
-        process was granted a turn since the queue handed it out, or, with
-        another scheduler, the site's turn has not come)."""
+        def reserved(left: float) -> float:
+            if left == 0:
+                if site not in self._reserved and len(self._reserved) >= MAX_SITES_TRACKED:
+                    self._reserved.pop(next(iter(self._reserved)))  # never confirmed (dropped)
+                self._reserved[site] = token
+            return left
+
+        return self._ask(clock.take, site, delay, token).addCallback(reserved)
+
+    def at_send(self, site: str) -> Deferred[float]:
+        """Just before a request of ``site`` is downloaded: fires with 0.0 when it
+        may go now (the site's next turn counted from then); else with the
+        seconds to wait (another process was granted a turn since the queue
+        handed it out, or, with another scheduler, the site's turn has not
+        come)."""
         delay = self.delay_for(site)
         clock = self._clock
         token = self._reserved.pop(site, "")
         if not delay or clock is None:
-            return 0.0
+            return succeed(0.0)
         return self._ask(clock.send, site, delay, token)
 
     def sent(self, request: Request, site: str) -> None:
@@ -153,7 +168,8 @@ class ClusterPacer:
         response, when the download handler sends no ``headers_received``): the
         site's next turn not before the delay from now, cluster-wide (the site
         received the request before it answered). Once per request sent in its
-        turn; a request that fails gets none (its turn counts from its send)."""
+        turn; a request that fails gets none (its turn counts from its send).
+        The call is made off the reactor, after the calls asked before it."""
         site = request.meta.pop(META_SENT, None)
         if site is None:
             return
@@ -164,9 +180,14 @@ class ClusterPacer:
         self._fallback.remember(site)
         if self._fallback.lost:  # told when Redis answers again
             return
-        try:
-            clock.answered(site, delay)
-        except StoreError as exc:
+        self._in_thread(lambda: clock.answered(site, delay)).addErrback(self._answer_failed)
+
+    def _answer_failed(self, failure: Failure) -> None:
+        exc = failure.value
+        if not isinstance(exc, StoreError):
+            assert exc is not None
+            raise exc  # not Redis's: not disguised as an outage (logged by Twisted)
+        if self._clock is not None:  # not closed meanwhile
             self._fallback.failed(exc)
 
     def start(self) -> None:
@@ -180,18 +201,25 @@ class ClusterPacer:
 
     def _ask(
         self, call: Callable[[str, float, str], float], site: str, delay: float, token: str
-    ) -> float:
-        """``call`` to Redis; while Redis is lost, the request's wait without it
-        (:class:`~._pacing_fallback.ClockFallback`: held, then in this process's
-        slots)."""
+    ) -> Deferred[float]:
+        """``call`` to Redis, off the reactor; while Redis is lost, the request's
+        wait without it (:class:`~._pacing_fallback.ClockFallback`: held, then
+        in this process's slots). An error that is not Redis's is not caught."""
         wait = self._fallback.before_call(site, delay)
         if wait is not None:
-            return wait
-        try:
-            return call(site, delay, token)
-        except StoreError as exc:
-            self._fallback.failed(exc)
+            return succeed(wait)
+
+        def failed(failure: Failure) -> float:
+            exc = failure.value
+            if not isinstance(exc, StoreError):
+                assert exc is not None
+                raise exc  # not Redis's: not disguised as an outage
+            if self._clock is not None:  # not closed meanwhile
+                self._fallback.failed(exc)
             return self._fallback.lost_wait(site, delay)
+
+        asked: Deferred[float] = self._in_thread(lambda: call(site, delay, token))
+        return asked.addErrback(failed)
 
     def started_waiting(self, request: Request) -> None:
         """``request`` is told to wait for its site's turn: counted in
@@ -222,6 +250,8 @@ class ClusterPacer:
 
     def close(self) -> None:
         self._fallback.close()
+        if self._threads is not None:
+            self._threads.stop()
         if self._clock is not None:
             self._clock.close()
             self._clock = None

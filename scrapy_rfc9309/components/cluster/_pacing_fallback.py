@@ -2,8 +2,8 @@
 is lost, and how it comes back to it. Scrapy glue around
 :class:`~._pacing_outage.ClockOutage`.
 
-It beats in Redis every :data:`BEAT_SECONDS` (the processes alive, this
-one's rank among them), remembers when it last sent a paced site's request
+It beats in Redis every :data:`BEAT_SECONDS`, off the reactor (the
+processes alive, this one's rank among them), remembers when it last sent a paced site's request
 or had its answer, and, once a call has failed: logs one ERROR line per
 outage, holds the paced sites' requests, tries Redis every
 :data:`~._pacing_outage.RETRY_SECONDS` with a ping made on a thread (a
@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     from ...sites._cluster_clock import ClusterClock
     from .._clock import Clock
 
-    #: runs a blocking call off the reactor (``twisted.internet.threads.deferToThread``)
-    InThread = Callable[[Callable[[], None]], Deferred[None]]
+    #: runs a blocking call off the reactor (``twisted.internet.threads.deferToThread``,
+    #: the pacer's :class:`~._pacing_thread.PacingThreads`)
+    InThread = Callable[[Callable[[], Any]], Deferred[Any]]
 
 __all__ = ["BEAT_LIFETIME", "BEAT_SECONDS", "ClockFallback"]
 
@@ -161,14 +162,23 @@ class ClockFallback:
         if clock is None:
             return
         if not self.outage.lost:  # lost: the ping tries it
-            try:
-                self._rank, self._count = clock.beat(self._member, BEAT_LIFETIME)
-            except StoreError as exc:
-                self.failed(exc)
+            member = self._member
+            beat = self._in_thread(lambda: clock.beat(member, BEAT_LIFETIME))
+            beat.addCallbacks(self._beaten, self._beat_failed)
         scheduler = self._scheduler
         if scheduler is None:
             from twisted.internet import reactor as scheduler
         self._beat_timer = scheduler.callLater(BEAT_SECONDS, self._beat)
+
+    def _beaten(self, alive: tuple[int, int]) -> None:
+        self._rank, self._count = alive
+
+    def _beat_failed(self, failure: Any) -> None:
+        exc = failure.value
+        if not isinstance(exc, StoreError):
+            raise exc  # not Redis's: not disguised as an outage (logged by Twisted)
+        if self._clock is not None:  # not closed meanwhile
+            self.failed(exc)
 
     def _try_again(self) -> None:
         """Redis lost: a ping off the reactor (a Redis that hangs must not hold
@@ -211,7 +221,7 @@ class ClockFallback:
         self.failed(exc)
 
 
-def _in_thread(call: Callable[[], None]) -> Deferred[None]:
+def _in_thread(call: Callable[[], Any]) -> Deferred[Any]:
     from twisted.internet.threads import deferToThread
 
     return deferToThread(call)

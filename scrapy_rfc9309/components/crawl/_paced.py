@@ -5,12 +5,15 @@ With a Redis store, each site's requests are spaced across the processes of
 a cluster (:class:`~..cluster._pacing.ClusterPacer`). A request whose site's
 next allowed time has not come waits here, in its site's line, pinning the
 site's outcome; a timer sends the first of the line back to the queue's
-ready requests when the time comes, to ask for the turn again. Scrapy glue,
-for :class:`~._queue.RobotsTxtPriorityQueue`.
+ready requests when the time comes, to ask for the turn again. Redis is
+asked off the reactor: the request asking waits here meanwhile, and once
+granted it is the first request the queue hands out (its turn is
+reserved). Scrapy glue, for :class:`~._queue.RobotsTxtPriorityQueue`.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -21,11 +24,14 @@ from ..cluster._pacing import META_WAIT_SINCE
 if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
+    from twisted.python.failure import Failure
 
     from ..cluster._pacing import ClusterPacer
     from ..sitefiles._service import SiteService
 
 __all__ = ["PacedSites"]
+
+logger = logging.getLogger("scrapy_rfc9309.queue")
 
 
 class PacedSites:
@@ -51,36 +57,92 @@ class PacedSites:
         self.count = 0
         #: sites whose first paced request is back in the queue to ask again
         self._trying: set[str] = set()
+        #: site -> its request whose turn Redis is being asked for (off the reactor)
+        self._asking: dict[str, Request] = {}
+        #: requests whose turn Redis granted, with their sites: handed out first
+        self._granted: deque[tuple[str, Request]] = deque()
+        #: the request :meth:`turn` is asking for, and it when granted at once
+        self._turn_request: Request | None = None
+        self._now_granted: Request | None = None
 
     def turn(self, site: str, request: Request) -> bool:
-        """Whether ``request`` (its site settled) may go now; otherwise it waits
-        here, in its site's line, until the site's next allowed time."""
+        """Whether ``request`` (its site settled) may go now. Otherwise it waits
+        here: in its site's line until the site's next allowed time, or while
+        Redis is asked for its turn (off the reactor), after which it is
+        handed out first (:meth:`granted`) or waits in the line."""
         line = self._lines.get(site)
-        if line is not None and site not in self._trying:
+        if site in self._asking or (line is not None and site not in self._trying):
+            if line is None:
+                line = self._lines[site] = deque()
             line.append(request)  # behind the site's first waiting request
             self._robots.pin(site)  # kept while it waits (unpinned when popped)
             self.count += 1
             self._pacer.started_waiting(request)
             return False
-        trying = site in self._trying
         self._trying.discard(site)
-        wait = self._pacer.wait(site)
+        self._asking[site] = request
+        self._robots.pin(site)  # waiting for Redis: its outcome is kept
+        self.count += 1
+        self._turn_request = request
+        self._pacer.wait(site).addCallbacks(
+            self._answered,
+            self._ask_failed,
+            callbackArgs=(site, request),
+            errbackArgs=(site, request),
+        )
+        self._turn_request = None
+        if self._now_granted is request:  # answered at once (Redis not asked)
+            self._now_granted = None
+            return True
+        return False
+
+    def granted(self) -> Request | None:
+        """A request whose turn Redis granted since the last pop (handed out
+        before any other: its turn is reserved), its site unpinned; ``None``:
+        none."""
+        if not self._granted:
+            return None
+        site, request = self._granted.popleft()
+        self.count -= 1
+        self._robots.unpin(site)
+        return request
+
+    def _answered(self, wait: float, site: str, request: Request) -> None:
+        """Redis answered the ask of ``request``'s turn: ``wait`` 0.0, it goes
+        (handed out at the next pop); else it waits first in its site's line."""
+        if self._asking.get(site) is not request:
+            return  # taken out at close meanwhile
+        del self._asking[site]
+        line = self._lines.get(site)
         if wait <= 0:
             if line:  # the others wait for the next turn
                 self._arm(site, self._pacer.delay_for(site) or 0.0)
             self._pacer.ended_waiting(request)
-            return True
+            if self._turn_request is request:  # still in turn(): handed out at once
+                self._now_granted = request
+                self.count -= 1
+                self._robots.unpin(site)
+                return
+            self._granted.append((site, request))
+            wake_engine(self._crawler)
+            return
         if line is None:
             line = self._lines[site] = deque()
-        self._robots.pin(site)  # waiting here: its outcome is kept (unpinned when popped)
-        if trying:
-            line.appendleft(request)
-        else:
-            line.append(request)
+        line.appendleft(request)  # the first of its line (pinned and counted already)
         self._pacer.started_waiting(request)
-        self.count += 1
         self._arm(site, wait)
-        return False
+
+    def _ask_failed(self, failure: Failure, site: str, request: Request) -> None:
+        """Asking for ``request``'s turn failed with an error that is not Redis's
+        (a bug): logged, and the request handed out; the pacing middleware
+        still asks for its turn before it is sent."""
+        logger.error(
+            "Asking Redis for the turn of %s failed unexpectedly; handed out, its turn "
+            "is asked before it is sent",
+            request,
+            exc_info=failure.value,
+        )
+        self._answered(0.0, site, request)
 
     def _arm(self, site: str, seconds: float) -> None:
         from twisted.internet import reactor as _reactor
@@ -115,6 +177,10 @@ class PacedSites:
                 timer.cancel()
         self._timers.clear()
         paced = [(site, request) for site, line in self._lines.items() for request in line]
+        paced.extend(self._asking.items())
+        paced.extend(self._granted)
+        self._asking.clear()
+        self._granted.clear()
         for _, request in paced:  # not sent: its wait is not counted (nor kept in JOBDIR)
             request.meta.pop(META_WAIT_SINCE, None)
         self._lines.clear()

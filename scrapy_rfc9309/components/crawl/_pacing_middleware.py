@@ -21,6 +21,8 @@ it confirmed its turn), so the site's answer moves its next turn again: at
 or, for a download handler that sends no such signal, in
 :meth:`ClusterDelayMiddleware.process_response`, the first to see the
 response. A request that fails moves nothing (its turn counts from its send).
+Both calls to Redis are made off the reactor (the pacer's threads): the
+request awaits its confirmation, and the push at the answer runs behind it.
 
 While Redis is lost, a request waits here until Redis answers (or until this
 process's slot, after a long outage: :mod:`._pacing_outage`); if the spider
@@ -36,6 +38,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
 
 from ...sites._site import site_of
 from .._engine import engine_is_closing
@@ -55,7 +58,6 @@ logger = logging.getLogger("scrapy_rfc9309.middleware")
 
 
 async def _sleep(seconds: float) -> None:
-    from scrapy.utils.defer import maybe_deferred_to_future
     from twisted.internet import reactor, task
 
     await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
@@ -141,7 +143,7 @@ class ClusterDelayMiddleware:
             if local > 0:  # this process's own delay first: the send follows the turn
                 await _sleep(local)
                 continue
-            wait = self.pacer.at_send(site)
+            wait = await maybe_deferred_to_future(self.pacer.at_send(site))  # off the reactor
             if wait <= 0:
                 if waited:
                     self.pacer.ended_waiting(request)

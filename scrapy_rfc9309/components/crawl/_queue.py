@@ -217,6 +217,10 @@ class RobotsTxtPriorityQueue:
         robots = self._robots
         if robots is None:
             return self._ready.pop()
+        if self._paced is not None:
+            granted = self._paced.granted()  # its turn reserved in Redis: first
+            if granted is not None:
+                return granted
         backlogs = self._backlogs
         if backlogs:
             self._push_ready(backlogs.check(self._gone, CHECK_BUDGET))

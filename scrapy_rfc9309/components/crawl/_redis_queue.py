@@ -16,7 +16,9 @@ pages are not fetched before its robots.txt is known):
   ``{key}:waiting`` (a sorted set scored by the time until which the process
   that put it there deals with it); its robots.txt fetch starts (fetch ahead);
 * once the site is settled here (downloaded, or read from the robots.txt
-  store), its waiting list is moved into the queue in one Lua script;
+  store), its waiting list is moved into the queue: the sites settled since
+  the last pop in one Lua script, sent with the next pop in its own round
+  trip (or after :data:`MOVE_SECONDS`, when no pop comes before);
 * a site whose time in ``{key}:waiting`` has passed (the process that took it
   died, or could not settle it) is taken over by the next process that looks
   (every :data:`SCAN_SECONDS`), which settles it in turn and moves its list.
@@ -37,6 +39,7 @@ work (they do not close) while requests wait in Redis.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections import deque
@@ -67,26 +70,36 @@ SCAN_BATCH = 100
 PARK_MAX = 256
 #: Seconds such a request waits in memory before it goes to its site's waiting list.
 PARK_SECONDS = 1.0
+#: Seconds a settled site's waiting list waits for the next pop to be moved
+#: with it; then it is moved alone (the engine pops no more while it is busy).
+MOVE_SECONDS = 0.05
+#: Sites whose waiting lists one script moves at most (the rest: the next).
+MOVE_BATCH = 256
 
-#: Move a site's waiting list into the queue: ``KEYS`` waiting list, queue,
-#: index; ``ARGV[1]`` the site. Returns how many requests moved.
+#: Move sites' waiting lists into the queue: ``KEYS`` queue, index, then the
+#: waiting list of each site of ``ARGV``, in order. Returns how many requests moved.
 _MOVE = """
-local rows = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
-for i = 1, #rows, 2 do
-    redis.call('ZADD', KEYS[2], rows[i + 1], rows[i])
+local moved = 0
+for i, site in ipairs(ARGV) do
+    local rows = redis.call('ZRANGE', KEYS[i + 2], 0, -1, 'WITHSCORES')
+    for j = 1, #rows, 2 do
+        redis.call('ZADD', KEYS[1], rows[j + 1], rows[j])
+    end
+    moved = moved + #rows / 2
+    redis.call('DEL', KEYS[i + 2])
+    redis.call('ZREM', KEYS[2], site)
 end
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[3], ARGV[1])
-return #rows / 2
+return moved
 """
 #: Take over the sites of ``KEYS[1]`` whose time has passed: ``ARGV`` now,
-#: the new time, how many at most.
+#: the new time, how many at most. Returns the sites taken over and how many
+#: sites wait in all (one round trip for both).
 _CLAIM = """
 local sites = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
 for _, site in ipairs(sites) do
     redis.call('ZADD', KEYS[1], ARGV[2], site)
 end
-return sites
+return {sites, redis.call('ZCARD', KEYS[1])}
 """
 
 
@@ -98,12 +111,14 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         super().__init__(server, spider, key, serializer)
         self.crawler = spider.crawler
         self._index = f"{self.key}:waiting"
-        self._move = server.register_script(_MOVE)
         self._claim = server.register_script(_CLAIM)
         #: sites whose waiting list this process moves once it settles them
         self._waiting: set[str] = set()
-        #: settled sites whose move failed (Redis did not answer): tried again at each pop
+        #: settled sites whose waiting list is to be moved (with the next pop), in order
+        self._to_move: dict[str, None] = {}
+        #: of those, the sites whose move failed (Redis did not answer): logged once
         self._unmoved: set[str] = set()
+        self._move_timer: Any = None
         self._next_scan = 0.0
         self._wake: Any = None
         #: site -> requests popped while it is being settled here (in memory, bounded)
@@ -140,10 +155,8 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             return super().pop(timeout)
         if self._unparked:
             return self._unparked.popleft()
-        if self._unmoved:
-            self._move_unmoved()
         for _ in range(DIVERT_BUDGET):
-            request = super().pop(timeout)
+            request = self._pop_one(timeout)
             if request is None:
                 break
             site = robots.site_for(request)
@@ -170,6 +183,27 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         ready, waiting = pipe.execute()
         return int(ready) + int(waiting) + held
 
+    def _pop_one(self, timeout: int) -> Any:
+        """scrapy-redis's pop, with the moves of the settled sites' waiting lists
+        first in the same round trip (and transaction) when there are some."""
+        if not self._to_move:
+            return super().pop(timeout)
+        sites = list(itertools.islice(self._to_move, MOVE_BATCH))
+        pipe = self.server.pipeline()  # MULTI/EXEC, as scrapy-redis's pop
+        pipe.execute_command("EVAL", _MOVE, 2 + len(sites), *self._move_keys(sites), *sites)
+        pipe.zrange(self.key, 0, 0).zremrangebyrank(self.key, 0, 0)
+        try:
+            moved, popped, _ = pipe.execute(raise_on_error=False)
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            self._move_failed(sites, exc)
+            raise  # as scrapy-redis's own pop
+        if isinstance(moved, Exception):  # the script failed (not Redis's silence)
+            raise moved
+        self._moved(sites, int(moved), popping=True)
+        if isinstance(popped, Exception):
+            raise popped
+        return self._decode_request(popped[0]) if popped else None
+
     def clear(self) -> None:
         sites = self.server.zrange(self._index, 0, -1)
         keys = [self._list_key(_text(site)) for site in sites]
@@ -181,9 +215,11 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         """``site`` is settled here: its waiting list goes into the queue.
 
         Called from the site service when a robots.txt settles, never to fail
-        it: when Redis does not answer, the requests stay in their waiting list
-        in Redis (nothing is lost), with one WARNING, and the move is tried
-        again at the next pop (or by any process, once the site's time in
+        it: the move is sent with the next pop, in its round trip, for every
+        site settled since (or alone after :data:`MOVE_SECONDS`, when no pop
+        comes). When Redis does not answer, the requests stay in their waiting
+        list in Redis (nothing is lost), with one WARNING, and the move is
+        tried again at the next pop (or by any process, once the site's time in
         ``{key}:waiting`` has passed). Its requests parked in memory are
         handed out first."""
         parked = self._parked.pop(site, None)
@@ -196,30 +232,56 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         if site not in self._waiting:
             self._unmoved.discard(site)
             return
-        try:
-            moved = self._move(keys=[self._list_key(site), self.key, self._index], args=[site])
-        except (RedisConnectionError, RedisTimeoutError) as exc:
-            first = site not in self._unmoved
-            self._unmoved.add(site)
-            logger.log(
-                logging.WARNING if first else logging.DEBUG,
-                "Redis did not answer while moving the waiting requests of %s into the "
-                "queue (%s): they stay in Redis, and are handed out once it answers "
-                "(tried again at the next pop)",
-                site,
-                exc,
-            )
-            return
-        self._waiting.discard(site)
-        self._unmoved.discard(site)
-        logger.debug("%s requests of %s back in the queue: its robots.txt is settled", moved, site)
+        self._to_move[site] = None
+        if self._move_timer is None or not self._move_timer.active():
+            self._move_timer = _call_later(MOVE_SECONDS, self._move_now)
 
-    def _move_unmoved(self) -> None:
-        """Try again the moves Redis did not answer (:meth:`site_released`)."""
-        for site in list(self._unmoved):
-            self.site_released(site)
-            if site in self._unmoved:  # Redis still silent: the others wait too
+    def _move_keys(self, sites: list[str]) -> list[str]:
+        return [self.key, self._index, *(self._list_key(site) for site in sites)]
+
+    def _move_now(self, *, closing: bool = False) -> None:
+        """No pop came within :data:`MOVE_SECONDS` of a site settling (or the
+        spider closes): the waiting lists are moved on their own, one script
+        for :data:`MOVE_BATCH` sites."""
+        self._move_timer = None
+        while self._to_move:
+            sites = list(itertools.islice(self._to_move, MOVE_BATCH))
+            try:
+                moved = self.server.eval(_MOVE, 2 + len(sites), *self._move_keys(sites), *sites)
+            except (RedisConnectionError, RedisTimeoutError) as exc:
+                self._move_failed(sites, exc)
                 return
+            self._moved(sites, int(moved))
+            if not closing and self._to_move:  # the next batch after a reactor turn
+                self._move_timer = _call_later(0, self._move_now)
+                return
+
+    def _moved(self, sites: list[str], moved: int, *, popping: bool = False) -> None:
+        for site in sites:
+            self._to_move.pop(site, None)
+            self._waiting.discard(site)
+            self._unmoved.discard(site)
+        logger.debug(
+            "%s requests of %d sites back in the queue: their robots.txt is settled",
+            moved,
+            len(sites),
+        )
+        if moved and not popping:  # moved on their own: the engine is asked to pop
+            wake_engine(self.crawler)
+
+    def _move_failed(self, sites: list[str], exc: Exception) -> None:
+        """Redis did not answer the move of ``sites``' waiting lists: they stay in
+        Redis, the move tried again at the next pop (one WARNING per site)."""
+        first = [site for site in sites if site not in self._unmoved]
+        self._unmoved.update(sites)
+        logger.log(
+            logging.WARNING if first else logging.DEBUG,
+            "Redis did not answer while moving the waiting requests of %s into the "
+            "queue (%s): they stay in Redis, and are handed out once it answers "
+            "(tried again at the next pop)",
+            ", ".join(first or sites),
+            exc,
+        )
 
     def spider_closed(self) -> None:
         """With ``SCHEDULER_PERSIST``, the requests kept in memory go back to Redis
@@ -228,6 +290,8 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         scheduler closes before ``spider_closed``), and they are dropped too."""
         if self._wake is not None and self._wake.active():
             self._wake.cancel()
+        if self._move_timer is not None and self._move_timer.active():
+            self._move_timer.cancel()
         for timer in self._park_timers.values():
             if timer.active():
                 timer.cancel()
@@ -242,6 +306,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             self._unparked.clear()
             self._unregister()
             return
+        self._move_now(closing=True)  # not moved: another process takes them over later
         for site in list(self._parked):
             self._unpark(site, closing=True)
         try:
@@ -322,10 +387,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
 
     def _unpark_later(self, site: str) -> None:
         """:meth:`_unpark` ``site`` after :data:`PARK_SECONDS`."""
-        from twisted.internet import reactor as _reactor
-
-        reactor: Any = _reactor
-        self._park_timers[site] = reactor.callLater(PARK_SECONDS, self._unpark, site)
+        self._park_timers[site] = _call_later(PARK_SECONDS, self._unpark, site)
 
     def _to_wait(self, site: str, requests: list[Any], state: SiteState) -> None:
         assert self._robots is not None
@@ -351,7 +413,9 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         self._next_scan = now + SCAN_SECONDS
         robots = self._robots
         assert robots is not None
-        claimed = self._claim(keys=[self._index], args=[now, now + CLAIM_SECONDS, SCAN_BATCH])
+        claimed, waiting = self._claim(
+            keys=[self._index], args=[now, now + CLAIM_SECONDS, SCAN_BATCH]
+        )
         for raw in claimed or ():
             site = _text(raw)
             self._waiting.add(site)
@@ -360,7 +424,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
                 robots.prefetch(site)
             if robots.site_state(site) is SiteState.READY:
                 self.site_released(site)
-        if self.server.zcard(self._index):
+        if waiting:
             self._wake_later()
 
     def _wake_later(self) -> None:
@@ -372,6 +436,13 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
 
         reactor: Any = _reactor
         self._wake = reactor.callLater(SCAN_SECONDS, wake_engine, self.crawler)
+
+
+def _call_later(seconds: float, call: Any, *args: Any) -> Any:
+    from twisted.internet import reactor as _reactor
+
+    reactor: Any = _reactor
+    return reactor.callLater(seconds, call, *args)
 
 
 def _text(value: Any) -> str:
