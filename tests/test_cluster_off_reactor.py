@@ -286,3 +286,40 @@ def test_an_ask_failing_with_a_bug_is_logged_and_the_request_handed_out(
     [error] = [record for record in caplog.records if record.levelno >= logging.ERROR]
     assert "failed unexpectedly" in error.getMessage()
     assert error.exc_info is not None and "a bug" in str(error.exc_info[1])
+
+
+@deferred_f_from_coro_f
+async def test_a_sites_calls_run_in_the_order_asked_other_sites_beside_them() -> None:
+    """A site's calls to the cluster clock run one after the other in the order
+    asked (its answer's push reaches Redis before a later request of the same
+    site is confirmed), while another site's call runs meanwhile."""
+    from scrapy.utils.defer import maybe_deferred_to_future
+
+    from scrapy_rfc9309.components.cluster._pacing_thread import MAX_THREADS, PacingThreads
+
+    threads = PacingThreads()
+    site = "http://a.example:80"
+    other = next(
+        name
+        for name in (f"http://s{n}.example:80" for n in range(1000))
+        if hash(name) % MAX_THREADS != hash(site) % MAX_THREADS
+    )
+    release = threading.Event()
+    ran: list[str] = []
+
+    def slow_answer() -> None:
+        assert release.wait(10), "never released"
+        ran.append("answered")
+
+    try:
+        first = threads(slow_answer, site)
+        second = threads(lambda: ran.append("send"), site)
+        await maybe_deferred_to_future(threads(lambda: ran.append("other site"), other))
+        assert ran == ["other site"]  # the site's second call waits for its first
+        release.set()
+        await maybe_deferred_to_future(first)
+        await maybe_deferred_to_future(second)
+        assert ran == ["other site", "answered", "send"]
+    finally:
+        release.set()
+        threads.stop()

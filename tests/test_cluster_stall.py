@@ -182,7 +182,7 @@ class FakeClusterClock:
         pass
 
 
-def synchronous(call: Callable[[], None]) -> Deferred[None]:
+def synchronous(call: Callable[[], None], site: str = "") -> Deferred[None]:
     """Runs a ping at once (in a crawl: on a thread, off the reactor)."""
     return maybeDeferred(call)
 

@@ -169,7 +169,8 @@ class ClusterPacer:
         site's next turn not before the delay from now, cluster-wide (the site
         received the request before it answered). Once per request sent in its
         turn; a request that fails gets none (its turn counts from its send).
-        The call is made off the reactor, after the calls asked before it."""
+        The call is made off the reactor, after the site's calls asked before it
+        and before those asked after it (:class:`~._pacing_thread.PacingThreads`)."""
         site = request.meta.pop(META_SENT, None)
         if site is None:
             return
@@ -180,7 +181,7 @@ class ClusterPacer:
         self._fallback.remember(site)
         if self._fallback.lost:  # told when Redis answers again
             return
-        self._in_thread(lambda: clock.answered(site, delay)).addErrback(self._answer_failed)
+        self._in_thread(lambda: clock.answered(site, delay), site).addErrback(self._answer_failed)
 
     def _answer_failed(self, failure: Failure) -> None:
         exc = failure.value
@@ -218,7 +219,7 @@ class ClusterPacer:
                 self._fallback.failed(exc)
             return self._fallback.lost_wait(site, delay)
 
-        asked: Deferred[float] = self._in_thread(lambda: call(site, delay, token))
+        asked: Deferred[float] = self._in_thread(lambda: call(site, delay, token), site)
         return asked.addErrback(failed)
 
     def started_waiting(self, request: Request) -> None:

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
     from .._clock import Clock
 
     #: runs a blocking call off the reactor (``twisted.internet.threads.deferToThread``,
-    #: the pacer's :class:`~._pacing_thread.PacingThreads`)
-    InThread = Callable[[Callable[[], Any]], Deferred[Any]]
+    #: the pacer's :class:`~._pacing_thread.PacingThreads`), a site's calls in
+    #: the order asked (the site its second argument)
+    InThread = Callable[[Callable[[], Any], str], Deferred[Any]]
 
 __all__ = ["BEAT_LIFETIME", "BEAT_SECONDS", "ClockFallback"]
 
@@ -163,7 +164,7 @@ class ClockFallback:
             return
         if not self.outage.lost:  # lost: the ping tries it
             member = self._member
-            beat = self._in_thread(lambda: clock.beat(member, BEAT_LIFETIME))
+            beat = self._in_thread(lambda: clock.beat(member, BEAT_LIFETIME), "")
             beat.addCallbacks(self._beaten, self._beat_failed)
         scheduler = self._scheduler
         if scheduler is None:
@@ -187,7 +188,7 @@ class ClockFallback:
         if clock is None or self._probing or not self.outage.try_due(self._now()):
             return
         self._probing = True
-        probe = self._in_thread(clock.ping)
+        probe = self._in_thread(clock.ping, "")
         probe.addCallbacks(self._ping_answered, self._ping_failed)
 
     def _ping_answered(self, _: object) -> None:
@@ -221,7 +222,7 @@ class ClockFallback:
         self.failed(exc)
 
 
-def _in_thread(call: Callable[[], Any]) -> Deferred[Any]:
+def _in_thread(call: Callable[[], Any], site: str = "") -> Deferred[Any]:
     from twisted.internet.threads import deferToThread
 
     return deferToThread(call)

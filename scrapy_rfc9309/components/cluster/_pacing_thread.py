@@ -8,6 +8,12 @@ the reactor, each call would stop the whole crawl for a Redis round trip
 hangs). They run here instead, on a few daemon threads of their own (a
 thread stuck in a hung call never holds the process's exit); the caller
 gets a ``Deferred`` that fires on the reactor with the call's result.
+
+Each thread is a lane that runs its calls in the order they were asked, and
+a site's calls always take the same lane (by the site's hash): a site's
+answer pushes its next turn in Redis before a later request of the same site
+is confirmed there, as when the calls were made on the reactor one after the
+other. Calls of different sites run side by side.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ __all__ = ["MAX_THREADS", "PacingThreads"]
 
 _T = TypeVar("_T")
 
-#: calls to Redis made at once at most (each on its own connection)
+#: calls to Redis made at once at most (each on its own connection): the lanes
 MAX_THREADS = 4
 
 
@@ -39,20 +45,26 @@ class _PacingPool(ThreadPool):
 
 
 class PacingThreads:
-    """A small pool of threads for the cluster clock's calls, stopped at close
-    (or at the reactor's shutdown, whichever comes first)."""
+    """A few lanes (one thread each) for the cluster clock's calls, stopped at
+    close (or at the reactor's shutdown, whichever comes first)."""
 
     def __init__(self, reactor: Any = None) -> None:
         if reactor is None:
             from twisted.internet import reactor
         self._reactor = reactor
-        self._pool = _PacingPool(minthreads=0, maxthreads=MAX_THREADS, name="robotstxt-pacing")
-        self._pool.start()
+        self._lanes = [
+            _PacingPool(minthreads=0, maxthreads=1, name=f"robotstxt-pacing-{number}")
+            for number in range(MAX_THREADS)
+        ]
+        for lane in self._lanes:
+            lane.start()
         self._trigger: Any = reactor.addSystemEventTrigger("during", "shutdown", self._at_shutdown)
 
-    def __call__(self, call: Callable[[], _T]) -> Deferred[_T]:
-        """``call()`` on one of the threads; its result (or failure) on the reactor."""
-        return deferToThreadPool(self._reactor, self._pool, call)
+    def __call__(self, call: Callable[[], _T], site: str = "") -> Deferred[_T]:
+        """``call()`` on the lane of ``site``, after the calls asked on it before;
+        its result (or failure) on the reactor."""
+        lane = self._lanes[hash(site) % len(self._lanes)]
+        return deferToThreadPool(self._reactor, lane, call)
 
     def stop(self) -> None:
         """No more calls; the threads end once their current call is over (not
@@ -67,8 +79,8 @@ class PacingThreads:
         self._stop_pool()
 
     def _stop_pool(self) -> None:
-        pool = self._pool
-        if pool.started:
-            # ThreadPool.stop joins its threads: a call stuck in a Redis that
-            # hangs (until its time-out) must not hold the reactor meanwhile
-            _daemon_thread(target=pool.stop, name="robotstxt-pacing-stop").start()
+        for lane in self._lanes:
+            if lane.started:
+                # ThreadPool.stop joins its thread: a call stuck in a Redis that
+                # hangs (until its time-out) must not hold the reactor meanwhile
+                _daemon_thread(target=lane.stop, name="robotstxt-pacing-stop").start()
