@@ -225,7 +225,14 @@ class StubPacer:
 
 class StubRobots:
     def __init__(self) -> None:
+        from twisted.internet import task
+
+        from scrapy_rfc9309.components._clock import Clock
+
         self.pins = 0
+        #: the crawl's clock: a manual one (the turns' timers fire only when moved)
+        self.time = task.Clock()
+        self.clock = Clock.manual(self.time)
 
     def pin(self, site: str, requests: int = 1) -> None:
         self.pins += requests
@@ -262,13 +269,20 @@ def test_a_request_waits_while_its_turn_is_asked_then_goes_first() -> None:
 
 
 def test_a_turn_not_come_puts_the_request_first_in_its_line() -> None:
-    sites, pacer, _, _ = paced_sites()
+    """Told to wait 0.4 s, the request goes back first in its site's line; it
+    returns to the queue's ready requests when the crawl's clock (here a manual
+    one) has moved on 0.4 s, not before, and not by real time."""
+    sites, pacer, robots, ready = paced_sites()
     first, second = Request(SITE_URL + "/1"), Request(SITE_URL + "/2")
     assert not sites.turn(SITE_URL, first)
     assert not sites.turn(SITE_URL, second)
     pacer.asks[0].callback(0.4)
     assert sites.granted() is None
-    assert [request for _, request in sites.take_all()] == [first, second]
+    robots.time.advance(0.39)
+    assert ready == []
+    robots.time.advance(0.02)
+    assert ready == [first]  # back to ask for its turn
+    assert [request for _, request in sites.take_all()] == [second]
 
 
 def test_an_ask_failing_with_a_bug_is_logged_and_the_request_handed_out(

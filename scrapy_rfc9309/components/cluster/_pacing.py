@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import time
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -90,6 +89,8 @@ class ClusterPacer:
         self.crawler = crawler
         self.settings = settings
         self._clock: ClusterClock | None = clock
+        #: the crawl's clock: how long requests waited for their turn
+        self._time = time
         #: runs the calls to Redis off the reactor (injected in tests)
         self._threads: PacingThreads | None = None
         if in_thread is None:
@@ -227,7 +228,7 @@ class ClusterPacer:
         ``robotstxt/cluster_delay/waited`` once per request, and timed from the
         first time (:meth:`ended_waiting`)."""
         meta = request.meta
-        meta.setdefault(META_WAIT_SINCE, time.monotonic())
+        meta.setdefault(META_WAIT_SINCE, self._time.monotonic())
         if not meta.get(META_WAITED):
             meta[META_WAITED] = True
             self._inc("robotstxt/cluster_delay/waited")
@@ -237,7 +238,9 @@ class ClusterPacer:
         was first told to wait is added to ``robotstxt/cluster_delay/wait_seconds``."""
         since = request.meta.pop(META_WAIT_SINCE, None)
         if since is not None:
-            self._inc("robotstxt/cluster_delay/wait_seconds", max(0.0, time.monotonic() - since))
+            self._inc(
+                "robotstxt/cluster_delay/wait_seconds", max(0.0, self._time.monotonic() - since)
+            )
 
     def count_lost_turn(self) -> None:
         """A request handed out in its site's turn found, at send, another

@@ -145,13 +145,11 @@ class PacedSites:
         self._answered(0.0, site, request)
 
     def _arm(self, site: str, seconds: float) -> None:
-        from twisted.internet import reactor as _reactor
-
-        reactor: Any = _reactor
         timer = self._timers.pop(site, None)
         if timer is not None and timer.active():
             timer.cancel()
-        self._timers[site] = reactor.callLater(max(0.0, seconds), self._turn_due, site)
+        # on the crawl's clock, as every wait of the crawl
+        self._timers[site] = self._robots.clock.call_later(max(0.0, seconds), self._turn_due, site)
 
     def _turn_due(self, site: str) -> None:
         """The site's next allowed time has come: its first waiting request goes

@@ -41,6 +41,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from ...sites._site import site_of
+from .._clock import Clock
 from .._engine import engine_is_closing
 from .._report import report_for
 from ..cluster._pacing import META_SENT
@@ -57,10 +58,13 @@ __all__ = ["ClusterDelayMiddleware"]
 logger = logging.getLogger("scrapy_rfc9309.middleware")
 
 
-async def _sleep(seconds: float) -> None:
-    from twisted.internet import reactor, task
+async def _sleep(clock: Clock, seconds: float) -> None:
+    """Wait ``seconds`` of the crawl's ``clock``."""
+    from twisted.internet.defer import Deferred
 
-    await maybe_deferred_to_future(task.deferLater(reactor, seconds, lambda: None))
+    waited: Deferred[None] = Deferred()
+    clock.call_later(seconds, waited.callback, None)
+    await maybe_deferred_to_future(waited)
 
 
 def _slot_clock() -> Callable[[], float]:
@@ -89,6 +93,9 @@ class ClusterDelayMiddleware:
             raise NotConfigured
         self.pacer = pacer
         self.crawler = crawler
+        assert service is not None
+        #: the crawl's clock: the waits for a turn
+        self._clock = service.clock
         #: the clock of Scrapy's download slots (which one depends on the version)
         self._slot_now = _slot_clock()
         from scrapy import signals
@@ -141,7 +148,7 @@ class ClusterDelayMiddleware:
         while True:
             local = self._slot_wait(request)
             if local > 0:  # this process's own delay first: the send follows the turn
-                await _sleep(local)
+                await _sleep(self._clock, local)
                 continue
             wait = await maybe_deferred_to_future(self.pacer.at_send(site))  # off the reactor
             if wait <= 0:
@@ -156,7 +163,7 @@ class ClusterDelayMiddleware:
                 if self.pacer.queue_paces and not self.pacer.unreachable:
                     self.pacer.count_lost_turn()
                 self.pacer.started_waiting(request)
-            await _sleep(wait)
+            await _sleep(self._clock, wait)
 
     def _drop_at_close(self, request: Request, site: str) -> None:
         """The spider closes while ``request`` waits for a Redis that is lost:

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import time
 from collections import deque
 from typing import Any
 
@@ -50,6 +49,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from scrapy_redis.queue import PriorityQueue
 
 from ...sites._sitetable import SiteState
+from .._clock import Clock
 from .._engine import wake_engine
 from ..sitefiles._service import site_service
 
@@ -131,6 +131,8 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         self._robots = site_service(self.crawler, create=False)
         if self._robots is not None:
             self._robots.register(self)
+        #: the crawl's clock (the site service's): the claims' times and the timers
+        self._clock = Clock() if self._robots is None else self._robots.clock
 
     def _list_key(self, site: str) -> str:
         return f"{self.key}:waiting:{site}"
@@ -234,7 +236,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             return
         self._to_move[site] = None
         if self._move_timer is None or not self._move_timer.active():
-            self._move_timer = _call_later(MOVE_SECONDS, self._move_now)
+            self._move_timer = self._clock.call_later(MOVE_SECONDS, self._move_now)
 
     def _move_keys(self, sites: list[str]) -> list[str]:
         return [self.key, self._index, *(self._list_key(site) for site in sites)]
@@ -253,7 +255,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
                 return
             self._moved(sites, int(moved))
             if not closing and self._to_move:  # the next batch after a reactor turn
-                self._move_timer = _call_later(0, self._move_now)
+                self._move_timer = self._clock.call_later(0, self._move_now)
                 return
 
     def _moved(self, sites: list[str], moved: int, *, popping: bool = False) -> None:
@@ -387,7 +389,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
 
     def _unpark_later(self, site: str) -> None:
         """:meth:`_unpark` ``site`` after :data:`PARK_SECONDS`."""
-        self._park_timers[site] = _call_later(PARK_SECONDS, self._unpark, site)
+        self._park_timers[site] = self._clock.call_later(PARK_SECONDS, self._unpark, site)
 
     def _to_wait(self, site: str, requests: list[Any], state: SiteState) -> None:
         assert self._robots is not None
@@ -396,7 +398,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             pipe.execute_command(
                 "ZADD", self._list_key(site), -request.priority, self._encode_request(request)
             )
-        pipe.execute_command("ZADD", self._index, time.time() + CLAIM_SECONDS, site)
+        pipe.execute_command("ZADD", self._index, self._clock.time() + CLAIM_SECONDS, site)
         pipe.execute()
         self._waiting.add(site)
         if state is SiteState.UNKNOWN:
@@ -407,7 +409,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
 
     def _scan(self) -> None:
         """Take over the sites whose time in ``{key}:waiting`` has passed."""
-        now = time.time()
+        now = self._clock.time()
         if now < self._next_scan:
             return
         self._next_scan = now + SCAN_SECONDS
@@ -432,17 +434,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         engine otherwise asks every 5 s), while sites wait."""
         if self._wake is not None and self._wake.active():
             return
-        from twisted.internet import reactor as _reactor
-
-        reactor: Any = _reactor
-        self._wake = reactor.callLater(SCAN_SECONDS, wake_engine, self.crawler)
-
-
-def _call_later(seconds: float, call: Any, *args: Any) -> Any:
-    from twisted.internet import reactor as _reactor
-
-    reactor: Any = _reactor
-    return reactor.callLater(seconds, call, *args)
+        self._wake = self._clock.call_later(SCAN_SECONDS, wake_engine, self.crawler)
 
 
 def _text(value: Any) -> str:

@@ -227,7 +227,7 @@ class RobotsTxtFetches:
             )
         else:
             self._counts.count(site, outcome.kind)
-            self.report.fetched(site, outcome)
+            self.report.fetched(site, outcome, now=self.clock.time())
             if deferral is not None:
                 self.deferrals.log(outcome, url, site, deferral, first=not was_deferred)
             else:
