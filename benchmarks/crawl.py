@@ -366,6 +366,9 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
     def opened() -> None:
         from twisted.internet import reactor, task
 
+        if options.get("callgrind"):  # under valgrind --instr-atstart=no: count from here
+            subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], check=True)
+
         result["rss_open_kib"] = rss_kib()
         result["started"] = time.perf_counter()
         result["cpu_open"] = cpu_s()
@@ -383,6 +386,8 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
         result["_probe"] = (looping, worst)
 
     def closed() -> None:
+        if options.get("callgrind"):  # counted until here
+            subprocess.run(["callgrind_control", "-i", "off", str(os.getpid())], check=True)
         started = result.pop("started")
         result["elapsed"] = time.perf_counter() - started
         result["elapsed_to_last_response"] = result.pop("last_response", started) - started
@@ -392,6 +397,23 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
         result["rss_peak_kib"] = rss_kib()
         result["cpu_s"] = cpu_s() - result.pop("cpu_open")
 
+    if options.get("gc_time"):  # the time spent in the garbage collector, by generation
+        import gc
+
+        gc_started: list[float] = []
+        gc_spent = [0.0, 0.0, 0.0]
+        gc_runs = [0, 0, 0]
+
+        def gc_callback(phase: str, info: dict[str, Any]) -> None:
+            if phase == "start":
+                gc_started[:] = [time.perf_counter()]
+            elif gc_started:
+                gc_spent[info["generation"]] += time.perf_counter() - gc_started[0]
+                gc_runs[info["generation"]] += 1
+
+        gc.callbacks.append(gc_callback)
+        result["gc_s"] = gc_spent
+        result["gc_runs"] = gc_runs
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(Bench)
     crawler.signals.connect(opened, signal=signals.spider_opened)

@@ -75,8 +75,18 @@ def build(sites: int) -> tuple[Any, Any, Any, list[str]]:
     return queue, middleware, meta, names
 
 
-def one_round(queue: Any, middleware: Any, meta: Any, sites: list[str], pages: int) -> list[float]:
-    """Seconds per request of each step over ``pages`` x ``len(sites)`` requests."""
+def one_round(
+    queue: Any,
+    middleware: Any,
+    meta: Any,
+    sites: list[str],
+    pages: int,
+    skip: frozenset[str] = frozenset(),
+) -> list[float]:
+    """Seconds per request of each step over ``pages`` x ``len(sites)`` requests.
+    ``skip``: steps left out (``queue``, ``middleware``, ``page directives``), the
+    requests and responses still made: an instruction count of a step is the
+    difference between the runs with and without it."""
     from scrapy import Request
     from scrapy.http import HtmlResponse
 
@@ -89,26 +99,27 @@ def one_round(queue: Any, middleware: Any, meta: Any, sites: list[str], pages: i
     clock = time.perf_counter
     for request in requests:
         started = clock()
-        queue.push(request)
+        if "queue" not in skip:
+            queue.push(request)
         pushed = clock()
-        popped_request = queue.pop()
+        if "queue" not in skip:
+            request = queue.pop()
         popped = clock()
-        coroutine = middleware.process_request(popped_request)
-        try:
-            coroutine.send(None)
-        except StopIteration:
-            pass
-        else:  # pragma: no cover - every site's robots.txt is in force
-            raise AssertionError("the request waited")
+        if "middleware" not in skip:
+            coroutine = middleware.process_request(request)
+            try:
+                coroutine.send(None)
+            except StopIteration:
+                pass
+            else:  # pragma: no cover - every site's robots.txt is in force
+                raise AssertionError("the request waited")
         passed = clock()
         response = HtmlResponse(
-            popped_request.url,
-            body=PAGE,
-            headers={"Content-Type": "text/html"},
-            request=popped_request,
+            request.url, body=PAGE, headers={"Content-Type": "text/html"}, request=request
         )
         read_from = clock()
-        meta.process_spider_input(response)
+        if "page directives" not in skip:
+            meta.process_spider_input(response)
         read = clock()
         spent[0] += pushed - started
         spent[1] += popped - pushed
@@ -123,6 +134,13 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", default="", help="write a cProfile of one round here")
+    parser.add_argument(
+        "--skip",
+        nargs="*",
+        default=[],
+        choices=["queue", "middleware", "page directives"],
+        help="steps left out (the requests and responses still made)",
+    )
     args = parser.parse_args()
     gc.enable()
     queue, middleware, meta, sites = build(args.sites)
@@ -133,7 +151,10 @@ def main() -> int:
         profile = cProfile.Profile()
         profile.runcall(one_round, queue, middleware, meta, sites, args.pages)
         profile.dump_stats(args.profile)
-    rounds = [one_round(queue, middleware, meta, sites, args.pages) for _ in range(args.rounds)]
+    rounds = [
+        one_round(queue, middleware, meta, sites, args.pages, frozenset(args.skip))
+        for _ in range(args.rounds)
+    ]
     print(f"python {sys.version.split()[0]}; {args.sites} sites x {args.pages} pages")
     total = 0.0
     for index, step in enumerate(STEPS):
