@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
-from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 
+from scrapy_rfc9309 import robots_parsed
 from scrapy_rfc9309.components.command._command import EXIT_DISALLOWED, EXIT_ERROR, EXIT_NO_ROBOTS
 
 from .command_runner import robotstxt
@@ -43,7 +43,7 @@ class SeenByTheCommand:
     parsed: ClassVar[list[str]] = []
 
     def __init__(self, crawler: Crawler) -> None:
-        crawler.signals.connect(self._on_robots_parsed, signal=signals.robots_parsed)
+        crawler.signals.connect(self._on_robots_parsed, signal=robots_parsed)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SeenByTheCommand:
