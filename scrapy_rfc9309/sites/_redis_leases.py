@@ -1,12 +1,13 @@
 """The Redis store's leases: which process fetches a site's robots.txt, taken atomically. Pure.
 
 A lease is ``{prefix}lease:{<site>}``, taken with ``SET key holder NX PX ms``
-(an expired lease is gone, so the next ``SET NX`` takes it over) or renewed by
-its holder in one script that also says who holds it otherwise (a batch of
-sites: one pipeline, one round trip), taken over from a holder known to be gone (a killed process of
-this host), and given up by a compare-and-delete script that publishes the
-site on ``{prefix}released:{site}``, so that processes waiting for the site
-look again at once.
+(an expired lease is gone, so the next ``SET NX`` takes it over) or renewed
+by its holder, in one script that also says who holds it otherwise (a batch
+of sites: one pipeline, one round trip); taken over from a holder known to
+be gone (a killed process of this host); and given up by a
+compare-and-delete script that publishes the site on
+``{prefix}released:{site}``, so that processes waiting for the site look
+again at once.
 
 A lease's expiry is not trusted: a lease key without one (written by hand, or
 by another program: ``SET NX PX`` never makes one) would keep the site waited

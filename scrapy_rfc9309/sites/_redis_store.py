@@ -41,8 +41,9 @@ lease without expiry is given one (``_redis_leases``).
 
 This module saves and looks up; the store composes the connection
 (``_redis_connection``), the record layout and checked reads
-(``_redis_records``), the leases (``_redis_leases``) and the archive read
-back (``_redis_archive``).
+(``_redis_records``), the leases (``_redis_leases``), the archive read
+back (``_redis_archive``) and the Lua scripts sent by their digest
+(``_redis_scripts``).
 """
 
 from __future__ import annotations
