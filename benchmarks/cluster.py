@@ -720,6 +720,7 @@ def script_names() -> dict[str, str]:
         "scrapy_rfc9309.components.crawl._redis_queue",
         "scrapy_rfc9309.sites._cluster_clock",
         "scrapy_rfc9309.sites._redis_leases",
+        "scrapy_rfc9309.sites._redis_records",
         "scrapy_rfc9309.sites._redis_store",
         "scrapy_rfc9309.sites._redis_tdmrep",
     ):

@@ -19,6 +19,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
+from ._redis_scripts import Scripts
 from ._store import BadRecords, FetchRecord
 
 __all__ = ["RedisKeys", "RedisRecords", "decode_record", "encode_record"]
@@ -26,6 +27,26 @@ __all__ = ["RedisKeys", "RedisRecords", "decode_record", "encode_record"]
 #: the largest body decompressed from Redis (hostile or damaged contents)
 _MAX_BODY = 64 * 1024 * 1024
 _SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+
+#: A site's current record (``KEYS[1]``) and the body it names in the bodies
+#: hash (``KEYS[2]``), in one call: {} without a record, {record} without a
+#: body found, else {record, its sha256 as read here, the compressed body}.
+#: The record is checked in Python; the body is used only if the sha256 read
+#: there is this one.
+_CURRENT = """
+local raw = redis.call('GET', KEYS[1])
+if not raw then
+    return {}
+end
+local ok, record = pcall(cjson.decode, raw)
+if ok and type(record) == 'table' and type(record['sha256']) == 'string' then
+    local body = redis.call('HGET', KEYS[2], record['sha256'])
+    if body then
+        return {raw, record['sha256'], body}
+    end
+end
+return {raw}
+"""
 
 
 class RedisKeys:
@@ -166,10 +187,16 @@ class RedisRecords:
     """Reads a site's records and their bodies from Redis, checked (see the module
     docstring). Redis errors are the caller's to report."""
 
-    def __init__(self, client: Any, keys: RedisKeys, bad: BadRecords) -> None:
+    def __init__(
+        self, client: Any, scripts: Scripts, keys: RedisKeys, bad: BadRecords, cluster: bool
+    ) -> None:
+        """``cluster``: a Redis Cluster client (scripts are not pipelined there)."""
         self._redis = client
+        self._scripts = scripts
         self.keys = keys
         self.bad = bad
+        self._cluster = cluster
+        self._current = scripts.register(_CURRENT)
 
     def decoded(self, raw: Any, site: str, report: bool = True) -> FetchRecord | None:
         """The record ``raw`` (``None``: no record, or one that does not decode,
@@ -185,14 +212,20 @@ class RedisRecords:
             return None
 
     def body(
-        self, record: FetchRecord, data: Any = None, report: bool = True, key: str | None = None
+        self,
+        record: FetchRecord,
+        data: Any = None,
+        report: bool = True,
+        key: str | None = None,
+        read: bool = False,
     ) -> tuple[bool, bytes | None]:
-        """(usable, body): the record's body (``data``: as read already, compressed),
-        checked against its size and digest (one that is not told when ``report``);
-        ``key``: the hash it is kept in (``None``: the robots.txt bodies)."""
+        """(usable, body): the record's body (``data``: as read already, compressed;
+        ``read``: the hash was read already, ``None`` its answer), checked against
+        its size and digest (one that is not told when ``report``); ``key``: the
+        hash it is kept in (``None``: the robots.txt bodies)."""
         if record.sha256 is None:
             return True, None
-        if data is None:
+        if data is None and not read:
             data = self._redis.hget(key or self.keys.bodies(record.site), record.sha256)
         if data is None and key is None:  # the first layout
             data = self._redis.get(self.keys.old_body(record.sha256))
@@ -227,42 +260,49 @@ class RedisRecords:
         return raw if raw is not None else self._redis.get(self.keys.old_current(site))
 
     def current(self, site: str) -> tuple[FetchRecord, bytes | None] | None:
-        """The site's current record with its body."""
-        return self.with_body(self.decoded(self.current_raw(site), site))
+        """The site's current record with its body (one round trip)."""
+        return self.current_many([site])[site]
 
     def current_many(
         self, sites: Sequence[str], report: bool = True
     ) -> dict[str, tuple[FetchRecord, bytes | None] | None]:
-        """The current records of ``sites`` with their bodies: two round trips (a
-        record that cannot be used told when ``report``)."""
+        """The current records of ``sites`` with their bodies, in one round trip (a
+        pipeline: ``_CURRENT`` and the first layout's key for each site; a record
+        that cannot be used told when ``report``). On a Redis Cluster, one call
+        per site (scripts are not pipelined there)."""
         if not sites:
             return {}
-        pipe = self._redis.pipeline(transaction=False)
+        pipe = self._scripts.pipeline()
         for site in sites:
-            pipe.get(self.keys.current(site))
+            if not self._cluster:
+                self._scripts.queue(pipe, self._current, self._current_keys(site), ())
             pipe.get(self.keys.old_current(site))
-        raws = pipe.execute()
-        records: dict[str, FetchRecord | None] = {}
-        for number, site in enumerate(sites):
-            raw = raws[2 * number] if raws[2 * number] is not None else raws[2 * number + 1]
-            records[site] = self.decoded(raw, site, report)
-        with_body = [
-            (site, kept.sha256)
-            for site, kept in records.items()
-            if kept is not None and kept.sha256 is not None
-        ]
-        data: dict[str, Any] = {}
-        if with_body:
-            pipe = self._redis.pipeline(transaction=False)
-            for site, sha in with_body:
-                pipe.hget(self.keys.bodies(site), sha)
-            answers = pipe.execute()
-            data = {site: raw for (site, _), raw in zip(with_body, answers, strict=True)}
-        result: dict[str, tuple[FetchRecord, bytes | None] | None] = {}
-        for site, found in records.items():
-            if found is None:
-                result[site] = None
-                continue
-            usable, body = self.body(found, data.get(site), report)
-            result[site] = (found, body) if usable else None
-        return result
+        if self._cluster:
+            olds = pipe.execute()
+            answers = [self._current(keys=self._current_keys(site)) for site in sites]
+        else:
+            both = self._scripts.execute(pipe)
+            answers, olds = both[0::2], both[1::2]
+        return {
+            site: self._read(site, answer, old, report)
+            for site, answer, old in zip(sites, answers, olds, strict=True)
+        }
+
+    def _current_keys(self, site: str) -> list[str]:
+        return [self.keys.current(site), self.keys.bodies(site)]
+
+    def _read(
+        self, site: str, answer: Any, old: Any, report: bool
+    ) -> tuple[FetchRecord, bytes | None] | None:
+        """The site's record with its body from ``_CURRENT``'s ``answer`` (``old``:
+        the first layout's record, read when there is none of this one)."""
+        found = self.decoded(answer[0] if answer else old, site, report)
+        if found is None:
+            return None
+        if not answer:  # the first layout's record: its body is read now
+            usable, body = self.body(found, report=report)
+        else:
+            body_read = len(answer) == 3 and answer[1] == (found.sha256 or "").encode()
+            data = answer[2] if body_read else None
+            usable, body = self.body(found, data, report, read=len(answer) == 1)
+        return (found, body) if usable else None

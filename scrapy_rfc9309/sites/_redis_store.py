@@ -41,8 +41,9 @@ lease without expiry is given one (``_redis_leases``).
 
 This module saves and looks up; the store composes the connection
 (``_redis_connection``), the record layout and checked reads
-(``_redis_records``), the leases (``_redis_leases``) and the archive read
-back (``_redis_archive``).
+(``_redis_records``), the leases (``_redis_leases``), the archive read
+back (``_redis_archive``) and the Lua scripts sent by their digest
+(``_redis_scripts``).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ from ._redis_connection import cluster_enabled as cluster_enabled
 from ._redis_leases import RedisLeases
 from ._redis_records import RedisKeys, RedisRecords
 from ._redis_records import encode_record as _encode
+from ._redis_scripts import Scripts
 from ._redis_tdmrep import RedisTdmRep
 from ._store import (
     BadRecords,
@@ -165,11 +167,15 @@ class RedisStore(RobotsStore):
         self._keys = RedisKeys(prefix)
         #: where the records and leases not trusted are told
         self._bad = BadRecords(self.uri)
-        self._records = RedisRecords(self._redis, self._keys, self._bad)
-        self._leases = RedisLeases(self._redis, self._keys, self._bad)
+        #: every script, run by its digest (``_redis_scripts``)
+        self._scripts = scripts = Scripts(self._redis)
+        self._records = RedisRecords(self._redis, scripts, self._keys, self._bad, self.cluster)
+        self._leases = RedisLeases(self._redis, scripts, self._keys, self._bad, self.cluster)
         self._archive = RedisArchive(self._redis, self._records, archive)
-        self._tdmrep = RedisTdmRep(self._redis, self._keys, self._records, archive, EXPIRY_GRACE)
-        self._save = self._redis.register_script(_SAVE)
+        self._tdmrep = RedisTdmRep(
+            self._redis, scripts, self._keys, self._records, archive, EXPIRY_GRACE
+        )
+        self._save = scripts.register(_SAVE)
 
     def _call(self, what: str, fn: Callable[[], _T]) -> _T:
         try:
@@ -218,17 +224,21 @@ class RedisStore(RobotsStore):
         holder: str,
     ) -> None:
         """Saves and leases given up in one round trip (a pipeline; each save one
-        script, atomic on its site's slot)."""
-        # Redis Cluster does not pipeline scripts: one call each there
-        pipe = None if self.cluster else self._redis.pipeline(transaction=False)
-        target = self._redis if pipe is None else pipe
+        script, atomic on its site's slot, sent by its digest: ``_redis_scripts``)."""
+        if self.cluster:  # Redis Cluster does not pipeline scripts: one call each there
+            for record, body in records:
+                keys, args = self._save_args(record, body)
+                self._save(keys=keys, args=args)
+            for site in release:
+                self._leases.release(site, holder)
+            return
+        pipe = self._scripts.pipeline()
         for record, body in records:
             keys, args = self._save_args(record, body)
-            self._save(keys=keys, args=args, client=target)
+            self._scripts.queue(pipe, self._save, keys, args)
         for site in release:
-            self._leases.release(site, holder, client=target)
-        if pipe is not None:
-            pipe.execute()
+            self._leases.release(site, holder, pipe)
+        self._scripts.execute(pipe)
 
     def save_many(
         self,
@@ -247,10 +257,10 @@ class RedisStore(RobotsStore):
         fresh: Callable[[FetchRecord], bool],
         bodies: bool = True,
     ) -> dict[str, Looked]:
-        """The current records of ``sites`` and their bodies read in two round
-        trips (pipelines); then, for those without a fresh one, the leases taken
-        in one (``SET NX``; a lease found taken is renewed or taken over site by
-        site) and the records of the sites leased read again, as
+        """The current records of ``sites`` with their bodies read in one round
+        trip (a pipeline); then, for those without a fresh one, the leases taken,
+        renewed or found held in one (a lease whose holder is gone is taken over
+        site by site) and the records of the sites leased read again in one, as
         :meth:`~RobotsStore.look_found` does for one site."""
         unique = list(dict.fromkeys(sites))
 
@@ -283,10 +293,9 @@ class RedisStore(RobotsStore):
         return self._call("reading the current records", run)
 
     def _acquire_many(self, sites: Sequence[str], holder: str, seconds: float) -> dict[str, bool]:
-        """``holder``'s leases on ``sites`` taken in one round trip where free; a
-        lease found taken is asked again site by site (renewed when ours, taken
-        over when its holder is gone), as :meth:`acquire` does."""
-        return self._leases.acquire_many(sites, holder, seconds, self.acquire)
+        """``holder``'s leases on ``sites`` taken in one round trip (renewed when
+        ours, taken over when its holder is gone), as :meth:`acquire` does."""
+        return self._leases.acquire_many(sites, holder, seconds)
 
     def history(self, site: str, limit: int = 100) -> list[FetchRecord]:
         return self._call("reading the history", lambda: self._archive.history(site, limit))

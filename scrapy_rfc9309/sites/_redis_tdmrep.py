@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from ._redis_records import RedisKeys, RedisRecords, encode_record
+from ._redis_scripts import Scripts
 from ._store import FetchRecord
 
 __all__ = ["RedisTdmRep"]
@@ -75,6 +76,7 @@ class RedisTdmRep:
     def __init__(
         self,
         client: Any,
+        scripts: Scripts,
         keys: RedisKeys,
         records: RedisRecords,
         archive: int | None,
@@ -87,33 +89,34 @@ class RedisTdmRep:
         self._records = records
         self.archive = archive
         self._grace = grace
-        self._save = client.register_script(_SAVE)
+        self._scripts = scripts
+        self._save = scripts.register(_SAVE)
 
     def save_many(self, records: Sequence[tuple[FetchRecord, bytes | None]], cluster: bool) -> None:
         """Each record appended to its site's archive, one script each (atomic on
         the site's slot), pipelined unless on a Redis Cluster."""
-        pipe = None if cluster else self._redis.pipeline(transaction=False)
-        target = self._redis if pipe is None else pipe
+        pipe = None if cluster else self._scripts.pipeline()
         for record, body in records:
             sha = None if body is None else hashlib.sha256(body).hexdigest()
             kept = record._replace(sha256=sha, size=0 if body is None else len(body))
             left = kept.expires_at - time.time()
             keep_for = self._grace + (min(left, 10 * 365 * 86_400.0) if left > 0 else 0.0)
             site = record.site
-            self._save(
-                keys=[self._keys.tdmrep(site), self._keys.tdmrep_bodies(site)],
-                args=[
-                    encode_record(kept),
-                    kept.fetched_at,
-                    sha or "",
-                    b"" if body is None else zlib.compress(body, 6),
-                    -1 if self.archive is None else self.archive,
-                    max(1, math.ceil(keep_for * 1000)),
-                ],
-                client=target,
-            )
+            keys = [self._keys.tdmrep(site), self._keys.tdmrep_bodies(site)]
+            args = [
+                encode_record(kept),
+                kept.fetched_at,
+                sha or "",
+                b"" if body is None else zlib.compress(body, 6),
+                -1 if self.archive is None else self.archive,
+                max(1, math.ceil(keep_for * 1000)),
+            ]
+            if pipe is None:
+                self._save(keys=keys, args=args)
+            else:
+                self._scripts.queue(pipe, self._save, keys, args)
         if pipe is not None:
-            pipe.execute()
+            self._scripts.execute(pipe)
 
     def history(self, site: str, limit: int = 100) -> list[FetchRecord]:
         """The site's tdmrep.json records, newest first, at most ``limit``."""
