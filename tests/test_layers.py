@@ -215,3 +215,29 @@ def test_only_the_real_process_helpers_wait_for_time() -> None:
         if word in path.read_text(encoding="utf-8")
     )
     assert set(waiting) <= set(REAL_PROCESS_HELPERS), waiting
+
+
+#: A module over this many lines has more than one job; a class over
+#: ``MAX_CLASS_LINES``, more than one role.
+MAX_MODULE_LINES = 500
+MAX_CLASS_LINES = 350
+
+
+def test_no_module_or_class_outgrows_one_job() -> None:
+    """Small modules and classes, each with one job: none of the package's
+    modules is over ``MAX_MODULE_LINES`` lines, none of its classes over
+    ``MAX_CLASS_LINES``."""
+    import ast
+
+    long_modules, long_classes = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        name = str(path.relative_to(PACKAGE))
+        if text.count("\n") > MAX_MODULE_LINES:
+            long_modules.append((name, text.count("\n")))
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_CLASS_LINES:
+                    long_classes.append((f"{name}:{node.name}", lines))
+    assert long_modules == [] and long_classes == [], (long_modules, long_classes)

@@ -33,15 +33,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 from scrapy.utils.defer import deferred_from_coro
-from scrapy.utils.reactor import install_reactor, is_reactor_installed
 
-from ...parser._usage import CATEGORIES, PURPOSE_ALIASES, RETIRED_PURPOSES, needs_tdmrep
+from ...parser._usage import needs_tdmrep
 from ...sites._outcome import SiteOutcome
 from ...sites._site import site_of
 from .._addon import settings_as_crawled
-from ..settings._agent_settings import aliased_purpose, reduce_agent_setting
 from ..settings._crawler_settings import log_setting_warnings
-from ..settings._setting_values import SettingError
 from ..settings._settings import RobotsTxtSettings
 from ..settings._store_settings import StoreSettings
 from ._command_answer import (
@@ -72,6 +69,12 @@ from ._command_fetch import (
     read_file,
 )
 from ._command_lint import run_lint
+from ._command_options import (
+    check_agent,
+    check_purposes,
+    install_configured_reactor,
+    warn_if_the_crawl_obeys_another,
+)
 from ._command_store import (
     history_entry,
     history_line,
@@ -86,7 +89,6 @@ from ._command_text import explain, print_answer
 
 if TYPE_CHECKING:
     from scrapy.crawler import CrawlerRunnerBase
-    from scrapy.settings import BaseSettings
 
 __all__ = [
     "EXIT_ALLOWED",
@@ -135,18 +137,6 @@ seen, and 'URL --at TIME' explains the verdict of the newest copies at TIME
 'audit FILE ...' checks a crawl's record (ROBOTSTXT_RECORD_FILE): its hash
 chain, and every decision made again from the robots.txt copies in it.
 """
-
-
-def check_agent(value: str, warnings: list[str] | None = None) -> str:
-    """The product token ``--agent`` names, reduced as ``ROBOTSTXT_USER_AGENT`` is
-    (``MyBot/1.0`` obeys as ``MyBot``, a warning added to ``warnings``);
-    ``UsageError`` if it names none."""
-    if value.strip() == "*":
-        return "*"
-    try:
-        return reduce_agent_setting(value, "--agent", warnings)
-    except SettingError as error:
-        raise UsageError(str(error)) from None
 
 
 class RobotsTxtCommand(ScrapyCommand):
@@ -241,7 +231,7 @@ class RobotsTxtCommand(ScrapyCommand):
 
         process = self.crawler_process
         assert process is not None
-        _install_configured_reactor(process.settings)
+        install_configured_reactor(process.settings)
         from twisted.internet import reactor as installed
 
         reactor: Any = installed
@@ -278,7 +268,7 @@ class RobotsTxtCommand(ScrapyCommand):
             return EXIT_ERROR
         self._say(settings.warnings)
         # in a project: which middleware its crawl runs (each --json answer says it)
-        project = _warn_if_the_crawl_obeys_another(self.settings)
+        project = warn_if_the_crawl_obeys_another(self.settings)
         extra = {} if project is None else {"project_crawl": project}
         warnings: list[str] = []
         token = check_agent(opts.agent, warnings) if opts.agent else settings.token_for(None)
@@ -420,9 +410,9 @@ class RobotsTxtCommand(ScrapyCommand):
         self._said = self._said | frozenset(said)
 
     def _purposes(self, values: list[str]) -> tuple[str, ...]:
-        """``--purpose`` values checked (:func:`_purposes`), their warnings said."""
+        """``--purpose`` values checked (:func:`check_purposes`), their warnings said."""
         warnings: list[str] = []
-        purposes = _purposes(values, warnings)
+        purposes = check_purposes(values, warnings)
         self._say(warnings)
         return purposes
 
@@ -432,71 +422,3 @@ def _say_missing(keys: list[str], found: dict[str, SiteOutcome]) -> None:
     missing = [key for key in keys if key not in found]
     if missing:
         print(f"error:       the crawl did not fetch {', '.join(missing)}", file=sys.stderr)
-
-
-def _install_configured_reactor(settings: BaseSettings) -> None:
-    """Install the reactor ``TWISTED_REACTOR`` names unless one is installed already.
-
-    The command's crawls start once the reactor runs, so the first reactor the
-    process touches must be the configured one: Scrapy 2.13's ``CrawlerProcess``
-    installs it only with the first crawler, and importing
-    ``twisted.internet.reactor`` before would install the platform's default
-    (which that crawler then refuses). A reactor already installed is left as
-    it is (the crawler reports one that does not match, as ``scrapy crawl`` does).
-    """
-    if is_reactor_installed():
-        return
-    if settings.get("TWISTED_REACTOR"):
-        install_reactor(settings["TWISTED_REACTOR"], settings.get("ASYNCIO_EVENT_LOOP"))
-
-
-def _warn_if_the_crawl_obeys_another(settings: Any) -> str | None:
-    """In a project whose crawl would not run our middleware (no add-on, Scrapy's
-    built-in one in its place, or ``ROBOTSTXT_OBEY`` off), say that these answers
-    are not what its crawl obeys: one line on standard error. Which middleware
-    its crawl runs (``crawl_obeys``); ``None`` outside a project."""
-    from scrapy.utils.project import inside_project
-
-    from .._enabled import OBEYS_BUILTIN, OBEYS_OURS, crawl_obeys
-
-    if not inside_project():
-        return None
-    obeys = crawl_obeys(settings)
-    if obeys == OBEYS_OURS:
-        return obeys
-    if obeys == OBEYS_BUILTIN:
-        why = "obeys Scrapy's built-in RobotsTxtMiddleware, not these answers"
-    else:
-        why = "does not obey robots.txt at all (ROBOTSTXT_OBEY is off)"
-    print(
-        f"warning:     a crawl of this project {why}; enable the add-on in settings.py: "
-        'ADDONS = {"scrapy_rfc9309.Addon": 100}',
-        file=sys.stderr,
-    )
-    return obeys
-
-
-def _purposes(values: list[str], warnings: list[str]) -> tuple[str, ...]:
-    """``--purpose`` values (each may be comma-separated), checked as
-    ``ROBOTSTXT_PURPOSES`` is; ``UsageError`` naming the known ones."""
-    purposes: list[str] = []
-    for value in values:
-        for name in value.split(","):
-            name = name.strip().lower()
-            if not name:
-                continue
-            if name in PURPOSE_ALIASES:
-                name = aliased_purpose("--purpose", name, warnings)
-            if name in RETIRED_PURPOSES:
-                raise UsageError(
-                    f"--purpose: {name!r} is no longer a usage category: {RETIRED_PURPOSES[name]}"
-                )
-            if name not in CATEGORIES:
-                known = ", ".join(sorted(CATEGORIES))
-                raise UsageError(f"--purpose: unknown purpose {name!r}; known: {known}")
-            if name not in purposes:
-                purposes.append(name)
-    if not purposes:
-        known = ", ".join(sorted(CATEGORIES))
-        raise UsageError(f"--purpose: no purpose named; known: {known}")
-    return tuple(purposes)

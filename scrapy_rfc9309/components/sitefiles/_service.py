@@ -91,6 +91,23 @@ def make_site_service_with(crawler: Crawler, make: Callable[[], SiteService]) ->
     setattr(crawler, _MAKER, make)
 
 
+def _usage_gate(service: SiteService) -> UsageGate:
+    """The service's usage gate (``ROBOTSTXT_PURPOSES``): the tdmrep.json of each
+    site a declared purpose needs, settled into the service."""
+    return UsageGate(
+        service.crawler,
+        service.settings,
+        service.report,
+        service.clock,
+        on_settled=service._tdmrep_settled,
+        on_start=service._start_watchdog,
+        # with our queue, tdmrep.json fetched ahead waits for room too (pins)
+        bounded=lambda: bool(service._queues),
+        store=service._store,
+        details={} if service.mode.tdmrep_details else None,
+    )
+
+
 class SiteListener(Protocol):
     """A scheduler queue holding requests of sites whose robots.txt is not settled."""
 
@@ -149,22 +166,7 @@ class SiteService:
             else None
         )
         #: ROBOTSTXT_PURPOSES: the usage gate, and the tdmrep.json of each site it needs
-        self.usage = (
-            UsageGate(
-                crawler,
-                settings,
-                self.report,
-                self.clock,
-                on_settled=self._tdmrep_settled,
-                on_start=self._start_watchdog,
-                # with our queue, tdmrep.json fetched ahead waits for room too (pins)
-                bounded=lambda: bool(self._queues),
-                store=self._store,
-                details={} if mode.tdmrep_details else None,
-            )
-            if settings.purposes
-            else None
-        )
+        self.usage = _usage_gate(self) if settings.purposes else None
         self.tdmrep: TdmRepSites | None = None if self.usage is None else self.usage.tdmrep
         #: each request's decision, made once (the queue's pop, the middleware)
         self.decisions = RequestDecisions(settings, self.usage)
