@@ -372,6 +372,7 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
         result["rss_open_kib"] = rss_kib()
         result["started"] = time.perf_counter()
         result["cpu_open"] = cpu_s()
+        result["user_open"] = rusage.getrusage(rusage.RUSAGE_SELF).ru_utime
         worst = [0.0]
         last = [time.perf_counter()]
 
@@ -396,6 +397,8 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
         result["max_block_ms"] = worst[0] * 1000
         result["rss_peak_kib"] = rss_kib()
         result["cpu_s"] = cpu_s() - result.pop("cpu_open")
+        usage = rusage.getrusage(rusage.RUSAGE_SELF)
+        result["user_s"] = usage.ru_utime - result.pop("user_open")
 
     if options.get("gc_time"):  # the time spent in the garbage collector, by generation
         import gc
