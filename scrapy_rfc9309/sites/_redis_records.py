@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 import re
+import time
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 from ._redis_scripts import Scripts
 from ._store import BadRecords, FetchRecord
 
-__all__ = ["RedisKeys", "RedisRecords", "decode_record", "encode_record"]
+__all__ = ["RedisKeys", "RedisRecords", "decode_record", "encode_record", "save_arguments"]
 
 #: the largest body decompressed from Redis (hostile or damaged contents)
 _MAX_BODY = 64 * 1024 * 1024
@@ -306,3 +307,26 @@ class RedisRecords:
             data = answer[2] if body_read else None
             usable, body = self.body(found, data, report, read=len(answer) == 1)
         return (found, body) if usable else None
+
+
+def save_arguments(
+    record: FetchRecord, body: bytes | None, grace: float, archive: int | None
+) -> tuple[FetchRecord, list[Any]]:
+    """What a save script is given for ``record`` and its ``body`` (robots.txt's
+    or tdmrep.json's): the record as kept (its body's SHA-256 and size), then
+    the arguments: the encoded record, its fetch time, the SHA-256, the body
+    compressed, the archive's bound (-1: none) and how long the keys are kept
+    (ms): ``grace`` past the record's expiry, and at least ``grace`` from now (a
+    copy kept in force may have expired long ago)."""
+    sha = None if body is None else hashlib.sha256(body).hexdigest()
+    kept = record._replace(sha256=sha, size=0 if body is None else len(body))
+    left = kept.expires_at - time.time()
+    keep_for = grace + (min(left, 10 * 365 * 86_400.0) if left > 0 else 0.0)
+    return kept, [
+        encode_record(kept),
+        kept.fetched_at,
+        sha or "",
+        b"" if body is None else zlib.compress(body, 6),
+        -1 if archive is None else archive,
+        max(1, math.ceil(keep_for * 1000)),
+    ]

@@ -49,12 +49,8 @@ back (``_redis_archive``) and the Lua scripts sent by their digest
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
-import math
 import re
-import time
-import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -65,8 +61,7 @@ from ._redis_connection import DEFAULT_TIMEOUT, connect, public_uri
 from ._redis_connection import cluster_client as cluster_client  # kept importable from here
 from ._redis_connection import cluster_enabled as cluster_enabled
 from ._redis_leases import RedisLeases
-from ._redis_records import RedisKeys, RedisRecords
-from ._redis_records import encode_record as _encode
+from ._redis_records import RedisKeys, RedisRecords, save_arguments
 from ._redis_scripts import Scripts
 from ._redis_tdmrep import RedisTdmRep
 from ._store import (
@@ -197,25 +192,12 @@ class RedisStore(RobotsStore):
         self._call("saving a record", lambda: self._save_pipelined([(record, body)], (), ""))
 
     def _save_args(self, record: FetchRecord, body: bytes | None) -> tuple[list[str], list[Any]]:
-        sha = None if body is None else hashlib.sha256(body).hexdigest()
-        kept = record._replace(sha256=sha, size=0 if body is None else len(body))
         # kept until EXPIRY_GRACE past its expiry, and at least that long after
         # this save (a copy kept in force may have expired long ago)
-        left = kept.expires_at - time.time()
-        keep_for = EXPIRY_GRACE + (min(left, 10 * 365 * 86_400.0) if left > 0 else 0.0)
+        _, args = save_arguments(record, body, EXPIRY_GRACE, self.archive)
         site = record.site
         keys = [self._keys.current(site), self._keys.archive(site), self._keys.bodies(site)]
-        args: list[Any] = [
-            _encode(kept),
-            kept.fetched_at,
-            sha or "",
-            b"" if body is None else zlib.compress(body, 6),
-            -1 if self.archive is None else self.archive,
-            max(1, math.ceil(keep_for * 1000)),
-            self._keys.channel(site),
-            site,
-        ]
-        return keys, args
+        return keys, [*args, self._keys.channel(site), site]
 
     def _save_pipelined(
         self,

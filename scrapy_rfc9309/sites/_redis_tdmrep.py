@@ -20,14 +20,10 @@ match its digest, are passed over (one WARNING each).
 
 from __future__ import annotations
 
-import hashlib
-import math
-import time
-import zlib
 from collections.abc import Sequence
 from typing import Any, cast
 
-from ._redis_records import RedisKeys, RedisRecords, encode_record
+from ._redis_records import RedisKeys, RedisRecords, save_arguments
 from ._redis_scripts import Scripts
 from ._store import FetchRecord
 
@@ -97,20 +93,9 @@ class RedisTdmRep:
         the site's slot), pipelined unless on a Redis Cluster."""
         pipe = None if cluster else self._scripts.pipeline()
         for record, body in records:
-            sha = None if body is None else hashlib.sha256(body).hexdigest()
-            kept = record._replace(sha256=sha, size=0 if body is None else len(body))
-            left = kept.expires_at - time.time()
-            keep_for = self._grace + (min(left, 10 * 365 * 86_400.0) if left > 0 else 0.0)
+            _, args = save_arguments(record, body, self._grace, self.archive)
             site = record.site
             keys = [self._keys.tdmrep(site), self._keys.tdmrep_bodies(site)]
-            args = [
-                encode_record(kept),
-                kept.fetched_at,
-                sha or "",
-                b"" if body is None else zlib.compress(body, 6),
-                -1 if self.archive is None else self.archive,
-                max(1, math.ceil(keep_for * 1000)),
-            ]
             if pipe is None:
                 self._save(keys=keys, args=args)
             else:
