@@ -186,7 +186,8 @@ async def test_2_3_1_4_the_commands_unreachable_warning_says_what_a_crawl_would_
     output, code = await robotstxt(site.url("/a"), cwd=tmp_path)
     assert code == EXIT_NO_ROBOTS, output
     assert (
-        f"robots.txt unreachable (HTTP 503): {site.url('/robots.txt')}; a crawl would drop "
+        f"robots.txt unreachable (HTTP 503): {site.url('/robots.txt')}; a crawl given this "
+        "answer would drop "
         f"requests to {site.origin} (RFC 9309 2.3.1.4); one attempt, not tried again"
     ) in output
     assert "are dropped" not in output
@@ -205,3 +206,22 @@ async def test_2_2_1_decided_by_names_the_listed_token_that_refused_else_null(
     output, _ = await robotstxt(*urls, "--json", "-s", "ROBOTSTXT_ALSO_OBEY=OtherBot", cwd=tmp_path)
     decided = [(a["verdict"], a["decided_by"]) for a in _answers(output)]
     assert decided == [("disallowed", None), ("disallowed", "OtherBot"), ("allowed", None)]
+
+
+@deferred_f_from_coro_f
+async def test_2_4_a_time_history_prints_can_be_given_back_to_at(sites, tmp_path) -> None:
+    """RFC 9309 2.4: ``history`` prints each copy's fetch time to the
+    millisecond (rounded up), so ``--at`` that very time finds the copy (a time
+    cut to the second was before the fetch: no copy then)."""
+    site = sites(routes={"/robots.txt": text("User-agent: *\nDisallow: /a\n")}, default=text("x"))
+    store = f"sqlite:///{Path(tmp_path) / 'robots.db'}"
+    await crawl([site.url("/b")], {"ROBOTSTXT_STORE_URI": store})
+    output, code = await robotstxt(
+        "history", site.url("/"), "--json", "--store", store, cwd=tmp_path
+    )
+    assert code == 0, output
+    (entry,) = [json.loads(line) for line in output.splitlines() if line.startswith('{"')]
+    output, code = await robotstxt(
+        site.url("/a"), "--json", "--at", entry["fetched_at"], "--store", store, cwd=tmp_path
+    )
+    assert code == EXIT_DISALLOWED, output

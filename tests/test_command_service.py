@@ -122,7 +122,8 @@ async def test_2_3_1_4_a_503_is_the_commands_one_attempt_answer_at_once(
     )
     assert site.hits == ["/robots.txt"]
     assert (
-        f"robots.txt unreachable (HTTP 503): {site.url('/robots.txt')}; a crawl would drop "
+        f"robots.txt unreachable (HTTP 503): {site.url('/robots.txt')}; a crawl given this "
+        "answer would drop "
         f"requests to {site.origin} (RFC 9309 2.3.1.4); one attempt, not tried again"
     ) in output
     stats = _stats(seen)

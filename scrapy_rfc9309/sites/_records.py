@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,6 +175,21 @@ def iso_time(unix: float) -> str:
     except (OverflowError, OSError, ValueError):
         return f"{unix!r} (Unix time)"
     return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def exact_iso_time(unix: float) -> str:
+    """:func:`iso_time` to the millisecond when the time is not a whole second
+    (``2026-11-22T04:03:03.708Z``), rounded up: a time printed for a record's
+    fetch, given back to ``scrapy robotstxt --at``, is never before it."""
+    if unix == int(unix):
+        return iso_time(unix)
+    try:
+        moment = datetime.datetime.fromtimestamp(
+            math.ceil(unix * 1000) / 1000, tz=datetime.timezone.utc
+        )
+    except (OverflowError, OSError, ValueError):
+        return f"{unix!r} (Unix time)"
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def answer_of(

@@ -214,9 +214,11 @@ HISTORY_LIMIT = 1000
 
 
 def _iso(unix: float) -> str:
-    from ..store._store_bridge import utc_iso
+    """A record's time as ``history`` and ``--at`` print it: to the millisecond
+    (rounded up), so that it can be given back to ``--at``."""
+    from ...sites._records import exact_iso_time
 
-    return utc_iso(unix)
+    return exact_iso_time(unix)
 
 
 #: ``--at``'s range in Unix seconds: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z

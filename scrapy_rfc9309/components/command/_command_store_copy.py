@@ -122,7 +122,7 @@ def add_store_copy(
     digest = None if body is None else hashlib.sha256(body).hexdigest()
     if (copy.outcome.kind, copy.sha256) == (live.kind, digest):
         return
-    from ..store._store_bridge import utc_iso
+    from ...sites._records import exact_iso_time as utc_iso
 
     decided = decide(copy.outcome)
     answer["store_copy"] = {

@@ -52,7 +52,7 @@ def log_outcome(
     source = outcome.source or url
     if outcome.kind is Kind.UNREACHABLE and not again:
         logger.warning(
-            "robots.txt unreachable (%s): %s; a crawl would drop requests to %s "
+            "robots.txt unreachable (%s): %s; a crawl given this answer would drop requests to %s "
             "(RFC 9309 2.3.1.4); one attempt, not tried again",
             outcome.detail,
             source,
@@ -75,7 +75,7 @@ def log_outcome(
             source,
             f"requests to {site} are dropped"
             if again
-            else f"a crawl would drop requests to {site}",
+            else f"a crawl given this answer would drop requests to {site}",
         )
     elif outcome.kind is Kind.UNAVAILABLE:
         logger.debug(
