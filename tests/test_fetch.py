@@ -377,6 +377,9 @@ async def test_2_3_1_4_retry_after_date_is_bounded_by_the_maximum(sites) -> None
     assert site.count("/robots.txt") == 2  # after 1 s, not in 2100
     assert set(spider.dropped) == {site.url("/first"), site.url("/again")}
     assert stats["robotstxt/unreachable"] == 1
+    # the wait said as kept, and that the site asked longer
+    assert "Retry-After 1 s (asked " in spider.dropped[site.url("/first")]
+    assert "ROBOTSTXT_RETRY_AFTER_MAX" in spider.dropped[site.url("/first")]
 
 
 @deferred_f_from_coro_f

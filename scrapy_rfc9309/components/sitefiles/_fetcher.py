@@ -230,10 +230,13 @@ class RobotsTxtFetcher:
         detail = f"HTTP {response.status}"
         if wait is None:
             return self.unreachable(detail, chain)
+        asked = wait
         wait = max(RETRY_AFTER_MIN, min(wait, self.settings.retry_after_max))
         self.stats.inc_value("robotstxt/retry_after")
         now = self.clock.monotonic()
         detail = f"{detail}, Retry-After {round(wait):d} s"
+        if asked > wait:  # the site asked longer: said, so that no one reads it as the site's
+            detail = f"{detail} (asked {round(asked):d} s, ROBOTSTXT_RETRY_AFTER_MAX)"
         return SiteOutcome(
             Kind.UNREACHABLE,
             None,
