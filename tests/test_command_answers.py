@@ -225,3 +225,42 @@ async def test_2_4_a_time_history_prints_can_be_given_back_to_at(sites, tmp_path
         site.url("/a"), "--json", "--at", entry["fetched_at"], "--store", store, cwd=tmp_path
     )
     assert code == EXIT_DISALLOWED, output
+
+
+@deferred_f_from_coro_f
+async def test_2_4_the_stored_copys_verdict_names_the_also_obey_token_and_the_usage_line(
+    sites, tmp_path
+) -> None:
+    """The stored copy's verdict is given as the answer's is: refused by a
+    ``ROBOTSTXT_ALSO_OBEY`` token's group, it names the token (``decided_by``);
+    refusing a declared purpose, it names the usage line (``refused``)."""
+    stored = (
+        b"User-agent: *\nDisallow: /private/\nContent-Usage: /ai/ train-ai=n\n\n"
+        b"User-agent: GPTBot\nDisallow: /a/\n"
+    )
+    site = sites(routes={"/robots.txt": text(stored)}, default=text("x"))
+    store = f"sqlite:///{Path(tmp_path) / 'robots.db'}"
+    settings = {"ROBOTSTXT_ALSO_OBEY": ["GPTBot"], "ROBOTSTXT_PURPOSES": ["train-ai"]}
+    await crawl([site.url("/x")], {"ROBOTSTXT_STORE_URI": store, **settings})
+    site.routes["/robots.txt"] = text("User-agent: *\nAllow: /\n")
+    options = (
+        "-s",
+        f"ROBOTSTXT_STORE_URI={store}",
+        "-s",
+        "ROBOTSTXT_ALSO_OBEY=GPTBot",
+        "-s",
+        "ROBOTSTXT_PURPOSES=train-ai",
+    )
+    output, _ = await robotstxt(site.url("/a/1"), "--json", *options, cwd=tmp_path)
+    assert _answers(output), output
+    assert _answers(output)[0]["store_copy"]["decided_by"] == "GPTBot", output
+    output, _ = await robotstxt(site.url("/a/1"), *options, cwd=tmp_path)
+    assert 'DISALLOWED for GPTBot (ROBOTSTXT_ALSO_OBEY) by line 6: "Disallow: /a/"' in output
+    output, _ = await robotstxt(site.url("/ai/1"), "--json", *options, cwd=tmp_path)
+    refused = _answers(output)[0]["store_copy"]["refused"]
+    assert (refused["category"], refused["line"]) == ("train-ai", 3), output
+    output, _ = await robotstxt(site.url("/ai/1"), *options, cwd=tmp_path)
+    assert (
+        'store:       by that copy, line 3: "Content-Usage: /ai/ train-ai=n" refuses train-ai'
+        in (output)
+    ), output

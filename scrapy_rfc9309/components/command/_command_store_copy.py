@@ -134,4 +134,8 @@ def add_store_copy(
         "cause": decided["cause"],
         "rule": decided["rule"],
         "line": decided["line"],
+        # as in the answer: the ROBOTSTXT_ALSO_OBEY token whose rule refused, and
+        # the usage preference that refuses a declared purpose
+        "decided_by": decided.get("decided_by"),
+        "refused": decided.get("refused"),
     }

@@ -110,6 +110,8 @@ def _print_store_copy(answer: dict[str, Any]) -> None:
     if copy is None:
         return
     word = "ALLOWED" if copy["verdict"] == "allowed" else copy["verdict"].upper()
+    if copy.get("decided_by") is not None:
+        word += f" for {copy['decided_by']} (ROBOTSTXT_ALSO_OBEY)"
     if copy["line"] is not None:
         word += f' by line {copy["line"]}: "{copy["rule"]}"'
     elif copy["outcome"] != Kind.PARSED.value:
@@ -120,7 +122,13 @@ def _print_store_copy(answer: dict[str, Any]) -> None:
         f"{copy['fetched_at']} ({digest}), not this download, until it expires at "
         f"{copy['expires_at']} (RFC 9309 2.4): {word}"
     )
-    if copy["cause"] == "usage" and copy["verdict"] == "allowed":
+    refused = copy.get("refused")
+    if refused is not None:
+        where = (
+            f'line {refused["line"]}: "{refused["rule"]}"' if refused["line"] else refused["rule"]
+        )
+        print(f"store:       by that copy, {where} refuses {refused['category']}")
+    elif copy["cause"] == "usage":
         print("store:       by that copy, a usage preference refuses a declared purpose")
 
 
