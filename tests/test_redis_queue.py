@@ -130,23 +130,32 @@ async def test_2_3_redis_down_as_a_robots_txt_settles_loses_no_request(
     sites: Any, tmp_path: Path
 ) -> None:
     """Redis stops just as the site's robots.txt is served (so the move of its
-    waiting list fails), and starts again a second later with what it held
-    (an append-only file): one WARNING says the
-    requests stay in Redis, no 'Unhandled error in Deferred', and every allowed
-    page is fetched exactly once, none disallowed."""
-    from twisted.internet import reactor as _reactor
+    waiting list fails), and starts again with what it held (an append-only
+    file) once the crawler has said so: one WARNING says the requests stay in
+    Redis, no 'Unhandled error in Deferred', and every allowed page is fetched
+    exactly once, none disallowed."""
+    from twisted.internet import task
 
-    reactor: Any = _reactor
     # an append-only file kept at each write: what Redis held is there when it is back
     durable = ("--appendonly", "yes", "--appendfsync", "always")
     server = RedisServer(tmp_path / "redis", require_redis_server(), durable).start()
     served: list[float] = []
+    crawler: list[CrawlerProc] = []
+
+    def back_once_told() -> None:
+        """Redis back once the crawler said the move failed (at most 15 s on)."""
+        told = crawler and "stay in Redis" in crawler[0].log_text()
+        if told or time.monotonic() - served[0] > 15:
+            watch.stop()
+            server.start()
+
+    watch = task.LoopingCall(back_once_told)
 
     def robots(request: Any) -> bytes:
         if not served:
             served.append(time.monotonic())
             server.stop()  # SIGTERM: Redis writes its file and exits
-            reactor.callLater(1.0, server.start)
+            watch.start(0.05, now=False)
         return ROBOTS
 
     site = sites(routes={"/robots.txt": robots}, default=text("page"))
@@ -155,6 +164,7 @@ async def test_2_3_redis_down_as_a_robots_txt_settles_loses_no_request(
     proc = CrawlerProc(
         tmp_path, "crawler0", urls, scrapy_redis_settings(server, name), dont_filter=False
     )
+    crawler.append(proc)
     try:
         result = await proc.finished(timeout=60)
     finally:
