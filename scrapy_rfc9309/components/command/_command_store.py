@@ -47,7 +47,7 @@ NOT_STORED = "not kept by the store: --at answers from robots.txt alone"
 
 def open_store_of(scrapy_settings: Any, opts: Namespace) -> Any:
     """The store ``--store`` or ``ROBOTSTXT_STORE_URI`` names (``UsageError`` if none)."""
-    from ...sites._store import StoreError
+    from ...sites._store import NoStore, StoreError
     from ...sites._store_uri import open_store, without_password
     from ..settings._store_settings import StoreSettings
 
@@ -72,9 +72,9 @@ def open_store_of(scrapy_settings: Any, opts: Namespace) -> Any:
         )
     except ValueError as error:
         raise UsageError(str(error).replace("ROBOTSTXT_STORE_URI", name)) from None
+    except NoStore as error:  # a read-only open makes none: "no store at PATH"
+        raise UsageError(str(error)) from None
     except StoreError as error:
-        if str(error).startswith("no store at "):
-            raise UsageError(str(error)) from None
         shown = without_password(uri)
         raise UsageError(f"{name} = {shown!r}: the store cannot be opened: {error}") from None
 
