@@ -174,19 +174,15 @@ def lint_spider(
 ) -> type[Spider]:
     """A spider that downloads the robots.txt at ``url`` (any URL ``--lint`` is
     given, not only a site's ``/robots.txt``) into ``found``, once, with the
-    crawl's fetcher."""
+    fetcher of the crawl's one-attempt site service."""
 
     class LintRobotsTxt(_CommandSpider):
         service_settings = settings
 
         async def start(self) -> AsyncIterator[Any]:
-            from .._clock import Clock
-            from ..sitefiles._fetcher import RobotsTxtFetcher
-
-            fetcher = RobotsTxtFetcher(self.crawler, settings, Clock())  # the real time
-            # one attempt: the answer says "unreachable" itself, with no "Gave up
-            # retrying" ERROR from Scrapy's RetryMiddleware in the output
-            fetcher.scrapy_retry = False
+            # the one-attempt service's: no "Gave up retrying" ERROR from Scrapy's
+            # RetryMiddleware in the output, the answer says "unreachable" itself
+            fetcher = self.service.fetcher
             try:
                 found[url] = await fetcher.fetch(url)
             except (CancelledError, asyncio.CancelledError) as error:

@@ -228,6 +228,11 @@ class SiteService:
             self._pacer = cluster_pacer(self.crawler, self.clock)
         return self._pacer
 
+    @property
+    def fetcher(self) -> RobotsTxtFetcher:
+        """The robots.txt fetcher of this service's downloads (``--lint``'s too)."""
+        return self._fetcher
+
     def site_for(self, request: Request) -> str | None:
         """The site whose robots.txt governs ``request``; ``None``: not checked.
 
