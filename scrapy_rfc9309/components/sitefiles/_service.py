@@ -15,6 +15,7 @@ live attempt per file.
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from scrapy import signals
@@ -28,6 +29,7 @@ from ...sites._sitetable import SiteState, SiteTable
 from .._clock import Clock, clock_of
 from .._enabled import addon_enabled
 from .._engine import wake_engine
+from .._per_crawler import kept_on
 from .._report import report_for
 from ..cluster._pacing import ClusterPacer, cluster_pacer
 from ..record._crawl_record import crawl_record
@@ -70,18 +72,17 @@ def site_service(crawler: Crawler, *, create: bool = True) -> SiteService | None
     ``None`` when ``ROBOTSTXT_OBEY`` is off (or, without ``create``, when no
     component made one: the middleware is not enabled)."""
     service: SiteService | None = getattr(crawler, _ATTRIBUTE, None)
-    if service is None and create and hasattr(crawler, _MAKER):
-        service = getattr(crawler, _MAKER)()
-        setattr(crawler, _ATTRIBUTE, service)
-    elif service is None and create:
+    if service is not None or not create:
+        return service
+    make: Callable[[], SiteService] | None = getattr(crawler, _MAKER, None)
+    if make is None:  # a crawl's
         settings = robotstxt_settings(crawler)
         if not settings.obey:
             return None
         if not addon_enabled(crawler.settings):  # the add-on has checked the names
             warn_unknown_settings(crawler.settings)
-        service = SiteService(crawler, settings)
-        setattr(crawler, _ATTRIBUTE, service)
-    return service
+        make = partial(SiteService, crawler, settings)
+    return kept_on(crawler, _ATTRIBUTE, make)
 
 
 def make_site_service_with(crawler: Crawler, make: Callable[[], SiteService]) -> None:
