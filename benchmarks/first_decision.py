@@ -9,7 +9,7 @@ files; a phase's cost is the difference between two cumulative timings where
 it cannot be called alone. Protego's parse and check are timed the same way.
 
 Usage: ``python benchmarks/first_decision.py``; reads the corpus as
-``parser.py`` does (``../shared/corpus`` or ``$ROBOTSTXT_CORPUS``); no network.
+``parser.py`` does (``$ROBOTSTXT_CORPUS``); no network.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Parser benchmark: scrapy_rfc9309.RobotsTxt against Protego, in one run.
 
-Measured as a crawl pays it, on the real-world corpus (``../shared/corpus``,
-or ``$ROBOTSTXT_CORPUS``), each body cut at the 512,000 octets a crawl reads:
+Measured as a crawl pays it, on the real-world corpus (``$ROBOTSTXT_CORPUS``,
+or the ``shared/corpus`` folder beside the clone's), each body cut at the
+512,000 octets a crawl reads:
 
 * first decision per site: parse + compile for the agent + one check, against
   Protego's parse + one ``can_fetch``; the median of the per-file ratios

@@ -1,5 +1,5 @@
-"""Where the real-world corpus lives: ``../shared/corpus`` beside the clone,
-or ``$ROBOTSTXT_CORPUS``. The collections carry no licence of their own, so
+"""Where the real-world corpus lives: ``$ROBOTSTXT_CORPUS``, or the
+``shared/corpus`` folder beside the clone's. The collections carry no licence of their own, so
 the project never copies them; tests that need them skip when absent.
 
 The costly per-file checks run on a fixed sample of the files (every

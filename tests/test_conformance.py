@@ -1,6 +1,6 @@
-"""RFC 9309 conformance, written from the RFC text and the documents in
-``../shared/seeds/`` (the 1994 standard, the RFC tables, the Mary's Antiques
-example). Test ids start with the RFC section they check."""
+"""RFC 9309 conformance, written from the RFC text and its sources (the 1994
+standard, the RFC's tables, the Mary's Antiques example). Test ids start with
+the RFC section they check."""
 
 from __future__ import annotations
 

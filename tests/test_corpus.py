@@ -1,4 +1,4 @@
-"""Every real-world robots.txt of ``../shared/corpus`` parses and answers
+"""Every real-world robots.txt of the corpus (``$ROBOTSTXT_CORPUS``) parses and answers
 without raising, in time proportional to its size (RFC 9309 2.5: parse
 what can be parsed)."""
 
