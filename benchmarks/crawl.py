@@ -11,8 +11,8 @@ on or off, over 30 KB HTML pages that the spider reads with ``response.css``.
 
 Sites: every host ``s<N>.test`` resolves to 127.0.0.1 (a resolver installed
 through Scrapy's ``DNS_RESOLVER``), and one local Twisted server answers for
-all of them, serving as site N's robots.txt the corpus file N (from
-``../shared/corpus`` or ``$ROBOTSTXT_CORPUS``) and small HTML pages. Nothing
+all of them, serving as site N's robots.txt the corpus file N (``$ROBOTSTXT_CORPUS``, or
+the ``shared/corpus`` folder beside the clone's) and small HTML pages. Nothing
 leaves 127.0.0.1.
 
 Measures:
@@ -246,7 +246,13 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
     """One crawl; ``options``: ``concurrency``, ``hung_pages`` (pages of
     ``hung.test`` scheduled first), ``stop_after`` (close the spider after
     that many pages, recording the time of the last one) and ``agents``
-    (request n is sent as User-Agent n % agents: a rotating spider)."""
+    (request n is sent as User-Agent n % agents: a rotating spider);
+    diagnostics: ``profile`` (a cProfile of the crawl to that file),
+    ``gc_time`` (seconds and runs of the garbage collector, by generation),
+    ``callgrind`` (instructions counted from spider open to close, under
+    ``valgrind --instr-atstart=no``), ``loop_turns`` (the asyncio loop's
+    turns from spider open to close) and ``scheduler_peak`` (the most
+    requests in the scheduler at one of the 5 ms probes)."""
     import resource as rusage
 
     from scrapy import Request, Spider, signals
@@ -377,6 +383,11 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
         last = [time.perf_counter()]
 
         def probe() -> None:
+            if options.get("scheduler_peak"):
+                slot = crawler.engine._slot
+                if slot is not None and slot.scheduler is not None:
+                    queued = len(slot.scheduler)
+                    result["scheduler_peak"] = max(result.get("scheduler_peak", 0), queued)
             now = time.perf_counter()
             worst[0] = max(worst[0], now - last[0] - 0.005)
             last[0] = now
@@ -385,6 +396,16 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
         looping.clock = reactor
         looping.start(0.005, now=False)
         result["_probe"] = (looping, worst)
+        if options.get("loop_turns"):  # needs the asyncio reactor (Scrapy's default)
+            loop = reactor._asyncioEventloop  # type: ignore[attr-defined]
+            turns = result["_turns"] = [0]
+            run_once = loop._run_once
+
+            def counted() -> None:
+                turns[0] += 1
+                run_once()
+
+            loop._run_once = counted
 
     def closed() -> None:
         if options.get("callgrind"):  # counted until here
@@ -395,6 +416,8 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
         looping, worst = result.pop("_probe")
         looping.stop()
         result["max_block_ms"] = worst[0] * 1000
+        if "_turns" in result:
+            result["loop_turns"] = result.pop("_turns")[0]
         result["rss_peak_kib"] = rss_kib()
         result["cpu_s"] = cpu_s() - result.pop("cpu_open")
         usage = rusage.getrusage(rusage.RUSAGE_SELF)
