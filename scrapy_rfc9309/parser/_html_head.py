@@ -265,6 +265,20 @@ class _HeadState:
         return bool(found)
 
 
+def _names_a_needle(low: bytes, tokens: frozenset[str]) -> bool:
+    """Whether the lower-cased ``low`` holds a needle :meth:`_HeadState.needles_after`
+    looks for: ``robots``, one of ``tokens`` or a character reference."""
+    if b"robots" in low:
+        return True
+    if b"&" in low and any(reference in low for reference in _REFERENCE_NEEDLES):
+        return True
+    for token in tokens:
+        needle = token.encode("ascii", "ignore")
+        if needle and needle in low:
+            return True
+    return False
+
+
 def _next_event(state: _HeadState, pos: int) -> re.Match[bytes] | None:
     """The first head event (:data:`_HEAD_EVENT_PATTERNS`) at or after ``pos``.
 
@@ -328,11 +342,11 @@ def read_head(
     ``cut``: the body goes on past ``window``; a head that has not ended
     within it is recorded as truncated (:data:`LIMIT_HEAD`).
     """
-    state = _HeadState(window, tokens, collector)
-    if not cut and state.low.full and not state.needles_after(0):
-        # a short page (one chunk, lower-cased whole already) naming neither
-        # robots nor the token, with no character reference: nothing to read
+    if not cut and len(window) <= _FIRST_CHUNK and not _names_a_needle(window.lower(), tokens):
+        # a short page (one chunk) naming neither robots nor the token, with
+        # no character reference: nothing to read (no reading state made)
         return
+    state = _HeadState(window, tokens, collector)
     pos = 0
     while True:
         event = _next_event(state, pos)

@@ -80,7 +80,7 @@ class RobotsMetaCachePolicy:
         none (or page-level directives are not obeyed)."""
         if not self.obey:
             return None
-        token = self.settings.token_for_header(request.headers.get(b"User-Agent"))
+        token = self.settings.token_of(request)
         encoding = response.headers.get(b"Content-Encoding")
         head = head_of_body(response.body, encoding.decode("latin-1") if encoding else None)
         page = read_page_directives(

@@ -138,7 +138,7 @@ class RobotsMetaMiddleware:
         request = response.request
         if request is None:
             return
-        token = self.settings.token_for_header(request.headers.get(b"User-Agent"))
+        token = self.settings.token_of(request)
         page = directives_of_response(response, token, self.settings.also_obey)
         unread = self._read_usage(response, request, page) if self.purposes else {}
         request.meta[META_KEY] = page.directives

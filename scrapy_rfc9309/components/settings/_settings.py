@@ -27,6 +27,7 @@ from ._setting_values import (
 )
 
 if TYPE_CHECKING:
+    from scrapy import Request
     from scrapy.settings import BaseSettings
 
 __all__ = [
@@ -288,6 +289,19 @@ class RobotsTxtSettings:
                 tokens.clear()
             token = tokens[header] = self.token_for(header.decode("latin-1") if header else None)
         return token
+
+    def token_of(self, request: Request | None) -> str:
+        """The product token ``request`` obeys as (RFC 9309 2.2.1): :meth:`token_for_header`
+        of its ``User-Agent`` header; the crawl's for no request.
+
+        Read from the header dictionary's own entry: Scrapy's ``Headers`` keep
+        each name normalised (``User-Agent``) with a list of values, the last
+        of which ``Headers.get`` returns; this skips normalising the name on
+        every request (tests/test_settings_token.py checks the layout)."""
+        if self.user_agent_token:
+            return self.user_agent_token
+        values = None if request is None else dict.get(request.headers, b"User-Agent")
+        return self.token_for_header(values[-1] if values else None)
 
     def describe_token(self) -> str:
         """Which token is obeyed and where it comes from, for the start-up log."""

@@ -53,7 +53,7 @@ class RequestDecisions:
 
     def token(self, request: Request) -> str:
         """The product token ``request`` obeys robots.txt as (RFC 9309 2.2.1)."""
-        return self.settings.token_for_header(request.headers.get(b"User-Agent"))
+        return self.settings.token_of(request)
 
     def decide(
         self, outcome: SiteOutcome, site: str, request: Request, *, keep: bool = False

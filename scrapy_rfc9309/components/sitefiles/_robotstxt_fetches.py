@@ -168,9 +168,7 @@ class RobotsTxtFetches:
         listeners = crawl_delay_listeners(self.crawler)
         if not listeners:
             return
-        token = self.settings.token_for_header(
-            None if request is None else request.headers.get(b"User-Agent")
-        )
+        token = self.settings.token_of(request)
         delay = asked_crawl_delay(outcome, (token, *self.settings.also_obey))
         for listener in listeners:
             listener.crawl_delay_in_force(site, delay)
