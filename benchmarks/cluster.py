@@ -42,9 +42,10 @@ With ``--versus-scrapy-redis``: the add-on in a scrapy-redis cluster against
 plain scrapy-redis, on the same crawl (``--sites`` x ``--pages``, 100 x 10
 unless given, about 8 minutes in all on 2 cores; 100 x 30, the issue's
 crawl, takes about three times as long; robots.txt answering after 100 to
-300 ms, pages at once). 1, 2 and 4 processes share one scrapy-redis queue
-and duplicate filter (``SCHEDULER = "scrapy_redis.scheduler.Scheduler"``,
-keys of their own per crawl); each process yields its share of the pages once (the same dealing
+300 ms, or at once with ``--instant-robots``, pages at once). 1, 2 and 4
+processes share one scrapy-redis queue and duplicate filter
+(``SCHEDULER = "scrapy_redis.scheduler.Scheduler"``, keys of their own per
+crawl); each process yields its share of the pages once (the same dealing
 as above), after every process has opened (a barrier of files). Two ways:
 ``plain``, scrapy-redis alone (no add-on, ``ROBOTSTXT_OBEY`` False), and
 ``addon``, the add-on with its ``RobotsTxtRedisQueue`` (which it sets for
@@ -78,7 +79,8 @@ Usage::
     python benchmarks/cluster.py --politeness [--sites N] [--pages N] [--crawl-delay S]
     python benchmarks/cluster.py --stall [--sites N] [--pages N] [--crawl-delay S]
     python benchmarks/cluster.py --versus-scrapy-redis [--sites N] [--pages N] [--rounds N]
-        [--latency-ms MS] [--proxy-only] [--profile FILE]
+        [--latency-ms MS] [--proxy-only | --direct-only] [--instant-robots]
+        [--profile FILE]
 """
 
 from __future__ import annotations
@@ -114,8 +116,9 @@ def robots_delay(site: int) -> float:
 # -- the site server (its own process) -----------------------------------------------
 
 
-def serve(port_file: Path, crawl_delay: str = "") -> None:
-    """Every ``s<N>.test``: its robots.txt after :func:`robots_delay`, pages at once.
+def serve(port_file: Path, crawl_delay: str = "", instant: str = "") -> None:
+    """Every ``s<N>.test``: its robots.txt after :func:`robots_delay` (at once with
+    ``instant``), pages at once.
     ``/_count`` (any host) answers the robots.txt downloads per site so far, as JSON,
     ``/_times`` the pages' arrival times per site, and ``/_reset`` forgets them.
     ``crawl_delay``: the robots.txt asks it (``Crawl-delay``)."""
@@ -150,6 +153,9 @@ def serve(port_file: Path, crawl_delay: str = "") -> None:
                         request.write(robots)
                         request.finish()
 
+                if instant:
+                    request.setHeader(b"Content-Type", b"text/plain")
+                    return robots
                 site = int(host[1:-5]) if host.startswith("s") and host.endswith(".test") else 0
                 reactor.callLater(robots_delay(site), answer)
                 return server.NOT_DONE_YET
@@ -259,10 +265,10 @@ async def wait_for_all(folder: Path, index: int, count: int) -> None:
 
 
 class SiteServer(ServerProcess):
-    def __init__(self, crawl_delay: float | None = None) -> None:
+    def __init__(self, crawl_delay: float | None = None, *, instant: bool = False) -> None:
         super().__init__()
-        extra = [] if crawl_delay is None else [str(crawl_delay)]
-        self.start(__file__, str(self.port_file), *extra)
+        extra = ["" if crawl_delay is None else str(crawl_delay)]
+        self.start(__file__, str(self.port_file), *extra, "1" if instant else "")
 
     def get(self, path: str) -> bytes:
         from urllib.request import urlopen
@@ -607,21 +613,35 @@ def versus(args: argparse.Namespace) -> int:
 
     from tests.redis_server import RedisServer
 
-    latencies = (args.latency_ms,) if args.proxy_only else (0.0, args.latency_ms)
+    latencies = (
+        (args.latency_ms,)
+        if args.proxy_only
+        else (0.0,)
+        if args.direct_only
+        else (0.0, args.latency_ms)
+    )
+    proxied = f"through a proxy adding {args.latency_ms:g} ms each way"
+    where = (
+        "directly only"
+        if args.direct_only
+        else f"only {proxied}"
+        if args.proxy_only
+        else f"directly and {proxied}"
+    )
     configs = [(ms, p, mode) for ms in latencies for p in PROCESSES for mode in VERSUS_MODES]
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} cores, GC on; {args.sites} sites x "
         f"{args.pages} pages, one scrapy-redis queue shared by the processes; robots.txt "
-        f"answering after 100-300 ms, pages at once; Crawl-delay off; Redis on 127.0.0.1, "
-        f"{'only' if args.proxy_only else 'directly and'} through a proxy adding "
-        f"{args.latency_ms:g} ms each way; {args.rounds} "
+        f"answering {'at once' if args.instant_robots else 'after 100-300 ms'}, pages at "
+        f"once; Crawl-delay off; Redis on 127.0.0.1, "
+        f"{where}; {args.rounds} "
         f"rounds of every configuration (the order turned each round)"
     )
     figures: dict[tuple[float, int, str], list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
         client = redis_client.Redis.from_url(redis.url)
         proxy = LatencyProxy(redis.port, args.latency_ms / 1000)
-        server = SiteServer()
+        server = SiteServer(instant=args.instant_robots)
         try:
             for round_ in range(args.rounds):
                 for ms, processes, mode in configs if round_ % 2 == 0 else configs[::-1]:
@@ -825,7 +845,7 @@ def where_of(function: tuple[str, int, str]) -> str:
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "serve":
-        serve(Path(sys.argv[2]), *sys.argv[3:4])
+        serve(Path(sys.argv[2]), *sys.argv[3:5])
         return 0
     if len(sys.argv) > 1 and sys.argv[1] == "crawl":
         crawl(json.loads(sys.argv[2]))
@@ -852,6 +872,16 @@ def main() -> int:
     )
     parser.add_argument(
         "--latency-ms", type=float, default=2.0, help="--versus-scrapy-redis: added each way"
+    )
+    parser.add_argument(
+        "--direct-only",
+        action="store_true",
+        help="--versus-scrapy-redis: only the runs with Redis direct (no proxy)",
+    )
+    parser.add_argument(
+        "--instant-robots",
+        action="store_true",
+        help="--versus-scrapy-redis: robots.txt answering at once (the add-on's CPU alone)",
     )
     parser.add_argument(
         "--proxy-only",
