@@ -29,7 +29,7 @@ EXIT_ERROR = 2
 def prune(settings: BaseSettings, args: list[str], store_uri: str | None) -> int:
     """``scrapy robotstxt prune [--store URI]``: prune the store, print what went."""
     from ...sites._store import StoreError
-    from ...sites._store_uri import open_store, without_password
+    from ...sites._store_uri import without_password
     from ..settings._store_settings import StoreSettings
 
     if args:
@@ -45,13 +45,7 @@ def prune(settings: BaseSettings, args: list[str], store_uri: str | None) -> int
             "or give --store URI"
         )
     try:
-        store = open_store(
-            uri,
-            data_dir=configured.data_dir,
-            redis_url=configured.redis_url,
-            redis_prefix=configured.redis_prefix,
-            archive=configured.archive,
-        )
+        store = configured.open()
     except (ValueError, StoreError) as error:
         shown = without_password(uri)
         print(f"error:       {shown}: the store cannot be opened: {error}", file=sys.stderr)

@@ -48,7 +48,7 @@ NOT_STORED = "not kept by the store: --at answers from robots.txt alone"
 def open_store_of(scrapy_settings: Any, opts: Namespace) -> Any:
     """The store ``--store`` or ``ROBOTSTXT_STORE_URI`` names (``UsageError`` if none)."""
     from ...sites._store import NoStore, StoreError
-    from ...sites._store_uri import open_store, without_password
+    from ...sites._store_uri import without_password
     from ..settings._store_settings import StoreSettings
 
     try:
@@ -63,13 +63,7 @@ def open_store_of(scrapy_settings: Any, opts: Namespace) -> Any:
         )
     name = "--store" if opts.store else "ROBOTSTXT_STORE_URI"
     try:
-        return open_store(
-            uri,
-            data_dir=configured.data_dir,
-            redis_url=configured.redis_url,
-            redis_prefix=configured.redis_prefix,
-            read_only=True,  # a report never makes or changes a store
-        )
+        return configured.open(read_only=True)  # a report never makes or changes a store
     except ValueError as error:
         raise UsageError(str(error).replace("ROBOTSTXT_STORE_URI", name)) from None
     except NoStore as error:  # a read-only open makes none: "no store at PATH"

@@ -54,7 +54,7 @@ def store_copies(
     A store that fails is said in one WARNING, and gives none."""
     from ...sites._records import ReaderLimits, answer_of
     from ...sites._store import NoStore, StoreError
-    from ...sites._store_uri import open_store, without_password
+    from ...sites._store_uri import without_password
     from ..settings._store_settings import StoreSettings
     from ._command_store import close_quietly, stored_outcome
 
@@ -66,13 +66,7 @@ def store_copies(
     limits = ReaderLimits.of(settings)
     found: dict[str, StoreCopy] = {}
     try:
-        store = open_store(
-            configured.uri,
-            data_dir=configured.data_dir,
-            redis_url=configured.redis_url,
-            redis_prefix=configured.redis_prefix,
-            read_only=True,  # never made nor changed by a report
-        )
+        store = configured.open(read_only=True)  # never made nor changed by a report
     except NoStore:
         return {}
     except (StoreError, ValueError) as error:

@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import NotConfigured
 
-from ...sites._store_uri import is_redis_uri, needs_data_dir, without_password
+from ...sites._store_uri import is_redis_uri, needs_data_dir, open_store, without_password
 from ._setting_values import SettingError, read_delay_bound, read_number
 from ._settings import crawl_delay_on
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
+
+    from ...sites._store import RobotsStore
 
 __all__ = ["ClusterDelaySettings", "StoreSettings", "store_archive"]
 
@@ -69,6 +71,24 @@ class StoreSettings:
             lease_seconds=timeout + STORE_LEASE_MARGIN,
             redis_prefix=prefix,
             archive=archive,
+        )
+
+    def open(self, *, read_only: bool = False) -> RobotsStore:
+        """The store :attr:`uri` names (:func:`~scrapy_rfc9309.sites._store_uri.open_store`),
+        with the project's data directory, ``REDIS_URL`` and prefix: what the
+        crawl, ``prune``, ``--at`` / ``history`` and the command's look at the
+        store's copy each open. ``read_only``: a SQLite file is opened read-only
+        and never made, and nothing is pruned (the archive limit applies to a
+        store opened for writing). Raises as ``open_store`` does."""
+        if self.uri is None:
+            raise ValueError("no store: ROBOTSTXT_STORE_URI is not set")
+        return open_store(
+            self.uri,
+            data_dir=self.data_dir,
+            redis_url=self.redis_url,
+            redis_prefix=self.redis_prefix,
+            read_only=read_only,
+            archive=None if read_only else self.archive,
         )
 
 

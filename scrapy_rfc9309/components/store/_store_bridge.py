@@ -42,7 +42,7 @@ from ...sites._outcome import Kind, SiteOutcome
 from ...sites._records import ReaderLimits, answer_of
 from ...sites._records import usable_until as _usable_until
 from ...sites._store import FetchRecord, RobotsStore, StoreError
-from ...sites._store_uri import SETTING, BadStoreURI, open_store, without_password
+from ...sites._store_uri import SETTING, BadStoreURI, without_password
 from .._clock import Clock
 from ..settings._setting_values import SettingError
 from ..settings._store_settings import StoreSettings
@@ -108,13 +108,7 @@ def open_bridge(
     if store_settings.uri is None:
         return None
     try:
-        store = open_store(
-            store_settings.uri,
-            data_dir=store_settings.data_dir,
-            redis_url=store_settings.redis_url,
-            redis_prefix=store_settings.redis_prefix,
-            archive=store_settings.archive,
-        )
+        store = store_settings.open()
     except BadStoreURI as exc:  # its message names the setting
         raise SettingError(str(exc)) from None
     except (ValueError, StoreError) as exc:  # the system refused the name, or the store failed
