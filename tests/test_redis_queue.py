@@ -133,8 +133,8 @@ async def test_2_3_redis_down_as_a_robots_txt_settles_loses_no_request(
     the robots.txt is served (so the move of its waiting list fails), and Redis
     starts again with what it held (an append-only file) once the crawler has
     said so: one WARNING names the site and says its requests stay in Redis, no
-    'Unhandled error in Deferred', and every allowed page is fetched exactly
-    once, none disallowed."""
+    'Unhandled error in Deferred' and no CRITICAL line, and every allowed page
+    is fetched exactly once, none disallowed."""
     from twisted.internet import task
 
     # an append-only file kept at each write: what Redis held is there when it is back
@@ -176,6 +176,8 @@ async def test_2_3_redis_down_as_a_robots_txt_settles_loses_no_request(
         server.stop(kill=True)
     log = proc.log_text()
     assert "Unhandled error in Deferred" not in log
+    # the engine's calls of the queue while Redis is down: said, not CRITICAL tracebacks
+    assert "CRITICAL" not in log, log[log.index("CRITICAL") :][:2000]
     warnings = [line for line in log.splitlines() if "WARNING" in line and "stay in Redis" in line]
     assert len(warnings) == 1, warnings
     assert site.origin in warnings[0]
@@ -290,3 +292,90 @@ async def test_2_3_requests_popped_for_a_slow_robots_txt_go_to_redis_after_a_sec
     assert sorted(spider.fetched) == sorted(site.url(p) for p in PAGES[:4])
     assert time.monotonic() - started >= PARK_SECONDS
     assert client.zcard(f"{name}:requests") == 0
+
+
+def _queue_with_a_settled_site(server: RedisServer, name: str) -> tuple[Any, str]:
+    """A crawler's ``RobotsTxtRedisQueue`` on ``server`` (the add-on, scrapy-redis's
+    scheduler), and a site whose robots.txt is in force in its site service."""
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_rfc9309 import RobotsTxtMiddleware
+    from scrapy_rfc9309.components.crawl._redis_queue import RobotsTxtRedisQueue
+    from scrapy_rfc9309.parser._robotstxt import RobotsTxt
+    from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
+
+    crawler = get_crawler(Spider, scrapy_redis_settings(server, name))
+    crawler.spider = crawler._create_spider("q")
+    service = RobotsTxtMiddleware.from_crawler(crawler).service
+    site = "http://settled.test:80"  # a site is scheme, host and port
+    now = service.clock.monotonic()
+    outcome = SiteOutcome(Kind.PARSED, RobotsTxt.parse(ROBOTS), "HTTP 200", now + 3600)
+    service._table.start(site)  # as a fetch does: pending, then settled
+    service._table.settle(site, outcome.compact())
+    client = redis.Redis.from_url(server.url, socket_connect_timeout=1, socket_timeout=1)
+    return RobotsTxtRedisQueue(client, crawler.spider, f"{name}:requests"), site
+
+
+def test_2_3_redis_silent_the_queue_hands_out_nothing_and_says_so_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis stops answering: the queue's ``pop`` hands out nothing and its length
+    keeps the process open (scrapy-redis's own queue lets each failed call out of
+    the engine's timers as a CRITICAL traceback), with one WARNING for the
+    outage; once Redis is back, one INFO line, and the request that waited in
+    Redis is handed out."""
+    import logging
+
+    from scrapy import Request
+
+    durable = ("--appendonly", "yes", "--appendfsync", "always")
+    server = RedisServer(tmp_path / "redis", require_redis_server(), durable).start()
+    try:
+        queue, site = _queue_with_a_settled_site(server, f"q-{uuid.uuid4().hex[:8]}")
+        queue.push(Request(f"{site}/page", dont_filter=True))
+        server.stop()
+        with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.queue"):
+            assert queue.pop() is None
+            assert len(queue) >= 1  # what waits in Redis cannot be told: kept open
+            assert queue.pop() is None
+            server.start()
+            popped = queue.pop()
+        assert popped is not None and popped.url == f"{site}/page"
+        assert len(queue) == 0
+    finally:
+        server.stop(kill=True)
+    said = [(r.levelname, r.getMessage()) for r in caplog.records]
+    silent = [m for level, m in said if level == "WARNING" and "did not answer the queue" in m]
+    assert len(silent) == 1, said
+    assert "no request is handed out until it answers" in silent[0]
+    assert [m for level, m in said if level == "INFO" and "answers the queue again" in m]
+
+
+def test_2_3_a_request_popped_as_redis_stops_answering_is_kept_in_memory(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request popped whose site this process has not settled, with no room left
+    in memory, goes to its site's waiting list; when Redis fails right then, the
+    request is kept in memory (counted in the queue's length, tried again
+    later), never lost."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from scrapy import Request
+    from scrapy_redis.queue import PriorityQueue
+
+    from scrapy_rfc9309.components.crawl import _redis_queue
+
+    name = f"q-{uuid.uuid4().hex[:8]}"
+    queue, _ = _queue_with_a_settled_site(redis_server, name)
+    other = "http://unsettled.test"
+    PriorityQueue.push(queue, Request(f"{other}/page", dont_filter=True))  # as another process
+    monkeypatch.setattr(_redis_queue, "PARK_MAX", 0)  # no room in memory: to Redis
+
+    def silent(*args: Any, **kwargs: Any) -> None:
+        raise RedisConnectionError("Connection refused")
+
+    monkeypatch.setattr(queue, "_to_wait", silent)
+    assert queue.pop() is None
+    kept = [request.url for requests in queue._parked.values() for request in requests]
+    assert kept == [f"{other}/page"]
+    assert len(queue) == 1

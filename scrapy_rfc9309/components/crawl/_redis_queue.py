@@ -30,6 +30,13 @@ pages are not fetched before its robots.txt is known):
   goes to its site's waiting list, as above. Sending it back to Redis and
   popping it again would cost two round trips on the reactor thread.
 
+While Redis does not answer, ``pop`` hands out nothing and ``__len__`` tells
+the last length it had (at least one), so the engine asks again on its timers
+and the process stays open: one WARNING, then one INFO line once Redis
+answers (:class:`~._redis_silence.RedisSilence`), where scrapy-redis's own
+queue lets each failed call out as a CRITICAL traceback. A request popped
+just before Redis stopped answering is kept in memory, never lost.
+
 So a process holds in memory only what it is downloading and, briefly, a
 bounded number of requests popped while their site is being settled (a
 process that dies loses those, as it loses its downloads), and the queue's
@@ -52,6 +59,7 @@ from ...sites._sitetable import SiteState
 from .._clock import Clock
 from .._engine import wake_engine
 from ..sitefiles._service import site_service
+from ._redis_silence import RedisSilence
 
 __all__ = ["RobotsTxtRedisQueue"]
 
@@ -116,8 +124,6 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         self._waiting: set[str] = set()
         #: settled sites whose waiting list is to be moved (with the next pop), in order
         self._to_move: dict[str, None] = {}
-        #: of those, the sites whose move failed (Redis did not answer): logged once
-        self._unmoved: set[str] = set()
         self._move_timer: Any = None
         self._next_scan = 0.0
         self._wake: Any = None
@@ -133,6 +139,10 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             self._robots.register(self)
         #: the crawl's clock (the site service's): the claims' times and the timers
         self._clock = Clock() if self._robots is None else self._robots.clock
+        #: Redis not answering the pops and the lengths: said once, nothing handed out
+        self._silence = RedisSilence(self._clock)
+        #: the queue's length at the last answer (told while Redis is silent)
+        self._length = 0
 
     def _list_key(self, site: str) -> str:
         return f"{self.key}:waiting:{site}"
@@ -157,6 +167,17 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             return super().pop(timeout)
         if self._unparked:
             return self._unparked.popleft()
+        try:
+            request = self._pop_settled(robots, timeout)
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            self._silence.failed(exc, "handing out a request")
+            return None
+        self._silence.answered()
+        return request
+
+    def _pop_settled(self, robots: Any, timeout: int) -> Any:
+        """The next request whose site is settled here; those of sites settled
+        elsewhere wait in memory or go to their site's waiting list meanwhile."""
         for _ in range(DIVERT_BUDGET):
             request = self._pop_one(timeout)
             if request is None:
@@ -169,7 +190,11 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
                 return request
             # settled elsewhere: settled here first, in memory while it is quick
             if not self._park(site, request, state):
-                self._to_wait(site, [request], state)
+                try:
+                    self._to_wait(site, [request], state)
+                except (RedisConnectionError, RedisTimeoutError):
+                    self._keep(site, request)  # popped: never lost, tried again later
+                    raise
             if self._unparked:
                 return self._unparked.popleft()
         self._scan()
@@ -182,8 +207,15 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         pipe = self.server.pipeline(transaction=False)  # one round trip, not two
         pipe.zcard(self.key)
         pipe.zcard(self._index)
-        ready, waiting = pipe.execute()
-        return int(ready) + int(waiting) + held
+        try:
+            ready, waiting = pipe.execute()
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            self._silence.failed(exc, "counting its requests")
+            # what waits in Redis cannot be told: the process stays open
+            return max(self._length, 1) + held
+        self._silence.answered()
+        self._length = int(ready) + int(waiting)
+        return self._length + held
 
     def _pop_one(self, timeout: int) -> Any:
         """scrapy-redis's pop, with the moves of the settled sites' waiting lists
@@ -197,8 +229,8 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         try:
             moved, popped, _ = pipe.execute(raise_on_error=False)
         except (RedisConnectionError, RedisTimeoutError) as exc:
-            self._move_failed(sites, exc)
-            raise  # as scrapy-redis's own pop
+            self._silence.move_failed(sites, exc)
+            raise  # pop says it once and hands out nothing
         if isinstance(moved, Exception):  # the script failed (not Redis's silence)
             raise moved
         self._moved(sites, int(moved), popping=True)
@@ -232,7 +264,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             if timer is not None and timer.active():
                 timer.cancel()
         if site not in self._waiting:
-            self._unmoved.discard(site)
+            self._silence.unmoved.discard(site)
             return
         self._to_move[site] = None
         if self._move_timer is None or not self._move_timer.active():
@@ -251,7 +283,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             try:
                 moved = self.server.eval(_MOVE, 2 + len(sites), *self._move_keys(sites), *sites)
             except (RedisConnectionError, RedisTimeoutError) as exc:
-                self._move_failed(sites, exc)
+                self._silence.move_failed(sites, exc)
                 return
             self._moved(sites, int(moved))
             if not closing and self._to_move:  # the next batch after a reactor turn
@@ -262,7 +294,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         for site in sites:
             self._to_move.pop(site, None)
             self._waiting.discard(site)
-            self._unmoved.discard(site)
+            self._silence.unmoved.discard(site)
         logger.debug(
             "%s requests of %d sites back in the queue: their robots.txt is settled",
             moved,
@@ -270,20 +302,6 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         )
         if moved and not popping:  # moved on their own: the engine is asked to pop
             wake_engine(self.crawler)
-
-    def _move_failed(self, sites: list[str], exc: Exception) -> None:
-        """Redis did not answer the move of ``sites``' waiting lists: they stay in
-        Redis, the move tried again at the next pop (one WARNING per site)."""
-        first = [site for site in sites if site not in self._unmoved]
-        self._unmoved.update(sites)
-        logger.log(
-            logging.WARNING if first else logging.DEBUG,
-            "Redis did not answer while moving the waiting requests of %s into the "
-            "queue (%s): they stay in Redis, and are handed out once it answers "
-            "(tried again at the next pop)",
-            ", ".join(first or sites),
-            exc,
-        )
 
     def spider_closed(self) -> None:
         """With ``SCHEDULER_PERSIST``, the requests kept in memory go back to Redis
@@ -343,13 +361,17 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         if robots.site_state(site) is SiteState.READY:  # settled at once
             self._unparked.append(request)
             return True
+        self._keep(site, request)
+        return True
+
+    def _keep(self, site: str, request: Any) -> None:
+        """Keep ``request`` in memory until its site settles, or :data:`PARK_SECONDS`."""
         parked = self._parked.get(site)
         if parked is None:
             parked = self._parked[site] = []
             self._unpark_later(site)
         parked.append(request)
         self._parked_count += 1
-        return True
 
     def _unpark(self, site: str, *, closing: bool = False) -> None:
         """``site`` is not settled after :data:`PARK_SECONDS` (or the spider
