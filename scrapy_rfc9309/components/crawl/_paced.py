@@ -61,9 +61,6 @@ class PacedSites:
         self._asking: dict[str, Request] = {}
         #: requests whose turn Redis granted, with their sites: handed out first
         self._granted: deque[tuple[str, Request]] = deque()
-        #: the request :meth:`turn` is asking for, and it when granted at once
-        self._turn_request: Request | None = None
-        self._now_granted: Request | None = None
 
     def turn(self, site: str, request: Request) -> bool:
         """Whether ``request`` (its site settled) may go now. Otherwise it waits
@@ -83,16 +80,16 @@ class PacedSites:
         self._asking[site] = request
         self._robots.pin(site)  # waiting for Redis: its outcome is kept
         self.count += 1
-        self._turn_request = request
         self._pacer.wait(site).addCallbacks(
             self._answered,
             self._ask_failed,
             callbackArgs=(site, request),
             errbackArgs=(site, request),
         )
-        self._turn_request = None
-        if self._now_granted is request:  # answered at once (Redis not asked)
-            self._now_granted = None
+        if self._granted and self._granted[-1][1] is request:  # answered at once
+            self._granted.pop()  # (Redis not asked): it goes now, not at the next pop
+            self.count -= 1
+            self._robots.unpin(site)
             return True
         return False
 
@@ -118,11 +115,6 @@ class PacedSites:
             if line:  # the others wait for the next turn
                 self._arm(site, self._pacer.delay_for(site) or 0.0)
             self._pacer.ended_waiting(request)
-            if self._turn_request is request:  # still in turn(): handed out at once
-                self._now_granted = request
-                self.count -= 1
-                self._robots.unpin(site)
-                return
             self._granted.append((site, request))
             wake_engine(self._crawler)
             return
