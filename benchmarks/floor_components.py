@@ -47,30 +47,12 @@ class WrappingQueue:
     """A scheduler priority queue in front of Scrapy's, as the add-on's is."""
 
     @classmethod
-    def from_crawler(
-        cls,
-        crawler: Any,
-        downstream_queue_cls: Any,
-        key: str,
-        startprios: Iterable[int] = (),
-        *,
-        start_queue_cls: Any = None,
-    ) -> WrappingQueue:
-        return cls(crawler, downstream_queue_cls, key, startprios, start_queue_cls=start_queue_cls)
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> WrappingQueue:
+        return cls(crawler, *args, **kwargs)
 
-    def __init__(
-        self,
-        crawler: Any,
-        downstream_queue_cls: Any,
-        key: str,
-        startprios: Iterable[int] = (),
-        *,
-        start_queue_cls: Any = None,
-    ) -> None:
-        extra = {} if start_queue_cls is None else {"start_queue_cls": start_queue_cls}
-        self._ready = ScrapyPriorityQueue(
-            crawler, downstream_queue_cls, key, list(startprios), **extra
-        )
+    def __init__(self, crawler: Any, *args: Any, **kwargs: Any) -> None:
+        # Scrapy's queue, built with what Scrapy's scheduler passes this one
+        self._ready = ScrapyPriorityQueue(crawler, *args, **kwargs)
 
     def push(self, request: Any) -> None:
         self._ready.push(request)

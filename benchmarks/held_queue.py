@@ -14,7 +14,6 @@ as a plain page that every other request waits behind.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from typing import Any
 
 from scrapy.pqueues import ScrapyPriorityQueue
@@ -26,18 +25,8 @@ UNHELD = "unheld"
 
 
 class HeldQueue(ScrapyPriorityQueue):
-    def __init__(
-        self,
-        crawler: Any,
-        downstream_queue_cls: Any,
-        key: str,
-        startprios: Iterable[int] = (),
-        *,
-        start_queue_cls: Any = None,
-    ) -> None:
-        super().__init__(
-            crawler, downstream_queue_cls, key, startprios, start_queue_cls=start_queue_cls
-        )
+    def __init__(self, crawler: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(crawler, *args, **kwargs)  # as Scrapy's scheduler passes them
         from twisted.internet import reactor
 
         from scrapy_rfc9309.components._engine import wake_engine
