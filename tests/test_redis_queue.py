@@ -379,3 +379,31 @@ def test_2_3_a_request_popped_as_redis_stops_answering_is_kept_in_memory(
     kept = [request.url for requests in queue._parked.values() for request in requests]
     assert kept == [f"{other}/page"]
     assert len(queue) == 1
+
+
+def test_2_3_a_move_script_failing_in_redis_loses_no_popped_request(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The move of a settled site's waiting list fails inside Redis (a key of
+    another type under the list's name): the request popped in the same round
+    trip is handed out all the same, and one ERROR names the site (not again at
+    the next pops, which try the move again)."""
+    import logging
+
+    from scrapy import Request
+
+    name = f"q-{uuid.uuid4().hex[:8]}"
+    queue, site = _queue_with_a_settled_site(redis_server, name)
+    queue.push(Request(f"{site}/ready", dont_filter=True))
+    broken = "http://broken.test:80"
+    client = redis.Redis.from_url(redis_server.url)
+    client.set(f"{name}:requests:waiting:{broken}", "not a sorted set")
+    queue._waiting.add(broken)  # its requests were listed by this process
+    queue.site_released(broken)  # settled: its list is moved with the next pop
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.queue"):
+        popped = queue.pop()
+        assert queue.pop() is None
+    assert popped is not None and popped.url == f"{site}/ready"
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and broken in errors[0], errors
+    assert "CRITICAL" not in [r.levelname for r in caplog.records]

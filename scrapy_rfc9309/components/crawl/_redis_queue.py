@@ -52,6 +52,7 @@ from collections import deque
 from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError as RedisResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from scrapy_redis.queue import PriorityQueue
 
@@ -232,8 +233,9 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             self._silence.move_failed(sites, exc)
             raise  # pop says it once and hands out nothing
         if isinstance(moved, Exception):  # the script failed (not Redis's silence)
-            raise moved
-        self._moved(sites, int(moved), popping=True)
+            self._silence.move_refused(sites, moved)  # the request popped is handed out
+        else:
+            self._moved(sites, int(moved), popping=True)
         if isinstance(popped, Exception):
             raise popped
         return self._decode_request(popped[0]) if popped else None
@@ -284,6 +286,9 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
                 moved = self.server.eval(_MOVE, 2 + len(sites), *self._move_keys(sites), *sites)
             except (RedisConnectionError, RedisTimeoutError) as exc:
                 self._silence.move_failed(sites, exc)
+                return
+            except RedisResponseError as exc:  # the script failed: tried again at the next pop
+                self._silence.move_refused(sites, exc)
                 return
             self._moved(sites, int(moved))
             if not closing and self._to_move:  # the next batch after a reactor turn

@@ -7,7 +7,8 @@ Redis is down. :class:`~._redis_queue.RobotsTxtRedisQueue` instead hands out
 nothing while Redis is silent and says so once: one WARNING when Redis stops
 answering, DEBUG lines while it stays silent, one INFO line when it answers
 again, with how long it was silent. A settled site's waiting list that
-could not move into the queue is said once per site.
+could not move into the queue is said once per site: a WARNING when Redis did
+not answer, an ERROR when the move script failed in Redis.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class RedisSilence:
         self.since: float | None = None
         #: settled sites whose waiting list did not move (Redis silent): each said once
         self.unmoved: set[str] = set()
+        #: sites whose move script Redis refused (an error of the script): each said once
+        self.refused: set[str] = set()
 
     def failed(self, error: Exception, doing: str) -> None:
         """A call of the queue failed: a WARNING for the first of an outage."""
@@ -65,6 +68,21 @@ class RedisSilence:
             "Redis did not answer while moving the waiting requests of %s into the "
             "queue (%s): they stay in Redis, and are handed out once it answers "
             "(tried again at the next pop)",
+            ", ".join(first or sites),
+            error,
+        )
+
+    def move_refused(self, sites: list[str], error: Exception) -> None:
+        """Redis ran the move of ``sites``' waiting lists and the script failed
+        (a key of another type under the list's name: not Redis's silence, not
+        the sites' doing): one ERROR per site; the lists stay in Redis, the
+        move is tried again at the next pop."""
+        first = [site for site in sites if site not in self.refused]
+        self.refused.update(sites)
+        logger.log(
+            logging.ERROR if first else logging.DEBUG,
+            "The script moving the waiting requests of %s into the queue failed in "
+            "Redis (%s): they stay in Redis (tried again at the next pop)",
             ", ".join(first or sites),
             error,
         )
