@@ -211,8 +211,9 @@ async def test_2_3_requests_popped_before_their_site_is_settled_here_wait_in_mem
     """Another process settled a site (its robots.txt is in the Redis store) and
     its requests are in the shared queue: this process pops them before it has
     settled the site, keeps them in memory while it reads the site's copy from
-    the store, and hands them out then. None goes back to Redis (two round
-    trips each: to the site's waiting list and popped again): no ZADD at all.
+    the store (8, within the 16 it downloads at once), and hands them out then.
+    None goes back to Redis (two round trips each: to the site's waiting list
+    and popped again): no ZADD at all.
     Only disallowed pages are dropped; robots.txt is downloaded once."""
     from scrapy import Request
     from scrapy_redis.queue import PriorityQueue
@@ -227,6 +228,7 @@ async def test_2_3_requests_popped_before_their_site_is_settled_here_wait_in_mem
         "ROBOTSTXT_STORE_PREFIX": f"{name}-store:",
         "ROBOTSTXT_CRAWL_DELAY": False,  # no cluster pacer: its heartbeat is a ZADD
         "LOG_LEVEL": "INFO",
+        "CONCURRENT_REQUESTS": 16,  # room in memory for the 8 (see the test below)
     }
     first, _ = await crawl([site.url("/first")], settings)  # settles the site, stores it
     assert first.fetched == [site.url("/first")]
@@ -379,6 +381,7 @@ def test_2_3_a_request_popped_as_redis_stops_answering_is_kept_in_memory(
     kept = [request.url for requests in queue._parked.values() for request in requests]
     assert kept == [f"{other}/page"]
     assert len(queue) == 1
+    queue.spider_closed()  # its timers cancelled
 
 
 def test_2_3_a_move_script_failing_in_redis_loses_no_popped_request(
@@ -407,3 +410,34 @@ def test_2_3_a_move_script_failing_in_redis_loses_no_popped_request(
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1 and broken in errors[0], errors
     assert "CRITICAL" not in [r.levelname for r in caplog.records]
+
+
+def test_2_3_a_pop_keeps_no_more_shared_requests_in_memory_than_the_process_downloads(
+    redis_server: RedisServer,
+) -> None:
+    """Ten requests of a site another process settled are in the shared queue,
+    the site being settled in this process: a pop keeps in memory only as many
+    as this process downloads at once (``CONCURRENT_REQUESTS`` 2); the other
+    eight go to the site's waiting list in Redis, moved back into the shared
+    queue once the site is settled here, for any process to take. (A pop kept
+    all of them, so one process took a cluster's shared requests and the others
+    went idle.)"""
+    from scrapy import Request
+    from scrapy_redis.queue import PriorityQueue
+
+    name = f"q-{uuid.uuid4().hex[:8]}"
+    queue, _ = _queue_with_a_settled_site(redis_server, name)
+    other = "http://settled-elsewhere.test:80"
+    queue._robots._table.start(other)  # its robots.txt being read here (from the store)
+    for n in range(10):  # as another process that settled the site queues them
+        PriorityQueue.push(queue, Request(f"{other}/page/{n}", dont_filter=True))
+    client = redis.Redis.from_url(redis_server.url)
+    try:
+        assert queue.pop() is None
+        parked = [r for requests in queue._parked.values() for r in requests]
+        assert len(parked) == 2
+        assert client.zcard(f"{name}:requests:waiting:{other}") == 8
+        assert client.zcard(f"{name}:requests") == 0
+    finally:
+        queue.spider_closed()  # its timers cancelled; the two kept go back to Redis
+    assert client.zcard(f"{name}:requests:waiting:{other}") == 10

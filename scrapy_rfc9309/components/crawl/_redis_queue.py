@@ -25,16 +25,17 @@ pages are not fetched before its robots.txt is known):
 
 * a request popped from the queue whose site this process has not settled
   yet (another process settled it) waits in this process's memory while the
-  site is settled here (read from the store, or downloaded), at most
-  :data:`PARK_MAX` requests for at most :data:`PARK_SECONDS`; past either it
-  goes to its site's waiting list, as above. Sending it back to Redis and
+  site is settled here (read from the store, or downloaded), at most as many
+  requests as the process downloads at once (``CONCURRENT_REQUESTS``, at most
+  :data:`PARK_MAX`) for at most :data:`PARK_SECONDS`; past either it goes to
+  its site's waiting list, as above. Sending it back to Redis and
   popping it again would cost two round trips on the reactor thread.
 
 While Redis does not answer, ``pop`` hands out nothing and ``__len__`` tells
 the last length it had (at least one), so the engine asks again on its timers
 and the process stays open: one WARNING, then one INFO line once Redis
 answers (:class:`~._redis_silence.RedisSilence`), where scrapy-redis's own
-queue lets each failed call out as a CRITICAL traceback. A request popped
+queue lets each failed call out as a traceback. A request popped
 just before Redis stopped answering is kept in memory, never lost.
 
 So a process holds in memory only what it is downloading and, briefly, a
@@ -75,7 +76,8 @@ SCAN_SECONDS = 1.0
 DIVERT_BUDGET = 100
 #: Sites taken over in one look.
 SCAN_BATCH = 100
-#: Requests popped while their site is being settled here, kept in memory at most.
+#: Requests popped while their site is being settled here, kept in memory at most
+#: (and never more than the process's ``CONCURRENT_REQUESTS``).
 PARK_MAX = 256
 #: Seconds such a request waits in memory before it goes to its site's waiting list.
 PARK_SECONDS = 1.0
@@ -356,10 +358,14 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
 
     def _park(self, site: str, request: Any, state: SiteState) -> bool:
         """Keep ``request`` (popped, its site not settled here) in memory while its
-        site is settled, within :data:`PARK_MAX`; ``False``: no room."""
+        site is settled, within the process's ``CONCURRENT_REQUESTS`` (what it can
+        download at once; at most :data:`PARK_MAX`); ``False``: no room. So one
+        pop never takes a cluster's shared requests into one process's memory:
+        beyond that, they wait in their site's list in Redis, moved back into the
+        shared queue once the site is settled here."""
         robots = self._robots
         assert robots is not None
-        if self._parked_count >= PARK_MAX:
+        if self._parked_count >= min(PARK_MAX, robots.settings.park_max):
             return False
         if state is SiteState.UNKNOWN:
             robots.prefetch(site, request)  # a read from the store, or a download

@@ -1,10 +1,11 @@
 """``RedisSilence``: what the Redis queue says while Redis does not answer. Scrapy glue.
 
 scrapy-redis's own queue lets a Redis error out of ``pop`` and ``__len__``,
-which Scrapy's engine calls on its timers: each failed call is a CRITICAL
-``while handling timed call`` traceback, every few seconds for as long as
-Redis is down. :class:`~._redis_queue.RobotsTxtRedisQueue` instead hands out
-nothing while Redis is silent and says so once: one WARNING when Redis stops
+which Scrapy's engine calls on its timers: each failed call is a traceback
+(an ERROR under the asyncio reactor, a CRITICAL ``while handling timed
+call`` under the others), every few seconds for as long as Redis is down.
+:class:`~._redis_queue.RobotsTxtRedisQueue` instead hands out nothing while
+Redis is silent and says so once: one WARNING when Redis stops
 answering, DEBUG lines while it stays silent, one INFO line when it answers
 again, with how long it was silent. A settled site's waiting list that
 could not move into the queue is said once per site: a WARNING when Redis did

@@ -172,6 +172,10 @@ class RobotsTxtSettings:
     #: down, at least 1); the others are set aside until their site is settled. ``None``:
     #: no bound (``CONCURRENT_REQUESTS`` is 0, no limit).
     held_max: int | None = None
+    #: requests a process of a scrapy-redis cluster keeps in memory, popped while
+    #: their site is settled here: its ``CONCURRENT_REQUESTS`` (what it can
+    #: download at once), at most 256; the others wait in Redis for any process
+    park_max: int = 16
     #: The scheduler keeps its queue across runs (``JOBDIR`` set, or
     #: scrapy-redis's ``SCHEDULER_PERSIST`` true): requests waiting for a
     #: robots.txt when the spider closes are put back in the scheduler.
@@ -247,6 +251,7 @@ class RobotsTxtSettings:
             **_concurrency(settings),
             purposes=read_purposes(settings, warnings),
             held_max=_held_max(settings),
+            park_max=_park_max(settings),
             keeps_queue=_keeps_queue(settings),
             also_obey=read_also_obey(settings, warnings),
             meta_noai=read_bool(settings, "ROBOTS_META_NOAI"),
@@ -354,6 +359,16 @@ def _held_max(settings: BaseSettings) -> int | None:
     if concurrent <= 0:
         return None
     return max(1, int(share * concurrent + 1e-9))  # "above 0": at least one is held
+
+
+def _park_max(settings: BaseSettings) -> int:
+    """``park_max``: ``CONCURRENT_REQUESTS``, from 1 to 256 (16 when Scrapy's own
+    check of the setting will fail)."""
+    try:
+        concurrent = settings.getint("CONCURRENT_REQUESTS", 16)
+    except (TypeError, ValueError):
+        concurrent = 16  # Scrapy's own setting: Scrapy reports it
+    return min(256, max(1, concurrent))
 
 
 def _keeps_queue(settings: BaseSettings) -> bool:
