@@ -252,6 +252,31 @@ def test_outage_holds_a_paced_site_and_tries_redis_every_second(
     assert stats.get_value("robotstxt/cluster_delay/errors") == 3  # the call and 2 pings
 
 
+def test_an_outage_met_by_the_beat_is_told_over_with_no_paced_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Redis lost at a beat (the processes alive counted every 2 s), no paced
+    request asking: the beats ping it, and once it answers one INFO line says
+    so (it was said only when a paced request asked, so a crawl with no paced
+    site never heard Redis was back)."""
+    from scrapy_rfc9309.components.cluster._pacing_fallback import BEAT_SECONDS
+
+    fake = FakeClusterClock()
+    pacer, scheduler, _ = paced(fake)
+    fake.lost = True
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.store"):
+        scheduler.advance(BEAT_SECONDS)  # the beat fails: the outage starts
+        assert pacer.unreachable
+        fake.lost = False
+        scheduler.advance(BEAT_SECONDS)  # the next beat pings: Redis answers
+    assert not pacer.unreachable
+    said = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert [level for level, _ in said if level == "ERROR"] == ["ERROR"]
+    assert [m for level, m in said if level == "INFO" and "answers again" in m], said
+    scheduler.advance(BEAT_SECONDS)
+    assert fake.calls[-1] == ("beat",)  # beating again
+
+
 def test_cluster_delay_alone_is_held_too() -> None:
     """``ROBOTSTXT_CLUSTER_DELAY`` alone (no Crawl-delay, not
     ``ROBOTSTXT_CRAWL_DELAY``): while Redis is lost its sites are held as well
@@ -323,8 +348,9 @@ def test_after_an_outage_that_reached_the_slots_keeps_them_for_the_grace() -> No
     pacer, scheduler, _ = paced(fake)
     fake.lost = True
     assert fired(pacer.wait(SITE)) == HOLD_SECONDS
-    scheduler.advance(31.0)
+    scheduler.advance(31.0)  # a beat's ping fails at the end of it
     fake.lost = False
+    scheduler.advance(1.0)  # the next ping due
     fired(pacer.wait(SITE))  # the ping answers
     assert not pacer.unreachable
     granted = []

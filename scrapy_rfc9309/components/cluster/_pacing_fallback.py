@@ -162,7 +162,9 @@ class ClockFallback:
         clock = self._clock
         if clock is None:
             return
-        if not self.outage.lost:  # lost: the ping tries it
+        if self.outage.lost:  # tried by a ping, paced requests or none: told when back
+            self._try_again()
+        else:
             member = self._member
             beat = self._in_thread(lambda: clock.beat(member, BEAT_LIFETIME), "")
             beat.addCallbacks(self._beaten, self._beat_failed)
