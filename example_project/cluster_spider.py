@@ -47,6 +47,11 @@ class ClusterSpider(RedisSpider):
         "CONCURRENT_REQUESTS": 2,
         # each process ends after 10 s without work (the demo ends by itself)
         "MAX_IDLE_TIME_BEFORE_CLOSE": 10,
+        # without it, the first process to close clears the shared queue and
+        # duplicate filter (scrapy-redis) while the others crawl on, and they fetch
+        # pages again; with it the keys stay in Redis: delete cluster:* before
+        # running again on the same Redis
+        "SCHEDULER_PERSIST": True,
         "USER_AGENT": "ClusterDemoBot/1.0 (+https://example.com/bot)",
         "TELNETCONSOLE_ENABLED": False,
         "LOG_LEVEL": "INFO",
