@@ -119,7 +119,11 @@ def main() -> int:
     finally:
         server.close()
         shutil.rmtree(folder, ignore_errors=True)
-    print(f"(a) sampled: {args.sites} sites x {args.pages} pages, {args.rounds} rounds (medians)")
+    sampled = any(row["share"] is not None for runs in rows.values() for row in runs)
+    print(
+        f"(a) sampled: {args.sites} sites x {args.pages} pages, {args.rounds} rounds (medians)"
+        + ("" if sampled else "; py-spy not found: the crawls ran unsampled (pip install py-spy)")
+    )
     for mode in MODES:
         runs = rows[mode]
 
