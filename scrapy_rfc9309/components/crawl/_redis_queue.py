@@ -144,8 +144,6 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         self._clock = Clock() if self._robots is None else self._robots.clock
         #: Redis not answering the pops and the lengths: said once, nothing handed out
         self._silence = RedisSilence(self._clock)
-        #: the queue's length at the last answer (told while Redis is silent)
-        self._length = 0
 
     def _list_key(self, site: str) -> str:
         return f"{self.key}:waiting:{site}"
@@ -215,10 +213,10 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         except (RedisConnectionError, RedisTimeoutError) as exc:
             self._silence.failed(exc, "counting its requests")
             # what waits in Redis cannot be told: the process stays open
-            return max(self._length, 1) + held
+            return max(self._silence.length, 1) + held
         self._silence.answered()
-        self._length = int(ready) + int(waiting)
-        return self._length + held
+        self._silence.length = int(ready) + int(waiting)
+        return self._silence.length + held
 
     def _pop_one(self, timeout: int) -> Any:
         """scrapy-redis's pop, with the moves of the settled sites' waiting lists
@@ -358,11 +356,8 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
 
     def _park(self, site: str, request: Any, state: SiteState) -> bool:
         """Keep ``request`` (popped, its site not settled here) in memory while its
-        site is settled, within the process's ``CONCURRENT_REQUESTS`` (what it can
-        download at once; at most :data:`PARK_MAX`); ``False``: no room. So one
-        pop never takes a cluster's shared requests into one process's memory:
-        beyond that, they wait in their site's list in Redis, moved back into the
-        shared queue once the site is settled here."""
+        site is settled, within what the process downloads at once (so no pop
+        takes a cluster's shared requests into one process); ``False``: no room."""
         robots = self._robots
         assert robots is not None
         if self._parked_count >= min(PARK_MAX, robots.settings.park_max):

@@ -32,6 +32,8 @@ class RedisSilence:
         self._clock = clock
         #: when Redis stopped answering (the crawl's clock); ``None``: it answers
         self.since: float | None = None
+        #: the queue's length at Redis's last answer (told while it is silent)
+        self.length = 0
         #: settled sites whose waiting list did not move (Redis silent): each said once
         self.unmoved: set[str] = set()
         #: sites whose move script Redis refused (an error of the script): each said once
