@@ -174,7 +174,8 @@ class RobotsTxtSettings:
     held_max: int | None = None
     #: requests a process of a scrapy-redis cluster keeps in memory, popped while
     #: their site is settled here: its ``CONCURRENT_REQUESTS`` (what it can
-    #: download at once), at most 256; the others wait in Redis for any process
+    #: download at once; the queue's ``PARK_MAX`` bounds it); the others wait in
+    #: Redis for any process
     park_max: int = 16
     #: The scheduler keeps its queue across runs (``JOBDIR`` set, or
     #: scrapy-redis's ``SCHEDULER_PERSIST`` true): requests waiting for a
@@ -352,23 +353,26 @@ def _held_max(settings: BaseSettings) -> int | None:
     share = read_number(settings, "ROBOTSTXT_HELD_SHARE", DEFAULT_HELD_SHARE, integer=False)
     if not 0 < share <= 1:
         raise SettingError(f"ROBOTSTXT_HELD_SHARE must be above 0 and at most 1, got {share!r}")
-    try:
-        concurrent = settings.getint("CONCURRENT_REQUESTS", 16)
-    except (TypeError, ValueError):
-        return None  # Scrapy's own setting: Scrapy reports it
-    if concurrent <= 0:
+    concurrent = _concurrent_requests(settings)
+    if concurrent is None or concurrent <= 0:
         return None
     return max(1, int(share * concurrent + 1e-9))  # "above 0": at least one is held
 
 
 def _park_max(settings: BaseSettings) -> int:
-    """``park_max``: ``CONCURRENT_REQUESTS``, from 1 to 256 (16 when Scrapy's own
-    check of the setting will fail)."""
+    """``park_max``: ``CONCURRENT_REQUESTS``, at least 1 (16 when Scrapy's own
+    check of the setting will fail); the Redis queue bounds it further."""
+    concurrent = _concurrent_requests(settings)
+    return max(1, 16 if concurrent is None else concurrent)
+
+
+def _concurrent_requests(settings: BaseSettings) -> int | None:
+    """Scrapy's ``CONCURRENT_REQUESTS``; ``None`` when it is no integer (Scrapy
+    reports its own setting)."""
     try:
-        concurrent = settings.getint("CONCURRENT_REQUESTS", 16)
+        return settings.getint("CONCURRENT_REQUESTS", 16)
     except (TypeError, ValueError):
-        concurrent = 16  # Scrapy's own setting: Scrapy reports it
-    return min(256, max(1, concurrent))
+        return None
 
 
 def _keeps_queue(settings: BaseSettings) -> bool:
