@@ -266,7 +266,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
             if timer is not None and timer.active():
                 timer.cancel()
         if site not in self._waiting:
-            self._silence.unmoved.discard(site)
+            self._silence.moved(site)
             return
         self._to_move[site] = None
         if self._move_timer is None or not self._move_timer.active():
@@ -299,7 +299,7 @@ class RobotsTxtRedisQueue(PriorityQueue):  # type: ignore[misc,unused-ignore]
         for site in sites:
             self._to_move.pop(site, None)
             self._waiting.discard(site)
-            self._silence.unmoved.discard(site)
+            self._silence.moved(site)
         logger.debug(
             "%s requests of %d sites back in the queue: their robots.txt is settled",
             moved,

@@ -61,17 +61,20 @@ class RedisSilence:
         self.since = None
         logger.info("Redis answers the queue again (silent for %.1f s)", silent)
 
+    def moved(self, site: str) -> None:
+        """``site``'s waiting list moved (or it has none): a later failure is said again."""
+        self.unmoved.discard(site)
+
     def move_failed(self, sites: list[str], error: Exception) -> None:
         """Redis did not answer the move of ``sites``' waiting lists: they stay in
         Redis, the move tried again at the next pop (one WARNING per site)."""
-        first = [site for site in sites if site not in self.unmoved]
-        self.unmoved.update(sites)
-        logger.log(
-            logging.WARNING if first else logging.DEBUG,
+        _said_once(
+            self.unmoved,
+            sites,
+            logging.WARNING,
             "Redis did not answer while moving the waiting requests of %s into the "
             "queue (%s): they stay in Redis, and are handed out once it answers "
             "(tried again at the next pop)",
-            ", ".join(first or sites),
             error,
         )
 
@@ -80,12 +83,19 @@ class RedisSilence:
         (a key of another type under the list's name: not Redis's silence, not
         the sites' doing): one ERROR per site; the lists stay in Redis, the
         move is tried again at the next pop."""
-        first = [site for site in sites if site not in self.refused]
-        self.refused.update(sites)
-        logger.log(
-            logging.ERROR if first else logging.DEBUG,
+        _said_once(
+            self.refused,
+            sites,
+            logging.ERROR,
             "The script moving the waiting requests of %s into the queue failed in "
             "Redis (%s): they stay in Redis (tried again at the next pop)",
-            ", ".join(first or sites),
             error,
         )
+
+
+def _said_once(told: set[str], sites: list[str], level: int, text: str, error: Exception) -> None:
+    """``text`` (the sites, then the error) at ``level`` for the sites not ``told``
+    yet, at DEBUG when every one was; ``told`` then holds them all."""
+    first = [site for site in sites if site not in told]
+    told.update(sites)
+    logger.log(level if first else logging.DEBUG, text, ", ".join(first or sites), error)
