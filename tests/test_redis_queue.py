@@ -390,7 +390,8 @@ def test_2_3_a_move_script_failing_in_redis_loses_no_popped_request(
     """The move of a settled site's waiting list fails inside Redis (a key of
     another type under the list's name): the request popped in the same round
     trip is handed out all the same, and one ERROR names the site (not again at
-    the next pops, which try the move again)."""
+    the next pops, which try the move again). Once a move of the site succeeds,
+    a later failure of its move is an ERROR again."""
     import logging
 
     from scrapy import Request
@@ -410,6 +411,19 @@ def test_2_3_a_move_script_failing_in_redis_loses_no_popped_request(
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1 and broken in errors[0], errors
     assert "CRITICAL" not in [r.levelname for r in caplog.records]
+    # mended: the next pop's move succeeds; broken again later, said again
+    client.delete(f"{name}:requests:waiting:{broken}")
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="scrapy_rfc9309.queue"):
+        assert queue.pop() is None
+        assert broken not in queue._to_move
+        client.set(f"{name}:requests:waiting:{broken}", "not a sorted set")
+        queue._waiting.add(broken)
+        queue.site_released(broken)
+        assert queue.pop() is None
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and broken in errors[0], errors
+    queue.spider_closed()  # its timers cancelled
 
 
 def test_2_3_a_pop_keeps_no_more_shared_requests_in_memory_than_the_process_downloads(

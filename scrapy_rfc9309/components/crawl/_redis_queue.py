@@ -89,6 +89,11 @@ MOVE_BATCH = 256
 
 #: Move sites' waiting lists into the queue: ``KEYS`` queue, index, then the
 #: waiting list of each site of ``ARGV``, in order. Returns how many requests moved.
+#: Sent as text (``EVAL``), not by digest: ``EVALSHA`` inside the pop's
+#: ``MULTI`` can meet ``NOSCRIPT`` (a restarted or flushed Redis), and redis-py's
+#: cure asks ``SCRIPT EXISTS`` first, a round trip more on every such pop. A
+#: batch of up to MOVE_BATCH sites moves at most once per site settled, so the
+#: text's few hundred bytes cost no round trip.
 _MOVE = """
 local moved = 0
 for i, site in ipairs(ARGV) do

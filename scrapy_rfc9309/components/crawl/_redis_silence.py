@@ -64,6 +64,7 @@ class RedisSilence:
     def moved(self, site: str) -> None:
         """``site``'s waiting list moved (or it has none): a later failure is said again."""
         self.unmoved.discard(site)
+        self.refused.discard(site)
 
     def move_failed(self, sites: list[str], error: Exception) -> None:
         """Redis did not answer the move of ``sites``' waiting lists: they stay in
