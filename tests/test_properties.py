@@ -1186,6 +1186,31 @@ def test_2_2_4_crawl_delay_kept_by_a_cache_is_what_the_file_asks(
     assert [checked.crawl_delay(agent) for agent in agents] == expected
 
 
+def test_2_2_4_crawl_delay_after_a_check_is_read_without_grouping_the_body_again(
+    monkeypatch,
+) -> None:
+    """RFC 9309 2.2.4: the Crawl-delay of a file whose groups a check dropped
+    (each downloaded robots.txt, as the crawl settles it) is read from the
+    delays kept; the whole body is not grouped a second time."""
+    from scrapy_rfc9309.parser import _robotstxt
+    from scrapy_rfc9309.parser._steps import run_to_end
+
+    body = (
+        b"User-agent: *\nCrawl-delay: 2\nDisallow: /private\n\n"
+        b"User-agent: ExampleBot\nCrawl-delay: 5\nDisallow: /x\n\n"
+        b"User-agent: QuietBot\nDisallow: /y\n"
+    )
+    robots = run_to_end(RobotsTxt.parse_in_steps(body, agent="OtherBot"))
+
+    def no_second_grouping(*args: object) -> None:
+        raise AssertionError("the body was grouped again")
+
+    monkeypatch.setattr(_robotstxt, "group_all", no_second_grouping)
+    assert robots.crawl_delay("ExampleBot/1.0") == 5.0
+    assert robots.crawl_delay("OtherBot") == 2.0
+    assert robots.crawl_delay("QuietBot") is None  # a group of its own: no "*" fallback
+
+
 def test_2_2_4_usage_lines_after_a_check_are_read_without_grouping_the_body_again(
     monkeypatch,
 ) -> None:

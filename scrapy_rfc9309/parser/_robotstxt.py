@@ -335,8 +335,18 @@ class RobotsTxt(Verdicts):
         that apply the longest is used, so an agent never waits less than a line
         addressed to it asks (the linter says where merging changed the value).
         ``None`` when there is none.
+
+        Once a check has dropped the groups, read from :meth:`crawl_delays`
+        (kept before they went), as a cached copy reads it: the body is not
+        grouped again for each question.
         """
-        return _longest(self.groups_for(agent))
+        delays = self._delays
+        if delays is None or self._grouping is not None:
+            return _longest(self.groups_for(agent))
+        token = agent_token(agent)
+        if token in delays:
+            return delays[token]
+        return None if token in self._tokens else delays.get(WILDCARD_AGENT)
 
     def __repr__(self) -> str:
         counts = (len(self._groups().groups), len(self.sitemaps), len(self.warnings))
