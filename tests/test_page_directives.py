@@ -576,6 +576,38 @@ def test_scrapy_headers() -> None:
     assert page.directives == {"noindex", "nofollow"}
 
 
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"X-Robots-Tag": "noindex"},
+        {"x-robots-tag": ["noindex", "examplebot: nofollow"]},
+        {b"X-ROBOTS-TAG": b"nofollow"},
+        {"Robots-Tag": "*;noindex"},
+        {"robots-tag": ["examplebot;nofollow", "*;noarchive"]},
+        {"Content-Type": "text/html", "X-Robots-Tag": []},
+        {},
+    ],
+    ids=str,
+)
+def test_scrapy_headers_are_read_as_their_getlist_gives_them(given: dict[Any, Any]) -> None:
+    """Scrapy's ``Headers`` are read from the dictionary's own entries (their
+    layout, checked here on every Scrapy version the matrix runs): every name
+    gives what ``Headers.getlist`` gives; a mapping that keeps its names
+    otherwise is read through its ``getlist``."""
+    from scrapy.http import Headers
+
+    from scrapy_rfc9309.parser._page_directives import header_values
+
+    class LowerCased(Headers):  # keeps its names another way
+        def normkey(self, key: str | bytes) -> bytes:
+            return self._tobytes(key.lower())
+
+    for headers in (Headers(given), LowerCased(given)):
+        for name in ("X-Robots-Tag", "Robots-Tag", "Content-Type"):
+            expected = [value.decode("latin-1") for value in headers.getlist(name)]
+            assert header_values(headers, name) == expected, (type(headers), name)
+
+
 # -- character references in attribute values (HTML decodes them) -------------------
 
 

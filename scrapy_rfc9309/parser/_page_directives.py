@@ -57,7 +57,12 @@ def header_values(headers: Any, name: str, truncated: set[str] | None = None) ->
     """
     found: list[str] = []
     getlist = getattr(headers, "getlist", None)
-    if getlist is not None:  # Scrapy's Headers: case-insensitive already
+    if getlist is not None and _keys_title_cased(headers):
+        # Scrapy's Headers: a dict of title-cased names to lists of values;
+        # read from its own entry (``getlist`` raises and catches KeyError
+        # for each header absent, as most of these are)
+        values = dict.get(headers, _title_key(name)) or []
+    elif getlist is not None:  # another case-insensitive mapping
         values = getlist(name)
     else:
         wanted = name.lower()
@@ -82,6 +87,41 @@ def header_values(headers: Any, name: str, truncated: set[str] | None = None) ->
             raw = raw[: max(comma, 0)]
         found.append(raw.decode("latin-1") if isinstance(raw, bytes) else str(raw))
     return found
+
+
+#: For each type of headers mapping with ``getlist``: whether it is a ``dict``
+#: that keeps each name as its title-cased bytes (Scrapy's ``Headers``).
+_TITLE_CASED: dict[type, bool] = {}
+
+
+def _keys_title_cased(headers: Any) -> bool:
+    kind = type(headers)
+    known = _TITLE_CASED.get(kind)
+    if known is None:
+        normkey = getattr(headers, "normkey", None)
+        try:
+            known = (
+                isinstance(headers, dict)
+                and normkey is not None
+                and normkey("x-robots-TAG") == b"X-Robots-Tag"
+            )
+        except Exception:  # an unusual mapping: read through getlist
+            known = False
+        _TITLE_CASED[kind] = known
+    return known
+
+
+_TITLE_KEYS: dict[str, bytes] = {}
+
+
+def _title_key(name: str) -> bytes:
+    """``X-Robots-Tag`` as Scrapy's ``Headers`` keep it (``str.title``, in bytes)."""
+    key = _TITLE_KEYS.get(name)
+    if key is None:
+        key = name.title().encode("latin-1")
+        if len(_TITLE_KEYS) < 64:  # the few names read here
+            _TITLE_KEYS[name] = key
+    return key
 
 
 def _read_header(value: str, agents: frozenset[str], collector: Collector) -> None:
