@@ -1184,6 +1184,13 @@ def test_2_2_4_crawl_delay_kept_by_a_cache_is_what_the_file_asks(
     checked.allowed(url="/a", agent=agents[0])
     assert [CompactRobots(checked).crawl_delay(agent) for agent in agents] == expected
     assert [checked.crawl_delay(agent) for agent in agents] == expected
+    # a file that asks no agent a Crawl-delay says so without a look-up per agent
+    asks = fresh.has_crawl_delay()
+    assert checked.has_crawl_delay() is asks and CompactRobots(checked).has_crawl_delay() is asks
+    if any(delay is not None for delay in expected):
+        assert asks
+    if not asks:
+        assert all(fresh.crawl_delay(agent) is None for agent in ("ExampleBot", "Other", "*"))
 
 
 def test_2_2_4_crawl_delay_after_a_check_is_read_without_grouping_the_body_again(

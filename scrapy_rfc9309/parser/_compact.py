@@ -63,6 +63,9 @@ class CompactRobots(Verdicts):
             return delays[token]
         return None if token in self._tokens else delays.get(WILDCARD_AGENT)
 
+    def has_crawl_delay(self) -> bool:
+        return self._delays is not None
+
     def _body(self) -> bytes:
         return zlib.decompress(self._compressed)
 

@@ -326,6 +326,9 @@ class RobotsTxt(Verdicts):
             self._delays = delays
         return delays
 
+    def has_crawl_delay(self) -> bool:
+        return bool(self.crawl_delays())
+
     def crawl_delay(self, agent: str) -> float | None:
         """The longest valid ``Crawl-delay`` of ``agent``'s groups, in seconds.
 

@@ -112,6 +112,11 @@ class Verdicts:
         """The ``Crawl-delay`` that applies to ``agent``, in seconds; ``None`` if none."""
         raise NotImplementedError
 
+    def has_crawl_delay(self) -> bool:
+        """Whether any group has a valid ``Crawl-delay`` (most files: none, and
+        no agent's needs looking up)."""
+        raise NotImplementedError
+
     def _remember(self, agent: str, matcher: AgentMatcher) -> None:
         """Remember the matcher of up to :data:`AGENT_CACHE_SIZE` agent
         strings, so a whole User-Agent value is reduced once."""

@@ -215,6 +215,11 @@ class SiteOutcome:
         robots = self.robots
         return None if robots is None else robots.crawl_delay(agent)
 
+    def has_crawl_delay(self) -> bool:
+        """Whether the file asks a Crawl-delay of any agent."""
+        robots = self.robots
+        return robots is not None and robots.has_crawl_delay()
+
     def decide(self, url: str, token: str, site: str, also: tuple[str, ...] = ()) -> Decision:
         """Allowed or not, with the reason a user reads in logs and exceptions.
 

@@ -297,8 +297,10 @@ class SiteService:
         if not self.settings.crawl_delay:
             return False
         outcome = self._table.stale(site)
+        if outcome is None or not outcome.has_crawl_delay():  # most files: no token looked up
+            return False
         tokens = (self.decisions.token(request), *self.settings.also_obey)
-        return outcome is not None and asked_crawl_delay(outcome, tokens) is not None
+        return asked_crawl_delay(outcome, tokens) is not None
 
     def mark_released(self, site: str, request: Request) -> None:
         """``request`` waited for ``site``'s fetch, now settled: it is decided by
