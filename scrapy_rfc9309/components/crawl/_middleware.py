@@ -62,6 +62,9 @@ class RobotsTxtMiddleware:
         self.settings = service.settings
         self.crawler = crawler
         self.stats = service.stats
+        #: the stats' ``inc_value``, looked up once (Scrapy's StatsCollector
+        #: wraps each attribute it is asked for)
+        self._count = self.stats.inc_value
         self._report = service.report
         self._aside = service.set_aside
         #: requests waiting here on a robots.txt or tdmrep.json
@@ -158,7 +161,7 @@ class RobotsTxtMiddleware:
             record.decided(decision, site, request, decision.tdmrep)
         usage = decision.usage
         if decision.fetch:
-            self.stats.inc_value("robotstxt/allowed")
+            self._count("robotstxt/allowed")
             if usage is not None:  # ROBOTSTXT_PURPOSES: the page's signals join them
                 request.meta[USAGE_META_KEY] = usage[1].usage
                 request.meta[USAGE_SOURCES_META_KEY] = usage[0]

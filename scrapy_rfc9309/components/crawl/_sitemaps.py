@@ -139,11 +139,12 @@ def answer_from_copy(
 
 def _reads_sitemaps(request: Request, spider: Any) -> bool:
     """Whether ``request`` is a ``SitemapSpider``'s, for its sitemap callback."""
+    if not isinstance(spider, SitemapSpider):  # most spiders: asked first
+        return False
     callback = request.callback
     return (
         getattr(callback, "__name__", None) == _SITEMAP_CALLBACK
         and getattr(callback, "__self__", None) is spider
-        and isinstance(spider, SitemapSpider)
     )
 
 

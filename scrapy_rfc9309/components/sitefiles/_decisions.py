@@ -69,13 +69,20 @@ class RequestDecisions:
         taken (the middleware's, the last)."""
         token = self.token(request)
         rules = self.tdmrep_rules(site)
-        made = self._decided.get(request) if keep else self._decided.pop(request, None)
+        made = self._kept(request, keep)
         if made is not None and made[0] is outcome and made[1] == token and made[2] is rules:
             return made[3]
         decision = decide_request(outcome, request.url, site, token, self.policy, rules)
         if keep and decision.cause != PENDING:
             self._decided[request] = (outcome, token, rules, decision)
         return decision
+
+    def _kept(self, request: Request, keep: bool) -> _Made | None:
+        """The decision kept for ``request`` at its pop (taken unless ``keep``)."""
+        decided = self._decided
+        if not decided:  # nothing kept (no paced site): no weak reference made
+            return None
+        return decided.get(request) if keep else decided.pop(request, None)
 
     def tdmrep_rules(self, site: str) -> TdmRep | TdmRepUnread | None:
         """The site's tdmrep.json rules in force for the decision: ``None`` when no
