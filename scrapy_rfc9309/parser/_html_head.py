@@ -89,6 +89,8 @@ _BOMS = (
     (b"\xff\xfe", "utf-16"),
     (b"\xfe\xff", "utf-16"),
 )
+#: Every byte order mark, UTF-8's too: most bodies start with none, told in one test.
+_ANY_BOM = (b"\xef\xbb\xbf", *(bom for bom, _ in _BOMS))
 #: Declared charsets that are not ASCII-compatible, and the codec read without a BOM
 #: (the WHATWG Encoding Standard reads the "utf-16" label as little-endian).
 _WIDE_CHARSETS = {
@@ -108,10 +110,13 @@ def ascii_compatible_head(body: bytes, content_type: str | None) -> bytes:
     tags are then found as in any other page. Other bodies are returned as they
     are (ASCII-compatible encodings need no decoding to find the tags)."""
     head = body[:MAX_HEAD_BYTES]
-    if head.startswith(b"\xef\xbb\xbf"):
-        return head  # a UTF-8 byte order mark wins over the declared charset
-    codec = next((name for bom, name in _BOMS if head.startswith(bom)), None)
-    if codec is None and content_type:
+    if head.startswith(_ANY_BOM):
+        if head.startswith(b"\xef\xbb\xbf"):
+            return head  # a UTF-8 byte order mark wins over the declared charset
+        codec = next((name for bom, name in _BOMS if head.startswith(bom)), None)
+    else:
+        codec = None
+    if codec is None and content_type and "=" in content_type:  # "charset=" needs one
         declared = _CHARSET.search(content_type)
         if declared is not None:
             codec = _WIDE_CHARSETS.get(declared.group(1).lower())
