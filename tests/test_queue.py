@@ -775,3 +775,35 @@ async def test_2_4_a_bounded_cache_fetches_each_robots_txt_once_while_its_reques
     assert sorted(spider.fetched) == sorted(urls)  # every allowed page
     assert [site.count("/robots.txt") for site in many] == [1] * 60
     assert stats["robotstxt/request_count"] == 60
+
+
+def test_2_3_a_site_released_before_the_engine_is_made_hands_out_its_requests() -> None:
+    """RFC 9309 2.3: requests held for their site's robots.txt are handed out once
+    it is settled, even when it settles before Scrapy has made the engine
+    (Scrapy 2.19 raises on ``crawler.engine`` until then; the wake-up that asks
+    the engine to pop again is then nothing to do)."""
+    from scrapy.squeues import FifoMemoryQueue
+
+    from scrapy_rfc9309 import RobotsTxtMiddleware
+    from scrapy_rfc9309.components._engine import downloader_of, engine_is_closing, wake_engine
+    from scrapy_rfc9309.components.crawl._queue import RobotsTxtPriorityQueue
+    from scrapy_rfc9309.parser._robotstxt import RobotsTxt
+    from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
+
+    crawler = get_crawler(Spider, {**BASE_SETTINGS, "ADDONS": {"scrapy_rfc9309.Addon": 100}})
+    crawler.spider = crawler._create_spider("early")
+    service = RobotsTxtMiddleware.from_crawler(crawler).service
+    queue = RobotsTxtPriorityQueue.from_crawler(crawler, FifoMemoryQueue, "")
+    site = "http://early.test:80"
+    service._table.start(site)  # its robots.txt in flight
+    queue.push(Request(f"{site}/page", dont_filter=True))
+    assert queue.pop() is None  # held for its robots.txt
+    now = service.clock.monotonic()
+    outcome = SiteOutcome(Kind.PARSED, RobotsTxt.parse(b"User-agent: *\n"), "HTTP 200", now + 60)
+    service._table.settle(site, outcome.compact())
+    service.release(site)
+    popped = queue.pop()
+    assert popped is not None and popped.url == f"{site}/page"
+    wake_engine(crawler)  # no engine yet: nothing to wake, nothing raised
+    assert downloader_of(crawler) is None
+    assert engine_is_closing(crawler)  # no engine running

@@ -27,6 +27,7 @@ __all__ = [
     "add_to_total_concurrency",
     "downloader_of",
     "engine_is_closing",
+    "engine_of",
     "file_slot",
     "file_slot_key",
     "in_downloader",
@@ -86,7 +87,7 @@ def file_slot(crawler: Any, name: FileName, site: str) -> Iterator[str]:
 def release_file_slot(crawler: Any, key: str) -> None:
     """Forget a robots.txt or tdmrep.json download slot once idle (Scrapy would
     keep it for about a minute): slots never outnumber the downloads in flight."""
-    downloader: Any = getattr(getattr(crawler, "engine", None), "downloader", None)
+    downloader: Any = downloader_of(crawler)
     slots = getattr(downloader, "slots", None)
     if not isinstance(slots, dict):
         return
@@ -106,8 +107,7 @@ def wake_engine(crawler: Any) -> None:
     settle a few reactor turns after its robots.txt download ended (parsing
     runs in slices), and its requests are then ready in the scheduler.
     """
-    engine = getattr(crawler, "engine", None)
-    slot = getattr(engine, "_slot", None)
+    slot = getattr(engine_of(crawler), "_slot", None)
     schedule = getattr(getattr(slot, "nextcall", None), "schedule", None)
     if schedule is not None:
         schedule()
@@ -126,7 +126,7 @@ def robots_download(crawler: Any) -> Iterator[None]:
     total concurrency is raised by one for the time of the download instead;
     ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` bounds how many run at once.
     """
-    downloader: Any = getattr(getattr(crawler, "engine", None), "downloader", None)
+    downloader: Any = downloader_of(crawler)
     total = getattr(downloader, "total_concurrency", None)
     if not isinstance(total, int) or total <= 0:  # 0: no limit
         yield
@@ -142,7 +142,7 @@ def add_to_total_concurrency(crawler: Any, delta: int) -> bool:
     """Add ``delta`` to the downloader's total concurrency (``CONCURRENT_REQUESTS``
     as Scrapy's downloader applies it); ``False``: nothing done (no limit, or
     no such attribute)."""
-    downloader: Any = getattr(getattr(crawler, "engine", None), "downloader", None)
+    downloader: Any = downloader_of(crawler)
     total = getattr(downloader, "total_concurrency", None)
     if not isinstance(total, int) or total <= 0:  # 0: no limit
         return False
@@ -158,20 +158,25 @@ def engine_is_closing(crawler: Any) -> bool:
     would hold the close. ``engine._slot.closing`` is what Scrapy's own engine
     status report reads; if it is missing the engine is treated as open.
     """
-    engine = crawler.engine
+    engine = engine_of(crawler)
     if engine is None or not engine.running:
         return True
     slot = getattr(engine, "_slot", None)
     return slot is not None and getattr(slot, "closing", None) is not None
 
 
-def downloader_of(crawler: Any) -> Any:
-    """The crawl's downloader, ``None`` before the engine is made."""
+def engine_of(crawler: Any) -> Any:
+    """The crawl's engine, ``None`` before it is made (Scrapy 2.13 holds
+    ``None`` until then; 2.19 raises ``RuntimeError`` when it is read)."""
     try:
-        engine = crawler.engine
+        return getattr(crawler, "engine", None)
     except RuntimeError:  # Scrapy 2.19: not set yet
         return None
-    return getattr(engine, "downloader", None)
+
+
+def downloader_of(crawler: Any) -> Any:
+    """The crawl's downloader, ``None`` before the engine is made."""
+    return getattr(engine_of(crawler), "downloader", None)
 
 
 class _PageSlot(NamedTuple):

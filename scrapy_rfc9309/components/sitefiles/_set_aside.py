@@ -19,7 +19,7 @@ from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
 
 from ...sites._site import robots_url
-from .._engine import engine_is_closing
+from .._engine import engine_is_closing, engine_of
 from ..settings._settings import set_aside_max
 from ._site_files import count_dropped_at_close
 
@@ -262,7 +262,7 @@ class SetAside:
         if aside is None:
             aside, self._aside = self._aside, {}
             self._aside_count = 0
-        if self.settings.keeps_queue and not self.closed and self.crawler.engine is not None:
+        if self.settings.keeps_queue and not self.closed and engine_of(self.crawler) is not None:
             self._aside.update(aside)
             self._aside_count += sum(len(copies) for copies in aside.values())
             if self.requeue_at_close(held=False):
