@@ -14,8 +14,17 @@ middleware, the path a crawl takes. Microseconds per request for each
 step, the median of rounds (GC on), and their sum: the add-on's own work per
 page that (a) measures as a share of a crawl.
 
+With ``--pending``, every request waits for its site's robots.txt, as in
+(a), where each site's pages are scheduled before its robots.txt answers:
+each round puts every site's fetch in flight, pushes every request (held by
+the queue), settles each site and releases its requests (``settle``: the
+site service's ``release``, per request), then pops them. Each request's
+``request_left_downloader`` is sent as Scrapy's downloader sends it (``left
+downloader``: Scrapy's dispatch, and the queue's receiver while a settled
+site's backlog is let go a few requests at a time).
+
 Usage: ``python benchmarks/request_path.py [--sites N] [--pages N] [--rounds N]
-[--profile FILE]``. Nothing leaves the process.
+[--profile FILE] [--pending]``. Nothing leaves the process.
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 from crawl import PAGE, bench_path, pick_robots  # noqa: E402
 
 AGENT = "Scrapy/2.19 (+https://scrapy.org)"
-STEPS = ("push", "pop", "middleware", "page directives")
+STEPS = ("push", "settle", "pop", "middleware", "page directives", "left downloader")
 
 
 def build(sites: int) -> tuple[Any, Any, Any, list[str]]:
@@ -82,12 +91,14 @@ def one_round(
     sites: list[str],
     pages: int,
     skip: frozenset[str] = frozenset(),
+    pending: bool = False,
 ) -> list[float]:
     """Seconds per request of each step over ``pages`` x ``len(sites)`` requests.
     ``skip``: steps left out (``queue``, ``middleware``, ``page directives``), the
     requests and responses still made: an instruction count of a step is the
-    difference between the runs with and without it."""
-    from scrapy import Request
+    difference between the runs with and without it. ``pending``: every
+    request pushed while its site's robots.txt is in flight (see ``--pending``)."""
+    from scrapy import Request, signals
     from scrapy.http import HtmlResponse
 
     requests = [
@@ -97,13 +108,30 @@ def one_round(
     ]
     spent = [0.0] * len(STEPS)
     clock = time.perf_counter
+    held = pending and "queue" not in skip
+    if held:  # every site's fetch in flight, its requests pushed and held
+        service = middleware.service
+        now = service.clock.monotonic()
+        outcomes = {site: service._table.fresh(site, now) for site in sites}
+        for site in sites:
+            service._table.start(site)
+        started = clock()
+        for request in requests:
+            queue.push(request)
+        spent[0] = clock() - started
+        started = clock()
+        for site in sites:  # as a fetch settles: in force, its requests released
+            service._table.settle(site, outcomes[site])
+            service.release(site)
+        spent[1] = clock() - started
     for request in requests:
         started = clock()
-        if "queue" not in skip:
+        if "queue" not in skip and not held:
             queue.push(request)
         pushed = clock()
         if "queue" not in skip:
             request = queue.pop()
+            assert request is not None
         popped = clock()
         if "middleware" not in skip:
             coroutine = middleware.process_request(request)
@@ -121,10 +149,17 @@ def one_round(
         if "page directives" not in skip:
             meta.process_spider_input(response)
         read = clock()
+        middleware.crawler.signals.send_catch_log(
+            signal=signals.request_left_downloader,
+            request=request,
+            spider=middleware.crawler.spider,
+        )
+        left = clock()
         spent[0] += pushed - started
-        spent[1] += popped - pushed
-        spent[2] += passed - popped
-        spent[3] += read - read_from
+        spent[2] += popped - pushed
+        spent[3] += passed - popped
+        spent[4] += read - read_from
+        spent[5] += left - read
     return [total / len(requests) for total in spent]
 
 
@@ -141,18 +176,23 @@ def main() -> int:
         choices=["queue", "middleware", "page directives"],
         help="steps left out (the requests and responses still made)",
     )
+    parser.add_argument(
+        "--pending",
+        action="store_true",
+        help="every request pushed while its site's robots.txt is in flight, as in (a)",
+    )
     args = parser.parse_args()
     gc.enable()
     queue, middleware, meta, sites = build(args.sites)
-    one_round(queue, middleware, meta, sites, 2)  # warm
+    one_round(queue, middleware, meta, sites, 2, pending=args.pending)  # warm
     if args.profile:
         import cProfile
 
         profile = cProfile.Profile()
-        profile.runcall(one_round, queue, middleware, meta, sites, args.pages)
+        profile.runcall(one_round, queue, middleware, meta, sites, args.pages, pending=args.pending)
         profile.dump_stats(args.profile)
     rounds = [
-        one_round(queue, middleware, meta, sites, args.pages, frozenset(args.skip))
+        one_round(queue, middleware, meta, sites, args.pages, frozenset(args.skip), args.pending)
         for _ in range(args.rounds)
     ]
     print(f"python {sys.version.split()[0]}; {args.sites} sites x {args.pages} pages")
