@@ -335,10 +335,12 @@ class RobotsTxtPriorityQueue:
         change = manager.connect if self._listening else manager.disconnect
         change(self._came_back, signal=signals.request_left_downloader)
 
-    def _came_back(self, request: Request) -> None:
+    def _came_back(self, request: Request, **_signal: Any) -> None:
         """A request left the downloader: the next of its site's backlog takes
         its place (the engine asks for it next). One that never reached it (a
-        downloader middleware dropped or answered it) is found by ``check``."""
+        downloader middleware dropped or answered it) is found by ``check``.
+        ``**_signal`` takes the signal's other arguments as they come (a
+        receiver without it has them filtered for it on every request)."""
         if self._backlogs:
             self._push_ready(self._backlogs.came_back(request))
 
