@@ -274,9 +274,10 @@ class SiteService:
         the one that released it (:meth:`mark_released`) even if expired since;
         ``None``: it must wait for a fetch."""
         outcome = self.fresh(site)
-        released = self._released.outcome(site, request)
+        if outcome is None:  # a fresh one decides; its release is not looked at
+            outcome = self._released.outcome(site, request)
         request.meta.pop(META_RELEASED, None)
-        return released if outcome is None else outcome
+        return outcome
 
     def refused_now(self, site: str, request: Request) -> bool:
         """Whether ``request``, its site ``READY``, is known now to be dropped
