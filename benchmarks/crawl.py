@@ -144,7 +144,12 @@ except ImportError:  # pragma: no cover - only the driver runs without Scrapy
 
 
 def corpus_files() -> list[Path]:
-    return sorted(p for p in CORPUS.glob("*/*.txt") if p.parent.name != "urls")
+    """The corpus's robots.txt files; the script stops, saying where it looked,
+    when there are none (every benchmark reading them needs some)."""
+    files = sorted(p for p in CORPUS.glob("*/*.txt") if p.parent.name != "urls")
+    if not files:
+        raise SystemExit(f"corpus not found at {CORPUS}; set ROBOTSTXT_CORPUS")
+    return files
 
 
 def bench_path(page: int) -> str:

@@ -22,8 +22,8 @@ With ``--native``, py-spy also reads the C stack (``py-spy record
 --native``, which pauses the crawl at each sample: its pages per second are
 then not the figures, its shares are). A sample in CPython's garbage
 collector (``gc_collect_main``) is then told apart: a collection runs in
-whatever frame allocated last, so a handler's frames can hold a 60 ms full
-collection of the whole crawl's objects by chance. Each handler's share is
+whatever frame allocated last, so a handler's frames can hold a full
+collection of the whole crawl's objects (tens of milliseconds) by chance. Each handler's share is
 then its own work with garbage collection left out too. Ours is also
 split by role: the page directives (``components/pages``) and the
 robots.txt handling (everything else: queue, middleware, fetches).
@@ -197,7 +197,7 @@ def main() -> int:
                 f", {share('share'):.1%} of samples in its frames, {share('own'):.1%} its own work"
             )
             if args.native:
-                sampled += f" (GC {share('gc'):.1%} of all samples)"
+                sampled += f" (GC {share('gc'):.1%} of the loop's samples)"
             if mode == "ours":
                 sampled += (
                     f"; page directives {share('pages'):.1%}, "
