@@ -176,7 +176,7 @@ def main() -> int:
         shutil.rmtree(folder, ignore_errors=True)
     sampled = any(row["shares"] is not None for runs in rows.values() for row in runs)
     print(
-        f"(a) sampled: {args.sites} sites x {args.pages} pages, {args.rounds} rounds (medians)"
+        f"(a) sampled: {args.sites} sites x {args.pages} pages, {args.rounds} round(s) (medians)"
         + (", the C stack read (--native)" if args.native else "")
         + ("" if sampled else "; py-spy not found: the crawls ran unsampled (pip install py-spy)")
     )

@@ -1,5 +1,4 @@
-"""Per-request path benchmark: what the add-on's components cost each request,
-measured without the network, in one run.
+"""What the add-on's components cost each request, without the network.
 
 A real crawler with the add-on (``get_crawler``; its engine not started) and
 its components built as Scrapy builds them: the scheduler queue
@@ -24,7 +23,7 @@ downloader``: Scrapy's dispatch, and the queue's receiver while a settled
 site's backlog is let go a few requests at a time).
 
 Usage: ``python benchmarks/request_path.py [--sites N] [--pages N] [--rounds N]
-[--profile FILE] [--pending]``. Nothing leaves the process.
+[--profile FILE] [--pending] [--skip STEP ...]``. Nothing leaves the process.
 """
 
 from __future__ import annotations
@@ -195,13 +194,16 @@ def main() -> int:
         one_round(queue, middleware, meta, sites, args.pages, frozenset(args.skip), args.pending)
         for _ in range(args.rounds)
     ]
-    print(f"python {sys.version.split()[0]}; {args.sites} sites x {args.pages} pages")
+    waited = "; each request waited for its robots.txt (--pending)" if args.pending else ""
+    print(f"python {sys.version.split()[0]}; {args.sites} sites x {args.pages} pages{waited}")
     total = 0.0
     for index, step in enumerate(STEPS):
+        if step == "settle" and not args.pending:
+            continue  # nothing waits: nothing is settled
         median = statistics.median(r[index] for r in rounds) * 1e6
         total += median
         print(f"    {step:<16} {median:6.1f} us per request")
-    print(f"    {'all':<16} {total:6.1f} us per request (medians of {args.rounds} rounds)")
+    print(f"    {'all':<16} {total:6.1f} us per request (medians of {args.rounds} round(s))")
     return 0
 
 
