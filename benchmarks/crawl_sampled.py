@@ -213,6 +213,11 @@ def main() -> int:
         if mode != "off" and last is not None and last["top"]:
             top = ", ".join(f"{name} {count}" for name, count in last["top"])
             print(f"        its own work's outermost frames (last round): {top}")
+    if args.native:
+        print(
+            "    (--native pauses each crawl at every sample: the pages per second, CPU "
+            "and ratios are not figures; the shares are)"
+        )
     for other in ("off", "floor", "builtin"):
         ratios = [o["rate"] / t["rate"] for o, t in zip(rows["ours"], rows[other], strict=True)]
         cpu = [t["cpu"] / o["cpu"] for o, t in zip(rows["ours"], rows[other], strict=True)]
