@@ -18,7 +18,7 @@ from ._matcher import AgentMatcher
 from ._robotstxt import RobotsTxt
 from ._rulekey import MAX_BODY_SIZE
 from ._usage_index import UsageIndex
-from ._verdicts import Verdicts
+from ._verdicts import Verdicts, kept_crawl_delay
 
 __all__ = ["CompactRobots"]
 
@@ -56,12 +56,7 @@ class CompactRobots(Verdicts):
     def crawl_delay(self, agent: str) -> float | None:
         """As :meth:`RobotsTxt.crawl_delay`, from the delays kept."""
         delays = self._delays
-        if delays is None:
-            return None
-        token = agent_token(agent)
-        if token in delays:
-            return delays[token]
-        return None if token in self._tokens else delays.get(WILDCARD_AGENT)
+        return None if delays is None else kept_crawl_delay(delays, self._tokens, agent)
 
     def has_crawl_delay(self) -> bool:
         return self._delays is not None

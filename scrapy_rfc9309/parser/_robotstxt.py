@@ -20,7 +20,7 @@ from ._rulekey import MAX_BODY_SIZE
 from ._steps import Steps
 from ._tokenset import token_set
 from ._usage_index import UsageIndex, usage_index_of
-from ._verdicts import AGENT_CACHE_SIZE, Verdicts
+from ._verdicts import AGENT_CACHE_SIZE, Verdicts, kept_crawl_delay
 
 __all__ = ["RobotsTxt"]
 
@@ -346,10 +346,7 @@ class RobotsTxt(Verdicts):
         delays = self._delays
         if delays is None or self._grouping is not None:
             return _longest(self.groups_for(agent))
-        token = agent_token(agent)
-        if token in delays:
-            return delays[token]
-        return None if token in self._tokens else delays.get(WILDCARD_AGENT)
+        return kept_crawl_delay(delays, self._tokens, agent)
 
     def __repr__(self) -> str:
         counts = (len(self._groups().groups), len(self.sitemaps), len(self.warnings))

@@ -22,7 +22,7 @@ from ._rulekey import key_allows, key_line
 from ._usage import NO_PREFERENCES, Usage
 from ._usage_index import UsageIndex
 
-__all__ = ["AGENT_CACHE_SIZE", "ResolvedVerdict", "Verdicts"]
+__all__ = ["AGENT_CACHE_SIZE", "ResolvedVerdict", "Verdicts", "kept_crawl_delay"]
 
 _ROBOTS_PATH = "/robots.txt"
 _canonical_url = CANONICAL_HTTP_URL.match
@@ -93,6 +93,17 @@ def _denying_rule(matcher: AgentMatcher, path: str) -> int | None:
             return None if resolved is None else resolved[0]
         return None
     return rule
+
+
+def kept_crawl_delay(delays: dict[str, float], tokens: Collection[str], agent: str) -> float | None:
+    """``agent``'s Crawl-delay from ``delays`` (:meth:`RobotsTxt.crawl_delays
+    <._robotstxt.RobotsTxt.crawl_delays>`, kept once the groups go): its
+    token's own; for a token with no group of its own (not in ``tokens``),
+    ``*``'s (RFC 9309 2.2.1); a token with groups but no delay has none."""
+    token = agent_token(agent)
+    if token in delays:
+        return delays[token]
+    return None if token in tokens else delays.get(WILDCARD_AGENT)
 
 
 class Verdicts:
