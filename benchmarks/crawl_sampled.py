@@ -23,9 +23,9 @@ With ``--native``, py-spy also reads the C stack (``py-spy record
 then not the figures, its shares are). A sample in CPython's garbage
 collector (``gc_collect_main``) is then told apart: a collection runs in
 whatever frame allocated last, so a handler's frames can hold a full
-collection of the whole crawl's objects (tens of milliseconds) by chance. Each handler's share is
-then its own work with garbage collection left out too. Ours is also
-split by role: the page directives (``components/pages``) and the
+collection of the whole crawl's objects (tens of milliseconds) by chance.
+Each handler's share is then its own work with garbage collection left out
+too. Ours is also split by role: the page directives (``components/pages``) and the
 robots.txt handling (everything else: queue, middleware, fetches).
 
 Usage: ``python benchmarks/crawl_sampled.py [--sites N] [--pages N]
