@@ -52,7 +52,10 @@ SETTINGS: dict[str, Any] = {
 def _as_options(settings: dict[str, Any]) -> list[str]:
     options = []
     for name, value in settings.items():
-        shown = ",".join(value) if isinstance(value, list) else str(value)
+        if isinstance(value, dict):
+            shown = json.dumps(value)
+        else:
+            shown = ",".join(value) if isinstance(value, list) else str(value)
         options += ["-s", f"{name}={shown}"]
     return options
 
@@ -70,7 +73,7 @@ def _command_says(answer: dict[str, Any]) -> str:
 
 
 def _crawl_did(spider: Any, url: str) -> str:
-    if url in spider.fetched:
+    if url in getattr(spider, "fetched", ()):
         return "fetched"
     reason = spider.dropped[url]
     if "usage preference" in reason and "robots.txt line " not in reason:
@@ -231,3 +234,80 @@ async def test_with_the_addon_a_tdmrep_reservation_is_left_to_the_page_as_in_the
         assert answers[0]["note"].endswith(then), output
         assert answers[1]["note"] is None
         assert "store_copy" not in answers[0]  # the stored copy is this download's
+
+
+#: path -> (the page's headers, its head): each page's own usage signals
+PAGE_SIGNALS: dict[str, tuple[list[tuple[bytes, bytes]], str]] = {
+    "/header-n": ([(b"Content-Usage", b"train-ai=n")], ""),
+    "/tdm-meta-1": ([], '<meta name="tdm-reservation" content="1">'),
+    "/tdm/header-0": ([(b"tdm-reservation", b"0")], ""),
+    "/plain": ([], ""),
+}
+
+
+def _page_did(spider: Any, items: list[str], url: str) -> str:
+    """What a crawl with the page middleware did with ``url``: dropped before
+    download (as :func:`_crawl_did` says), or downloaded and its items kept or
+    dropped by the page's usage preference."""
+    if url in spider.dropped:
+        return _crawl_did(spider, url)
+    return "items kept" if url in items else "items dropped"
+
+
+def _page_says(answer: dict[str, Any]) -> str:
+    """What ``--page``'s answer says the crawl does with the URL."""
+    if answer["page"]["status"] is None:  # not downloaded: decided before download
+        return _command_says(answer)
+    return "items dropped" if answer["refused"] else "items kept"
+
+
+@deferred_f_from_coro_f
+async def test_page_signals_in_the_crawl_and_in_the_live_command_with_page(
+    sites, tmp_path: Path
+) -> None:
+    """IETF AIPREF attach (a page's ``Content-Usage`` header) and W3C TDMRep
+    ("Processing priority": a page's ``tdm-reservation`` header or meta
+    supersedes tdmrep.json): with the page middleware, the crawl drops the
+    items of a page whose own signals refuse the declared purpose, after
+    download. ``scrapy robotstxt --page --json`` downloads the same pages and
+    answers the same, URL by URL; robots.txt rules and ``Content-Usage`` lines
+    still drop before download (RFC 9309 2.2.2), in both."""
+    from .server import html_page, page_with_headers
+    from .test_usage import usage_crawl
+
+    routes: dict[str, Any] = {
+        path: page_with_headers(html_page(head), headers)
+        for path, (headers, head) in PAGE_SIGNALS.items()
+    }
+    site = sites(
+        routes={
+            **routes,
+            "/robots.txt": text(USAGE_LINES),
+            "/.well-known/tdmrep.json": text(TDMREP, content_type=b"application/json"),
+        },
+        default=PAGE,
+    )
+    paths = [*PAGE_SIGNALS, "/tdm/x", "/ai/x", "/x/../secret"]
+    urls = [site.url(path) for path in paths]
+    settings = {
+        **SETTINGS,
+        "ROBOTSTXT_OBEY": True,  # a project's: the page middleware's default follows it
+        "SPIDER_MIDDLEWARES": {"scrapy_rfc9309.RobotsMetaMiddleware": 950},
+    }
+    spider, items, _ = await usage_crawl(urls, settings)
+    did = {url: _page_did(spider, items, url) for url in urls}
+    assert did == {
+        urls[0]: "items dropped",  # its Content-Usage header
+        urls[1]: "items dropped",  # its tdm-reservation meta
+        urls[2]: "items kept",  # its header 0 supersedes tdmrep.json's 1
+        urls[3]: "items kept",
+        urls[4]: "items dropped",  # tdmrep.json's 1, the page says nothing
+        urls[5]: "dropped:usage:2",  # robots.txt Content-Usage: before download
+        urls[6]: "dropped:rule:4",  # LENIENT(dot-segments): /secret
+    }
+    served = {path: site.count(path) for path in paths}
+    output, _ = await robotstxt(*urls, "--page", "--json", *_as_options(settings), cwd=tmp_path)
+    answers = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert {a["url"]: _page_says(a) for a in answers} == did, output
+    # the command downloads what the crawl downloaded, once each, and nothing else
+    assert {path: site.count(path) - served[path] for path in paths} == served

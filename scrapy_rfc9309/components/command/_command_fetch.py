@@ -129,11 +129,13 @@ def fetcher_spider(
                 service = self.service
                 await _all(_site_files(service, site, found, tdmreps) for site in sites)
             if pages is not None:
-                # the page is read for its own signals: decided by robots.txt only
-                policy = replace(settings.policy, purposes=())
+                # downloaded as a crawl that reads pages' signals downloads it:
+                # never when robots.txt refuses it (a rule, a Content-Usage
+                # line); a tdmrep.json reservation is the page's to lift
+                policy = replace(settings.policy, page_decides=True)
                 timeout = settings.page_download_timeout
                 await _all(
-                    fetch_page(self.crawler, url, found, token, pages, policy, timeout)
+                    fetch_page(self.crawler, url, found, token, pages, policy, timeout, tdmreps)
                     for url in urls
                 )
             return
@@ -226,12 +228,18 @@ async def fetch_page(
     pages: dict[str, PageResult],
     policy: DecisionPolicy,
     timeout: float = 0.0,
+    tdmreps: dict[str, TdmRepAnswer] | None = None,
 ) -> None:
-    """Fetch ``url`` if its robots.txt outcome allows it, and read its page-level
+    """Fetch ``url`` if the crawl's decision downloads it, and read its page-level
     directives for ``token`` (HTTP: The Definitive Guide ch. 9: the robots META
-    tag; ``X-Robots-Tag``). A page robots.txt disallows is never fetched.
-    ``policy``: the crawl's, its ``ROBOTSTXT_ALSO_OBEY`` tokens obeyed too.
-    ``timeout``: ``DOWNLOAD_TIMEOUT``, held whatever the download handler does."""
+    tag; ``X-Robots-Tag``) and its usage signals. A page a crawl drops before
+    download is never fetched: one robots.txt disallows (RFC 9309 2.2.2), or
+    whose usage preferences refuse a declared purpose before download (a
+    robots.txt ``Content-Usage`` line; a tdmrep.json reservation when the page
+    may not lift it). ``policy``: the crawl's (``ROBOTSTXT_ALSO_OBEY``, the
+    purposes, whether pages decide). ``tdmreps``: each site's tdmrep.json rules
+    in force. ``timeout``: ``DOWNLOAD_TIMEOUT``, held whatever the download
+    handler does."""
     from scrapy.http import Request
     from scrapy.http.request import NO_CALLBACK
 
@@ -247,8 +255,9 @@ async def fetch_page(
     if outcome is None:
         pages[url] = PageNotRead("robots.txt not fetched")
         return
-    # the crawl's decision by robots.txt (the page itself is read for its signals)
-    decision = decide_request(outcome, url, site, token, policy)
+    # the crawl's decision before download (the page itself is read for its signals)
+    rules = (tdmreps or {}).get(site, (None, ""))[0] if policy.purposes else None
+    decision = decide_request(outcome, url, site, token, policy, rules)
     if not decision.fetch:
         pages[url] = PageNotRead(f"not fetched: {decision.reason}")
         return
