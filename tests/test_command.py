@@ -75,6 +75,16 @@ async def scrapy(*args: str, cwd: Path, stdin: str | None = None) -> tuple[str, 
     return await robotstxt(*args, cwd=cwd, stdin=stdin)
 
 
+#: The settings of a crawl that reads each page's usage signals (the page
+#: middleware on, as the add-on enables it): ``--page`` answers as such a crawl.
+PAGES_READ = (
+    "-s",
+    "ROBOTSTXT_OBEY=True",
+    "-s",
+    'SPIDER_MIDDLEWARES={"scrapy_rfc9309.RobotsMetaMiddleware": 950}',
+)
+
+
 def json_lines(output: str) -> list[dict]:
     return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
 
@@ -732,10 +742,12 @@ async def test_aipref_and_tdmrep_page_signals_refuse_in_the_command_as_in_the_cr
     url = site.url(path)
     _, items, stats = await usage_crawl([url], {"ROBOTSTXT_PURPOSES": ["train-ai"]})
     assert items == [] and stats["robotsmeta/usage"] == 1
-    output, code = await scrapy(url, "--purpose", "train-ai", "--page", cwd=tmp_path)
+    output, code = await scrapy(url, "--purpose", "train-ai", "--page", *PAGES_READ, cwd=tmp_path)
     assert code == EXIT_USAGE_REFUSED, output
     assert "purposes:    train-ai: REFUSED, train-ai=n by " + source in output
-    output, code = await scrapy(url, "--purpose", "train-ai", "--page", "--json", cwd=tmp_path)
+    output, code = await scrapy(
+        url, "--purpose", "train-ai", "--page", "--json", *PAGES_READ, cwd=tmp_path
+    )
     (answer,) = json_lines(output)
     assert code == EXIT_USAGE_REFUSED, output
     assert answer["refused"]["source"].startswith(source)

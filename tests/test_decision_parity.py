@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from .command_runner import robotstxt
@@ -107,6 +108,8 @@ async def _crawl_then_ask(sites: Any, tmp_path: Path, store: dict[str, Any]) -> 
         third.url("/tdm/x"),  # tdmrep.json: reserved (tdm-reservation 1)
         third.url("/tdm/open/x"),  # tdmrep.json: its first match says 0, the second 1
         third.url("/elsewhere"),  # tdmrep.json: no location matches
+        second.url("/x/../ai/y"),  # LENIENT(dot-segments): Content-Usage of /ai/y
+        third.url("/x/../tdm/y"),  # LENIENT(dot-segments): tdmrep.json's /tdm/*
     ]
     settings = {**SETTINGS, **store}
     spider, _ = await crawl(urls, settings)
@@ -122,6 +125,8 @@ async def _crawl_then_ask(sites: Any, tmp_path: Path, store: dict[str, Any]) -> 
         urls[6]: tdmrep,
         urls[7]: "fetched",
         urls[8]: "fetched",
+        urls[9]: "dropped:usage:2",
+        urls[10]: tdmrep,
     }
     assert third.count("/.well-known/tdmrep.json") == 1
     everyone = (first, second, third)
@@ -158,6 +163,8 @@ async def _crawl_then_ask(sites: Any, tmp_path: Path, store: dict[str, Any]) -> 
         "usage",
         "allowed",
         "allowed",
+        "usage",
+        "usage",
     ]
     assert [a["refused"] for a in at] == [a["refused"] for a in live]
     by_url = {a["url"]: a for a in live}
@@ -261,17 +268,37 @@ def _page_says(answer: dict[str, Any]) -> str:
     return "items dropped" if answer["refused"] else "items kept"
 
 
+#: Per page, what a crawl that reads pages' signals does, and one that reads none
+#: (``ROBOTS_META_OBEY = False``): tdmrep.json's reservation then drops before
+#: download, and the page's own signals decide nothing.
+TDMREP_DROP = "dropped:usage:/.well-known/tdmrep.json"
+PAGE_OUTCOMES = {
+    "/header-n": ("items dropped", "items kept"),  # its Content-Usage header
+    "/tdm-meta-1": ("items dropped", "items kept"),  # its tdm-reservation meta
+    "/tdm/header-0": ("items kept", TDMREP_DROP),  # its header 0 lifts tdmrep.json's 1
+    "/plain": ("items kept", "items kept"),
+    "/tdm/x": ("items dropped", TDMREP_DROP),  # tdmrep.json's 1, the page says nothing
+    "/ai/x": ("dropped:usage:2", "dropped:usage:2"),  # robots.txt Content-Usage
+    "/x/../ai/y": ("dropped:usage:2", "dropped:usage:2"),  # LENIENT(dot-segments)
+    "/x/../tdm/y": ("items dropped", TDMREP_DROP),  # LENIENT(dot-segments)
+    "/x/../secret": ("dropped:rule:4", "dropped:rule:4"),  # LENIENT(dot-segments)
+}
+
+
+@pytest.mark.parametrize("pages_read", [True, False], ids=["pages-read", "pages-not-read"])
 @deferred_f_from_coro_f
 async def test_page_signals_in_the_crawl_and_in_the_live_command_with_page(
-    sites, tmp_path: Path
+    sites, tmp_path: Path, pages_read: bool
 ) -> None:
     """IETF AIPREF attach (a page's ``Content-Usage`` header) and W3C TDMRep
     ("Processing priority": a page's ``tdm-reservation`` header or meta
     supersedes tdmrep.json): with the page middleware, the crawl drops the
     items of a page whose own signals refuse the declared purpose, after
-    download. ``scrapy robotstxt --page --json`` downloads the same pages and
-    answers the same, URL by URL; robots.txt rules and ``Content-Usage`` lines
-    still drop before download (RFC 9309 2.2.2), in both."""
+    download; with ``ROBOTS_META_OBEY`` off it reads no page's signals and
+    drops a page tdmrep.json reserves before download. ``scrapy robotstxt
+    --page --json`` with the same settings downloads the same pages, once each,
+    and answers the same, URL by URL. Robots.txt rules and ``Content-Usage``
+    lines drop before download (RFC 9309 2.2.2) in both."""
     from .server import html_page, page_with_headers
     from .test_usage import usage_crawl
 
@@ -287,27 +314,28 @@ async def test_page_signals_in_the_crawl_and_in_the_live_command_with_page(
         },
         default=PAGE,
     )
-    paths = [*PAGE_SIGNALS, "/tdm/x", "/ai/x", "/x/../secret"]
+    paths = list(PAGE_OUTCOMES)
     urls = [site.url(path) for path in paths]
     settings = {
         **SETTINGS,
         "ROBOTSTXT_OBEY": True,  # a project's: the page middleware's default follows it
+        "ROBOTS_META_OBEY": pages_read,
         "SPIDER_MIDDLEWARES": {"scrapy_rfc9309.RobotsMetaMiddleware": 950},
     }
     spider, items, _ = await usage_crawl(urls, settings)
     did = {url: _page_did(spider, items, url) for url in urls}
-    assert did == {
-        urls[0]: "items dropped",  # its Content-Usage header
-        urls[1]: "items dropped",  # its tdm-reservation meta
-        urls[2]: "items kept",  # its header 0 supersedes tdmrep.json's 1
-        urls[3]: "items kept",
-        urls[4]: "items dropped",  # tdmrep.json's 1, the page says nothing
-        urls[5]: "dropped:usage:2",  # robots.txt Content-Usage: before download
-        urls[6]: "dropped:rule:4",  # LENIENT(dot-segments): /secret
-    }
+    column = 0 if pages_read else 1
+    assert did == {url: PAGE_OUTCOMES[path][column] for url, path in zip(urls, paths, strict=True)}
     served = {path: site.count(path) for path in paths}
     output, _ = await robotstxt(*urls, "--page", "--json", *_as_options(settings), cwd=tmp_path)
     answers = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     assert {a["url"]: _page_says(a) for a in answers} == did, output
     # the command downloads what the crawl downloaded, once each, and nothing else
     assert {path: site.count(path) - served[path] for path in paths} == served
+    header_n = answers[0]
+    if pages_read:
+        assert header_n["refused"]["source"] == "Content-Usage header", output
+        assert header_n["note"] is None
+    else:  # read for its directives, its usage signals left out, as the crawl leaves them
+        assert header_n["page"]["status"] == 200 and header_n["refused"] is None, output
+        assert "reads no page's usage signals" in header_n["note"]

@@ -210,6 +210,49 @@ def test_lenient_dot_segments_disallowed_as_resolved(path: str, resolved: str) -
     assert robots.allowed(url="/./robots.txt", agent="ExampleBot")
 
 
+@pytest.mark.parametrize(("path", "resolved"), DOT_SEGMENT_FORMS)
+def test_lenient_dot_segments_usage_lines_and_tdmrep_read_as_resolved(
+    path: str, resolved: str
+) -> None:
+    """LENIENT(dot-segments) for usage preferences: a robots.txt
+    ``Content-Usage`` path line (IETF AIPREF attach) and a tdmrep.json location
+    (W3C TDMRep) are read for the path as sent and as the server resolves it,
+    per category the most restrictive (AIPREF vocab: ``n`` wins), as a
+    ``Disallow`` is matched on both."""
+    from scrapy_rfc9309.parser._dots import resolved_url
+    from scrapy_rfc9309.parser._tdmrep import parse_tdmrep
+    from scrapy_rfc9309.parser._usage_decision import decide_usage, site_sources
+
+    url = "https://example.com" + path
+    assert resolved_url(url) == "https://example.com" + resolved
+    robots = RobotsTxt.parse(b"User-agent: *\nContent-Usage: /private train-ai=n\n")
+    tdmrep = parse_tdmrep(b'[{"location": "/private*", "tdm-reservation": 1}]')
+    sources = site_sources(robots, url, "ExampleBot", tdmrep)
+    refused = sources.robots_txt.get("train-ai")
+    assert refused is not None and not refused.allowed and refused.line == 2
+    reserved = sources.tdmrep.get("train-ai")
+    assert reserved is not None and not reserved.allowed
+    assert decide_usage(sources, ("train-ai",)).refusal is not None
+    plain = site_sources(robots, "https://example.com/public", "ExampleBot", tdmrep)
+    assert not plain.robots_txt and not plain.tdmrep
+
+
+@pytest.mark.parametrize(
+    ("url", "resolved"),
+    [
+        param("https://e.com/a/../b?q=/../c#f/..", "https://e.com/b?q=/../c", id="query-kept"),
+        param("https://e.com:8/./p", "https://e.com:8/p", id="port"),
+        param("https://e.com?x/../y", None, id="no-path"),
+        param("https://e.com", None, id="authority-only"),
+        param("https://e.com/plain", None, id="plain"),
+    ],
+)
+def test_resolved_url_resolves_the_path_only(url: str, resolved: str | None) -> None:
+    from scrapy_rfc9309.parser._dots import resolved_url
+
+    assert resolved_url(url) == resolved
+
+
 @deferred_f_from_coro_f
 async def test_lenient_dot_segments_never_sent_to_the_server(sites, caplog) -> None:
     """LENIENT(dot-segments), in a real crawl: none of the five forms of a

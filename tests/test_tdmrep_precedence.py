@@ -20,7 +20,7 @@ from scrapy_rfc9309.parser._usage import Preference, Usage
 from scrapy_rfc9309.parser._usage_decision import UsageSources, applicable_usage
 
 from .server import html_page, page_with_headers, text
-from .test_command import json_lines, scrapy
+from .test_command import PAGES_READ, json_lines, scrapy
 from .test_usage import usage_crawl
 
 POLICY = "https://example.com/tdm-policy.json"
@@ -69,7 +69,9 @@ async def test_tdmrep_processing_priority_crawl_and_command_agree(sites, tmp_pat
     url = site.url(path)
     _, items, _ = await usage_crawl([url], {"ROBOTSTXT_PURPOSES": ["train-ai"]})
     assert (items == []) is refused, items
-    output, code = await scrapy(url, "--purpose", "train-ai", "--page", "--json", cwd=tmp_path)
+    output, code = await scrapy(
+        url, "--purpose", "train-ai", "--page", "--json", *PAGES_READ, cwd=tmp_path
+    )
     (answer,) = json_lines(output)
     assert code == (EXIT_USAGE_REFUSED if refused else EXIT_ALLOWED), output
     assert (answer["refused"] is not None) is refused
@@ -187,12 +189,14 @@ async def test_page_tdm_policy_in_the_drop_line_report_and_command(
     (record,) = [entry for entry in sites_reported if entry["usage_dropped"]]
     (dropped,) = record["usage_dropped"]
     assert f"policy {PAGE_POLICY}" in dropped["preference"], dropped
-    output, code = await scrapy(url, "--purpose", "train-ai", "--page", "--json", cwd=tmp_path)
+    output, code = await scrapy(
+        url, "--purpose", "train-ai", "--page", "--json", *PAGES_READ, cwd=tmp_path
+    )
     assert code == EXIT_USAGE_REFUSED, output
     (answer,) = json_lines(output)
     assert answer["refused"]["policy"] == PAGE_POLICY
     assert answer["refused"]["source"] == source
-    output, _ = await scrapy(url, "--purpose", "train-ai", "--page", cwd=tmp_path)
+    output, _ = await scrapy(url, "--purpose", "train-ai", "--page", *PAGES_READ, cwd=tmp_path)
     assert f"tdm-policy {PAGE_POLICY}" in output
 
 

@@ -1889,7 +1889,7 @@ async def test_late_2026_forms_crawl_and_command_agree(sites, tmp_path, caplog) 
     a known but unsupported tag (google/robotstxt)."""
     from scrapy_rfc9309.components.command._command import EXIT_USAGE_REFUSED
 
-    from .test_command import json_lines, scrapy
+    from .test_command import PAGES_READ, json_lines, scrapy
 
     site = sites(routes=LATE_2026_ROUTES)
     urls = [site.url(path) for path in ("/cu/a", "/signal", "/ok", "/noindex")]
@@ -1941,7 +1941,7 @@ async def test_late_2026_forms_crawl_and_command_agree(sites, tmp_path, caplog) 
     assert any(text.startswith("use=reference (robots.txt line") for text in stated)
     assert any(text.startswith(by_header) for text in stated)
 
-    args = ("--agent", "ExampleBot", "--page", "--purpose", "ai-use")
+    args = ("--agent", "ExampleBot", "--page", "--purpose", "ai-use", *PAGES_READ)
     output, code = await scrapy(*urls, *args, "--json", cwd=tmp_path)
     assert code == EXIT_USAGE_REFUSED, output
     cu, page_signal, page_ok, page_noindex = json_lines(output)

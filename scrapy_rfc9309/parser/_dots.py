@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["needs_resolving", "resolved_path"]
+__all__ = ["needs_resolving", "resolved_path", "resolved_url"]
 
 _ENCODED_DOT = re.compile(r"%2[eE]")
 _SLASHES = re.compile(r"//+")
@@ -20,6 +20,23 @@ _SLASHES = re.compile(r"//+")
 def needs_resolving(path: str) -> bool:
     """Whether ``path`` may resolve to another path (a cheap test for the hot path)."""
     return "/." in path or "//" in path or "%2e" in path or "%2E" in path
+
+
+def resolved_url(url: str) -> str | None:
+    """``url`` with its path as the server resolves it (:func:`resolved_path`);
+    ``None`` when that is ``url`` itself, or ``url`` has no path to resolve.
+    LENIENT(dot-segments)."""
+    scheme_end = url.find("://")
+    start = 0 if scheme_end < 0 else scheme_end + 3
+    ends = [found for found in (url.find(c, start) for c in "/?#") if found >= 0]
+    if not ends or url[min(ends)] != "/":
+        return None
+    path_at = min(ends)
+    path = url[path_at:].partition("#")[0]
+    if not needs_resolving(path):
+        return None
+    resolved = resolved_path(path)
+    return None if resolved is None else url[:path_at] + resolved
 
 
 def resolved_path(path: str) -> str | None:

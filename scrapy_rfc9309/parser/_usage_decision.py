@@ -24,9 +24,10 @@ it) and for ``scrapy robotstxt --purpose`` alike, so that both always agree:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
+from ._dots import resolved_url
 from ._response_usage import (
     TDM_POLICY_SOURCES,
     response_usage,
@@ -57,6 +58,7 @@ __all__ = [
     "site_sources",
     "superseded",
     "tdm_usage_of",
+    "usage_as_served",
 ]
 
 
@@ -147,11 +149,31 @@ def site_sources(
     robots: Verdicts | None, url: str, token: str, tdmrep: TdmRep | None = None
 ) -> UsageSources:
     """The site-wide sources of ``url`` for ``token``: robots.txt and tdmrep.json
-    (``None``: not read, or not needed for the declared purposes)."""
+    (``None``: not read, or not needed for the declared purposes), each read
+    for the path as sent and as served (:func:`usage_as_served`)."""
     return UsageSources(
-        robots_txt=NO_PREFERENCES if robots is None else robots.usage(url=url, agent=token),
-        tdmrep=NO_PREFERENCES if tdmrep is None else tdmrep.usage(url),
+        robots_txt=(
+            NO_PREFERENCES
+            if robots is None
+            else usage_as_served(lambda at: robots.usage(url=at, agent=token), url)
+        ),
+        tdmrep=NO_PREFERENCES if tdmrep is None else usage_as_served(tdmrep.usage, url),
     )
+
+
+def usage_as_served(usage_of: Callable[[str], Usage], url: str) -> Usage:
+    """``usage_of(url)``, a source's preferences for ``url``.
+
+    LENIENT(dot-segments): a path the server resolves to another
+    (``/x/../ai/a`` is served as ``/ai/a``) takes the source's preferences for
+    both paths, per category the most restrictive, as a ``Disallow`` matches
+    both: a ``Content-Usage: /ai/ train-ai=n`` line or a tdmrep.json
+    ``/ai/*`` reservation cannot be got past with dot segments."""
+    usage = usage_of(url)
+    if "/." not in url and "//" not in url[8:] and "%2" not in url:
+        return usage
+    resolved = resolved_url(url)
+    return usage if resolved is None else usage.merged(usage_of(resolved))
 
 
 def superseded(base: Usage, over: Usage) -> Usage:

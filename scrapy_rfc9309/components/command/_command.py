@@ -59,6 +59,7 @@ from ._command_answer import (
     explain_url,
     no_site_reason,
     page_answer,
+    page_note,
     tdmrep_note,
 )
 from ._command_fetch import (
@@ -352,7 +353,7 @@ class RobotsTxtCommand(ScrapyCommand):
             if opts.page:
                 answers[-1]["page"] = page_answer(page)
             if purposes:
-                answers[-1]["note"] = tdmrep_note(answers[-1])
+                answers[-1]["note"] = tdmrep_note(answers[-1]) or page_note(page, policy)
             add_store_copy(answers[-1], copies.get(site or ""), outcome, decide)
             answers[-1].update(extra)
             if opts.json:

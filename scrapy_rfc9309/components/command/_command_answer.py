@@ -17,7 +17,12 @@ from ...parser._directives import PageDirectives
 from ...parser._robotstxt import RobotsTxt
 from ...parser._tdmrep import TDMREP_PATH, TdmRep
 from ...parser._usage import Preference
-from ...parser._usage_decision import UsageSources, decide_usage, site_sources
+from ...parser._usage_decision import (
+    UsageSources,
+    decide_usage,
+    site_sources,
+    usage_as_served,
+)
 from ...sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
 from ...sites._request_decision import DecisionPolicy, TokenVerdict, decide_request
 from ...sites._site import site_of
@@ -37,6 +42,7 @@ __all__ = [
     "explain_url",
     "no_site_reason",
     "page_answer",
+    "page_note",
     "tdmrep_note",
 ]
 
@@ -165,7 +171,8 @@ def explain_url(
     if robots is None:
         answer["verdict"] = "allowed"
         _no_rules(answer, also, allowed=True)
-        _check_purposes(answer, UsageSources(), url, purposes, tdmrep, page, noai=noai)
+        read = page if decision.fetch and policy.page_decides else None
+        _check_purposes(answer, UsageSources(), url, purposes, tdmrep, read, noai=noai)
         return answer
     assert isinstance(robots, RobotsTxt)  # fresh from the fetcher or a file, not compacted
     own, *others = decision.verdicts()
@@ -183,7 +190,10 @@ def explain_url(
     sources = site_sources(robots, url, token)
     answer["usage"] = sources.robots_txt.as_dict()
     if decision.robots.allowed:
-        _check_purposes(answer, sources, url, purposes, tdmrep, page, noai=noai)
+        # the page's own signals decide only where the crawl reads them, after
+        # a download it makes (RobotsMetaMiddleware, ROBOTS_META_OBEY)
+        read = page if decision.fetch and policy.page_decides else None
+        _check_purposes(answer, sources, url, purposes, tdmrep, read, noai=noai)
     groups = agent_lines(robots, token)
     answer["group"] = [{"line": number, "text": text} for group in groups for number, text in group]
     # what the text output shows besides (drawn from this same dict)
@@ -269,7 +279,7 @@ def _check_purposes(
         site = site_of(url) if "://" in url else None
         answer["tdmrep"] = {"url": site + TDMREP_PATH if site else None, "detail": detail}
         if rules is not None:
-            sources = sources._replace(tdmrep=rules.usage(url))
+            sources = sources._replace(tdmrep=usage_as_served(rules.usage, url))
     if isinstance(page, PageRead):
         sources = sources.with_page(page.signals, page.unread)
         if noai:
@@ -316,6 +326,18 @@ def tdmrep_note(answer: dict[str, Any]) -> str | None:
             "RobotsMetaMiddleware not enabled), so it drops the request before download"
         )
     return "the page's own tdm-reservation header or meta supersedes tdmrep.json (TDMRep); " + then
+
+
+def page_note(page: PageResult | None, policy: DecisionPolicy) -> str | None:
+    """The ``note`` of an answer whose page ``--page`` read, when the crawl reads
+    no page's usage signals (``policy.page_decides`` off): they are not part of
+    its decision, so they are not part of the answer's. ``None`` otherwise."""
+    if policy.page_decides or not policy.purposes or not isinstance(page, PageRead):
+        return None
+    return (
+        "this crawl reads no page's usage signals (ROBOTS_META_OBEY off, or "
+        "RobotsMetaMiddleware not enabled): the page's own headers and meta decide nothing"
+    )
 
 
 def _refusal_dict(refusal: Preference) -> dict[str, Any]:

@@ -16,7 +16,6 @@ import asyncio
 import logging
 import sys
 from collections.abc import AsyncIterator, Coroutine, Iterable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,10 +128,10 @@ def fetcher_spider(
                 service = self.service
                 await _all(_site_files(service, site, found, tdmreps) for site in sites)
             if pages is not None:
-                # downloaded as a crawl that reads pages' signals downloads it:
-                # never when robots.txt refuses it (a rule, a Content-Usage
-                # line); a tdmrep.json reservation is the page's to lift
-                policy = replace(settings.policy, page_decides=True)
+                # downloaded when the crawl downloads it: never when robots.txt
+                # refuses it (a rule, a Content-Usage line); a tdmrep.json
+                # reservation only where the crawl lets the page lift it
+                policy = settings.policy
                 timeout = settings.page_download_timeout
                 await _all(
                     fetch_page(self.crawler, url, found, token, pages, policy, timeout, tdmreps)
