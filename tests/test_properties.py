@@ -1283,6 +1283,41 @@ def test_lenient_dot_segments_never_allow_what_the_path_as_sent_disallows(
         assert (robots.denial(url=path, agent="a") is None) is allowed, (body, path)
 
 
+@given(
+    lines=st.lists(st.tuples(_PATTERN, st.booleans()), max_size=6),
+    paths=st.lists(_DOTTED_PATH, max_size=8),
+)
+@settings(max_examples=examples(300), deadline=None)
+def test_lenient_dot_segments_usage_as_served_only_ever_adds_refusals(
+    lines: list[tuple[str, bool]], paths: list[str]
+) -> None:
+    """LENIENT(dot-segments) for usage preferences (IETF AIPREF attach: a
+    ``Content-Usage`` path line): the path the server resolves to is read too,
+    per category the most restrictive, so a URL is refused whenever its path as
+    sent or as resolved is; a path that resolves to itself is read as sent."""
+    from scrapy_rfc9309.parser._dots import resolved_url
+    from scrapy_rfc9309.parser._usage_decision import site_sources
+
+    body = "user-agent: *\n" + "".join(
+        f"content-usage: {pattern} train-ai={'y' if allow else 'n'}\n"
+        for pattern, allow in lines
+        if pattern.startswith("/")
+    )
+    robots = RobotsTxt.parse(body)
+    # each line's own path behind dot segments, and the drawn paths
+    dotted = [f"{prefix}{pattern[1:]}" for pattern, _ in lines for prefix in ("/x/../", "/./")]
+    for path in dotted + paths:
+        url = "https://e.com" + path
+        refused = site_sources(robots, url, "a").robots_txt.refusal(["train-ai"]) is not None
+        as_sent = robots.usage(url=url, agent="a").refusal(["train-ai"]) is not None
+        resolved = resolved_url(url)
+        as_served = (
+            resolved is not None
+            and robots.usage(url=resolved, agent="a").refusal(["train-ai"]) is not None
+        )
+        assert refused is (as_sent or as_served), (body, path)
+
+
 _CANONICAL_RULE = (
     _WILDCARD
     | _SHORT_PIECES
