@@ -339,3 +339,7 @@ async def test_page_signals_in_the_crawl_and_in_the_live_command_with_page(
     else:  # read for its directives, its usage signals left out, as the crawl leaves them
         assert header_n["page"]["status"] == 200 and header_n["refused"] is None, output
         assert "reads no page's usage signals" in header_n["note"]
+        # the text output is printed from the same answer, its note included
+        text_output, _ = await robotstxt(urls[0], "--page", *_as_options(settings), cwd=tmp_path)
+        assert "purposes:    train-ai: not refused" in text_output, text_output
+        assert f"note:        {header_n['note']}" in text_output, text_output

@@ -182,6 +182,7 @@ def _print_purposes(answer: dict[str, Any]) -> None:
     refused = answer["refused"]
     if refused is None:
         print(f"purposes:    {purposes}: not refused")
+        _print_note(answer)
         return
     refusals = answer.get("refusals") or {answer["purposes"][0]: refused}
     parts = []
@@ -201,6 +202,10 @@ def _print_purposes(answer: dict[str, Any]) -> None:
             f"{_policy(refused)}"
         )
     print(f"purposes:    {', '.join(parts)}")
+    _print_note(answer)
+
+
+def _print_note(answer: dict[str, Any]) -> None:
     if answer.get("note"):
         print(f"note:        {answer['note']}")
 
