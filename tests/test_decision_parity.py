@@ -134,14 +134,28 @@ async def _crawl_then_ask(sites: Any, tmp_path: Path, store: dict[str, Any]) -> 
     tdmrep_fetches = sum(site.count("/.well-known/tdmrep.json") for site in everyone)
 
     moment = str(time.time())
-    output, _ = await robotstxt(
-        *urls, "--at", moment, "--json", *_as_options(settings), cwd=tmp_path
-    )
+    options = _as_options(settings)
+    store_options = _as_options(store)
+    output, _ = await robotstxt(*urls, "--at", moment, "--json", *options, cwd=tmp_path)
     at = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     assert {a["url"]: _command_says(a) for a in at} == did, output
     assert sum(site.count("/robots.txt") for site in everyone) == robots_fetches
     # --at downloads nothing: the tdmrep.json copy in force is the stored one
     assert sum(site.count("/.well-known/tdmrep.json") for site in everyone) == tdmrep_fetches
+    # --at the robots.txt copy's own time, as history prints it: the tdmrep.json
+    # copy came later, and the crawl's requests waited for it (none decided before)
+    output, _ = await robotstxt("history", third.url("/"), "--json", *store_options, cwd=tmp_path)
+    (robots_copy,) = [
+        entry
+        for entry in (json.loads(line) for line in output.splitlines() if line.startswith("{"))
+        if entry["file"] == "robots.txt"
+    ]
+    third_urls = [u for u in urls if u.startswith(third.origin)]
+    output, _ = await robotstxt(
+        *third_urls, "--at", robots_copy["fetched_at"], "--json", *options, cwd=tmp_path
+    )
+    early = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert {a["url"]: _command_says(a) for a in early} == {u: did[u] for u in third_urls}, output
     by_url = {a["url"]: a for a in at}
     assert by_url[urls[6]]["refused"]["rule"] == 'location "/tdm/*", tdm-reservation 1'
     assert by_url[urls[6]]["tdmrep"]["detail"].startswith("stored copy fetched at ")

@@ -89,3 +89,33 @@ async def test_rfc9309_2_2_2_a_tdmrep_json_robots_txt_disallows_is_never_fetched
     (line,) = [r.getMessage() for r in caplog.records if "Not fetching" in r.getMessage()]
     assert line.startswith(f"Not fetching {site.origin}{TDMREP_PATH}: Forbidden by robots.txt")
     assert '"Disallow: /.well-known/"' in line and line.endswith("it states nothing"), line
+
+
+@deferred_f_from_coro_f
+async def test_rfc9309_2_2_2_at_says_a_disallowed_tdmrep_json_was_never_fetched(
+    sites, tmp_path
+) -> None:
+    """``scrapy robotstxt --at``: the robots.txt copy in force disallows
+    tdmrep.json, so the crawl never fetched it; the answer says so (not "not
+    kept by the store") and decides as the crawl did."""
+    import time
+
+    from .command_runner import robotstxt
+
+    site = _site(sites, "User-agent: *\nDisallow: /.well-known/\n")
+    store = {"ROBOTSTXT_STORE_URI": f"sqlite:///{tmp_path / 'robots.db'}"}
+    urls = [site.url("/tdm/a")]
+    spider, _ = await crawl(urls, {**SETTINGS, **store})
+    assert spider.fetched == urls and site.count(TDMREP_PATH) == 0
+    options = [
+        "-s",
+        f"USER_AGENT={SETTINGS['USER_AGENT']}",
+        "-s",
+        "ROBOTSTXT_PURPOSES=train-ai",
+        "-s",
+        f"ROBOTSTXT_STORE_URI={store['ROBOTSTXT_STORE_URI']}",
+    ]
+    output, _ = await robotstxt(*urls, "--at", str(time.time()), "--json", *options, cwd=tmp_path)
+    (answer,) = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert answer["cause"] == "allowed" and answer["refused"] is None, output
+    assert answer["tdmrep"]["detail"].startswith("not fetched: robots.txt disallows it"), output

@@ -156,9 +156,13 @@ def run_at(
                     outcome = stored_outcome(record, body, settings)
             tdmrep = None
             if tdmreps is not None and site is not None:
+                refusal = _tdmrep_refusal(outcome, site, token, policy.also_obey)
+                if refusal is not None:  # never fetched by the crawl (RFC 9309 2.2.2)
+                    tdmreps[site] = (None, f"not fetched: robots.txt disallows it ({refusal})")
                 if site not in tdmreps:
+                    until = None if record is None else record.expires_at
                     try:
-                        tdmreps[site] = stored_tdmrep(store, site, when, settings)
+                        tdmreps[site] = stored_tdmrep(store, site, when, settings, until)
                     except StoreError as error:
                         print(f"error:       {error}", file=sys.stderr)
                         return EXIT_ERROR
@@ -278,19 +282,47 @@ def stored_outcome(record: Any, body: bytes | None, settings: RobotsTxtSettings)
     return answer.outcome(robots, 0.0)
 
 
-def stored_tdmrep(store: Any, site: str, when: float, settings: RobotsTxtSettings) -> TdmRepAnswer:
+def _tdmrep_refusal(outcome: Any, site: str, token: str, also: tuple[str, ...]) -> str | None:
+    """Why the robots.txt copy in force disallows the site's tdmrep.json to the
+    crawler, which then never fetched it (RFC 9309 2.2.2); ``None`` if allowed."""
+    from ...parser._tdmrep import TDMREP_PATH
+
+    if outcome is None:
+        return None
+    decision = outcome.decide(site + TDMREP_PATH, token, site, also)
+    return None if decision.allowed else str(decision.reason)
+
+
+def stored_tdmrep(
+    store: Any,
+    site: str,
+    when: float,
+    settings: RobotsTxtSettings,
+    until: float | None = None,
+) -> TdmRepAnswer:
     """The site's tdmrep.json rules in force at ``when``, from the newest copy the
     store kept fetched by then, read as the crawl read the download (W3C TDMRep:
     a body read, else nothing stated), and what it came to. A copy the store
     distrusts (``sites._records.answer_of``: of another site, of an unknown
     kind, read without its body, dated after this clock) is not used: one
-    WARNING; no copy: :data:`NOT_STORED`."""
+    WARNING; no copy: :data:`NOT_STORED`.
+
+    With no copy fetched by ``when``, the first fetched after it while the
+    robots.txt copy in force was (until ``until``) decides: the crawl fetches
+    tdmrep.json once robots.txt is settled, and its requests wait for it, so
+    none was decided in between."""
     import time
 
     from ...parser._tdmrep import EMPTY_TDMREP, TDMREP_PATH, parse_tdmrep
     from ...sites._records import ReaderLimits, answer_of
 
     found = store.tdmrep_at(site, when)
+    waited = ""
+    if found is None and until is not None:
+        later = [r.fetched_at for r in store.tdmrep_history(site) if when < r.fetched_at <= until]
+        if later:
+            found = store.tdmrep_at(site, min(later))
+            waited = f"not yet fetched at {_iso(when)}, the crawl's requests waited for it: "
     if found is None:
         return None, NOT_STORED
     record, body = found
@@ -312,7 +344,7 @@ def stored_tdmrep(store: Any, site: str, when: float, settings: RobotsTxtSetting
     rules = EMPTY_TDMREP
     if answer.kind is Kind.PARSED and answer.body is not None:
         rules = parse_tdmrep(answer.body)
-    shown = f"stored copy fetched at {fetched} ({store.uri}): {record.detail}"
+    shown = f"{waited}stored copy fetched at {fetched} ({store.uri}): {record.detail}"
     logger.debug("tdmrep.json of %s at %s: %s", site + TDMREP_PATH, _iso(when), shown)
     return rules, shown
 
