@@ -22,6 +22,7 @@ from scrapy import signals
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
+from ...parser._tdmrep import TDMREP_PATH
 from ...sites._outcome import Kind, SiteOutcome
 from ...sites._request_decision import PENDING, asked_crawl_delay
 from ...sites._site import site_of
@@ -100,13 +101,38 @@ def _usage_gate(service: SiteService) -> UsageGate:
         service.settings,
         service.report,
         service.clock,
-        on_settled=service._tdmrep_settled,
+        on_settled=partial(_tdmrep_settled, service),
         on_start=service._start_watchdog,
         # with our queue, tdmrep.json fetched ahead waits for room too (pins)
         bounded=lambda: bool(service._queues),
         store=service._store,
         details={} if service.mode.tdmrep_details else None,
+        refused_by=partial(_tdmrep_refused, service),
     )
+
+
+def _tdmrep_refused(service: SiteService, site: str) -> str | None:
+    """Why the site's robots.txt in force disallows its tdmrep.json to the
+    crawler (its token and ``ROBOTSTXT_ALSO_OBEY``'s, RFC 9309 2.2.2); ``None``
+    when it allows it, or no outcome is in force."""
+    outcome = service.fresh(site)
+    if outcome is None:
+        return None
+    settings = service.settings
+    token = settings.token_for(None)  # the User-Agent tdmrep.json is fetched with
+    decision = outcome.decide(site + TDMREP_PATH, token, site, settings.also_obey)
+    return None if decision.allowed else decision.reason
+
+
+def _tdmrep_settled(service: SiteService, site: str) -> None:
+    """``site``'s tdmrep.json is settled: its requests go on unless its
+    robots.txt is still to be settled (pending, or unreachable and deferred:
+    HTTP: The Definitive Guide ch. 9), which releases them itself. Released
+    now, they would be decided by the unreachable copy and dropped, while the
+    site is tried again."""
+    state = service._table.state(site, service.clock.monotonic())
+    if state not in (SiteState.PENDING, SiteState.DEFERRED):
+        service.release(site)
 
 
 class SiteListener(Protocol):
@@ -351,26 +377,23 @@ class SiteService:
 
     def prefetch(self, site: str, request: Request | None = None) -> None:
         """Start the site's robots.txt fetch ahead of its requests, unless one is in
-        flight (and its tdmrep.json's, when a declared purpose needs it)."""
-        if self.tdmrep is not None:
-            self.tdmrep.prefetch(site)
-            if self._table.state(site, self.clock.monotonic()) is SiteState.READY:
-                return  # only the tdmrep.json was missing
+        flight; once it is settled, its tdmrep.json's, when a declared purpose
+        needs it (:meth:`release` starts it as robots.txt settles)."""
+        if (
+            self.tdmrep is not None
+            and self._table.state(site, self.clock.monotonic()) is SiteState.READY
+        ):
+            self.tdmrep.prefetch(site)  # only the tdmrep.json was missing
+            return
         if self._table.start(site):
             self._launch(site, request, ahead=True)
 
-    def _tdmrep_settled(self, site: str) -> None:
-        """``site``'s tdmrep.json is settled: its requests go on unless its
-        robots.txt is still to be settled (pending, or unreachable and
-        deferred: HTTP: The Definitive Guide ch. 9), which releases them
-        itself. Released now, they would be decided by the unreachable copy
-        and dropped, while the site is tried again."""
-        state = self._table.state(site, self.clock.monotonic())
-        if state not in (SiteState.PENDING, SiteState.DEFERRED):
-            self.release(site)
-
     def release(self, site: str) -> None:
-        """``site`` is settled (or no longer deferred): its requests go on."""
+        """``site`` is settled (or no longer deferred): its requests go on; its
+        tdmrep.json, when a declared purpose needs it, is fetched now (after its
+        robots.txt, which may disallow it)."""
+        if self.tdmrep is not None:
+            self.tdmrep.prefetch(site)
         self._released.settled(site)
         self.set_aside.give_back(site, mark=self.mark_released)
         for queue in self._queues:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import CancelledError, Deferred
 
-from ...parser._tdmrep import TDMREP_PATH, TdmRep
+from ...parser._tdmrep import EMPTY_TDMREP, TDMREP_PATH, TdmRep
 from ...sites._filetable import FileTable
 from ...sites._sitetable import SiteState
 from .._clock import Clock
@@ -78,8 +78,12 @@ class TdmRepSites:
         details: dict[str, str] | None = None,
         bounded: Callable[[], bool] | None = None,
         store: StoreBridge | None = None,
+        refused_by: Callable[[str], str | None] | None = None,
     ) -> None:
+        """``refused_by(site)``: why the site's robots.txt disallows its
+        tdmrep.json to the crawler (``None``: it allows it, or is not known)."""
         self.crawler = crawler
+        self._refused_by = refused_by
         #: ROBOTSTXT_STORE_URI: each fetch that settles is kept there too (``--at``)
         self._store = store
         self.settings = settings
@@ -160,14 +164,19 @@ class TdmRepSites:
 
     async def _run(self, site: str, request: Request | None = None) -> None:
         fetched: TdmRepFetched | None = None
+        refusal = None if self._refused_by is None else self._refused_by(site)
+        if refusal is not None:  # RFC 9309 2.2.2: never fetched
+            self._fetches.done(site)
+            expires, rules = self._disallowed(site, refusal)
+            self._settle(site, KnownTdmRep(rules, expires))
+            return
         try:
             with (
                 robots_download(self.crawler),
                 file_slot(self.crawler, "tdmrep.json", site) as slot,
             ):
                 fetched = await self._fetcher.fetch(site, slot, self._is_closing)
-        except (CancelledError, asyncio.CancelledError):
-            logger.info("tdmrep.json download cancelled at close: %s", site + TDMREP_PATH)
+        except (CancelledError, asyncio.CancelledError):  # said by abandon_all
             self._fetches.done(site)
             for waiter in self._table.abandon(site):
                 waiter.callback(None)
@@ -179,13 +188,8 @@ class TdmRepSites:
             self._fetches.done(site)
             self.failures.pop(site, None)
             expires, rules = fetched.expires, fetched.rules
-        if not self._table.is_pending(site):  # abandoned: the spider closed meanwhile
+        if not self._settle(site, KnownTdmRep(rules, expires)):
             return
-        settled = self._table.settle(site, KnownTdmRep(rules, expires))
-        for waiter in settled.waiters:
-            waiter.callback(rules)
-        if self._on_settled is not None:
-            self._on_settled(site)
         if fetched is not None and fetched.kind is not None and self._store is not None:
             record = fetched.record(  # an internal error is not kept
                 site,
@@ -194,6 +198,34 @@ class TdmRepSites:
                 max_size=self.settings.max_size,
             )
             self._store.tdmrep_fetched(record, fetched.body)
+
+    def _settle(self, site: str, known: KnownTdmRep) -> bool:
+        """Put ``known`` in force for ``site`` and let its waiters go; ``False``
+        when the fetch was abandoned meanwhile (the spider closed)."""
+        if not self._table.is_pending(site):
+            return False
+        settled = self._table.settle(site, known)
+        for waiter in settled.waiters:
+            waiter.callback(known.rules)
+        if self._on_settled is not None:
+            self._on_settled(site)
+        return True
+
+    def _disallowed(self, site: str, refusal: str) -> tuple[float, TdmRep]:
+        """The site's robots.txt disallows its tdmrep.json to the crawler: it is
+        not fetched (RFC 9309 2.2.2), and states nothing, as a 404 would, for
+        ``ROBOTSTXT_CACHE_TTL``. Counted in ``robotstxt/tdmrep/disallowed``."""
+        self.stats.inc_value("robotstxt/tdmrep/disallowed")
+        if self.details is not None:
+            self.details[site] = f"not fetched: robots.txt disallows it ({refusal})"
+        logger.info(
+            "Not fetching %s%s: %s; it states nothing",
+            site,
+            TDMREP_PATH,
+            refusal,
+            extra={"spider": self.crawler.spider},
+        )
+        return self.clock.monotonic() + self.settings.cache_ttl, EMPTY_TDMREP
 
     def _is_closing(self) -> bool:
         return self._closing
@@ -217,8 +249,12 @@ class TdmRepSites:
         return self.clock.monotonic() + self.settings.unreachable_ttl, FAILED_TDMREP
 
     def abandon_all(self) -> None:
-        """The spider closes: cancel every download; its waiting requests are dropped."""
+        """The spider closes: cancel every download (each said at INFO as it is
+        cancelled: the cancellation may reach the download after the crawl has
+        ended); its waiting requests are dropped."""
         self._closing = True
+        for site in self._fetches.in_flight:
+            logger.info("tdmrep.json download cancelled at close: %s", site + TDMREP_PATH)
         abandoned = self._table.abandon_all()
         waiting = sum(len(waiters) for _, waiters in abandoned)
         if waiting:

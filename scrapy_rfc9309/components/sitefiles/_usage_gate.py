@@ -56,6 +56,7 @@ class UsageGate:
         bounded: Callable[[], bool] | None = None,
         store: StoreBridge | None = None,
         details: dict[str, str] | None = None,
+        refused_by: Callable[[str], str | None] | None = None,
     ) -> None:
         """``store``: where each site's tdmrep.json fetch is kept too (``None``: none);
         ``details``: where what each fetch came to is kept (``scrapy robotstxt``)."""
@@ -72,6 +73,7 @@ class UsageGate:
                 details=details,
                 bounded=bounded,
                 store=store,
+                refused_by=refused_by,
             )
             if needs_tdmrep(self.purposes)
             else None

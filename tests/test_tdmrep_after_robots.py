@@ -1,0 +1,121 @@
+"""tdmrep.json is fetched after robots.txt, and only where robots.txt allows it.
+
+RFC 9309 2.2.2: a crawler fetches no URL its robots.txt disallows, and
+``/.well-known/tdmrep.json`` (W3C TDMRep) is no exception (only
+``/robots.txt`` itself is). So a site's tdmrep.json, needed for a declared
+purpose, is fetched once its robots.txt is settled, if that allows it for the
+crawler's token and each ``ROBOTSTXT_ALSO_OBEY`` token; otherwise it is not
+fetched and states nothing, counted in ``robotstxt/tdmrep/disallowed``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from .conftest import crawl
+from .server import Held, text
+
+TDMREP_PATH = "/.well-known/tdmrep.json"
+TDMREP = json.dumps([{"location": "/tdm/*", "tdm-reservation": 1}])
+SETTINGS: dict[str, Any] = {
+    "USER_AGENT": "ExampleBot/1.0 (+https://example.com/bot)",
+    "ROBOTSTXT_PURPOSES": ["train-ai"],
+}
+QUEUE = {"SCHEDULER_PRIORITY_QUEUE": "scrapy_rfc9309.RobotsTxtPriorityQueue"}
+
+
+def _site(sites: Any, robots: str, held: Held | None = None) -> Any:
+    return sites(
+        routes={
+            "/robots.txt": held or text(robots),
+            TDMREP_PATH: text(TDMREP, content_type=b"application/json"),
+        },
+        default=text("page"),
+    )
+
+
+@pytest.mark.parametrize("queue", [True, False], ids=["our-queue", "other-queue"])
+@deferred_f_from_coro_f
+async def test_rfc9309_2_2_2_tdmrep_json_fetched_only_after_robots_txt_answered(
+    sites, queue: bool
+) -> None:
+    """The tdmrep.json request reaches the server after robots.txt was answered
+    (it was fetched ahead beside it, before robots.txt could say whether it may
+    be), and is still read: a reserved page is dropped, another fetched."""
+    held = Held(lambda: True, text("User-agent: *\nAllow: /\n"))
+    site = _site(sites, "", held)
+    urls = [site.url("/tdm/a"), site.url("/free")]
+    spider, stats = await crawl(urls, {**SETTINGS, **(QUEUE if queue else {})})
+    assert spider.fetched == [site.url("/free")]
+    assert site.count(TDMREP_PATH) == 1
+    tdmrep_arrived = site.hit_times[site.hits.index(TDMREP_PATH)]
+    assert tdmrep_arrived >= held.answered[0], (site.hits, site.hit_times, held.answered)
+    assert stats.get("robotstxt/tdmrep/disallowed", 0) == 0
+
+
+@pytest.mark.parametrize(
+    ("robots", "also"),
+    [
+        pytest.param("User-agent: *\nDisallow: /.well-known/\n", [], id="our-token"),
+        pytest.param(
+            "User-agent: GPTBot\nDisallow: /.well-known/\n\nUser-agent: *\nAllow: /\n",
+            ["GPTBot"],
+            id="also-obey-token",
+        ),
+    ],
+)
+@pytest.mark.parametrize("queue", [True, False], ids=["our-queue", "other-queue"])
+@deferred_f_from_coro_f
+async def test_rfc9309_2_2_2_a_tdmrep_json_robots_txt_disallows_is_never_fetched(
+    sites, caplog, robots: str, also: list[str], queue: bool
+) -> None:
+    """Robots.txt disallows ``/.well-known/`` to our token, or to a
+    ``ROBOTSTXT_ALSO_OBEY`` token: tdmrep.json is not requested; it states
+    nothing (as a 404), so its reservation cannot drop a page; one INFO line
+    and ``robotstxt/tdmrep/disallowed`` say so."""
+    site = _site(sites, robots)
+    urls = [site.url("/tdm/a"), site.url("/free")]
+    settings = {**SETTINGS, "ROBOTSTXT_ALSO_OBEY": also, **(QUEUE if queue else {})}
+    with caplog.at_level(logging.INFO, logger="scrapy_rfc9309.usage"):
+        spider, stats = await crawl(urls, settings)
+    assert site.count(TDMREP_PATH) == 0
+    assert sorted(spider.fetched) == sorted(urls)
+    assert stats["robotstxt/tdmrep/disallowed"] == 1
+    (line,) = [r.getMessage() for r in caplog.records if "Not fetching" in r.getMessage()]
+    assert line.startswith(f"Not fetching {site.origin}{TDMREP_PATH}: Forbidden by robots.txt")
+    assert '"Disallow: /.well-known/"' in line and line.endswith("it states nothing"), line
+
+
+@deferred_f_from_coro_f
+async def test_rfc9309_2_2_2_at_says_a_disallowed_tdmrep_json_was_never_fetched(
+    sites, tmp_path
+) -> None:
+    """``scrapy robotstxt --at``: the robots.txt copy in force disallows
+    tdmrep.json, so the crawl never fetched it; the answer says so (not "not
+    kept by the store") and decides as the crawl did."""
+    import time
+
+    from .command_runner import robotstxt
+
+    site = _site(sites, "User-agent: *\nDisallow: /.well-known/\n")
+    store = {"ROBOTSTXT_STORE_URI": f"sqlite:///{tmp_path / 'robots.db'}"}
+    urls = [site.url("/tdm/a")]
+    spider, _ = await crawl(urls, {**SETTINGS, **store})
+    assert spider.fetched == urls and site.count(TDMREP_PATH) == 0
+    options = [
+        "-s",
+        f"USER_AGENT={SETTINGS['USER_AGENT']}",
+        "-s",
+        "ROBOTSTXT_PURPOSES=train-ai",
+        "-s",
+        f"ROBOTSTXT_STORE_URI={store['ROBOTSTXT_STORE_URI']}",
+    ]
+    output, _ = await robotstxt(*urls, "--at", str(time.time()), "--json", *options, cwd=tmp_path)
+    (answer,) = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert answer["cause"] == "allowed" and answer["refused"] is None, output
+    assert answer["tdmrep"]["detail"].startswith("not fetched: robots.txt disallows it"), output
