@@ -204,8 +204,9 @@ class RobotsTxtCommand(ScrapyCommand):
         parser.add_argument(
             "--at",
             metavar="TIME",
-            help="the verdict of the newest robots.txt copy at TIME (ISO 8601, UTC unless "
-            "it says otherwise, or Unix seconds), read from the store; no download",
+            help="the crawl's decision before download by the newest robots.txt copy at "
+            "TIME (ISO 8601, UTC unless it says otherwise, or Unix seconds; history prints "
+            "each copy's time to the millisecond), read from the store; no download, no --page",
         )
         parser.add_argument(
             "--store",

@@ -61,8 +61,8 @@ exit status (several URLs: the first that applies, in this order):
      an internal error; with --at or history: no copy in the store, a store that fails
   1  a robots.txt rule disallows a URL (with --lint: the file has findings)
   4  robots.txt allows a URL, but a usage preference (robots.txt Content-Usage /
-     Content-Signal, or tdmrep.json) refuses a declared purpose (--purpose, or
-     ROBOTSTXT_PURPOSES)
+     Content-Signal, tdmrep.json, or with --page the page's own signals where the
+     crawl reads them) refuses a declared purpose (--purpose, or ROBOTSTXT_PURPOSES)
   3  a robots.txt is unreachable (RFC 9309 2.3.1.4: every URL disallowed),
      unavailable (2.3.1.3: every URL allowed) or, with ROBOTSTXT_AUTH_DISALLOW,
      answered 401/403 (every URL disallowed); the verdict says which
