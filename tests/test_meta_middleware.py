@@ -307,19 +307,33 @@ async def test_noindex_keep_keeps_items_and_exposes_the_directive(sites) -> None
 
 
 @pytest.mark.parametrize(
-    "settings",
+    ("settings", "warned"),
     [
-        param({"ROBOTS_META_OBEY": False}, id="ROBOTS_META_OBEY-false"),
-        param({"ROBOTSTXT_OBEY": False}, id="default-follows-ROBOTSTXT_OBEY"),
+        param({"ROBOTS_META_OBEY": False}, False, id="ROBOTS_META_OBEY-false"),
+        param({"ROBOTSTXT_OBEY": False}, True, id="default-follows-ROBOTSTXT_OBEY"),
     ],
 )
 @deferred_f_from_coro_f
-async def test_off_obeys_nothing(sites, settings) -> None:
+async def test_off_obeys_nothing(sites, caplog, settings, warned) -> None:
+    """Off, the middleware reads nothing. Turned off by ``ROBOTS_META_OBEY`` itself,
+    one INFO line says so; off only because ``ROBOTSTXT_OBEY`` is, Scrapy's
+    WARNING "Disabled ..." names why."""
     site = sites(
         routes={"/robots.txt": ALLOW_ALL, "/page": page('<meta name="robots" content="none">')},
         default=PLAIN,
     )
-    spider, items, stats = await meta_crawl([site.url("/page")], settings)
+    with caplog.at_level("INFO"):
+        spider, items, stats = await meta_crawl([site.url("/page")], settings)
+    disabled = [
+        r
+        for r in caplog.records
+        if "Disabled scrapy_rfc9309.RobotsMetaMiddleware" in r.getMessage()
+    ]
+    assert bool(disabled) is warned
+    told = [
+        r for r in caplog.records if "Page-level robots directives are not read" in r.getMessage()
+    ]
+    assert bool(told) is not warned
     assert site.count("/next") == 1
     assert sorted(items) == [site.url("/next"), site.url("/page")]
     assert spider.seen[site.url("/page")] == "absent"

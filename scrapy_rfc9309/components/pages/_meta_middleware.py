@@ -94,7 +94,11 @@ class RobotsMetaMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         self.settings = robotstxt_settings(crawler)
         if not self.settings.meta_obey:
-            raise NotConfigured("ROBOTS_META_OBEY is off")
+            if crawler.settings.get("ROBOTS_META_OBEY") is not None:  # the user's choice
+                logger.info("Page-level robots directives are not read: ROBOTS_META_OBEY is off")
+                raise NotConfigured  # no message: Scrapy then says nothing more
+            # Scrapy says it at WARNING: off only because ROBOTSTXT_OBEY is
+            raise NotConfigured("ROBOTS_META_OBEY is off (unset, it follows ROBOTSTXT_OBEY)")
         self.stats = crawler.stats
         self.drop_noindex = self.settings.meta_noindex == "drop"
         self._pages: WeakKeyDictionary[Response, PageDirectives] = WeakKeyDictionary()
