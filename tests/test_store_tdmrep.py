@@ -303,3 +303,48 @@ async def test_history_lists_tdmrep_copies_and_prune_counts_them(tmp_path: Path)
     )
     assert code == 0, output
     assert "0 archive records, 1 bodies, 1 tdmrep.json records" in output
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+@deferred_f_from_coro_f
+async def test_2_4_a_later_crawl_takes_tdmrep_json_from_the_store_while_in_force(
+    sites, tmp_path, request, backend: str
+) -> None:
+    """RFC 9309 2.4 (a cached copy used for its lifetime), for W3C TDMRep's
+    tdmrep.json as for robots.txt: a second crawl with the same store takes the
+    copy in force instead of downloading it again, and decides by it as the
+    first did; once the copy is past its lifetime (the crawl's clock moved two
+    days on), it is downloaded again."""
+    from .clock import SkippingClock
+    from .conftest import crawl
+    from .server import text
+
+    tdmrep = json.dumps([{"location": "/tdm/*", "tdm-reservation": 1}])
+    site = sites(
+        routes={
+            "/robots.txt": text("User-agent: *\nAllow: /\n"),
+            "/.well-known/tdmrep.json": text(tdmrep, content_type=b"application/json"),
+        },
+        default=text("page"),
+    )
+    urls = [site.url("/tdm/a"), site.url("/free")]
+    settings = {
+        "USER_AGENT": "ExampleBot/1.0 (+https://example.com/bot)",
+        "ROBOTSTXT_PURPOSES": ["train-ai"],
+        "ROBOTSTXT_STORE_URI": f"sqlite:///{tmp_path / 'robots.db'}",
+    }
+    if backend == "redis":  # another process of a cluster reads it as a later run does
+        server = request.getfixturevalue("redis_server")
+        settings["ROBOTSTXT_STORE_URI"] = server.url
+        settings["ROBOTSTXT_STORE_PREFIX"] = request.getfixturevalue("prefix")
+    for run in (1, 2):
+        spider, stats = await crawl(urls, settings)
+        assert spider.fetched == [site.url("/free")], run  # /tdm/a reserved, both runs
+        assert site.count("/.well-known/tdmrep.json") == 1, run
+        assert stats.get("robotstxt/tdmrep/store_used", 0) == (run - 1)
+    clock = SkippingClock()
+    clock.skip(2 * 86400)
+    spider, stats = await crawl(urls, settings, clock=clock)
+    assert spider.fetched == [site.url("/free")]
+    assert site.count("/.well-known/tdmrep.json") == 2  # past its lifetime: fetched again
+    assert stats.get("robotstxt/tdmrep/store_used", 0) == 0

@@ -20,10 +20,13 @@ import datetime
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._outcome import Kind, SiteOutcome
 from ._store import FetchRecord
+
+if TYPE_CHECKING:
+    from ..parser._tdmrep import TdmRep
 
 __all__ = [
     "FUTURE_SKEW_SECONDS",
@@ -33,6 +36,7 @@ __all__ = [
     "answer_of",
     "dated_ahead",
     "record_of",
+    "stored_tdmrep_rules",
     "usable_until",
 ]
 
@@ -286,3 +290,14 @@ def record_of(
         truncated=truncated,
         max_size=max_size,
     )
+
+
+def stored_tdmrep_rules(answer: StoredAnswer) -> TdmRep:
+    """The tdmrep.json rules a usable stored copy stands for, read as the crawl
+    read its download (W3C TDMRep): a parsed body's rules; any other answer (a
+    4xx, a 429 or 5xx while it lasts) states nothing."""
+    from ..parser._tdmrep import EMPTY_TDMREP, parse_tdmrep
+
+    if answer.kind is Kind.PARSED and answer.body is not None:
+        return parse_tdmrep(answer.body)
+    return EMPTY_TDMREP

@@ -313,8 +313,8 @@ def stored_tdmrep(
     none was decided in between."""
     import time
 
-    from ...parser._tdmrep import EMPTY_TDMREP, TDMREP_PATH, parse_tdmrep
-    from ...sites._records import ReaderLimits, answer_of
+    from ...parser._tdmrep import TDMREP_PATH
+    from ...sites._records import ReaderLimits, answer_of, stored_tdmrep_rules
 
     found = store.tdmrep_at(site, when)
     waited = ""
@@ -341,9 +341,7 @@ def stored_tdmrep(
             None,
             f"the copy fetched at {fetched} cannot be used ({answer.problem}): {NOT_STORED}",
         )
-    rules = EMPTY_TDMREP
-    if answer.kind is Kind.PARSED and answer.body is not None:
-        rules = parse_tdmrep(answer.body)
+    rules = stored_tdmrep_rules(answer)
     shown = f"{waited}stored copy fetched at {fetched} ({store.uri}): {record.detail}"
     logger.debug("tdmrep.json of %s at %s: %s", site + TDMREP_PATH, _iso(when), shown)
     return rules, shown

@@ -171,6 +171,11 @@ class TdmRepSites:
             self._settle(site, KnownTdmRep(rules, expires))
             return
         try:
+            stored = None if self._store is None else await self._store.tdmrep_stored(site)
+            if stored is not None:  # a copy in force, from an earlier run or another process
+                self._fetches.done(site)
+                self._settle(site, self._stored(site, *stored))
+                return
             with (
                 robots_download(self.crawler),
                 file_slot(self.crawler, "tdmrep.json", site) as slot,
@@ -210,6 +215,16 @@ class TdmRepSites:
         if self._on_settled is not None:
             self._on_settled(site)
         return True
+
+    def _stored(self, site: str, rules: TdmRep, until: float, detail: str) -> KnownTdmRep:
+        """A stored copy put in force until ``until`` (Unix time, read on the crawl's
+        clock), counted in ``robotstxt/tdmrep/store_used``; nothing is downloaded."""
+        self.stats.inc_value("robotstxt/tdmrep/store_used")
+        if self.details is not None:
+            self.details[site] = detail
+        logger.debug("tdmrep.json of %s from the store: %s", site, detail)
+        expires = self.clock.monotonic() + max(0.0, until - self.clock.time())
+        return KnownTdmRep(rules, expires)
 
     def _disallowed(self, site: str, refusal: str) -> tuple[float, TdmRep]:
         """The site's robots.txt disallows its tdmrep.json to the crawler: it is

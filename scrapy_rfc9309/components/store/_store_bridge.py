@@ -39,7 +39,7 @@ from scrapy import signals
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from ...sites._outcome import Kind, SiteOutcome
-from ...sites._records import ReaderLimits, answer_of
+from ...sites._records import ReaderLimits, answer_of, exact_iso_time, stored_tdmrep_rules
 from ...sites._records import usable_until as _usable_until
 from ...sites._store import FetchRecord, RobotsStore, StoreError
 from ...sites._store_uri import SETTING, BadStoreURI, without_password
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from ...parser._robotstxt import RobotsTxt
+    from ...parser._tdmrep import TdmRep
     from ..settings._settings import RobotsTxtSettings
 
     #: parse a stored body and announce it (``robots_parsed``) for a request, or
@@ -327,6 +328,36 @@ class StoreBridge:
         if found is None:
             return None
         return await self._outcome_of(site, *found, request, count=False)
+
+    async def tdmrep_stored(self, site: str) -> tuple[TdmRep, float, str] | None:
+        """The site's newest tdmrep.json copy in the store, when this crawl may use
+        it now: its rules, the Unix time until which they hold, and what it came
+        to (``stored copy fetched at T: HTTP 200, 2 rules``). ``None``: no copy,
+        one past its lifetime or distrusted (counted in ``robotstxt/store/bad_record``),
+        or a store that does not answer (the crawl then downloads the file)."""
+        if not self.available():
+            return None
+        now = self.clock.time()
+        try:
+            found = await maybe_deferred_to_future(
+                self._worker.call(self.store.tdmrep_at, site, now)
+            )
+        except Skipped:
+            return None
+        except Exception as exc:  # the store failed: said once per outage, the crawl goes on
+            self._worker.failed("reading a tdmrep.json copy", exc)
+            return None
+        if found is None:
+            return None
+        record, body = found
+        answer = answer_of(record, body, site, self.limits, now=now)
+        if answer.problem is not None:
+            self._count_bad_record()
+            return None
+        if answer.usable_until <= now:
+            return None
+        detail = f"stored copy fetched at {exact_iso_time(record.fetched_at)}: {record.detail}"
+        return stored_tdmrep_rules(answer), answer.usable_until, detail
 
     # -- after a fetch -------------------------------------------------------------
 
