@@ -233,6 +233,9 @@ def test_lenient_dot_segments_usage_lines_and_tdmrep_read_as_resolved(
     reserved = sources.tdmrep.get("train-ai")
     assert reserved is not None and not reserved.allowed
     assert decide_usage(sources, ("train-ai",)).refusal is not None
+    as_path = site_sources(robots, path, "ExampleBot", tdmrep)  # a path alone, as RobotsTxt takes
+    assert as_path.robots_txt.refusal(["train-ai"]) is not None
+    assert as_path.tdmrep.refusal(["train-ai"]) is not None
     plain = site_sources(robots, "https://example.com/public", "ExampleBot", tdmrep)
     assert not plain.robots_txt and not plain.tdmrep
 

@@ -170,7 +170,8 @@ def usage_as_served(usage_of: Callable[[str], Usage], url: str) -> Usage:
     both: a ``Content-Usage: /ai/ train-ai=n`` line or a tdmrep.json
     ``/ai/*`` reservation cannot be got past with dot segments."""
     usage = usage_of(url)
-    if "/." not in url and "//" not in url[8:] and "%2" not in url:
+    rest = url.partition("://")[2] or url  # the authority and path, or a path
+    if "/." not in rest and "//" not in rest and "%2" not in rest:
         return usage
     resolved = resolved_url(url)
     return usage if resolved is None else usage.merged(usage_of(resolved))
