@@ -275,6 +275,38 @@ def test_at_uses_no_tdmrep_copy_dated_after_its_clock(
         store.close()
 
 
+def test_at_a_tdmrep_copy_past_its_lifetime_gives_way_to_the_next_or_says_so(
+    tmp_path: Path,
+) -> None:
+    """RFC 9309 2.4, for tdmrep.json: at a TIME where the newest copy is past its
+    lifetime, a crawl would have fetched it again and its requests waited for
+    that copy. ``--at`` takes the next copy fetched while the robots.txt copy in
+    force was (``until``), and says so; with none, it keeps the old copy and
+    says it was past its lifetime then. Between the robots.txt fetch and the
+    first tdmrep.json fetch, the first copy decides, as the crawl waited for it."""
+    store = SQLiteStore(str(tmp_path / "robots.db"))
+    settings = RobotsTxtSettings.from_settings(Settings({}))
+    past = time.time() - 10_000
+    try:
+        store.save_tdmrep_many([(tdmrep(past, OPEN, expires_in=100), OPEN)])
+        when = past + 500  # the copy expired 400 s before
+        rules, detail = stored_tdmrep(store, SITE, when, settings, until=when + 1000)
+        assert "past its lifetime at" in detail, detail
+        store.save_tdmrep_many([(tdmrep(when + 5), RESERVED)])
+        rules, detail = stored_tdmrep(store, SITE, when, settings, until=when + 1000)
+        assert detail.startswith("not yet fetched at "), detail
+        rule = None if rules is None else rules.rule_for("http://example.com/x")
+        assert rule is not None and rule.reserved is True
+        # a copy fetched after the robots.txt copy's lifetime is not the one waited for
+        rules, detail = stored_tdmrep(store, SITE, when, settings, until=when + 1)
+        assert "past its lifetime at" in detail, detail
+        first = past - 1000  # before the first tdmrep.json copy: the first decides
+        rules, detail = stored_tdmrep(store, SITE, first, settings, until=past + 50)
+        assert detail.startswith("not yet fetched at ") and "past its" not in detail, detail
+    finally:
+        store.close()
+
+
 @deferred_f_from_coro_f
 async def test_history_lists_tdmrep_copies_and_prune_counts_them(tmp_path: Path) -> None:
     path = tmp_path / "robots.db"

@@ -158,7 +158,7 @@ def run_at(
             if tdmreps is not None and site is not None:
                 refusal = _tdmrep_refusal(outcome, site, token, policy.also_obey)
                 if refusal is not None:  # never fetched by the crawl (RFC 9309 2.2.2)
-                    tdmreps[site] = (None, f"not fetched: robots.txt disallows it ({refusal})")
+                    tdmreps[site] = (None, f"not fetched: robots.txt disallows it: {refusal}")
                 if site not in tdmreps:
                     until = None if record is None else record.expires_at
                     try:
@@ -316,17 +316,19 @@ def stored_tdmrep(
     from ...parser._tdmrep import TDMREP_PATH
     from ...sites._records import ReaderLimits, answer_of, stored_tdmrep_rules
 
+    limits = ReaderLimits.of(settings)
     found = store.tdmrep_at(site, when)
+    stale = found is not None and answer_of(found[0], found[1], site, limits).usable_until <= when
     waited = ""
-    if found is None and until is not None:
+    if (found is None or stale) and until is not None:
         later = [r.fetched_at for r in store.tdmrep_history(site) if when < r.fetched_at <= until]
-        if later:
-            found = store.tdmrep_at(site, min(later))
+        if later:  # none in force at TIME: the crawl's requests waited for the next
+            found, stale = store.tdmrep_at(site, min(later)), False
             waited = f"not yet fetched at {_iso(when)}, the crawl's requests waited for it: "
     if found is None:
         return None, NOT_STORED
     record, body = found
-    answer = answer_of(record, body, site, ReaderLimits.of(settings), now=time.time())
+    answer = answer_of(record, body, site, limits, now=time.time())
     fetched = _iso(record.fetched_at)
     if answer.problem is not None:
         logger.warning(
@@ -343,6 +345,8 @@ def stored_tdmrep(
         )
     rules = stored_tdmrep_rules(answer)
     shown = f"{waited}stored copy fetched at {fetched} ({store.uri}): {record.detail}"
+    if stale:  # a crawl at TIME would have fetched it again: none kept says what it found
+        shown += f"; past its lifetime at {_iso(when)} (usable until {_iso(answer.usable_until)})"
     logger.debug("tdmrep.json of %s at %s: %s", site + TDMREP_PATH, _iso(when), shown)
     return rules, shown
 

@@ -232,7 +232,7 @@ class TdmRepSites:
         ``ROBOTSTXT_CACHE_TTL``. Counted in ``robotstxt/tdmrep/disallowed``."""
         self.stats.inc_value("robotstxt/tdmrep/disallowed")
         if self.details is not None:
-            self.details[site] = f"not fetched: robots.txt disallows it ({refusal})"
+            self.details[site] = f"not fetched: robots.txt disallows it: {refusal}"
         logger.info(
             "Not fetching %s%s: %s; it states nothing",
             site,
