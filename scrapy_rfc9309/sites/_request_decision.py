@@ -51,6 +51,7 @@ __all__ = [
     "asked_crawl_delay",
     "crawl_delay_of",
     "decide_request",
+    "tdmrep_refusal",
 ]
 
 #: The causes under which a request is downloaded.
@@ -262,6 +263,17 @@ def _left_to_page(usage: UsageDecision, policy: DecisionPolicy) -> bool:
     return policy.page_decides and all(
         refused.source == TDMREP_PATH for refused in usage.refusals.values()
     )
+
+
+def tdmrep_refusal(
+    outcome: SiteOutcome, site: str, token: str, also: tuple[str, ...] = ()
+) -> str | None:
+    """Why ``outcome`` (the site's robots.txt in force) disallows its
+    ``/.well-known/tdmrep.json`` to a crawler obeying ``token`` and ``also``
+    (``ROBOTSTXT_ALSO_OBEY``): RFC 9309 2.2.2 exempts only ``/robots.txt``, so
+    such a file is never fetched. ``None`` when it is allowed."""
+    decision = outcome.decide(site + TDMREP_PATH, token, site, also)
+    return None if decision.allowed else decision.reason
 
 
 def asked_crawl_delay(outcome: SiteOutcome, tokens: Iterable[str]) -> float | None:

@@ -16,6 +16,7 @@ from scrapy.exceptions import UsageError
 
 from ...parser._robotstxt import RobotsTxt
 from ...sites._outcome import Kind, SiteOutcome
+from ...sites._request_decision import tdmrep_refusal
 from ...sites._site import robots_url, site_of
 from ..settings._settings import RobotsTxtSettings
 from ._command_answer import (
@@ -156,7 +157,11 @@ def run_at(
                     outcome = stored_outcome(record, body, settings)
             tdmrep = None
             if tdmreps is not None and site is not None:
-                refusal = _tdmrep_refusal(outcome, site, token, policy.also_obey)
+                refusal = (
+                    None
+                    if outcome is None
+                    else tdmrep_refusal(outcome, site, token, policy.also_obey)
+                )
                 if refusal is not None:  # never fetched by the crawl (RFC 9309 2.2.2)
                     tdmreps[site] = (None, f"not fetched: robots.txt disallows it: {refusal}")
                 if site not in tdmreps:
@@ -280,17 +285,6 @@ def stored_outcome(record: Any, body: bytes | None, settings: RobotsTxtSettings)
     if answer.kind is Kind.PARSED:
         robots = RobotsTxt.parse(answer.body or b"", max_size=settings.max_size)
     return answer.outcome(robots, 0.0)
-
-
-def _tdmrep_refusal(outcome: Any, site: str, token: str, also: tuple[str, ...]) -> str | None:
-    """Why the robots.txt copy in force disallows the site's tdmrep.json to the
-    crawler, which then never fetched it (RFC 9309 2.2.2); ``None`` if allowed."""
-    from ...parser._tdmrep import TDMREP_PATH
-
-    if outcome is None:
-        return None
-    decision = outcome.decide(site + TDMREP_PATH, token, site, also)
-    return None if decision.allowed else str(decision.reason)
 
 
 def stored_tdmrep(

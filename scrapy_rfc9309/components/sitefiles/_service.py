@@ -22,9 +22,8 @@ from scrapy import signals
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
-from ...parser._tdmrep import TDMREP_PATH
 from ...sites._outcome import Kind, SiteOutcome
-from ...sites._request_decision import PENDING, asked_crawl_delay
+from ...sites._request_decision import PENDING, asked_crawl_delay, tdmrep_refusal
 from ...sites._site import site_of
 from ...sites._sitetable import SiteState, SiteTable
 from .._clock import Clock, clock_of
@@ -120,8 +119,7 @@ def _tdmrep_refused(service: SiteService, site: str) -> str | None:
         return None
     settings = service.settings
     token = settings.token_for(None)  # the User-Agent tdmrep.json is fetched with
-    decision = outcome.decide(site + TDMREP_PATH, token, site, settings.also_obey)
-    return None if decision.allowed else decision.reason
+    return tdmrep_refusal(outcome, site, token, settings.also_obey)
 
 
 def _tdmrep_settled(service: SiteService, site: str) -> None:
