@@ -28,6 +28,8 @@ def resolved_url(url: str) -> str | None:
     LENIENT(dot-segments)."""
     scheme_end = url.find("://")
     start = 0 if scheme_end < 0 else scheme_end + 3
+    if not needs_resolving(url[start:]):  # most URLs: one look
+        return None
     ends = [found for found in (url.find(c, start) for c in "/?#") if found >= 0]
     if not ends or url[min(ends)] != "/":
         return None

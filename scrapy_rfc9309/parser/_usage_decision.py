@@ -151,18 +151,20 @@ def site_sources(
     """The site-wide sources of ``url`` for ``token``: robots.txt and tdmrep.json
     (``None``: not read, or not needed for the declared purposes), each read
     for the path as sent and as served (:func:`usage_as_served`)."""
+    resolved = resolved_url(url)
     return UsageSources(
         robots_txt=(
             NO_PREFERENCES
             if robots is None
-            else usage_as_served(lambda at: robots.usage(url=at, agent=token), url)
+            else usage_as_served(lambda at: robots.usage(url=at, agent=token), url, resolved)
         ),
-        tdmrep=NO_PREFERENCES if tdmrep is None else usage_as_served(tdmrep.usage, url),
+        tdmrep=(NO_PREFERENCES if tdmrep is None else usage_as_served(tdmrep.usage, url, resolved)),
     )
 
 
-def usage_as_served(usage_of: Callable[[str], Usage], url: str) -> Usage:
-    """``usage_of(url)``, a source's preferences for ``url``.
+def usage_as_served(usage_of: Callable[[str], Usage], url: str, resolved: str | None) -> Usage:
+    """``usage_of(url)``, a source's preferences for ``url``; ``resolved``:
+    :func:`~._dots.resolved_url` of ``url``.
 
     LENIENT(dot-segments): a path the server resolves to another
     (``/x/../ai/a`` is served as ``/ai/a``) takes the source's preferences for
@@ -170,10 +172,6 @@ def usage_as_served(usage_of: Callable[[str], Usage], url: str) -> Usage:
     both: a ``Content-Usage: /ai/ train-ai=n`` line or a tdmrep.json
     ``/ai/*`` reservation cannot be got past with dot segments."""
     usage = usage_of(url)
-    rest = url.partition("://")[2] or url  # the authority and path, or a path
-    if "/." not in rest and "//" not in rest and "%2" not in rest:
-        return usage
-    resolved = resolved_url(url)
     return usage if resolved is None else usage.merged(usage_of(resolved))
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ...parser._directives import PageDirectives
+from ...parser._dots import resolved_url
 from ...parser._robotstxt import RobotsTxt
 from ...parser._tdmrep import TDMREP_PATH, TdmRep
 from ...parser._usage import Preference
@@ -279,7 +280,8 @@ def _check_purposes(
         site = site_of(url) if "://" in url else None
         answer["tdmrep"] = {"url": site + TDMREP_PATH if site else None, "detail": detail}
         if rules is not None:
-            sources = sources._replace(tdmrep=usage_as_served(rules.usage, url))
+            served = usage_as_served(rules.usage, url, resolved_url(url))
+            sources = sources._replace(tdmrep=served)
     if isinstance(page, PageRead):
         sources = sources.with_page(page.signals, page.unread)
         if noai:
