@@ -121,12 +121,17 @@ class StoredAnswer:
         ``monotonic`` are the two clocks read at the same moment. Its fetch time
         is the record's own (RFC 9309 2.4: a copy's age counts from its fetch,
         not from this read), never after now."""
-        remaining = max(0.0, self.usable_until - wall)
         try:
             age = max(0.0, wall - float(self.fetched_at))
         except (TypeError, ValueError):
             age = 0.0
-        return self.outcome(robots, monotonic + remaining, monotonic - age)
+        expires = self.expires_on(wall=wall, monotonic=monotonic)
+        return self.outcome(robots, expires, monotonic - age)
+
+    def expires_on(self, *, wall: float, monotonic: float) -> float:
+        """:attr:`usable_until` on the monotonic clock (``wall`` and ``monotonic``
+        read at the same moment); now, if it has passed."""
+        return monotonic + max(0.0, self.usable_until - wall)
 
 
 def _kind(value: str) -> Kind:

@@ -311,18 +311,23 @@ def stored_tdmrep(
     from ...sites._records import ReaderLimits, answer_of, stored_tdmrep_rules
 
     limits = ReaderLimits.of(settings)
-    found = store.tdmrep_at(site, when)
-    stale = found is not None and answer_of(found[0], found[1], site, limits).usable_until <= when
+    now = time.time()
+
+    def read(found: tuple[Any, bytes | None] | None) -> tuple[Any, Any] | None:
+        """A copy from the store and what it stands for to this reader."""
+        return None if found is None else (found[0], answer_of(*found, site, limits, now=now))
+
+    copy = read(store.tdmrep_at(site, when))
+    stale = copy is not None and copy[1].usable_until <= when
     waited = ""
-    if (found is None or stale) and until is not None:
+    if (copy is None or stale) and until is not None:
         later = [r.fetched_at for r in store.tdmrep_history(site) if when < r.fetched_at <= until]
         if later:  # none in force at TIME: the crawl's requests waited for the next
-            found, stale = store.tdmrep_at(site, min(later)), False
+            copy, stale = read(store.tdmrep_at(site, min(later))), False
             waited = f"not yet fetched at {_iso(when)}, the crawl's requests waited for it: "
-    if found is None:
+    if copy is None:
         return None, NOT_STORED
-    record, body = found
-    answer = answer_of(record, body, site, limits, now=time.time())
+    record, answer = copy
     fetched = _iso(record.fetched_at)
     if answer.problem is not None:
         logger.warning(

@@ -216,14 +216,13 @@ class TdmRepSites:
             self._on_settled(site)
         return True
 
-    def _stored(self, site: str, rules: TdmRep, until: float, detail: str) -> KnownTdmRep:
-        """A stored copy put in force until ``until`` (Unix time, read on the crawl's
-        clock), counted in ``robotstxt/tdmrep/store_used``; nothing is downloaded."""
+    def _stored(self, site: str, rules: TdmRep, expires: float, detail: str) -> KnownTdmRep:
+        """A stored copy put in force until ``expires`` (monotonic), counted in
+        ``robotstxt/tdmrep/store_used``; nothing is downloaded."""
         self.stats.inc_value("robotstxt/tdmrep/store_used")
         if self.details is not None:
             self.details[site] = detail
         logger.debug("tdmrep.json of %s from the store: %s", site, detail)
-        expires = self.clock.monotonic() + max(0.0, until - self.clock.time())
         return KnownTdmRep(rules, expires)
 
     def _disallowed(self, site: str, refusal: str) -> tuple[float, TdmRep]:

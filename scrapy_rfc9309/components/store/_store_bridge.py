@@ -331,8 +331,8 @@ class StoreBridge:
 
     async def tdmrep_stored(self, site: str) -> tuple[TdmRep, float, str] | None:
         """The site's newest tdmrep.json copy in the store, when this crawl may use
-        it now: its rules, the Unix time until which they hold, and what it came
-        to (``stored copy fetched at T: HTTP 200, 2 rules``). ``None``: no copy,
+        it now: its rules, the monotonic time until which they hold, and what it
+        came to (``stored copy fetched at T: HTTP 200, 2 rules``). ``None``: no copy,
         one past its lifetime or distrusted (counted in ``robotstxt/store/bad_record``),
         or a store that does not answer (the crawl then downloads the file)."""
         if not self.available():
@@ -357,7 +357,8 @@ class StoreBridge:
         if answer.usable_until <= now:
             return None
         detail = f"stored copy fetched at {exact_iso_time(record.fetched_at)}: {record.detail}"
-        return stored_tdmrep_rules(answer), answer.usable_until, detail
+        expires = answer.expires_on(wall=now, monotonic=self.clock.monotonic())
+        return stored_tdmrep_rules(answer), expires, detail
 
     # -- after a fetch -------------------------------------------------------------
 
