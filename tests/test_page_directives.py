@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_rfc9309.parser._directives import (
+    EMPTY,
     MAX_HEAD_BYTES,
     MAX_HEADER_BYTES,
     MAX_HEADER_VALUES,
@@ -331,6 +332,46 @@ def test_which_bodies_are_read(content_type: str | None, status: int, read: bool
     body = b'<head><meta name="robots" content="noindex">'
     page = read_page_directives("http://x/", status, headers, body, "x", now=NOW)
     assert page.noindex is read
+
+
+def test_a_page_that_states_nothing_gives_the_shared_empty_result() -> None:
+    """Most pages state no directive: they share one result (no object per page),
+    whether the headers are Scrapy's or a plain list of pairs."""
+    from scrapy.http.headers import Headers
+
+    body = b"<html><head><title>t</title></head><body>b</body></html>"
+    for headers in (Headers(HTML), list(HTML.items())):
+        page = read_page_directives("http://x/a", 200, headers, body, "ExampleBot", now=NOW)
+        assert page is EMPTY and not page.directives
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        param({"X-Robots-Tag": "ExampleBot: noindex"}, id="x-robots-tag"),
+        param({"Robots-Tag": "examplebot;noindex"}, id="robots-tag"),
+        param({"x-robots-tag": "ExampleBot: noindex"}, id="x-robots-tag-lower-case"),
+    ],
+)
+def test_scrapy_headers_are_read_when_present(headers: dict[str, str]) -> None:
+    """Scrapy's ``Headers`` are looked up by their own entries (an absent header costs
+    no call): a present one, whatever case it was set in, is read."""
+    from scrapy.http.headers import Headers
+
+    page = read_page_directives("http://x/", 200, Headers(headers), b"", "ExampleBot", now=NOW)
+    assert page.directives == {"noindex"}
+
+
+def test_the_agents_read_for_are_kept_per_token_bounded() -> None:
+    """The tokens (ours and ROBOTSTXT_ALSO_OBEY's) a crawl reads directives for are
+    kept per token, and a spider that rotates its User-Agent keeps at most a bound."""
+    from scrapy_rfc9309.parser import _page_directives
+
+    assert _page_directives._agents_of(" ExampleBot", ("GPTBot ",)) == {"examplebot", "gptbot"}
+    assert _page_directives._agents_of("ExampleBot", ["GPTBot"]) == {"examplebot", "gptbot"}
+    for n in range(3 * _page_directives._AGENTS_KEPT):
+        assert _page_directives._agents_of(f"Bot{n}", ()) == {f"bot{n}"}
+        assert len(_page_directives._AGENTS) <= _page_directives._AGENTS_KEPT
 
 
 def test_headers_of_a_pdf_are_read() -> None:

@@ -36,22 +36,17 @@ class Clock:
     ) -> None:
         #: an ``IReactorTime`` (``None``: the installed reactor, looked up when used)
         self.scheduler = scheduler
-        self._monotonic = monotonic
-        self._wall = wall
+        #: seconds of a clock that never goes back (the site table's times): the
+        #: function itself, called several times a request, so no method wraps it
+        self.monotonic: Callable[[], float] = monotonic
+        #: the Unix time (the store's and HTTP's times)
+        self.time: Callable[[], float] = wall
 
     @classmethod
     def manual(cls, scheduler: Any, epoch: float = MANUAL_EPOCH) -> Clock:
         """A clock driven by ``scheduler`` (a ``twisted.internet.task.Clock``):
         its ``seconds()`` is the monotonic time, ``epoch`` plus it the wall time."""
         return cls(scheduler, monotonic=scheduler.seconds, wall=lambda: epoch + scheduler.seconds())
-
-    def monotonic(self) -> float:
-        """Seconds of a clock that never goes back (the site table's times)."""
-        return self._monotonic()
-
-    def time(self) -> float:
-        """The Unix time (the store's and HTTP's times)."""
-        return self._wall()
 
     def call_later(self, seconds: float, fn: Callable[..., Any], *args: Any) -> Any:
         """Call ``fn(*args)`` in ``seconds``; returns its ``IDelayedCall``."""

@@ -146,7 +146,8 @@ class PageDirectives:
     ``MAX_TAG_BYTES``, ``MAX_TAG_ATTRIBUTES``, ``MAX_META_TAGS``,
     ``MAX_HEADER_VALUES``, ``MAX_HEADER_BYTES``): content past them was not
     read, so a directive there was not seen. ``lenient``: the ``LENIENT``
-    readings used (``meta-semicolon``, ``meta-space``).
+    readings used (``meta-semicolon``, ``meta-space``). ``url``: the response's
+    (``""`` in :data:`EMPTY`, which every response that states nothing shares).
     """
 
     directives: frozenset[str] = frozenset()
@@ -176,6 +177,7 @@ class PageDirectives:
         return [f"{name} ({self.source_of(name)})" for name in sorted(self.directives)]
 
 
+#: What a response that states nothing gives (most do).
 EMPTY = PageDirectives()
 
 
@@ -304,8 +306,10 @@ class Collector:
                     self.add(NOINDEX, f"{source} ({UNAVAILABLE_AFTER})")
 
     def result(self, url: str) -> PageDirectives:
+        """What was read from ``url``; :data:`EMPTY` (no URL) when it states nothing,
+        as most pages do: no object is made for them."""
         if not (self.sources or self.truncated or self.lenient):
-            return PageDirectives(url=url) if url else EMPTY
+            return EMPTY
         sources = {
             name: tuple(where)
             for name, where in self.sources.items()

@@ -210,6 +210,25 @@ def _parameter_directive(key: str, value: object) -> str | None:
     return normalise_directive(f"{key}:{value}")
 
 
+#: The agents each ``(token, also)`` reads directives for (the tokens a crawl
+#: obeys as: few; bounded for a spider that rotates its User-Agent).
+_AGENTS: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
+_AGENTS_KEPT = 1024
+
+
+def _agents_of(token: str, also: Iterable[str]) -> frozenset[str]:
+    """``token`` and the ``also`` tokens, stripped and lower-cased."""
+    key = (token, also) if isinstance(also, tuple) else None
+    agents = None if key is None else _AGENTS.get(key)
+    if agents is None:
+        agents = frozenset({token.strip().lower(), *(name.strip().lower() for name in also)})
+        if key is not None:
+            if len(_AGENTS) >= _AGENTS_KEPT:
+                _AGENTS.clear()
+            _AGENTS[key] = agents
+    return agents
+
+
 def read_page_directives(
     url: str,
     status: int,
@@ -244,13 +263,17 @@ def read_page_directives(
     :data:`MAX_HEAD_BYTES` of the body.
     """
     collector = Collector(now)
-    agents = frozenset({token.strip().lower(), *(name.strip().lower() for name in also)})
+    agents = _agents_of(token, also)
     try:
-        for value in header_values(headers, "X-Robots-Tag", collector.truncated):
-            _read_header(value, agents, collector)
-        robots_tag = header_values(headers, "Robots-Tag", collector.truncated)
-        if robots_tag:
-            _read_robots_tag(robots_tag, agents, collector)
+        # Scrapy's Headers: a header absent (most pages) is told without a call
+        title_cased = hasattr(headers, "getlist") and _keys_title_cased(headers)
+        if not title_cased or dict.__contains__(headers, b"X-Robots-Tag"):
+            for value in header_values(headers, "X-Robots-Tag", collector.truncated):
+                _read_header(value, agents, collector)
+        if not title_cased or dict.__contains__(headers, b"Robots-Tag"):
+            robots_tag = header_values(headers, "Robots-Tag", collector.truncated)
+            if robots_tag:
+                _read_robots_tag(robots_tag, agents, collector)
         if body and not (300 <= status < 400 or status in (204, 304)):
             content_type = next(iter(header_values(headers, "Content-Type")), None)
             head = ascii_compatible_head(body, content_type)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from urllib.parse import ParseResult, SplitResult, urlsplit
 
-__all__ = ["robots_url", "site_of"]
+__all__ = ["WEB_SCHEMES", "robots_url", "site_of", "site_of_web_url"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 
@@ -24,6 +24,8 @@ _NOT_KEPT = object()
 #: characters ``urlsplit`` removes or reads differently, which the memo leaves
 #: to the full reading.
 _AUTHORITY_ENDS = ("/", "?", "#")
+#: The prefixes of the URLs :func:`site_of_web_url` reads.
+WEB_SCHEMES = ("http://", "https://")
 _UNUSUAL = frozenset("\t\r\n\\ ")
 
 
@@ -35,13 +37,14 @@ def site_of(url: str | SplitResult | ParseResult) -> str | None:
     given, so ``http://Example.com./`` and ``http://example.com:80/`` are one
     site, while ``http://`` and ``https://`` of a host are two.
     """
-    if isinstance(url, str) and url.startswith(("http://", "https://")):
-        return _site_of_web_url(url)
+    if isinstance(url, str) and url.startswith(WEB_SCHEMES):
+        return site_of_web_url(url)
     return _site_of(url)
 
 
-def _site_of_web_url(url: str) -> str | None:
-    """:func:`site_of` an ``http(s)://`` URL, kept by its ``scheme://authority``."""
+def site_of_web_url(url: str) -> str | None:
+    """:func:`site_of` a URL that starts with one of :data:`WEB_SCHEMES`, kept by
+    its ``scheme://authority`` (for callers that have told its scheme already)."""
     start = 7 if url[4] == ":" else 8  # after "http://" or "https://"
     end = len(url)
     for char in _AUTHORITY_ENDS:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from itertools import count
 from typing import TYPE_CHECKING
 
@@ -81,6 +81,9 @@ class SiteBacklogs:
 
     def __init__(self) -> None:
         self._windows: dict[str, _Window] = {}
+        #: the same dictionary, read-only for the queue: truthy while a window is
+        #: open (tested several times a request, without a call to ``__bool__``)
+        self.open: Mapping[str, object] = self._windows
         #: request let go (queued or out) -> its site
         self._site_of: dict[Request, str] = {}
         #: sites with a window, in turn: who grows next, who is checked next

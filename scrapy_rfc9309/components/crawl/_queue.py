@@ -165,6 +165,8 @@ class RobotsTxtPriorityQueue:
         )
         #: settled sites' backlogs, let go a few requests at a time
         self._backlogs = SiteBacklogs()
+        #: the sites with a window open (truthy while one is)
+        self._windows = self._backlogs.open
         #: DOWNLOAD_DELAY, AutoThrottle or DOWNLOAD_SLOTS may space a site's slot
         self._page_delays = page_delays_possible(crawler.settings, getattr(crawler, "spider", None))
         #: connected to ``request_left_downloader`` (while a backlog has a window)
@@ -185,7 +187,7 @@ class RobotsTxtPriorityQueue:
             robots.prefetch(site, request)  # fetch ahead
             state = SiteState.PENDING
         if state is SiteState.READY and not self._persistent:
-            let_go = self._backlogs.add(site, request) if self._backlogs else None
+            let_go = self._backlogs.add(site, request) if self._windows else None
             if let_go is None and self._one_at_a_time(site, request):
                 # a spaced site: one request in the downloader at a time
                 let_go = self._backlogs.start(site, [request], 1, robots.clock.monotonic())
@@ -207,7 +209,7 @@ class RobotsTxtPriorityQueue:
 
     def pop(self) -> Request | None:
         request = self._pop()
-        if bool(self._backlogs) is not self._listening:
+        if bool(self._windows) is not self._listening:
             self._follow_backlogs()
         return request
 
@@ -222,12 +224,13 @@ class RobotsTxtPriorityQueue:
             if granted is not None:
                 return granted
         backlogs = self._backlogs
-        if backlogs:
+        windows = self._windows
+        if windows:
             self._push_ready(backlogs.check(self._gone, CHECK_BUDGET))
         for _ in range(DIVERT_BUDGET):
             request = self._ready.pop()
             if request is None:
-                if not backlogs or not self._grow(robots):
+                if not windows or not self._grow(robots):
                     return None
                 continue
             site = robots.site_for(request)
@@ -235,7 +238,7 @@ class RobotsTxtPriorityQueue:
                 return request
             state = robots.site_state(site, request)
             robots.unpin(site)  # out of _ready: handed out, or held until released
-            if backlogs:
+            if windows:
                 backlogs.handed_out(request)
             if state is SiteState.READY:
                 if (
@@ -341,7 +344,7 @@ class RobotsTxtPriorityQueue:
         downloader middleware dropped or answered it) is found by ``check``.
         ``**_signal`` takes the signal's other arguments as they come (a
         receiver without it has them filtered for it on every request)."""
-        if self._backlogs:
+        if self._windows:
             self._push_ready(self._backlogs.came_back(request))
 
     def _gone(self, request: Request) -> bool:

@@ -24,7 +24,7 @@ from twisted.internet.defer import Deferred
 
 from ...sites._outcome import Kind, SiteOutcome
 from ...sites._request_decision import PENDING, asked_crawl_delay, tdmrep_refusal
-from ...sites._site import site_of
+from ...sites._site import WEB_SCHEMES, site_of, site_of_web_url
 from ...sites._sitetable import SiteState, SiteTable
 from .._clock import Clock, clock_of
 from .._enabled import addon_enabled
@@ -267,6 +267,8 @@ class SiteService:
         if request.meta.get("dont_obey_robotstxt"):
             return None
         url = request.url
+        if url.startswith(WEB_SCHEMES):  # most: read without a further call
+            return site_of_web_url(url)
         if url.startswith(("data:", "file:")):
             return None
         return site_of(url)
