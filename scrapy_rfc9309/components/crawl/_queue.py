@@ -82,7 +82,7 @@ DIVERT_BUDGET = 1_000
 RELEASE_BUDGET = 10_000
 #: Site backlogs a ``pop`` checks for requests dropped in the downloader's
 #: middlewares (no signal says so), while other requests are ready.
-CHECK_BUDGET = 4
+CHECK_BUDGET = 1
 #: Site backlogs a ``pop`` checks so when nothing is ready and every window is full.
 GROW_CHECK_BUDGET = 64
 
