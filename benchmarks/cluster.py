@@ -62,8 +62,13 @@ commands per page (``CONFIG RESETSTAT`` before, ``INFO commandstats`` after:
 the calls of every command over the pages; the driver's own left out), and,
 through the proxy, Redis round trips per page (the clients' request bursts
 at the proxy: a pipeline or ``MULTI``/``EXEC`` block is one round trip and
-several commands). Printed: the medians; per size and latency, the median of
-the rounds' paired ratios add-on / plain against the goal (at least 0.9);
+several commands), and CPU per page: the CPU time of every crawler process
+(all its threads, from the barrier's release to its crawl's end) and of
+Redis (``INFO cpu``), over the pages: what the cluster pays in machines,
+which the cores the processes share do not move as they move pages per
+second. Printed: the medians; per size and latency, the median of
+the rounds' paired ratios add-on / plain against the goal (at least 0.9),
+and of plain / add-on in CPU per page;
 the add-on's commands and round trips per page against plain's and the goal
 (at most one round trip per request beyond plain scrapy-redis's own, which
 makes several: its pop, push and duplicate filter are one each), with its 5
@@ -89,6 +94,7 @@ import argparse
 import itertools
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -201,6 +207,10 @@ def crawl(config: dict[str, Any]) -> None:
     dont_filter = config.get("dont_filter", True)
     result: dict[str, Any] = {"fetched": 0, "dropped": 0}
 
+    def cpu_s() -> float:  # the process's, every thread's (the store's worker's too)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
     class Share(Spider):
         name = "share"
 
@@ -208,6 +218,7 @@ def crawl(config: dict[str, Any]) -> None:
             if barrier:  # every process open before any sends (a shared queue)
                 await wait_for_all(Path(barrier), index, count)
                 result["released"] = time.time()
+                result["cpu_released"] = cpu_s()
             for page in range(pages):  # sites interleaved, as in a broad crawl
                 for site in range(sites):
                     if (site * pages + page) % count == index:
@@ -241,6 +252,8 @@ def crawl(config: dict[str, Any]) -> None:
         profile.dump_stats(config["profile"])
     else:
         process.start()
+    if "cpu_released" in result:  # from the barrier's release to the crawl's end
+        result["cpu_s"] = cpu_s() - result.pop("cpu_released")
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
     result["stats"] = {k: v for k, v in stats.items() if k.startswith("robotstxt/store")}
@@ -558,6 +571,7 @@ def run_versus(
     client.config_resetstat()
     if proxy is not None:
         proxy.reset()
+    redis_cpu = redis_cpu_s(client)
     name = f"vs-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory() as barrier:
         config = {
@@ -572,6 +586,7 @@ def run_versus(
             "profile": profile,
         }
         results = collect(start_processes(server, processes, config))
+    redis_cpu = redis_cpu_s(client) - redis_cpu
     commands = {
         key.removeprefix("cmdstat_"): int(value["calls"])
         for key, value in client.info("commandstats").items()
@@ -599,11 +614,20 @@ def run_versus(
         "pages_per_s": fetched / (ended - started),
         "robots_per_site": sum(counts.values()) / args.sites,
         "pages": fetched,
+        # what the cluster pays in machines: its crawlers' CPU and Redis's, a page
+        "cpu_ms_per_page": (sum(r["cpu_s"] for r in results) + redis_cpu) * 1000 / fetched,
+        "redis_cpu_ms_per_page": redis_cpu * 1000 / fetched,
         "first_process_pages": results[0]["fetched"],
         "commands": commands,
         "round_trips": None if proxy is None else proxy.bursts,
         "kinds": {} if proxy is None else dict(proxy.kinds),
     }
+
+
+def redis_cpu_s(client: Any) -> float:
+    """The CPU seconds Redis has used so far (``INFO cpu``: its main thread and the rest)."""
+    cpu = client.info("cpu")
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
 
 
 def versus(args: argparse.Namespace) -> int:
@@ -671,7 +695,8 @@ def print_versus(
 ) -> None:
     print(
         f"\n{'latency':>7} {'processes':>9} {'mode':>6} {'pages/s':>8} "
-        f"{'robots.txt/site':>16} {'commands/page':>14} {'round trips/page':>17}"
+        f"{'robots.txt/site':>16} {'commands/page':>14} {'round trips/page':>17} "
+        f"{'CPU ms/page':>12} {'of it Redis':>12}"
     )
     for ms in latencies:
         for processes in PROCESSES:
@@ -683,7 +708,9 @@ def print_versus(
                     f"{statistics.median(r['pages_per_s'] for r in runs):8.0f} "
                     f"{statistics.median(r['robots_per_site'] for r in runs):16.2f} "
                     f"{sum(per_page(runs).values()):14.2f} "
-                    f"{f'{statistics.median(trips):.2f}' if trips else '-':>17}"
+                    f"{f'{statistics.median(trips):.2f}' if trips else '-':>17} "
+                    f"{statistics.median(r['cpu_ms_per_page'] for r in runs):12.3f} "
+                    f"{statistics.median(r['redis_cpu_ms_per_page'] for r in runs):12.3f}"
                 )
     print("\nadd-on / plain scrapy-redis, pages/s (median of the rounds' paired ratios)")
     for ms in latencies:
@@ -691,10 +718,27 @@ def print_versus(
             pairs = zip(
                 figures[(ms, processes, "addon")], figures[(ms, processes, "plain")], strict=True
             )
-            ratio = statistics.median(a["pages_per_s"] / b["pages_per_s"] for a, b in pairs)
+            ratios = [a["pages_per_s"] / b["pages_per_s"] for a, b in pairs]
+            ratio = statistics.median(ratios)
             print(
                 f"  {ms:g} ms, {processes} process{'es' if processes > 1 else '  '}: "
-                f"{ratio:.3f}  (goal >= 0.9: {'met' if ratio >= 0.9 else 'NOT met'})"
+                f"{ratio:.3f}  (goal >= 0.9: {'met' if ratio >= 0.9 else 'NOT met'}; "
+                f"rounds: {', '.join(f'{r:.3f}' for r in ratios)})"
+            )
+    print(
+        "\nplain scrapy-redis / add-on, CPU per page (the crawlers' and Redis's: what the "
+        "cluster pays in machines, whatever the cores it shares; median of the paired ratios)"
+    )
+    for ms in latencies:
+        for processes in PROCESSES:
+            pairs = zip(
+                figures[(ms, processes, "addon")], figures[(ms, processes, "plain")], strict=True
+            )
+            ratios = [b["cpu_ms_per_page"] / a["cpu_ms_per_page"] for a, b in pairs]
+            print(
+                f"  {ms:g} ms, {processes} process{'es' if processes > 1 else '  '}: "
+                f"{statistics.median(ratios):.3f}  (rounds: "
+                f"{', '.join(f'{r:.3f}' for r in ratios)})"
             )
     print(
         "\nRedis per page, the add-on (goal: at most 1 round trip per request on average "
