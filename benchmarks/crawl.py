@@ -616,11 +616,12 @@ def instructions(sites: int, pages: int) -> dict[str, float]:
 
 
 def callgrind_total(path: Path) -> int:
-    """The instructions a callgrind output file counted (its ``summary`` line)."""
-    for line in path.read_text().splitlines():
-        if line.startswith(("summary:", "totals:")):
-            return int(line.split()[1])
-    raise ValueError(f"no summary in {path}")
+    """The instructions a callgrind output file counted: its ``totals`` line (the
+    ``summary`` line at its head says 0 when counting was turned on later)."""
+    totals = [line for line in path.read_text().splitlines() if line.startswith("totals:")]
+    if not totals:
+        raise ValueError(f"no totals in {path}")
+    return int(totals[-1].split()[1])
 
 
 def memory(site_counts: list[int]) -> None:
