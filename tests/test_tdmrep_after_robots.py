@@ -119,3 +119,34 @@ async def test_rfc9309_2_2_2_at_says_a_disallowed_tdmrep_json_was_never_fetched(
     (answer,) = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     assert answer["cause"] == "allowed" and answer["refused"] is None, output
     assert answer["tdmrep"]["detail"].startswith("not fetched: robots.txt disallows it"), output
+
+
+def test_rfc9309_2_2_2_an_expired_robots_txt_copy_still_keeps_tdmrep_json_unfetched() -> None:
+    """A request released by a robots.txt copy that has expired since is decided
+    by that copy, and may start its site's tdmrep.json fetch then: the copy's
+    ``Disallow: /.well-known/`` still keeps tdmrep.json from being fetched
+    (it was fetched unchecked once no copy was in force)."""
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+    from twisted.internet.task import Clock as ManualTime
+
+    from scrapy_rfc9309 import RobotsTxt, RobotsTxtMiddleware
+    from scrapy_rfc9309.components._clock import Clock, use_clock
+    from scrapy_rfc9309.components.sitefiles._service import _tdmrep_refused
+    from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
+
+    crawler = get_crawler(Spider, {"ADDONS": {"scrapy_rfc9309.Addon": 100}, **SETTINGS})
+    time = ManualTime()
+    use_clock(crawler, Clock.manual(time))
+    crawler.spider = crawler._create_spider("x")
+    service = RobotsTxtMiddleware.from_crawler(crawler).service
+    site = "http://example.com:80"
+    robots = RobotsTxt.parse(b"User-agent: *\nDisallow: /.well-known/\n")
+    now = service.clock.monotonic()
+    service._table.start(site)
+    service._table.settle(site, SiteOutcome(Kind.PARSED, robots, "HTTP 200", now + 10))
+    in_force = _tdmrep_refused(service, site)
+    assert in_force is not None and '"Disallow: /.well-known/"' in in_force
+    time.advance(60)  # the copy has expired; a request it released is decided by it
+    assert service.fresh(site) is None
+    assert _tdmrep_refused(service, site) == in_force
