@@ -162,6 +162,42 @@ async def test_2_4_a_copy_in_the_store_is_not_the_commands_answer(sites, tmp_pat
     assert kept == [("robots.txt", hashlib.sha256(CRAWLED).hexdigest())], output
 
 
+class BreaksTdmRep:
+    """A downloader middleware with a bug that shows only on tdmrep.json requests."""
+
+    def process_request(self, request: Request, spider: Any = None) -> None:
+        if request.url.endswith("/.well-known/tdmrep.json"):
+            raise AttributeError("'NoneType' object has no attribute 'simulated'")
+
+
+@deferred_f_from_coro_f
+async def test_a_tdmrep_json_internal_error_drops_the_page_as_the_crawl_does(
+    sites, tmp_path
+) -> None:
+    """A site's tdmrep.json that failed for a reason of ours (a broken downloader
+    middleware) drops the site's pages in a crawl (``internal_error``): the
+    command's answer has that cause, and ``--page`` does not download the page
+    (it answered "allowed" and downloaded it, as if tdmrep.json stated nothing)."""
+    site = sites(routes={"/robots.txt": text("User-agent: *\n")}, default=text("page"))
+    middlewares = {f"{__name__}.BreaksTdmRep": 60}
+    output, code = await robotstxt(
+        site.url("/a"),
+        "--json",
+        "--page",
+        "-s",
+        "ROBOTSTXT_PURPOSES=train-ai",
+        "-s",
+        f"DOWNLOADER_MIDDLEWARES={json.dumps(middlewares)}",
+        cwd=tmp_path,
+    )
+    assert code == EXIT_ERROR, output
+    (answer,) = _answers(output)
+    assert answer["cause"] == "internal_error", output
+    assert answer["tdmrep"]["detail"].startswith("internal error"), output
+    assert "internal error" in answer["page"]["error"], output
+    assert site.count("/a") == 0  # the crawl drops it before download
+
+
 class BreaksRobotsTxt:
     """A downloader middleware with a bug that shows only on robots.txt requests."""
 

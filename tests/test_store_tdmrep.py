@@ -26,6 +26,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_rfc9309.components.command._command_store import NOT_STORED, stored_tdmrep
 from scrapy_rfc9309.components.settings._settings import RobotsTxtSettings
+from scrapy_rfc9309.parser._tdmrep import TdmRep
 from scrapy_rfc9309.sites._redis_store import RedisStore
 from scrapy_rfc9309.sites._sqlite_archive import EXPIRY_GRACE
 from scrapy_rfc9309.sites._sqlite_store import SQLiteStore
@@ -268,7 +269,7 @@ def test_at_uses_no_tdmrep_copy_dated_after_its_clock(
         past = time.time() - 100
         store.save_tdmrep_many([(tdmrep(past), RESERVED)])
         rules, detail = stored_tdmrep(store, SITE, past + 1, settings)
-        rule = None if rules is None else rules.rule_for("http://example.com/x")
+        rule = rules.rule_for("http://example.com/x") if isinstance(rules, TdmRep) else None
         assert rule is not None and rule.reserved is True
         assert detail.startswith("stored copy fetched at ") and "HTTP 200, 1 rule" in detail
     finally:
@@ -295,7 +296,7 @@ def test_at_a_tdmrep_copy_past_its_lifetime_gives_way_to_the_next_or_says_so(
         store.save_tdmrep_many([(tdmrep(when + 5), RESERVED)])
         rules, detail = stored_tdmrep(store, SITE, when, settings, until=when + 1000)
         assert detail.startswith("not yet fetched at "), detail
-        rule = None if rules is None else rules.rule_for("http://example.com/x")
+        rule = rules.rule_for("http://example.com/x") if isinstance(rules, TdmRep) else None
         assert rule is not None and rule.reserved is True
         # a copy fetched after the robots.txt copy's lifetime is not the one waited for
         rules, detail = stored_tdmrep(store, SITE, when, settings, until=when + 1)

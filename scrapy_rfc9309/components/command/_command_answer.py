@@ -25,7 +25,12 @@ from ...parser._usage_decision import (
     usage_as_served,
 )
 from ...sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
-from ...sites._request_decision import DecisionPolicy, TokenVerdict, decide_request
+from ...sites._request_decision import (
+    DecisionPolicy,
+    TdmRepUnread,
+    TokenVerdict,
+    decide_request,
+)
 from ...sites._site import site_of
 
 __all__ = [
@@ -87,9 +92,11 @@ def agent_lines(robots: RobotsTxt, token: str) -> list[list[tuple[int, str]]]:
     ]
 
 
-#: A site's tdmrep.json as the command read it: its rules (``None``: not read) and
-#: what the fetch came to (``HTTP 200, 2 rules``, ``not read with --file``).
-TdmRepAnswer = tuple[TdmRep | None, str]
+#: A site's tdmrep.json as the command read it: its rules (``None``: not read; a
+#: :class:`TdmRepUnread` naming the error when it failed for a reason of ours,
+#: which drops the site's requests in a crawl) and what the fetch came to
+#: (``HTTP 200, 2 rules``, ``not read with --file``).
+TdmRepAnswer = tuple[TdmRep | TdmRepUnread | None, str]
 #: How the detail of a tdmrep.json that failed for a reason of ours starts.
 INTERNAL_ERROR = "internal error"
 
@@ -279,7 +286,7 @@ def _check_purposes(
         rules, detail = tdmrep
         site = site_of(url) if "://" in url else None
         answer["tdmrep"] = {"url": site + TDMREP_PATH if site else None, "detail": detail}
-        if rules is not None:
+        if isinstance(rules, TdmRep):
             served = usage_as_served(rules.usage, url, resolved_url(url))
             sources = sources._replace(tdmrep=served)
     if isinstance(page, PageRead):
