@@ -162,12 +162,24 @@ async def test_2_4_a_copy_in_the_store_is_not_the_commands_answer(sites, tmp_pat
     assert kept == [("robots.txt", hashlib.sha256(CRAWLED).hexdigest())], output
 
 
-class BreaksTdmRep:
-    """A downloader middleware with a bug that shows only on tdmrep.json requests."""
+def _enabled(*names: str) -> tuple[str, str]:
+    """The command's option enabling these downloader middlewares of this module, in order."""
+    order = {f"{__name__}.{name}": 50 + 10 * number for number, name in enumerate(names)}
+    return ("-s", f"DOWNLOADER_MIDDLEWARES={json.dumps(order)}")
+
+
+class BreaksOnPath:
+    """A downloader middleware with a bug that shows only on requests for ``path``."""
+
+    path: ClassVar[str]
 
     def process_request(self, request: Request, spider: Any = None) -> None:
-        if request.url.endswith("/.well-known/tdmrep.json"):
+        if request.url.endswith(self.path):
             raise AttributeError("'NoneType' object has no attribute 'simulated'")
+
+
+class BreaksTdmRep(BreaksOnPath):
+    path = "/.well-known/tdmrep.json"
 
 
 @deferred_f_from_coro_f
@@ -179,16 +191,9 @@ async def test_a_tdmrep_json_internal_error_drops_the_page_as_the_crawl_does(
     command's answer has that cause, and ``--page`` does not download the page
     (it answered "allowed" and downloaded it, as if tdmrep.json stated nothing)."""
     site = sites(routes={"/robots.txt": text("User-agent: *\n")}, default=text("page"))
-    middlewares = {f"{__name__}.BreaksTdmRep": 60}
+    purposes = ("-s", "ROBOTSTXT_PURPOSES=train-ai")
     output, code = await robotstxt(
-        site.url("/a"),
-        "--json",
-        "--page",
-        "-s",
-        "ROBOTSTXT_PURPOSES=train-ai",
-        "-s",
-        f"DOWNLOADER_MIDDLEWARES={json.dumps(middlewares)}",
-        cwd=tmp_path,
+        site.url("/a"), "--json", "--page", *purposes, *_enabled("BreaksTdmRep"), cwd=tmp_path
     )
     assert code == EXIT_ERROR, output
     (answer,) = _answers(output)
@@ -198,12 +203,8 @@ async def test_a_tdmrep_json_internal_error_drops_the_page_as_the_crawl_does(
     assert site.count("/a") == 0  # the crawl drops it before download
 
 
-class BreaksRobotsTxt:
-    """A downloader middleware with a bug that shows only on robots.txt requests."""
-
-    def process_request(self, request: Request, spider: Any = None) -> None:
-        if request.url.endswith("/robots.txt"):
-            raise AttributeError("'NoneType' object has no attribute 'simulated'")
+class BreaksRobotsTxt(BreaksOnPath):
+    path = "/robots.txt"
 
 
 @deferred_f_from_coro_f
@@ -215,14 +216,8 @@ async def test_an_internal_error_is_the_crawls_internal_error_not_the_sites_answ
     ``internal_error`` (exit 2), counted in ``robotstxt/internal_error`` and
     logged at ERROR; never "unreachable" (RFC 9309 2.3.1.4 speaks of the server)."""
     site = sites(routes={"/robots.txt": text("User-agent: *\n")})
-    middlewares = {f"{__name__}.SeenByTheCommand": 50, f"{__name__}.BreaksRobotsTxt": 60}
-    output, code = await robotstxt(
-        site.url("/a"),
-        "--json",
-        "-s",
-        f"DOWNLOADER_MIDDLEWARES={json.dumps(middlewares)}",
-        cwd=tmp_path,
-    )
+    middlewares = _enabled("SeenByTheCommand", "BreaksRobotsTxt")
+    output, code = await robotstxt(site.url("/a"), "--json", *middlewares, cwd=tmp_path)
     assert code == EXIT_ERROR, output
     (answer,) = _answers(output)
     assert (answer["outcome"], answer["cause"]) == ("internal_error", "internal_error"), output
