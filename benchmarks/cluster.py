@@ -40,8 +40,8 @@ the pages that arrived while Redis was stopped.
 
 With ``--versus-scrapy-redis``: the add-on in a scrapy-redis cluster against
 plain scrapy-redis, on the same crawl (``--sites`` x ``--pages``, 100 x 10
-unless given, about 8 minutes in all on 2 cores; 100 x 30, the issue's
-crawl, takes about three times as long; robots.txt answering after 100 to
+unless given, about 8 minutes in all on 2 cores; 100 x 30, the crawl of record,
+takes about three times as long; robots.txt answering after 100 to
 300 ms, or at once with ``--instant-robots``, pages at once). 1, 2 and 4
 processes share one scrapy-redis queue and duplicate filter
 (``SCHEDULER = "scrapy_redis.scheduler.Scheduler"``, keys of their own per
@@ -725,6 +725,10 @@ def print_versus(
                 f"{ratio:.3f}  (goal >= 0.9: {'met' if ratio >= 0.9 else 'NOT met'}; "
                 f"rounds: {', '.join(f'{r:.3f}' for r in ratios)})"
             )
+    print(
+        "(the table's figures are each configuration's medians; each ratio is the "
+        "median of the rounds' own ratios)"
+    )
     print(
         "\nplain scrapy-redis / add-on, CPU per page (the crawlers' and Redis's: what the "
         "cluster pays in machines, whatever the cores it shares; median of the paired ratios)"

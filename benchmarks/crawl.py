@@ -1,10 +1,14 @@
-"""Crawl benchmark: real Scrapy crawls of many local sites, three ways, one run.
+"""Crawl benchmark: real Scrapy crawls of many local sites, several ways, one run.
 
 Modes, each crawl in its own process:
 
 * ``ours``    - ``ADDONS = {"scrapy_rfc9309.Addon": 100}``
 * ``builtin`` - Scrapy's ``RobotsTxtMiddleware`` with Protego
 * ``off``     - ``ROBOTSTXT_OBEY = False``
+* ``floor``   - the add-on's shape doing no work (see a. below)
+* ``ours-no-meta`` / ``ours-bare`` - the add-on with ``ROBOTS_META_OBEY``
+  off / and Scrapy's ``ScrapyPriorityQueue`` in place of its own (``j.``,
+  ``--parts``)
 
 and, for (e), ``meta-on`` / ``meta-off``: the add-on with ``ROBOTS_META_OBEY``
 on or off, over 30 KB HTML pages that the spider reads with ``response.css``.
@@ -67,7 +71,11 @@ j. (a) in instructions: the four modes of (a), each crawl once under
    to ``spider_closed``, every thread, GC included: instructions per page
    and the ratios beside (a)'s goals. Unlike time, the count does not move
    with the machine's load (``instructions``; needs valgrind, not in
-   ``all``: about 4 minutes a mode at 50 sites x 40 pages).
+   ``all``: about 4 minutes a mode at 50 sites x 40 pages). With
+   ``--parts``, also ``ours-no-meta`` and ``ours-bare``: what the page
+   directives and the scheduler queue each cost. The ratios depend on the
+   pages per site (each site's robots.txt is one more download): the goals
+   are for 40 pages a site.
 
 ``ours`` uses the add-on, so its own scheduler queue
 (``RobotsTxtPriorityQueue``); ``builtin`` and ``off`` use Scrapy's plain
@@ -77,7 +85,8 @@ queued domains per request).
 Usage::
 
     python benchmarks/crawl.py [throughput|memory|blocking|rotating|page-directives|
-                                stall|roundtrip|hanging|record|instructions|all]
+                                stall|roundtrip|hanging|record|memory-queue|
+                                instructions|all]
         [--sites N] [--pages N] [--rounds N] [--memory-sites N [N ...]]
 """
 
@@ -287,15 +296,18 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
         # that is quadratic and takes hours, whatever the robots.txt handling.
         "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.ScrapyPriorityQueue",
     }
-    if mode in ("ours", "meta-on", "meta-off"):
+    if mode in ("ours", "meta-on", "meta-off", "ours-no-meta", "ours-bare"):
         settings["ADDONS"] = {"scrapy_rfc9309.Addon": 100}
-        del settings["SCHEDULER_PRIORITY_QUEUE"]  # the add-on's RobotsTxtPriorityQueue
+        if mode != "ours-bare":  # the add-on's RobotsTxtPriorityQueue, else Scrapy's
+            del settings["SCHEDULER_PRIORITY_QUEUE"]
         # Crawl-delay is honoured by default: a corpus site asking one is paced
         # as it asks, which is the site's wish, not the add-on's overhead; the
         # modes compared (builtin, off) never wait for it
         settings["ROBOTSTXT_CRAWL_DELAY"] = False
         if mode != "ours":
             settings["ROBOTS_META_OBEY"] = mode == "meta-on"
+        if mode == "ours-bare":  # the add-on sets its queue unless one is set
+            settings["SCHEDULER_PRIORITY_QUEUE"] = "scrapy.pqueues.ScrapyPriorityQueue"
     elif mode == "builtin":
         settings["ROBOTSTXT_OBEY"] = True
     elif mode == "floor":  # the add-on's shape doing no work (floor_components.py)
@@ -555,22 +567,22 @@ def throughput(sites: int, pages: int, rounds: int) -> dict[str, Any]:
     return figures
 
 
-def instructions(sites: int, pages: int) -> dict[str, float]:
+def instructions(sites: int, pages: int, parts: bool = False) -> dict[str, float]:
     """(j): (a)'s modes in instructions per page, each crawl under callgrind once
     (the count does not depend on the load, so one run each is enough)."""
     print(
         f"\n(j) (a) in instructions: {sites} sites x {pages} pages, each mode once under "
         "callgrind, counted from spider open to close (every thread, GC included)"
     )
-    if shutil.which("valgrind") is None:
-        print("    valgrind not found: install it (Debian: apt install valgrind)")
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("valgrind not found: install it (Debian: apt install valgrind)", file=sys.stderr)
         return {}
     server = Server(pick_robots("throughput", sites))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)])}
     per_page: dict[str, float] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for mode in THROUGHPUT_MODES:
+            for mode in THROUGHPUT_MODES + (("ours-no-meta", "ours-bare") if parts else ()):
                 counted = Path(tmp) / f"{mode}.callgrind"
                 args = [mode, str(server.port), str(sites), str(pages), '{"callgrind": true}']
                 out = subprocess.run(
@@ -588,8 +600,11 @@ def instructions(sites: int, pages: int) -> dict[str, float]:
                     env=env,
                     capture_output=True,
                     text=True,
-                    check=True,
+                    check=False,
                 )
+                if out.returncode:
+                    failure = out.stderr[-2000:]
+                    raise SystemExit(f"{mode}: the crawl under valgrind failed:\n{failure}")
                 result = json.loads(out.stdout.strip().splitlines()[-1])
                 assert result.get("fetched", 0) == sites * pages, result
                 per_page[mode] = callgrind_total(counted) / result["fetched"]
@@ -612,6 +627,13 @@ def instructions(sites: int, pages: int) -> dict[str, float]:
         f"    floor / off     {floor:.3f}  (what any handler that downloads each site's "
         "robots.txt pays here: the floor of the goal against off)"
     )
+    if parts:
+        for mode, what in (
+            ("ours-no-meta", "page directives off"),
+            ("ours-bare", "page directives off, Scrapy's queue"),
+        ):
+            ratio = per_page["builtin"] / per_page[mode]
+            print(f"    {mode} / builtin {ratio:.3f}  ({what})")
     return figures
 
 
@@ -990,8 +1012,15 @@ def main() -> int:
         ],
     )
     parser.add_argument("--agents", type=int, default=1000, help="rotating User-Agents (d)")
-    parser.add_argument("--sites", type=int, default=200)
-    parser.add_argument("--pages", type=int, default=40)
+    parser.add_argument("--sites", type=int, default=200, help="sites crawled (default 200)")
+    parser.add_argument(
+        "--pages", type=int, default=40, help="pages a site (default 40: the goals' size)"
+    )
+    parser.add_argument(
+        "--parts",
+        action="store_true",
+        help="instructions: also the add-on without page directives, and with Scrapy's queue",
+    )
     parser.add_argument(
         "--rounds", type=int, default=2, help="rounds (stall and roundtrip: at least 3)"
     )
@@ -1019,8 +1048,8 @@ def main() -> int:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
     if args.what in ("throughput", "all"):
         throughput(args.sites, args.pages, args.rounds)
-    if args.what == "instructions":
-        instructions(args.sites, args.pages)
+    if args.what == "instructions" and not instructions(args.sites, args.pages, args.parts):
+        return 2
     if args.what in ("blocking", "all"):
         blocking(100)
     if args.what in ("rotating", "all"):
