@@ -1016,11 +1016,8 @@ def main() -> int:
     parser.add_argument(
         "--pages", type=int, default=40, help="pages a site (default 40: the goals' size)"
     )
-    parser.add_argument(
-        "--parts",
-        action="store_true",
-        help="instructions: also the add-on without page directives, and with Scrapy's queue",
-    )
+    parts = "instructions: also the add-on without page directives, and with Scrapy's queue"
+    parser.add_argument("--parts", action="store_true", help=parts)
     parser.add_argument(
         "--rounds", type=int, default=2, help="rounds (stall and roundtrip: at least 3)"
     )
