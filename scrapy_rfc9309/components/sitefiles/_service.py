@@ -112,11 +112,11 @@ def _usage_gate(service: SiteService) -> UsageGate:
 
 def _tdmrep_refused(service: SiteService, site: str) -> str | None:
     """Why the site's robots.txt disallows its tdmrep.json to the crawler (its
-    token and ``ROBOTSTXT_ALSO_OBEY``'s, RFC 9309 2.2.2): the copy in force, else
-    the last one kept, expired since (a request it released may still be decided
-    by it, and its tdmrep.json fetched then); ``None`` when it allows it, or no
-    copy is kept (evicted by ``ROBOTSTXT_CACHE_MAX_SITES``)."""
-    outcome = service.fresh(site) or service._table.stale(site)
+    token and ``ROBOTSTXT_ALSO_OBEY``'s, RFC 9309 2.2.2): the copy kept, in force
+    or expired since (a request it released may still be decided by it, and its
+    tdmrep.json fetched then); ``None`` when it allows it, or no copy is kept
+    (evicted by ``ROBOTSTXT_CACHE_MAX_SITES``)."""
+    outcome = service._table.stale(site)
     if outcome is None:
         return None
     settings = service.settings
