@@ -24,9 +24,8 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import CancelledError, Deferred, DeferredList
 
 from ...parser._robotstxt import RobotsTxt
-from ...parser._tdmrep import TdmRep
 from ...sites._outcome import DISALLOW_ALL, Kind, SiteOutcome
-from ...sites._request_decision import DecisionPolicy, TdmRepUnread
+from ...sites._request_decision import TDMREP_PENDING, DecisionPolicy
 from ...sites._site import site_of
 from ..settings._crawler_settings import warnings_told
 from ..settings._settings import RobotsTxtSettings
@@ -167,10 +166,10 @@ async def _site_files(
         return
     rules = service.decisions.tdmrep_rules(site)
     detail = (reader.details or {}).get(site, "fetched")  # "internal error: ..." if ours
-    # failed for a reason of ours: kept, so that the answer and --page drop the
-    # site's pages as the crawl does (``internal_error``), never read as no rules
-    failed = isinstance(rules, TdmRepUnread) and rules.error is not None
-    tdmreps[site] = (rules if isinstance(rules, TdmRep) or failed else None, detail)
+    # failed for a reason of ours (an unread one naming the error): kept, so that
+    # the answer and --page drop the site's pages as the crawl does
+    # (``internal_error``), never read as no rules
+    tdmreps[site] = (None if rules is TDMREP_PENDING else rules, detail)
 
 
 def lint_spider(
