@@ -167,6 +167,9 @@ def explain_url(
         answer["detail"] = str(problem)
         return answer
     answer["cause"] = decision.cause
+    # the page's own signals decide only where the crawl reads them, after a
+    # download it makes (RobotsMetaMiddleware, ROBOTS_META_OBEY)
+    read = page if decision.fetch and policy.page_decides else None
     if outcome.kind in DISALLOW_ALL:
         answer["verdict"] = "disallowed"
         _no_rules(answer, also, allowed=False)
@@ -179,7 +182,6 @@ def explain_url(
     if robots is None:
         answer["verdict"] = "allowed"
         _no_rules(answer, also, allowed=True)
-        read = page if decision.fetch and policy.page_decides else None
         _check_purposes(answer, UsageSources(), url, purposes, tdmrep, read, noai=noai)
         return answer
     assert isinstance(robots, RobotsTxt)  # fresh from the fetcher or a file, not compacted
@@ -198,9 +200,6 @@ def explain_url(
     sources = site_sources(robots, url, token)
     answer["usage"] = sources.robots_txt.as_dict()
     if decision.robots.allowed:
-        # the page's own signals decide only where the crawl reads them, after
-        # a download it makes (RobotsMetaMiddleware, ROBOTS_META_OBEY)
-        read = page if decision.fetch and policy.page_decides else None
         _check_purposes(answer, sources, url, purposes, tdmrep, read, noai=noai)
     groups = agent_lines(robots, token)
     answer["group"] = [{"line": number, "text": text} for group in groups for number, text in group]
