@@ -101,6 +101,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -690,6 +691,25 @@ def per_page(runs: list[dict[str, Any]]) -> dict[str, float]:
     return {command: calls / pages for command, calls in total.items()}
 
 
+def paired(
+    figures: dict[tuple[float, int, str], list[dict[str, Any]]],
+    ms: float,
+    processes: int,
+    ratio: Callable[[dict[str, Any], dict[str, Any]], float],
+) -> list[float]:
+    """Each round's ``ratio(addon_run, plain_run)`` at one latency and size."""
+    pairs = zip(figures[(ms, processes, "addon")], figures[(ms, processes, "plain")], strict=True)
+    return [ratio(addon, plain) for addon, plain in pairs]
+
+
+def versus_label(ms: float, processes: int) -> str:
+    return f"  {ms:g} ms, {processes} process{'es' if processes > 1 else '  '}: "
+
+
+def rounds_of(ratios: list[float]) -> str:
+    return f"rounds: {', '.join(f'{r:.3f}' for r in ratios)}"
+
+
 def print_versus(
     figures: dict[tuple[float, int, str], list[dict[str, Any]]], latencies: tuple[float, ...]
 ) -> None:
@@ -715,16 +735,12 @@ def print_versus(
     print("\nadd-on / plain scrapy-redis, pages/s (median of the rounds' paired ratios)")
     for ms in latencies:
         for processes in PROCESSES:
-            pairs = zip(
-                figures[(ms, processes, "addon")], figures[(ms, processes, "plain")], strict=True
+            ratios = paired(
+                figures, ms, processes, lambda a, b: a["pages_per_s"] / b["pages_per_s"]
             )
-            ratios = [a["pages_per_s"] / b["pages_per_s"] for a, b in pairs]
             ratio = statistics.median(ratios)
-            print(
-                f"  {ms:g} ms, {processes} process{'es' if processes > 1 else '  '}: "
-                f"{ratio:.3f}  (goal >= 0.9: {'met' if ratio >= 0.9 else 'NOT met'}; "
-                f"rounds: {', '.join(f'{r:.3f}' for r in ratios)})"
-            )
+            goal = f"goal >= 0.9: {'met' if ratio >= 0.9 else 'NOT met'}; "
+            print(f"{versus_label(ms, processes)}{ratio:.3f}  ({goal}{rounds_of(ratios)})")
     print(
         "(the table's figures are each configuration's medians; each ratio is the "
         "median of the rounds' own ratios)"
@@ -735,15 +751,11 @@ def print_versus(
     )
     for ms in latencies:
         for processes in PROCESSES:
-            pairs = zip(
-                figures[(ms, processes, "addon")], figures[(ms, processes, "plain")], strict=True
+            ratios = paired(
+                figures, ms, processes, lambda a, b: b["cpu_ms_per_page"] / a["cpu_ms_per_page"]
             )
-            ratios = [b["cpu_ms_per_page"] / a["cpu_ms_per_page"] for a, b in pairs]
-            print(
-                f"  {ms:g} ms, {processes} process{'es' if processes > 1 else '  '}: "
-                f"{statistics.median(ratios):.3f}  (rounds: "
-                f"{', '.join(f'{r:.3f}' for r in ratios)})"
-            )
+            median = statistics.median(ratios)
+            print(f"{versus_label(ms, processes)}{median:.3f}  ({rounds_of(ratios)})")
     print(
         "\nRedis per page, the add-on (goal: at most 1 round trip per request on average "
         "beyond plain scrapy-redis's own; commands from INFO commandstats, round trips "

@@ -514,6 +514,17 @@ def run_crawl(mode: str, port: int, sites: int, pages: int, **options: Any) -> d
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+#: (a)'s goals: ours against each other mode (``None``: no goal, the floor).
+A_GOALS: tuple[tuple[str, float | None], ...] = (("off", 0.95), ("builtin", 1.0), ("floor", None))
+
+
+def goal_verdict(ratio: float, goal: float | None) -> str:
+    """What ``ratio`` (ours against another mode of (a)) says of its goal."""
+    if goal is None:
+        return "the add-on's shape doing no work"
+    return f"goal >= {goal:g}: {'met' if ratio >= goal else 'NOT met'}"
+
+
 def throughput(sites: int, pages: int, rounds: int) -> dict[str, Any]:
     """(a): each round crawls the same sites in every mode, one after the other
     (the order turned each round, so no mode always runs on a warmer or busier
@@ -549,15 +560,11 @@ def throughput(sites: int, pages: int, rounds: int) -> dict[str, Any]:
             "to spider_closed; medians)"
         )
     figures: dict[str, Any] = {}
-    goals: tuple[tuple[str, float | None], ...] = (("off", 0.95), ("builtin", 1.0), ("floor", None))
-    for other, goal in goals:
+    for other, goal in A_GOALS:
         ratios = [ours / theirs for ours, theirs in zip(rates["ours"], rates[other], strict=True)]
         cpu_ratios = [theirs / ours for ours, theirs in zip(cpu["ours"], cpu[other], strict=True)]
         ratio = statistics.median(ratios)
-        if goal is None:
-            verdict = "the add-on's shape doing no work"
-        else:
-            verdict = f"goal >= {goal:g}: {'met' if ratio >= goal else 'NOT met'}"
+        verdict = goal_verdict(ratio, goal)
         print(
             f"    ours / {other:<8} {ratio:.3f}  ({verdict}; rounds: "
             f"{', '.join(f'{r:.3f}' for r in ratios)}); by CPU per page "
@@ -612,15 +619,9 @@ def instructions(sites: int, pages: int, parts: bool = False) -> dict[str, float
     finally:
         server.close()
     figures: dict[str, float] = {}
-    goals: tuple[tuple[str, float | None], ...] = (("off", 0.95), ("builtin", 1.0), ("floor", None))
-    for other, goal in goals:
+    for other, goal in A_GOALS:
         ratio = per_page[other] / per_page["ours"]  # as pages per second would be, CPU-bound
-        verdict = (
-            "the add-on's shape doing no work"
-            if goal is None
-            else f"goal >= {goal:g}: {'met' if ratio >= goal else 'NOT met'}"
-        )
-        print(f"    ours / {other:<8} {ratio:.3f}  ({verdict})")
+        print(f"    ours / {other:<8} {ratio:.3f}  ({goal_verdict(ratio, goal)})")
         figures[other] = ratio
     floor = per_page["off"] / per_page["floor"]
     print(
