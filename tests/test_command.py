@@ -660,8 +660,13 @@ def test_exit_status_of_a_page_not_read_comes_after_the_site_outcomes() -> None:
     assert exit_code([unread]) == EXIT_PAGE_UNREAD
     assert exit_code([unread, {"verdict": "allowed", "outcome": "unavailable"}]) == EXIT_NO_ROBOTS
     assert exit_code([unread, {"verdict": "disallowed", "outcome": "parsed"}]) == EXIT_DISALLOWED
-    internal = {"verdict": "allowed", "outcome": "parsed", "page": {"error": "internal error: X"}}
+    internal = {"verdict": "allowed", "outcome": "parsed", "page": {"internal_error": True}}
     assert exit_code([internal]) == EXIT_ERROR
+    # the structured fields decide, never the text of a detail
+    worded = {"verdict": "allowed", "outcome": "parsed", "page": {"error": "internal error: X"}}
+    assert exit_code([worded]) == EXIT_ALLOWED
+    tdmrep = {"verdict": "allowed", "outcome": "parsed", "cause": "internal_error"}
+    assert exit_code([tdmrep]) == EXIT_ERROR
 
 
 @deferred_f_from_coro_f

@@ -200,11 +200,37 @@ async def test_a_tdmrep_json_internal_error_drops_the_page_as_the_crawl_does(
     assert answer["cause"] == "internal_error", output
     assert answer["tdmrep"]["detail"].startswith("internal error"), output
     assert "internal error" in answer["page"]["error"], output
+    assert answer["page"]["internal_error"] is False, output  # not downloaded: not its error
     assert site.count("/a") == 0  # the crawl drops it before download
 
 
 class BreaksRobotsTxt(BreaksOnPath):
     path = "/robots.txt"
+
+
+class BreaksPage(BreaksOnPath):
+    path = "/breaks"
+
+
+@deferred_f_from_coro_f
+async def test_a_page_download_that_failed_for_a_reason_of_ours_is_an_internal_error(
+    sites, tmp_path
+) -> None:
+    """``--page``: a page whose download failed for a reason of ours (a broken
+    downloader middleware) is said to be so in a field of its own
+    (``internal_error``), and the command exits with 2; a page the site did not
+    serve (``failed``) is not an internal error (exit 5)."""
+    site = sites(routes={"/robots.txt": text("User-agent: *\n")}, default=text("page"))
+    output, code = await robotstxt(
+        site.url("/breaks"), "--json", "--page", *_enabled("BreaksPage"), cwd=tmp_path
+    )
+    assert code == EXIT_ERROR, output
+    (answer,) = _answers(output)
+    assert (answer["verdict"], answer["cause"]) == ("allowed", "allowed"), output
+    assert answer["page"]["internal_error"] is True, output
+    assert answer["page"]["failed"] is False, output
+    assert answer["page"]["error"].startswith("internal error: AttributeError"), output
+    assert site.count("/breaks") == 0
 
 
 @deferred_f_from_coro_f

@@ -369,20 +369,22 @@ def exit_code(answers: Iterable[dict[str, Any]]) -> int:
     """The command's exit status for these answers (see ``EXIT_CODES_HELP``)."""
     codes = set()
     for answer in answers:
-        if answer["verdict"] == "error" or answer["outcome"] == Kind.INTERNAL_ERROR.value:
+        if (
+            answer["verdict"] == "error"
+            or answer["outcome"] == Kind.INTERNAL_ERROR.value
+            or answer.get("cause") == "internal_error"  # robots.txt's, or tdmrep.json's
+        ):
             codes.add(EXIT_ERROR)
         elif answer["outcome"] in WHOLE_SITE_OUTCOMES:
             codes.add(EXIT_NO_ROBOTS)
         elif answer["verdict"] == "disallowed":
             codes.add(EXIT_DISALLOWED)
-        elif (answer.get("tdmrep") or {}).get("detail", "").startswith(INTERNAL_ERROR):
-            codes.add(EXIT_ERROR)  # not the site's answer: never read as "nothing stated"
         elif answer.get("refused"):
             codes.add(EXIT_USAGE_REFUSED)
         page = answer.get("page") or {}
         if page.get("failed"):
             codes.add(EXIT_PAGE_UNREAD)
-        elif (page.get("error") or "").startswith(INTERNAL_ERROR):
+        elif page.get("internal_error"):
             codes.add(EXIT_ERROR)
     for code in (
         EXIT_ERROR,
@@ -400,11 +402,13 @@ def exit_code(answers: Iterable[dict[str, Any]]) -> int:
 class PageNotRead:
     """Why ``--page`` has no directives for a URL: ``reason``; the HTTP ``status``
     when there was a response (a redirect); ``failed`` when the page was requested
-    but could not be downloaded (time-out, connection refused or reset)."""
+    but could not be downloaded (time-out, connection refused or reset);
+    ``internal_error`` when its download failed for a reason of ours."""
 
     reason: str
     status: int | None = None
     failed: bool = False
+    internal_error: bool = False
 
 
 class PageRead(NamedTuple):
@@ -447,6 +451,7 @@ def page_answer(result: PageResult | None) -> dict[str, Any]:
             "sources": {},
             "error": result.reason,
             "failed": result.failed,
+            "internal_error": result.internal_error,
             "truncated": [],
             "lenient": [],
         }
@@ -458,6 +463,7 @@ def page_answer(result: PageResult | None) -> dict[str, Any]:
         "sources": {name: list(page.sources.get(name, ())) for name in sorted(page.directives)},
         "error": None,
         "failed": False,
+        "internal_error": False,
         "truncated": sorted(page.truncated | unread),
         "lenient": sorted(page.lenient),
     }

@@ -274,7 +274,9 @@ async def fetch_page(
             return
         if not is_download_failure(error):  # not the site's answer: never disguised as one
             logger.exception("Internal error while fetching %s", url)
-            pages[url] = PageNotRead(f"{INTERNAL_ERROR}: {describe_download_error(error)}")
+            pages[url] = PageNotRead(
+                f"{INTERNAL_ERROR}: {describe_download_error(error)}", internal_error=True
+            )
             return
         pages[url] = PageNotRead(f"download failed: {describe_download_error(error)}", failed=True)
         return
