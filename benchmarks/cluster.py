@@ -105,6 +105,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from crawl import callgrind_total
 from server_process import ServerProcess
 
 HERE = Path(__file__).resolve().parent
@@ -206,6 +207,9 @@ def crawl(config: dict[str, Any]) -> None:
     }
     barrier = config.get("barrier")
     dont_filter = config.get("dont_filter", True)
+    counted = bool(config.get("callgrind"))
+    # under callgrind every process starts tens of times slower
+    patience = 1200.0 if counted else 120.0
     result: dict[str, Any] = {"fetched": 0, "dropped": 0}
 
     def cpu_s() -> float:  # the process's, every thread's (the store's worker's too)
@@ -217,7 +221,9 @@ def crawl(config: dict[str, Any]) -> None:
 
         async def start(self) -> Any:
             if barrier:  # every process open before any sends (a shared queue)
-                await wait_for_all(Path(barrier), index, count)
+                await wait_for_all(Path(barrier), index, count, patience)
+                if counted:  # under valgrind --instr-atstart=no: counted from here
+                    callgrind_control("on")
                 result["released"] = time.time()
                 result["cpu_released"] = cpu_s()
             for page in range(pages):  # sites interleaved, as in a broad crawl
@@ -253,6 +259,8 @@ def crawl(config: dict[str, Any]) -> None:
         profile.dump_stats(config["profile"])
     else:
         process.start()
+    if counted and "cpu_released" in result:  # counted until here
+        callgrind_control("off")
     if "cpu_released" in result:  # from the barrier's release to the crawl's end
         result["cpu_s"] = cpu_s() - result.pop("cpu_released")
     assert crawler.stats is not None
@@ -262,13 +270,21 @@ def crawl(config: dict[str, Any]) -> None:
     print(json.dumps(result))
 
 
-async def wait_for_all(folder: Path, index: int, count: int) -> None:
-    """Say this process is ready (a file in ``folder``), then wait for ``count`` of them."""
+def callgrind_control(switch: str) -> None:
+    """Turn callgrind's counting in this process ``on`` or ``off``."""
+    subprocess.run(
+        ["callgrind_control", "-i", switch, str(os.getpid())], check=True, capture_output=True
+    )
+
+
+async def wait_for_all(folder: Path, index: int, count: int, patience: float = 120.0) -> None:
+    """Say this process is ready (a file in ``folder``), then wait for ``count`` of
+    them, at most ``patience`` seconds."""
     from scrapy.utils.defer import maybe_deferred_to_future
     from twisted.internet import reactor, task
 
     (folder / f"{index}.ready").write_text("")
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + patience
     while len(list(folder.glob("*.ready"))) < count:
         if time.monotonic() > deadline:
             raise RuntimeError("the other crawler processes did not start")
@@ -337,7 +353,7 @@ def collect(running: list[subprocess.Popen[str]]) -> list[dict[str, Any]]:
     """The JSON results of the crawler processes, once they have ended."""
     results = []
     for proc in running:
-        out, _ = proc.communicate(timeout=600)
+        out, _ = proc.communicate(timeout=3600)
         if proc.returncode:
             raise SystemExit(f"a crawler process failed ({proc.returncode})")
         results.append(json.loads(out.strip().splitlines()[-1]))
@@ -347,10 +363,23 @@ def collect(running: list[subprocess.Popen[str]]) -> list[dict[str, Any]]:
 def start_processes(
     server: SiteServer, processes: int, config: dict[str, Any]
 ) -> list[subprocess.Popen[str]]:
+    """The crawler processes; with ``config["callgrind"]`` (a folder), each under
+    callgrind, counting from the barrier's release, into ``{index}.callgrind`` there."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)])}
+    counted = config.get("callgrind")
+
+    def command(index: int) -> list[str]:
+        crawler = [sys.executable, __file__, "crawl", json.dumps({**config, "index": index})]
+        if not counted:
+            return crawler
+        out = Path(counted) / f"{index}.callgrind"
+        valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
+        log = f"--log-file={out.with_suffix('.log')}"  # valgrind's own lines
+        return [*valgrind, f"--callgrind-out-file={out}", log, *crawler]
+
     return [
         subprocess.Popen(
-            [sys.executable, __file__, "crawl", json.dumps({**config, "index": index})],
+            command(index),
             cwd=HERE,
             env=env,
             stdout=subprocess.PIPE,
@@ -566,15 +595,17 @@ def run_versus(
     mode: str,
     args: argparse.Namespace,
     profile: str = "",
+    counted: bool = False,
 ) -> dict[str, Any]:
-    """One crawl by ``processes`` processes sharing one scrapy-redis queue; its figures."""
+    """One crawl by ``processes`` processes sharing one scrapy-redis queue; its
+    figures; ``counted``: each process under callgrind, its instructions too."""
     server.get("/_reset")
     client.config_resetstat()
     if proxy is not None:
         proxy.reset()
     redis_cpu = redis_cpu_s(client)
     name = f"vs-{uuid.uuid4().hex[:8]}"
-    with tempfile.TemporaryDirectory() as barrier:
+    with tempfile.TemporaryDirectory() as barrier, tempfile.TemporaryDirectory() as grind:
         config = {
             "port": server.port,
             "sites": args.sites,
@@ -585,8 +616,10 @@ def run_versus(
             "barrier": barrier,
             "dont_filter": False,  # the shared duplicate filter sees every request
             "profile": profile,
+            "callgrind": grind if counted else "",
         }
         results = collect(start_processes(server, processes, config))
+        instructions = sum(callgrind_total(f) for f in Path(grind).glob("*.callgrind"))
     redis_cpu = redis_cpu_s(client) - redis_cpu
     commands = {
         key.removeprefix("cmdstat_"): int(value["calls"])
@@ -622,7 +655,63 @@ def run_versus(
         "commands": commands,
         "round_trips": None if proxy is None else proxy.bursts,
         "kinds": {} if proxy is None else dict(proxy.kinds),
+        "instructions_per_page": instructions / fetched,
+        "store": {
+            name: sum(r["stats"].get(f"robotstxt/store/{name}", 0) for r in results)
+            for name in ("loaded", "waited", "saved")
+        },
     }
+
+
+def versus_instructions(args: argparse.Namespace) -> int:
+    """The add-on against plain scrapy-redis in instructions: each configuration
+    once, Redis direct, every crawler process under callgrind (the count does not
+    depend on the machine's load or on the cores the processes share)."""
+    import redis as redis_client
+    from crawl import callgrind_found
+
+    from tests.redis_server import RedisServer
+
+    if not callgrind_found():
+        return 2
+    print(
+        f"python {sys.version.split()[0]}; {args.sites} sites x {args.pages} pages, one "
+        "scrapy-redis queue shared by the processes; robots.txt answering "
+        f"{'at once' if args.instant_robots else 'after 100-300 ms'}, pages at once; "
+        "Crawl-delay off; Redis on 127.0.0.1, directly; each configuration once, every "
+        "crawler process under callgrind, counted from the barrier's release to its "
+        "crawl's end (every thread, GC included; Redis's own CPU not counted)"
+    )
+    figures: dict[int, dict[str, dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
+        client = redis_client.Redis.from_url(redis.url)
+        server = SiteServer(instant=args.instant_robots)
+        try:
+            for processes in PROCESSES:
+                for mode in VERSUS_MODES:
+                    figure = run_versus(
+                        server, client, redis.url, None, processes, mode, args, counted=True
+                    )
+                    figures.setdefault(processes, {})[mode] = figure
+        finally:
+            server.close()
+    print(
+        f"\n{'processes':>9} {'mode':>6} {'M instructions/page':>20} "
+        f"{'robots.txt/site':>16} {'store: loaded':>14} {'waited':>7}"
+    )
+    for processes, modes in figures.items():
+        for mode, figure in modes.items():
+            store = figure["store"]
+            print(
+                f"{processes:>9} {mode:>6} {figure['instructions_per_page'] / 1e6:20.3f} "
+                f"{figure['robots_per_site']:16.2f} {store['loaded']:14} {store['waited']:7}"
+            )
+    print("\nplain scrapy-redis / add-on, instructions per page (as pages/s would be, CPU-bound)")
+    for processes, modes in figures.items():
+        ratio = modes["plain"]["instructions_per_page"] / modes["addon"]["instructions_per_page"]
+        verdict = "met" if ratio >= 0.9 else "NOT met"
+        print(f"{versus_label(0.0, processes)}{ratio:.3f}  (goal >= 0.9: {verdict})")
+    return 0
 
 
 def redis_cpu_s(client: Any) -> float:
@@ -949,6 +1038,12 @@ def main() -> int:
         help="--versus-scrapy-redis: only the runs behind the proxy (round trips counted)",
     )
     parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="--versus-scrapy-redis: each configuration once under callgrind, Redis direct "
+        "(instructions per page; needs valgrind)",
+    )
+    parser.add_argument(
         "--profile",
         default="",
         help="--versus-scrapy-redis: profile the add-on at 2 processes into this file",
@@ -963,6 +1058,8 @@ def main() -> int:
         except ImportError:
             print("scrapy-redis not found (pip install scrapy-redis)", file=sys.stderr)
             return 2
+        if args.instructions:
+            return versus_instructions(args)
         return versus_profile(args) if args.profile else versus(args)
     args.pages = 8 if args.pages is None else args.pages
     args.rounds = 3 if args.rounds is None else args.rounds

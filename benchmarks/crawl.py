@@ -581,8 +581,7 @@ def instructions(sites: int, pages: int, parts: bool = False) -> dict[str, float
         f"\n(j) (a) in instructions: {sites} sites x {pages} pages, each mode once under "
         "callgrind, counted from spider open to close (every thread, GC included)"
     )
-    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
-        print("valgrind not found: install it (Debian: apt install valgrind)", file=sys.stderr)
+    if not callgrind_found():
         return {}
     server = Server(pick_robots("throughput", sites))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)])}
@@ -636,6 +635,14 @@ def instructions(sites: int, pages: int, parts: bool = False) -> dict[str, float
             ratio = per_page["builtin"] / per_page[mode]
             print(f"    {mode} / builtin {ratio:.3f}  ({what})")
     return figures
+
+
+def callgrind_found() -> bool:
+    """Whether valgrind and ``callgrind_control`` are here (else said on stderr)."""
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("valgrind not found: install it (Debian: apt install valgrind)", file=sys.stderr)
+        return False
+    return True
 
 
 def callgrind_total(path: Path) -> int:
