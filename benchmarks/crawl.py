@@ -15,9 +15,8 @@ on or off, over 30 KB HTML pages that the spider reads with ``response.css``.
 
 Sites: every host ``s<N>.test`` resolves to 127.0.0.1 (a resolver installed
 through Scrapy's ``DNS_RESOLVER``), and one local Twisted server answers for
-all of them, serving as site N's robots.txt the corpus file N (``$ROBOTSTXT_CORPUS``, or
-the ``shared/corpus`` folder beside the clone's) and small HTML pages. Nothing
-leaves 127.0.0.1.
+all of them, serving as site N's robots.txt the corpus file N (the folder
+``$ROBOTSTXT_CORPUS`` names) and small HTML pages. Nothing leaves 127.0.0.1.
 
 Measures:
 
@@ -108,7 +107,11 @@ from server_process import ServerProcess
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CORPUS = Path(os.environ.get("ROBOTSTXT_CORPUS", ROOT.parent / "shared" / "corpus"))
+if str(ROOT) not in sys.path:  # the tests' helpers: where the corpus is
+    sys.path.insert(0, str(ROOT))
+
+from tests.corpus import CORPUS, corpus_missing  # noqa: E402
+
 MODES = ("ours", "builtin", "off")
 #: (a)'s modes: the three, and the add-on's shape doing no work (``floor``)
 THROUGHPUT_MODES = (*MODES, "floor")
@@ -162,9 +165,12 @@ except ImportError:  # pragma: no cover - only the driver runs without Scrapy
 def corpus_files() -> list[Path]:
     """The corpus's robots.txt files; the script stops, saying where it looked,
     when there are none (every benchmark reading them needs some)."""
-    files = sorted(p for p in CORPUS.glob("*/*.txt") if p.parent.name != "urls")
-    if not files:
-        raise SystemExit(f"corpus not found at {CORPUS}; set ROBOTSTXT_CORPUS")
+    missing = corpus_missing()
+    files = [] if CORPUS is None or missing else sorted(CORPUS.glob("*/*.txt"))
+    files = [path for path in files if path.parent.name != "urls"]
+    if not files:  # exit 2, as every benchmark that finds no corpus
+        print(missing or f"no robots.txt files in the corpus at {CORPUS}", file=sys.stderr)
+        raise SystemExit(2)
     return files
 
 
@@ -1047,8 +1053,8 @@ def main() -> int:
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
         record(args.sites, args.pages, args.rounds)
         return 0
-    if not CORPUS.is_dir():
-        print(f"corpus not found at {CORPUS}; set ROBOTSTXT_CORPUS", file=sys.stderr)
+    if (missing := corpus_missing()) is not None:
+        print(missing, file=sys.stderr)
         return 2
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
     if args.what in ("throughput", "all"):

@@ -20,7 +20,16 @@ import sys
 import time
 from collections.abc import Callable
 
-from parser import AGENT, CORPUS, FIRST_URL, GOALS, LIMIT, load_corpus, protego_parse, verdict
+from parser import (
+    AGENT,
+    FIRST_URL,
+    GOALS,
+    LIMIT,
+    corpus_missing,
+    load_corpus,
+    protego_parse,
+    verdict,
+)
 
 from scrapy_rfc9309 import RobotsTxt
 from scrapy_rfc9309.parser._groups import group_all
@@ -96,8 +105,8 @@ def phases(body: bytes) -> dict[str, float]:
 
 def main() -> int:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
-    if not CORPUS.is_dir():
-        print(f"corpus not found at {CORPUS}; set ROBOTSTXT_CORPUS", file=sys.stderr)
+    if (missing := corpus_missing()) is not None:
+        print(missing, file=sys.stderr)
         return 2
     bodies = sorted(load_corpus()[0], key=len)
     middle = len(bodies) // 2

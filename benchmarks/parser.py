@@ -1,7 +1,7 @@
 """Parser benchmark: scrapy_rfc9309.RobotsTxt against Protego, in one run.
 
-Measured as a crawl pays it, on the real-world corpus (``$ROBOTSTXT_CORPUS``,
-or the ``shared/corpus`` folder beside the clone's), each body cut at the
+Measured as a crawl pays it, on the real-world corpus (the folder ``$ROBOTSTXT_CORPUS`` names), each
+body cut at the
 512,000 octets a crawl reads:
 
 * first decision per site: parse + compile for the agent + one check, against
@@ -52,9 +52,12 @@ from protego import Protego
 from scrapy_rfc9309 import RobotsTxt
 from scrapy_rfc9309.parser._encoding import CANONICAL_HTTP_URL
 
-CORPUS = Path(
-    os.environ.get("ROBOTSTXT_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus")
-)
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # the tests' helpers: where the corpus is
+    sys.path.insert(0, str(ROOT))
+
+from tests.corpus import CORPUS, corpus_missing  # noqa: E402
+
 AGENT = "ExampleBot"
 LIMIT = 512_000  # what a crawl reads (RFC 9309 2.5: at least 500 KiB)
 FIRST_URL = "https://www.example.com/some/page.html"
@@ -63,6 +66,7 @@ ROTATING = [f"Rotating{n}Bot/1.{n} (+https://example.com/bot{n})" for n in range
 
 
 def load_corpus() -> tuple[list[bytes], list[tuple[bytes, list[str]]]]:
+    assert CORPUS is not None
     files = sorted(p for p in CORPUS.glob("*/*.txt") if p.parent.name != "urls")
     bodies = [path.read_bytes()[:LIMIT] for path in files]
     with_urls = []
@@ -641,8 +645,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
     args = parser.parse_args()
-    if not CORPUS.is_dir():
-        print(f"corpus not found at {CORPUS}; set ROBOTSTXT_CORPUS", file=sys.stderr)
+    if (missing := corpus_missing()) is not None:
+        print(missing, file=sys.stderr)
         return 2
     bodies, with_urls = load_corpus()
     url_count = sum(len(urls) for _, urls in with_urls)

@@ -37,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from crawl import CORPUS, Server, pick_robots, run_crawl
+from crawl import Server, corpus_missing, pick_robots, run_crawl
 
 MODES = ("memory", "cold", "warm")
 
@@ -98,8 +98,8 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    if not CORPUS.is_dir():
-        print(f"corpus not found at {CORPUS}; set ROBOTSTXT_CORPUS", file=sys.stderr)
+    if (missing := corpus_missing()) is not None:
+        print(missing, file=sys.stderr)
         return 2
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
     store(args.sites, args.pages, args.rounds)

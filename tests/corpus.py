@@ -1,6 +1,6 @@
-"""Where the real-world corpus lives: ``$ROBOTSTXT_CORPUS``, or the
-``shared/corpus`` folder beside the clone's. The collections carry no licence of their own, so
-the project never copies them; tests that need them skip when absent.
+"""Where the real-world corpus lives: the folder ``$ROBOTSTXT_CORPUS`` names.
+The collections carry no licence of their own, so the project never copies
+them; tests that need them skip when it is not named or absent.
 
 The costly per-file checks run on a fixed sample of the files (every
 :data:`SAMPLE_STEP`-th, with the largest where size matters);
@@ -11,14 +11,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-CORPUS = Path(
-    os.environ.get("ROBOTSTXT_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus")
-)
+#: The corpus's folder (``None``: ``$ROBOTSTXT_CORPUS`` names none).
+CORPUS = Path(os.environ["ROBOTSTXT_CORPUS"]) if os.environ.get("ROBOTSTXT_CORPUS") else None
+
+
+def corpus_missing() -> str | None:
+    """Why the corpus cannot be read; ``None``: it can."""
+    if CORPUS is None:
+        return "the real-world corpus is not named: set ROBOTSTXT_CORPUS to its folder"
+    if not CORPUS.is_dir():
+        return f"the real-world corpus is not at {CORPUS} (ROBOTSTXT_CORPUS)"
+    return None
 
 
 def corpus_files() -> list[Path]:
     """Every robots.txt file of the corpus, in a stable order ([] if absent)."""
-    if not CORPUS.is_dir():
+    if CORPUS is None or not CORPUS.is_dir():
         return []
     return sorted(path for path in CORPUS.glob("*/*.txt") if path.parent.name != "urls")
 
@@ -37,4 +45,4 @@ def corpus_sample(files: list[Path], *, largest: int = 0) -> list[Path]:
     return [path for i, path in enumerate(files) if i % SAMPLE_STEP == 0 or path in biggest]
 
 
-SKIP_REASON = f"the real-world corpus is not at {CORPUS} (set ROBOTSTXT_CORPUS)"
+SKIP_REASON = corpus_missing() or "the real-world corpus has no robots.txt files"
