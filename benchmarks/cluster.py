@@ -687,7 +687,7 @@ def versus_instructions(args: argparse.Namespace) -> int:
         client = redis_client.Redis.from_url(redis.url)
         server = SiteServer(instant=args.instant_robots)
         try:
-            for processes in PROCESSES:
+            for processes in args.sizes:
                 for mode in VERSUS_MODES:
                     figure = run_versus(
                         server, client, redis.url, None, processes, mode, args, counted=True
@@ -742,7 +742,7 @@ def versus(args: argparse.Namespace) -> int:
         if args.proxy_only
         else f"directly and {proxied}"
     )
-    configs = [(ms, p, mode) for ms in latencies for p in PROCESSES for mode in VERSUS_MODES]
+    configs = [(ms, p, mode) for ms in latencies for p in args.sizes for mode in VERSUS_MODES]
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} cores, GC on; {args.sites} sites x "
         f"{args.pages} pages, one scrapy-redis queue shared by the processes; robots.txt "
@@ -802,13 +802,14 @@ def rounds_of(ratios: list[float]) -> str:
 def print_versus(
     figures: dict[tuple[float, int, str], list[dict[str, Any]]], latencies: tuple[float, ...]
 ) -> None:
+    sizes = sorted({processes for _, processes, _ in figures})
     print(
         f"\n{'latency':>7} {'processes':>9} {'mode':>6} {'pages/s':>8} "
         f"{'robots.txt/site':>16} {'commands/page':>14} {'round trips/page':>17} "
         f"{'CPU ms/page':>12} {'of it Redis':>12}"
     )
     for ms in latencies:
-        for processes in PROCESSES:
+        for processes in sizes:
             for mode in VERSUS_MODES:
                 runs = figures[(ms, processes, mode)]
                 trips = [r["round_trips"] / r["pages"] for r in runs if r["round_trips"]]
@@ -823,7 +824,7 @@ def print_versus(
                 )
     print("\nadd-on / plain scrapy-redis, pages/s (median of the rounds' paired ratios)")
     for ms in latencies:
-        for processes in PROCESSES:
+        for processes in sizes:
             ratios = paired(
                 figures, ms, processes, lambda a, b: a["pages_per_s"] / b["pages_per_s"]
             )
@@ -839,7 +840,7 @@ def print_versus(
         "cluster pays in machines, whatever the cores it shares; median of the paired ratios)"
     )
     for ms in latencies:
-        for processes in PROCESSES:
+        for processes in sizes:
             ratios = paired(
                 figures, ms, processes, lambda a, b: b["cpu_ms_per_page"] / a["cpu_ms_per_page"]
             )
@@ -852,7 +853,7 @@ def print_versus(
         "is one)"
     )
     for ms in latencies:
-        for processes in PROCESSES:
+        for processes in sizes:
             runs = figures[(ms, processes, "addon")]
             commands = per_page(runs)
             plain = sum(per_page(figures[(ms, processes, "plain")]).values())
@@ -1036,6 +1037,12 @@ def main() -> int:
         "--proxy-only",
         action="store_true",
         help="--versus-scrapy-redis: only the runs behind the proxy (round trips counted)",
+    )
+    parser.add_argument(
+        "--sizes",
+        type=lambda text: tuple(int(n) for n in text.split(",")),
+        default=PROCESSES,
+        help="--versus-scrapy-redis: the numbers of processes, such as 4 or 1,2 (1,2,4)",
     )
     parser.add_argument(
         "--instructions",
