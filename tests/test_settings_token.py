@@ -60,3 +60,22 @@ def test_2_2_1_robotstxt_user_agent_wins_over_the_header() -> None:
     )
     request = Request("http://example.com/", headers={"User-Agent": "HeaderBot/1"})
     assert settings.token_of(request) == "ChosenBot"
+
+
+def test_2_2_1_the_crawls_own_token_is_derived_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``token_for(None)``, asked at each robots.txt parsed, derives the token from
+    ``USER_AGENT`` once; the same token as a request without a User-Agent header."""
+    from scrapy_rfc9309.components.settings import _settings
+
+    derived: list[str] = []
+    real = _settings.derive_product_token  # type: ignore[attr-defined]
+
+    def counting(user_agent: str) -> str:
+        derived.append(user_agent)
+        return real(user_agent)
+
+    monkeypatch.setattr(_settings, "derive_product_token", counting)
+    settings = RobotsTxtSettings.from_settings(Settings(SETTINGS))
+    assert [settings.token_for(None) for _ in range(3)] == ["CrawlBot"] * 3
+    assert settings.token_for_header(None) == "CrawlBot"
+    assert derived == [SETTINGS["USER_AGENT"]]

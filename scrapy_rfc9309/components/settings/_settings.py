@@ -274,10 +274,13 @@ class RobotsTxtSettings:
         )
 
     def token_for(self, user_agent: str | None) -> str:
-        """The product token to obey as for a request with this User-Agent."""
+        """The product token to obey as for a request with this User-Agent
+        (``None``: the crawl's, remembered as :meth:`token_for_header` remembers)."""
         if self.user_agent_token:
             return self.user_agent_token
-        return derive_product_token(user_agent or self.default_user_agent) or "*"
+        if user_agent is None:  # asked at each robots.txt parsed
+            return self.token_for_header(None)
+        return _derived_token(user_agent, self.default_user_agent)
 
     def token_for_header(self, header: bytes | None) -> str:
         """:meth:`token_for` a request's raw ``User-Agent`` header value.
@@ -293,7 +296,8 @@ class RobotsTxtSettings:
         if token is None:
             if len(tokens) >= TOKEN_CACHE_SIZE:
                 tokens.clear()
-            token = tokens[header] = self.token_for(header.decode("latin-1") if header else None)
+            value = header.decode("latin-1") if header else ""
+            token = tokens[header] = _derived_token(value, self.default_user_agent)
         return token
 
     def token_of(self, request: Request | None) -> str:
@@ -323,6 +327,11 @@ class RobotsTxtSettings:
             f"{token!r} (derived from USER_AGENT {self.default_user_agent!r}; "
             f"requests with their own User-Agent header obey as that header's product){also}"
         )
+
+
+def _derived_token(user_agent: str, default_user_agent: str) -> str:
+    """The product token of a User-Agent value (empty: the crawl's ``USER_AGENT``)."""
+    return derive_product_token(user_agent or default_user_agent) or "*"
 
 
 def _concurrency(settings: BaseSettings) -> dict[str, Any]:
