@@ -64,15 +64,23 @@ through the proxy, Redis round trips per page (the clients' request bursts
 at the proxy: a pipeline or ``MULTI``/``EXEC`` block is one round trip and
 several commands), and CPU per page: the CPU time of every crawler process
 (all its threads, from the barrier's release to its crawl's end) and of
-Redis (``INFO cpu``), over the pages: what the cluster pays in machines,
-which the cores the processes share do not move as they move pages per
-second. Printed: the medians; per size and latency, the median of
-the rounds' paired ratios add-on / plain against the goal (at least 0.9),
-and of plain / add-on in CPU per page;
+Redis (``INFO cpu``), over the pages: what the cluster pays in machines
+(on cores shared by more processes than they have, it grows with the
+sharing too); and the crawler processes' context switches per page (their
+threads', given up or taken from them: ``getrusage``). Printed: the
+medians; per size and latency, the median of the rounds' paired ratios
+add-on / plain against the goal (at least 0.9), and of plain / add-on in
+CPU per page;
 the add-on's commands and round trips per page against plain's and the goal
 (at most one round trip per request beyond plain scrapy-redis's own, which
 makes several: its pop, push and duplicate filter are one each), with its 5
 most called commands.
+``--sizes`` chooses the numbers of processes (``4``, or ``1,2,4``, the
+default). With ``--instructions`` as well: each configuration once, Redis
+direct, every crawler process under callgrind (``valgrind``), counted from
+the barrier's release to its crawl's end: instructions per page, which do
+not move with the load or the sharing of the cores, and their ratio plain /
+add-on against the goal.
 With ``--profile FILE`` as well: one run of the add-on at 2 processes,
 Redis direct, process 0 under cProfile (its reactor thread: the store's
 worker thread is not in it), and the first callers, outside redis-py, of
@@ -85,7 +93,7 @@ Usage::
     python benchmarks/cluster.py --stall [--sites N] [--pages N] [--crawl-delay S]
     python benchmarks/cluster.py --versus-scrapy-redis [--sites N] [--pages N] [--rounds N]
         [--latency-ms MS] [--proxy-only | --direct-only] [--instant-robots]
-        [--profile FILE]
+        [--sizes 1,2,4] [--instructions | --profile FILE]
 """
 
 from __future__ import annotations
@@ -216,6 +224,10 @@ def crawl(config: dict[str, Any]) -> None:
         usage = resource.getrusage(resource.RUSAGE_SELF)
         return usage.ru_utime + usage.ru_stime
 
+    def switches() -> int:  # its threads' context switches, given up or taken from them
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_nvcsw + usage.ru_nivcsw
+
     class Share(Spider):
         name = "share"
 
@@ -226,6 +238,7 @@ def crawl(config: dict[str, Any]) -> None:
                     callgrind_control("on")
                 result["released"] = time.time()
                 result["cpu_released"] = cpu_s()
+                result["switches_released"] = switches()
             for page in range(pages):  # sites interleaved, as in a broad crawl
                 for site in range(sites):
                     if (site * pages + page) % count == index:
@@ -263,6 +276,7 @@ def crawl(config: dict[str, Any]) -> None:
         callgrind_control("off")
     if "cpu_released" in result:  # from the barrier's release to the crawl's end
         result["cpu_s"] = cpu_s() - result.pop("cpu_released")
+        result["switches"] = switches() - result.pop("switches_released")
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
     result["stats"] = {k: v for k, v in stats.items() if k.startswith("robotstxt/store")}
@@ -651,6 +665,7 @@ def run_versus(
         # what the cluster pays in machines: its crawlers' CPU and Redis's, a page
         "cpu_ms_per_page": (sum(r["cpu_s"] for r in results) + redis_cpu) * 1000 / fetched,
         "redis_cpu_ms_per_page": redis_cpu * 1000 / fetched,
+        "switches_per_page": sum(r["switches"] for r in results) / fetched,
         "first_process_pages": results[0]["fetched"],
         "commands": commands,
         "round_trips": None if proxy is None else proxy.bursts,
@@ -806,7 +821,7 @@ def print_versus(
     print(
         f"\n{'latency':>7} {'processes':>9} {'mode':>6} {'pages/s':>8} "
         f"{'robots.txt/site':>16} {'commands/page':>14} {'round trips/page':>17} "
-        f"{'CPU ms/page':>12} {'of it Redis':>12}"
+        f"{'CPU ms/page':>12} {'of it Redis':>12} {'switches/page':>14}"
     )
     for ms in latencies:
         for processes in sizes:
@@ -820,7 +835,8 @@ def print_versus(
                     f"{sum(per_page(runs).values()):14.2f} "
                     f"{f'{statistics.median(trips):.2f}' if trips else '-':>17} "
                     f"{statistics.median(r['cpu_ms_per_page'] for r in runs):12.3f} "
-                    f"{statistics.median(r['redis_cpu_ms_per_page'] for r in runs):12.3f}"
+                    f"{statistics.median(r['redis_cpu_ms_per_page'] for r in runs):12.3f} "
+                    f"{statistics.median(r['switches_per_page'] for r in runs):14.2f}"
                 )
     print("\nadd-on / plain scrapy-redis, pages/s (median of the rounds' paired ratios)")
     for ms in latencies:
