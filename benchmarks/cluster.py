@@ -66,8 +66,9 @@ several commands), and CPU per page: the CPU time of every crawler process
 (all its threads, from the barrier's release to its crawl's end) and of
 Redis (``INFO cpu``), over the pages: what the cluster pays in machines
 (on cores shared by more processes than they have, it grows with the
-sharing too); and the crawler processes' context switches per page (their
-threads', given up or taken from them: ``getrusage``). Printed: the
+sharing too), of it the crawlers' time in the kernel (system calls, which
+callgrind does not count), and the crawler processes' context switches per
+page (their threads', given up or taken from them: ``getrusage``). Printed: the
 medians; per size and latency, the median of the rounds' paired ratios
 add-on / plain against the goal (at least 0.9), and of plain / add-on in
 CPU per page;
@@ -224,6 +225,9 @@ def crawl(config: dict[str, Any]) -> None:
         usage = resource.getrusage(resource.RUSAGE_SELF)
         return usage.ru_utime + usage.ru_stime
 
+    def kernel_s() -> float:  # the part of cpu_s spent in the kernel (system calls)
+        return resource.getrusage(resource.RUSAGE_SELF).ru_stime
+
     def switches() -> int:  # its threads' context switches, given up or taken from them
         usage = resource.getrusage(resource.RUSAGE_SELF)
         return usage.ru_nvcsw + usage.ru_nivcsw
@@ -239,6 +243,7 @@ def crawl(config: dict[str, Any]) -> None:
                 result["released"] = time.time()
                 result["cpu_released"] = cpu_s()
                 result["switches_released"] = switches()
+                result["kernel_released"] = kernel_s()
             for page in range(pages):  # sites interleaved, as in a broad crawl
                 for site in range(sites):
                     if (site * pages + page) % count == index:
@@ -277,6 +282,7 @@ def crawl(config: dict[str, Any]) -> None:
     if "cpu_released" in result:  # from the barrier's release to the crawl's end
         result["cpu_s"] = cpu_s() - result.pop("cpu_released")
         result["switches"] = switches() - result.pop("switches_released")
+        result["kernel_s"] = kernel_s() - result.pop("kernel_released")
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
     result["stats"] = {k: v for k, v in stats.items() if k.startswith("robotstxt/store")}
@@ -666,6 +672,7 @@ def run_versus(
         "cpu_ms_per_page": (sum(r["cpu_s"] for r in results) + redis_cpu) * 1000 / fetched,
         "redis_cpu_ms_per_page": redis_cpu * 1000 / fetched,
         "switches_per_page": sum(r["switches"] for r in results) / fetched,
+        "kernel_ms_per_page": sum(r["kernel_s"] for r in results) * 1000 / fetched,
         "first_process_pages": results[0]["fetched"],
         "commands": commands,
         "round_trips": None if proxy is None else proxy.bursts,
@@ -821,7 +828,7 @@ def print_versus(
     print(
         f"\n{'latency':>7} {'processes':>9} {'mode':>6} {'pages/s':>8} "
         f"{'robots.txt/site':>16} {'commands/page':>14} {'round trips/page':>17} "
-        f"{'CPU ms/page':>12} {'of it Redis':>12} {'switches/page':>14}"
+        f"{'CPU ms/page':>12} {'of it Redis':>12} {'kernel':>7} {'switches/page':>14}"
     )
     for ms in latencies:
         for processes in sizes:
@@ -836,6 +843,7 @@ def print_versus(
                     f"{f'{statistics.median(trips):.2f}' if trips else '-':>17} "
                     f"{statistics.median(r['cpu_ms_per_page'] for r in runs):12.3f} "
                     f"{statistics.median(r['redis_cpu_ms_per_page'] for r in runs):12.3f} "
+                    f"{statistics.median(r['kernel_ms_per_page'] for r in runs):7.3f} "
                     f"{statistics.median(r['switches_per_page'] for r in runs):14.2f}"
                 )
     print("\nadd-on / plain scrapy-redis, pages/s (median of the rounds' paired ratios)")
