@@ -132,7 +132,6 @@ def test_rfc9309_2_2_2_an_expired_robots_txt_copy_still_keeps_tdmrep_json_unfetc
 
     from scrapy_rfc9309 import RobotsTxt, RobotsTxtMiddleware
     from scrapy_rfc9309.components._clock import Clock, use_clock
-    from scrapy_rfc9309.components.sitefiles._service import _tdmrep_refused
     from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
 
     crawler = get_crawler(Spider, {"ADDONS": {"scrapy_rfc9309.Addon": 100}, **SETTINGS})
@@ -140,13 +139,62 @@ def test_rfc9309_2_2_2_an_expired_robots_txt_copy_still_keeps_tdmrep_json_unfetc
     use_clock(crawler, Clock.manual(time))
     crawler.spider = crawler._create_spider("x")
     service = RobotsTxtMiddleware.from_crawler(crawler).service
+    check = _robots_check(service)
     site = "http://example.com:80"
     robots = RobotsTxt.parse(b"User-agent: *\nDisallow: /.well-known/\n")
     now = service.clock.monotonic()
     service._table.start(site)
     service._table.settle(site, SiteOutcome(Kind.PARSED, robots, "HTTP 200", now + 10))
-    in_force = _tdmrep_refused(service, site)
+    check.keep(site)
+    in_force = check.refusal(site)
     assert in_force is not None and '"Disallow: /.well-known/"' in in_force
     time.advance(60)  # the copy has expired; a request it released is decided by it
     assert service.fresh(site) is None
-    assert _tdmrep_refused(service, site) == in_force
+    check.keep(site)
+    assert check.refusal(site) == in_force
+
+
+def _robots_check(service: Any) -> Any:
+    """The robots.txt check of the service's tdmrep.json fetches."""
+    assert service.usage is not None and service.usage.tdmrep is not None
+    return service.usage.tdmrep._robots_check
+
+
+def test_rfc9309_2_2_2_a_tdmrep_json_fetch_waiting_to_start_keeps_its_robots_txt_copy() -> None:
+    """A tdmrep.json fetch may wait for room between its launch and its start;
+    meanwhile other sites settle. With ``ROBOTSTXT_CACHE_MAX_SITES = 1`` they
+    evicted the site's robots.txt copy, and the fetch then found nothing to ask
+    and fetched tdmrep.json unchecked, though ``Disallow: /.well-known/``. The
+    copy's answer is now read at the launch too, and used at the start when no
+    copy is kept any more."""
+    from scrapy import Spider
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_rfc9309 import RobotsTxt, RobotsTxtMiddleware
+    from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
+
+    settings = {"ADDONS": {"scrapy_rfc9309.Addon": 100}, "ROBOTSTXT_CACHE_MAX_SITES": 1}
+    crawler = get_crawler(Spider, {**settings, **SETTINGS})
+    crawler.spider = crawler._create_spider("x")
+    service = RobotsTxtMiddleware.from_crawler(crawler).service
+    check = _robots_check(service)
+    disallowing = RobotsTxt.parse(b"User-agent: *\nDisallow: /.well-known/\n")
+    later = service.clock.monotonic() + 3600
+
+    def settle(site: str) -> None:
+        service._table.start(site)
+        service._table.settle(site, SiteOutcome(Kind.PARSED, disallowing, "HTTP 200", later))
+
+    site = "http://a.example:80"
+    settle(site)
+    check.keep(site)  # its tdmrep.json fetch launched, waiting to start
+    settle("http://b.example:80")  # beyond the bound: the copy evicted
+    assert service._table.stale(site) is None
+    refusal = check.refusal(site)
+    assert refusal is not None and '"Disallow: /.well-known/"' in refusal
+    # a copy kept at the start is read then (here a newer one that allows it)
+    allowing = RobotsTxt.parse(b"User-agent: *\nAllow: /\n")
+    check.keep(site)
+    service._table.start(site)
+    service._table.settle(site, SiteOutcome(Kind.PARSED, allowing, "HTTP 200", later))
+    assert check.refusal(site) is None

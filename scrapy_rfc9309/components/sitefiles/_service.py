@@ -23,7 +23,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from ...sites._outcome import Kind, SiteOutcome
-from ...sites._request_decision import PENDING, asked_crawl_delay, tdmrep_refusal
+from ...sites._request_decision import PENDING, asked_crawl_delay
 from ...sites._site import WEB_SCHEMES, site_of, site_of_web_url
 from ...sites._sitetable import SiteState, SiteTable
 from .._clock import Clock, clock_of
@@ -45,6 +45,7 @@ from ._fetcher import RobotsTxtFetcher
 from ._released import META_RELEASED, ReleasedRequests
 from ._robotstxt_fetches import RobotsTxtFetches, hand_back
 from ._set_aside import SetAside
+from ._tdmrep_robots import TdmRepRobotsCheck
 from ._usage_gate import TdmRepSites, UsageGate
 
 if TYPE_CHECKING:
@@ -106,22 +107,8 @@ def _usage_gate(service: SiteService) -> UsageGate:
         bounded=lambda: bool(service._queues),
         store=service._store,
         details={} if service.mode.tdmrep_details else None,
-        refused_by=partial(_tdmrep_refused, service),
+        robots_check=TdmRepRobotsCheck(service.settings, service._table.stale),
     )
-
-
-def _tdmrep_refused(service: SiteService, site: str) -> str | None:
-    """Why the site's robots.txt disallows its tdmrep.json to the crawler (its
-    token and ``ROBOTSTXT_ALSO_OBEY``'s, RFC 9309 2.2.2): the copy kept, in force
-    or expired since (a request it released may still be decided by it, and its
-    tdmrep.json fetched then); ``None`` when it allows it, or no copy is kept
-    (evicted by ``ROBOTSTXT_CACHE_MAX_SITES``)."""
-    outcome = service._table.stale(site)
-    if outcome is None:
-        return None
-    settings = service.settings
-    token = settings.token_for(None)  # the User-Agent tdmrep.json is fetched with
-    return tdmrep_refusal(outcome, site, token, settings.also_obey)
 
 
 def _tdmrep_settled(service: SiteService, site: str) -> None:

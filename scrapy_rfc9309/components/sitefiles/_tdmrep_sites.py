@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from ..settings._settings import RobotsTxtSettings
     from ..store._store_bridge import StoreBridge
+    from ._tdmrep_robots import TdmRepRobotsCheck
 
 __all__ = ["FAILED_TDMREP", "KnownTdmRep", "TdmRepSites"]
 
@@ -78,12 +79,12 @@ class TdmRepSites:
         details: dict[str, str] | None = None,
         bounded: Callable[[], bool] | None = None,
         store: StoreBridge | None = None,
-        refused_by: Callable[[str], str | None] | None = None,
+        robots_check: TdmRepRobotsCheck | None = None,
     ) -> None:
-        """``refused_by(site)``: why the site's robots.txt disallows its
-        tdmrep.json to the crawler (``None``: it allows it, or is not known)."""
+        """``robots_check``: whether the site's robots.txt disallows its
+        tdmrep.json to the crawler (RFC 9309 2.2.2; ``None``: not checked)."""
         self.crawler = crawler
-        self._refused_by = refused_by
+        self._robots_check = robots_check
         #: ROBOTSTXT_STORE_URI: each fetch that settles is kept there too (``--at``)
         self._store = store
         self.settings = settings
@@ -160,11 +161,14 @@ class TdmRepSites:
     def _launch(self, site: str, *, ahead: bool) -> None:
         if self._on_start is not None:
             self._on_start()
+        if self._robots_check is not None:  # its robots.txt copy kept until it starts
+            self._robots_check.keep(site)
         self._fetches.launch(site, None, ahead=ahead)
 
     async def _run(self, site: str, request: Request | None = None) -> None:
         fetched: TdmRepFetched | None = None
-        refusal = None if self._refused_by is None else self._refused_by(site)
+        check = self._robots_check
+        refusal = None if check is None else check.refusal(site)
         if refusal is not None:  # RFC 9309 2.2.2: never fetched
             self._fetches.done(site)
             expires, rules = self._disallowed(site, refusal)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .._report import CrawlReport
     from ..settings._settings import RobotsTxtSettings
     from ..store._store_bridge import StoreBridge
+    from ._tdmrep_robots import TdmRepRobotsCheck
 
 __all__ = ["USAGE_META_KEY", "TdmRepSites", "UsageGate"]
 
@@ -56,7 +57,7 @@ class UsageGate:
         bounded: Callable[[], bool] | None = None,
         store: StoreBridge | None = None,
         details: dict[str, str] | None = None,
-        refused_by: Callable[[str], str | None] | None = None,
+        robots_check: TdmRepRobotsCheck | None = None,
     ) -> None:
         """``store``: where each site's tdmrep.json fetch is kept too (``None``: none);
         ``details``: where what each fetch came to is kept (``scrapy robotstxt``)."""
@@ -73,7 +74,7 @@ class UsageGate:
                 details=details,
                 bounded=bounded,
                 store=store,
-                refused_by=refused_by,
+                robots_check=robots_check,
             )
             if needs_tdmrep(self.purposes)
             else None
