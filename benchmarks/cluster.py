@@ -685,6 +685,20 @@ def run_versus(
     }
 
 
+#: The crawl of record (sites, pages a site): the goals are for its size.
+RECORD_SIZE = (100, 30)
+
+
+def size_note(args: argparse.Namespace) -> None:
+    """Say so when the crawl is not the crawl of record's size."""
+    if (args.sites, args.pages) != RECORD_SIZE:
+        print(
+            f"note: the goals are for the crawl of record, {RECORD_SIZE[0]} sites x "
+            f"{RECORD_SIZE[1]} pages; a crawl of another size pays each site's robots.txt "
+            "over another number of pages"
+        )
+
+
 def versus_instructions(args: argparse.Namespace) -> int:
     """The add-on against plain scrapy-redis in instructions: each configuration
     once, Redis direct, every crawler process under callgrind (the count does not
@@ -704,6 +718,7 @@ def versus_instructions(args: argparse.Namespace) -> int:
         "crawler process under callgrind, counted from the barrier's release to its "
         "crawl's end (every thread, GC included; Redis's own CPU not counted)"
     )
+    size_note(args)
     figures: dict[int, dict[str, dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
         client = redis_client.Redis.from_url(redis.url)
@@ -773,6 +788,7 @@ def versus(args: argparse.Namespace) -> int:
         f"{where}; {args.rounds} "
         f"rounds of every configuration (the order turned each round)"
     )
+    size_note(args)
     figures: dict[tuple[float, int, str], list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp, RedisServer(Path(tmp) / "redis") as redis:
         client = redis_client.Redis.from_url(redis.url)
@@ -828,7 +844,7 @@ def print_versus(
     print(
         f"\n{'latency':>7} {'processes':>9} {'mode':>6} {'pages/s':>8} "
         f"{'robots.txt/site':>16} {'commands/page':>14} {'round trips/page':>17} "
-        f"{'CPU ms/page':>12} {'of it Redis':>12} {'kernel':>7} {'switches/page':>14}"
+        f"{'CPU ms/page':>12} {'of it Redis':>12} {'kernel ms':>9} {'switches/page':>14}"
     )
     for ms in latencies:
         for processes in sizes:
@@ -843,7 +859,7 @@ def print_versus(
                     f"{f'{statistics.median(trips):.2f}' if trips else '-':>17} "
                     f"{statistics.median(r['cpu_ms_per_page'] for r in runs):12.3f} "
                     f"{statistics.median(r['redis_cpu_ms_per_page'] for r in runs):12.3f} "
-                    f"{statistics.median(r['kernel_ms_per_page'] for r in runs):7.3f} "
+                    f"{statistics.median(r['kernel_ms_per_page'] for r in runs):9.3f} "
                     f"{statistics.median(r['switches_per_page'] for r in runs):14.2f}"
                 )
     print("\nadd-on / plain scrapy-redis, pages/s (median of the rounds' paired ratios)")
@@ -874,7 +890,7 @@ def print_versus(
         "\nRedis per page, the add-on (goal: at most 1 round trip per request on average "
         "beyond plain scrapy-redis's own; commands from INFO commandstats, round trips "
         "counted at the proxy as the clients' request bursts: a pipeline or MULTI/EXEC "
-        "is one)"
+        "is one; pooled over the rounds, where the table gives their medians)"
     )
     for ms in latencies:
         for processes in sizes:
@@ -1017,19 +1033,47 @@ def where_of(function: tuple[str, int, str]) -> str:
     return f"{path}:{function[1]} {function[2]}"
 
 
-def main() -> int:
-    if len(sys.argv) > 1 and sys.argv[1] == "serve":
-        serve(Path(sys.argv[2]), *sys.argv[3:5])
-        return 0
-    if len(sys.argv) > 1 and sys.argv[1] == "crawl":
-        crawl(json.loads(sys.argv[2]))
-        return 0
+def at_least_one(text: str) -> int:
+    """An argument that is a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def process_counts(text: str) -> tuple[int, ...]:
+    """``--sizes``: distinct numbers of processes, each at least 1 (``4``, ``1,2,4``)."""
+    try:
+        counts = tuple(at_least_one(part.strip()) for part in text.split(","))
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (give such as 4 or 1,2,4)") from None
+    if len(set(counts)) != len(counts):
+        raise argparse.ArgumentTypeError(f"a number of processes given twice: {text!r}")
+    return counts
+
+
+#: Options of ``--versus-scrapy-redis`` only (their defaults say "not given").
+VERSUS_ONLY = ("latency_ms", "direct_only", "instant_robots", "proxy_only", "sizes")
+#: Options that ``--instructions`` (each configuration once, Redis direct) has no use for.
+NOT_COUNTED = ("latency_ms", "proxy_only", "rounds", "profile")
+
+
+def parse_args() -> argparse.Namespace:
+    """The command line, checked: an option given where it does nothing is an error."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sites", type=int, default=100)
+    parser.add_argument("--sites", type=at_least_one, default=100)
     parser.add_argument(
-        "--pages", type=int, default=None, help="pages per site (8; --versus-scrapy-redis: 10)"
+        "--pages",
+        type=at_least_one,
+        default=None,
+        help="pages per site (8; --versus-scrapy-redis: 10)",
     )
-    parser.add_argument("--rounds", type=int, default=None, help="3 (--versus-scrapy-redis: 2)")
+    parser.add_argument(
+        "--rounds", type=at_least_one, default=None, help="3 (--versus-scrapy-redis: 2)"
+    )
     parser.add_argument(
         "--politeness", action="store_true", help="Crawl-delay across 1, 2, 4, 8 processes"
     )
@@ -1038,19 +1082,27 @@ def main() -> int:
         "--stall", action="store_true", help="Redis stopped (SIGSTOP) for a while mid-crawl"
     )
     parser.add_argument("--stall-seconds", type=float, default=5.0)
-    parser.add_argument("--processes", type=int, default=4, help="--stall: crawler processes")
+    parser.add_argument(
+        "--processes", type=at_least_one, default=4, help="--stall: crawler processes"
+    )
     parser.add_argument(
         "--versus-scrapy-redis",
         action="store_true",
         help="the add-on against plain scrapy-redis, one shared queue",
     )
     parser.add_argument(
-        "--latency-ms", type=float, default=2.0, help="--versus-scrapy-redis: added each way"
+        "--latency-ms", type=float, default=None, help="--versus-scrapy-redis: added each way (2)"
     )
-    parser.add_argument(
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
         "--direct-only",
         action="store_true",
         help="--versus-scrapy-redis: only the runs with Redis direct (no proxy)",
+    )
+    where.add_argument(
+        "--proxy-only",
+        action="store_true",
+        help="--versus-scrapy-redis: only the runs behind the proxy (round trips counted)",
     )
     parser.add_argument(
         "--instant-robots",
@@ -1058,29 +1110,56 @@ def main() -> int:
         help="--versus-scrapy-redis: robots.txt answering at once (the add-on's CPU alone)",
     )
     parser.add_argument(
-        "--proxy-only",
-        action="store_true",
-        help="--versus-scrapy-redis: only the runs behind the proxy (round trips counted)",
-    )
-    parser.add_argument(
         "--sizes",
-        type=lambda text: tuple(int(n) for n in text.split(",")),
-        default=PROCESSES,
+        type=process_counts,
+        default=None,
         help="--versus-scrapy-redis: the numbers of processes, such as 4 or 1,2 (1,2,4)",
     )
-    parser.add_argument(
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument(
         "--instructions",
         action="store_true",
         help="--versus-scrapy-redis: each configuration once under callgrind, Redis direct "
         "(instructions per page; needs valgrind)",
     )
-    parser.add_argument(
+    how.add_argument(
         "--profile",
         default="",
         help="--versus-scrapy-redis: profile the add-on at 2 processes into this file",
     )
     args = parser.parse_args()
+    given = [name for name in (*VERSUS_ONLY, "instructions", "profile") if _given(args, name)]
+    if given and not args.versus_scrapy_redis:
+        parser.error(f"{_options(given)}: only with --versus-scrapy-redis")
+    if args.instructions and (pointless := [n for n in NOT_COUNTED if _given(args, n)]):
+        parser.error(f"{_options(pointless)}: not with --instructions (once each, Redis direct)")
+    args.latency_ms = 2.0 if args.latency_ms is None else args.latency_ms
+    args.sizes = PROCESSES if args.sizes is None else args.sizes
+    return args
+
+
+def _given(args: argparse.Namespace, name: str) -> bool:
+    return getattr(args, name) not in (None, False, "")
+
+
+def _options(names: list[str]) -> str:
+    return ", ".join("--" + name.replace("_", "-") for name in names)
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "serve":
+        serve(Path(sys.argv[2]), *sys.argv[3:5])
+        return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "crawl":
+        crawl(json.loads(sys.argv[2]))
+        return 0
+    args = parse_args()
     sys.path.insert(0, str(ROOT))
+    from tests.redis_server import redis_server_binary
+
+    if redis_server_binary() is None:
+        print("redis-server not found (apt-get install redis-server)", file=sys.stderr)
+        return 2
     if args.versus_scrapy_redis:
         args.pages = 10 if args.pages is None else args.pages
         args.rounds = 2 if args.rounds is None else args.rounds
@@ -1100,11 +1179,8 @@ def main() -> int:
         args.crawl_delay = 0.5
     if args.politeness:
         return politeness(args)
-    from tests.redis_server import RedisServer, redis_server_binary
+    from tests.redis_server import RedisServer
 
-    if redis_server_binary() is None:
-        print("redis-server not found (apt-get install redis-server)", file=sys.stderr)
-        return 2
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} cores; {args.sites} sites x "
         f"{args.pages} pages dealt out to the processes; robots.txt answering after "

@@ -60,6 +60,7 @@ from tests.corpus import CORPUS, corpus_missing  # noqa: E402
 
 AGENT = "ExampleBot"
 LIMIT = 512_000  # what a crawl reads (RFC 9309 2.5: at least 500 KiB)
+MIN_FILES = 20  # the largest files' band
 FIRST_URL = "https://www.example.com/some/page.html"
 GOALS = {"first": 3.0, "checks": 5.0, "memory": 0.4, "hostile": 20.0, "rotating": 2.0}
 ROTATING = [f"Rotating{n}Bot/1.{n} (+https://example.com/bot{n})" for n in range(1000)]
@@ -649,6 +650,14 @@ def main() -> int:
         print(missing, file=sys.stderr)
         return 2
     bodies, with_urls = load_corpus()
+    if len(bodies) < MIN_FILES or not with_urls:
+        print(
+            f"the corpus at {CORPUS} has {len(bodies)} robots.txt files and "
+            f"{len(with_urls)} sites with URL lists (urls/anubhav_bench/): the bands need "
+            f"at least {MIN_FILES} files, and the checks some URL lists",
+            file=sys.stderr,
+        )
+        return 2
     url_count = sum(len(urls) for _, urls in with_urls)
     print(
         f"corpus: {len(bodies)} files, {sum(map(len, bodies)) / 1e6:.1f} MB read "

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import logging
 import statistics
 import sys
 import time
@@ -39,7 +40,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-from crawl import PAGE, bench_path, pick_robots  # noqa: E402
+from crawl import PAGE, bench_path, corpus_missing, pick_robots  # noqa: E402
 
 AGENT = "Scrapy/2.19 (+https://scrapy.org)"
 STEPS = ("push", "settle", "pop", "middleware", "page directives", "left downloader")
@@ -181,6 +182,12 @@ def main() -> int:
         help="every request pushed while its site's robots.txt is in flight, as in (a)",
     )
     args = parser.parse_args()
+    if (missing := corpus_missing()) is not None:  # said before any crawler is made
+        print(missing, file=sys.stderr)
+        return 2
+    # LOG_LEVEL is Scrapy's logging's, which this script does not start: the
+    # start-up lines (Scrapy's default User-Agent, as in (a)) are left out here
+    logging.getLogger("scrapy_rfc9309").setLevel(logging.ERROR)
     gc.enable()
     queue, middleware, meta, sites = build(args.sites)
     one_round(queue, middleware, meta, sites, 2, pending=args.pending)  # warm

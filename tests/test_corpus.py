@@ -14,9 +14,11 @@ import pytest
 from scrapy_rfc9309 import RobotsTxt
 from scrapy_rfc9309.parser import ResolvedVerdict
 
-from .corpus import SKIP_REASON, corpus_files, corpus_sample
+from .corpus import CORPUS, SKIP_REASON, corpus_files, corpus_sample
 
 FILES = corpus_files()
+if CORPUS is not None and not FILES:  # named, but wrong: said, not skipped
+    pytest.fail(f"ROBOTSTXT_CORPUS: {SKIP_REASON}", pytrace=False)
 #: the costly per-file checks' files (see :mod:`.corpus`)
 SAMPLE = corpus_sample(FILES)
 #: ... with the largest files, where the time per size is checked
