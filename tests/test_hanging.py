@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
+from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from .conftest import crawl
-from .server import delayed, hang, text
+from .server import delayed, hang, status, text
 
 OURS = "scrapy_rfc9309.RobotsTxtPriorityQueue"
 PLAIN = "scrapy.pqueues.ScrapyPriorityQueue"
@@ -261,3 +262,50 @@ def test_a_download_is_young_for_slow_after_seconds_then_slow() -> None:
     assert slots.young(10.3) == 0
     slots.starting("c", now=11.0)
     assert slots.young(11.0 + SLOW_AFTER + 1) == 0
+
+
+class ConcurrencyAtClose:
+    """An extension keeping the downloader's total concurrency as the spider closes."""
+
+    seen: ClassVar[list[int]] = []
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+        crawler.signals.connect(self.closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> ConcurrencyAtClose:
+        return cls(crawler)
+
+    def closed(self) -> None:
+        ConcurrencyAtClose.seen.append(self.crawler.engine.downloader.total_concurrency)
+
+
+@deferred_f_from_coro_f
+async def test_2_3_a_robots_txt_retry_cancelled_in_its_slot_queue_leaves_the_limit_as_it_was(
+    sites,
+) -> None:
+    """A robots.txt answering 503 is retried by Scrapy's RetryMiddleware; its slot's
+    delay (3 s) holds the retry in the slot's queue, where ROBOTSTXT_DOWNLOAD_TIMEOUT
+    (1 s) cancels it. That retry had raised the downloader's total concurrency as
+    it reached the downloader, and never left it (no ``request_left_downloader``):
+    the limit stayed one higher, one page more than CONCURRENT_REQUESTS for the rest
+    of the crawl. It is back to CONCURRENT_REQUESTS once the fetch ends."""
+    site = sites(routes={"/robots.txt": status(503)}, default=text("page"))
+    ConcurrencyAtClose.seen = []
+    _, stats = await crawl(
+        [site.url("/a")],
+        {
+            "SCHEDULER_PRIORITY_QUEUE": PLAIN,
+            "CONCURRENT_REQUESTS": 4,
+            "RETRY_ENABLED": True,
+            "RETRY_TIMES": 1,
+            "DOWNLOAD_SLOTS": {f"robots.txt {site.origin}": {"delay": 3}},
+            "ROBOTSTXT_DOWNLOAD_TIMEOUT": 1,
+            "ROBOTSTXT_UNREACHABLE_DEFER": 0,
+            "EXTENSIONS": {f"{__name__}.ConcurrencyAtClose": 0},
+        },
+    )
+    assert site.count("/robots.txt") == 1, site.hits  # the retry never left its queue
+    assert stats["robotstxt/forbidden/unreachable"] == 1
+    assert ConcurrencyAtClose.seen == [4]

@@ -18,7 +18,7 @@ from scrapy import signals
 from scrapy.exceptions import StopDownload
 from scrapy.http import Request, Response
 
-from .._engine import add_to_total_concurrency
+from .._engine import add_to_total_concurrency, downloader_of
 from ._decode import split_encodings
 from ._file_download import RETRY_AFTER_STATUSES, retry_after_seconds
 
@@ -57,6 +57,8 @@ class RobotsTxtDownloaderHooks:
         handlers are connected as the first starts and disconnected as the
         last ends, so pages downloaded meanwhile only cost their dispatch."""
         self._downloading += delta
+        if delta < 0:
+            self._uncount_gone()
         if self._downloading == (1 if delta > 0 else 0):
             change = self.crawler.signals.connect if delta > 0 else self.crawler.signals.disconnect
             for handler, signal in self._handlers:
@@ -84,6 +86,20 @@ class RobotsTxtDownloaderHooks:
         if request in self._counted:
             self._counted.discard(request)
             add_to_total_concurrency(self.crawler, -1)
+
+    def _uncount_gone(self) -> None:
+        """Uncount the requests no longer in the downloader's ``active``: a
+        download cancelled (``ROBOTSTXT_DOWNLOAD_TIMEOUT``) while it waited in its
+        slot's queue (a ``DOWNLOAD_DELAY`` before a retry) never reaches
+        ``request_left_downloader``, and would keep the limit one higher, so
+        that one page more than ``CONCURRENT_REQUESTS`` could be in flight."""
+        if not self._counted:
+            return
+        active = getattr(downloader_of(self.crawler), "active", None)
+        if not isinstance(active, set):
+            return
+        for request in [counted for counted in self._counted if counted not in active]:
+            self.uncount(request)
 
     def _on_reached_downloader(self, request: Request) -> None:
         if META_SIZE_LIMIT in request.meta:  # a robots.txt request (a retry of one)
