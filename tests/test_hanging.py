@@ -309,3 +309,34 @@ async def test_2_3_a_robots_txt_retry_cancelled_in_its_slot_queue_leaves_the_lim
     assert site.count("/robots.txt") == 1, site.hits  # the retry never left its queue
     assert stats["robotstxt/forbidden/unreachable"] == 1
     assert ConcurrencyAtClose.seen == [4]
+
+
+@pytest.mark.parametrize("queue", [OURS, PLAIN], ids=["our-queue", "another-queue"])
+@deferred_f_from_coro_f
+async def test_2_3_tdmrep_json_downloads_leave_pages_in_flight_at_concurrent_requests(
+    sites, queue: str
+) -> None:
+    """A declared purpose fetches each site's tdmrep.json (30 sites, each
+    answering after 0.1 s) while pages of settled sites wait: the pages in flight
+    at the server never exceed CONCURRENT_REQUESTS (2). The limit was raised for
+    the whole of each tdmrep.json fetch, also after its response had left the
+    downloader, and the engine took one page more then."""
+    gauge = {"now": 0, "max": 0}
+    page = counted(delayed(0.05, text("<html>page</html>", content_type=b"text/html")), gauge)
+    tdmrep = delayed(0.1, text("[]", content_type=b"application/json"))
+    many = [
+        sites(routes={"/robots.txt": text(RULES), "/.well-known/tdmrep.json": tdmrep}, default=page)
+        for _ in range(30)
+    ]
+    urls = [site.url(f"/p{n}") for n in range(4) for site in many]
+    spider, _ = await crawl(
+        urls,
+        {
+            "SCHEDULER_PRIORITY_QUEUE": queue,
+            "CONCURRENT_REQUESTS": 2,
+            "ROBOTSTXT_PURPOSES": ["train-ai"],
+        },
+    )
+    assert sorted(spider.fetched) == sorted(urls)
+    assert all(site.count("/.well-known/tdmrep.json") == 1 for site in many)
+    assert gauge["max"] <= 2, gauge

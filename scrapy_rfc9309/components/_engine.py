@@ -5,7 +5,7 @@ Scrapy 2.13 to 2.19 and do nothing when they are missing, so an engine that
 changes them loses the optimisation, never the crawl:
 
 * :func:`wake_engine`: ``engine._slot.nextcall`` (private);
-* :func:`robots_download`, :func:`add_to_total_concurrency`:
+* :func:`add_to_total_concurrency`:
   ``engine.downloader.total_concurrency`` (public attribute, not documented);
 * :func:`release_file_slot`: ``engine.downloader.slots`` (public attribute)
   and ``Slot.close()``;
@@ -34,7 +34,6 @@ __all__ = [
     "page_slot_concurrency",
     "page_slot_key",
     "release_file_slot",
-    "robots_download",
     "wake_engine",
 ]
 
@@ -111,31 +110,6 @@ def wake_engine(crawler: Any) -> None:
     schedule = getattr(getattr(slot, "nextcall", None), "schedule", None)
     if schedule is not None:
         schedule()
-
-
-@contextmanager
-def robots_download(crawler: Any) -> Iterator[None]:
-    """While a robots.txt downloads, it does not count against the pages'
-    ``CONCURRENT_REQUESTS``.
-
-    ``engine.download_async`` puts the robots.txt request in
-    ``downloader.active`` (never held back by ``CONCURRENT_REQUESTS``, but
-    counted in it), so the engine would take that many fewer pages from the
-    scheduler while robots.txt files download: with robots.txt answering in
-    300 ms, the crawl's concurrency would go to waiting. The downloader's
-    total concurrency is raised by one for the time of the download instead;
-    ``ROBOTSTXT_CONCURRENT_DOWNLOADS`` bounds how many run at once.
-    """
-    downloader: Any = downloader_of(crawler)
-    total = getattr(downloader, "total_concurrency", None)
-    if not isinstance(total, int) or total <= 0:  # 0: no limit
-        yield
-        return
-    downloader.total_concurrency += 1
-    try:
-        yield
-    finally:
-        downloader.total_concurrency -= 1
 
 
 def add_to_total_concurrency(crawler: Any, delta: int) -> bool:

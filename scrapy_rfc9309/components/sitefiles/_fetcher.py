@@ -65,7 +65,7 @@ from ._file_download import (
     shown_target,
     unfollowable,
 )
-from ._robotstxt_downloader import META_ENCODING, META_SIZE_LIMIT, RobotsTxtDownloaderHooks
+from ._robotstxt_downloader import META_ENCODING, META_SIZE_LIMIT, downloader_hooks
 from ._site_files import file_request
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ class RobotsTxtFetcher:
         self.scrapy_retry = True
         #: its requests in Scrapy's downloader: counted on top of the pages'
         #: concurrency, stopped at ROBOTSTXT_MAX_SIZE, their encoding set aside
-        self._downloader = RobotsTxtDownloaderHooks(crawler)
+        self._downloader = downloader_hooks(crawler)
 
     async def fetch(self, url: str, request: Request | None = None) -> SiteOutcome:
         """Download the robots.txt at ``url``; ``request`` is the page that needs it.

@@ -1,7 +1,8 @@
 """robots.txt requests inside Scrapy's downloader, watched through its signals.
 
-While a robots.txt request is in the downloader it is counted on top of
-``CONCURRENT_REQUESTS`` (the pages in flight keep their number), its download
+While a robots.txt request, or a tdmrep.json one, is in the downloader it is
+counted on top of ``CONCURRENT_REQUESTS`` (the pages in flight keep their
+number). A robots.txt request's download
 is stopped at ``ROBOTSTXT_MAX_SIZE`` (RFC 9309 2.5), its ``Content-Encoding``
 is set aside for the fetcher to decode within that limit, and a 429 / 503
 with ``Retry-After`` is not retried at once by Scrapy's RetryMiddleware.
@@ -19,19 +20,28 @@ from scrapy.exceptions import StopDownload
 from scrapy.http import Request, Response
 
 from .._engine import add_to_total_concurrency, downloader_of
+from .._per_crawler import kept_on
 from ._decode import split_encodings
 from ._file_download import RETRY_AFTER_STATUSES, retry_after_seconds
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["META_ENCODING", "META_SIZE_LIMIT", "RobotsTxtDownloaderHooks"]
+__all__ = ["META_ENCODING", "META_SIZE_LIMIT", "RobotsTxtDownloaderHooks", "downloader_hooks"]
 
 #: ``request.meta`` keys of a robots.txt request (docs/reference/meta-keys.md):
 #: the size limit, the bytes received so far, and the body's encodings
 META_SIZE_LIMIT = "_robotstxt_max_size"
 META_RECEIVED = "_robotstxt_received"
 META_ENCODING = "_robotstxt_content_encoding"
+#: The crawler's attribute keeping its :class:`RobotsTxtDownloaderHooks`.
+_ATTRIBUTE = "_robotstxt_downloader_hooks"
+
+
+def downloader_hooks(crawler: Crawler) -> RobotsTxtDownloaderHooks:
+    """The crawler's one :class:`RobotsTxtDownloaderHooks`, shared by its
+    robots.txt and tdmrep.json downloads (one count of the limit raised)."""
+    return kept_on(crawler, _ATTRIBUTE, lambda: RobotsTxtDownloaderHooks(crawler))
 
 
 class RobotsTxtDownloaderHooks:
@@ -53,7 +63,7 @@ class RobotsTxtDownloaderHooks:
         )
 
     def listen(self, delta: int) -> None:
-        """Count a robots.txt download in (1) or out (-1): the download signal
+        """Count a robots.txt or tdmrep.json download in (1) or out (-1): the download signal
         handlers are connected as the first starts and disconnected as the
         last ends, so pages downloaded meanwhile only cost their dispatch."""
         self._downloading += delta

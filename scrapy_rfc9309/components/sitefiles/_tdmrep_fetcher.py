@@ -43,6 +43,7 @@ from ._file_download import (
     exception_key,
     shown_target,
 )
+from ._robotstxt_downloader import downloader_hooks
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -123,19 +124,28 @@ class TdmRepFetcher:
     async def fetch(self, site: str, slot: str, closing: Callable[[], bool]) -> TdmRepFetched:
         """The site's rules, when they expire (a monotonic time), and what a store keeps."""
         self.stats.inc_value("robotstxt/tdmrep/request_count")
-        download = await download_file(
-            self.crawler,
-            site + TDMREP_PATH,
-            slot,
-            name="tdmrep.json",
-            logger=logger,
-            stats_prefix="robotstxt/tdmrep",
-            max_size=self.settings.max_size,  # a larger file is not read: nothing stated
-            retry=False,  # unreachable until ROBOTSTXT_UNREACHABLE_TTL
-            timeout=self.settings.page_download_timeout,  # DOWNLOAD_TIMEOUT, as before
-            closing=closing,
-            clock=self.clock,
-        )
+        # counted on top of CONCURRENT_REQUESTS only while in Scrapy's downloader,
+        # as robots.txt is: the pages in flight keep their number
+        hooks = downloader_hooks(self.crawler)
+        hooks.listen(1)
+        try:
+            download = await download_file(
+                self.crawler,
+                site + TDMREP_PATH,
+                slot,
+                name="tdmrep.json",
+                logger=logger,
+                stats_prefix="robotstxt/tdmrep",
+                max_size=self.settings.max_size,  # a larger file is not read: nothing stated
+                retry=False,  # unreachable until ROBOTSTXT_UNREACHABLE_TTL
+                timeout=self.settings.page_download_timeout,  # DOWNLOAD_TIMEOUT, as before
+                closing=closing,
+                entering=hooks.count,
+                leaving=hooks.uncount,
+                clock=self.clock,
+            )
+        finally:
+            hooks.listen(-1)
         return self.read(site, download)
 
     def read(self, site: str, download: FileDownload) -> TdmRepFetched:

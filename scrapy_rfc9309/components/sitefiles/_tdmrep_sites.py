@@ -25,7 +25,7 @@ from ...parser._tdmrep import EMPTY_TDMREP, TDMREP_PATH, TdmRep
 from ...sites._filetable import FileTable
 from ...sites._sitetable import SiteState
 from .._clock import Clock
-from .._engine import file_slot, robots_download
+from .._engine import file_slot
 from ._file_download import dotted_name
 from ._file_fetches import FileFetches
 from ._tdmrep_fetcher import TdmRepFetched, TdmRepFetcher
@@ -180,10 +180,7 @@ class TdmRepSites:
                 self._fetches.done(site)
                 self._settle(site, self._stored(site, *stored))
                 return
-            with (
-                robots_download(self.crawler),
-                file_slot(self.crawler, "tdmrep.json", site) as slot,
-            ):
+            with file_slot(self.crawler, "tdmrep.json", site) as slot:
                 fetched = await self._fetcher.fetch(site, slot, self._is_closing)
         except (CancelledError, asyncio.CancelledError):  # said by abandon_all
             self._fetches.done(site)
