@@ -114,7 +114,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from crawl import callgrind_total
+from crawl import callgrind_control, callgrind_total
 from server_process import ServerProcess
 
 HERE = Path(__file__).resolve().parent
@@ -220,17 +220,18 @@ def crawl(config: dict[str, Any]) -> None:
     # under callgrind every process starts tens of times slower
     patience = 1200.0 if counted else 120.0
     result: dict[str, Any] = {"fetched": 0, "dropped": 0}
+    #: usage() at the barrier's release (empty: no barrier)
+    released: dict[str, float] = {}
 
-    def cpu_s() -> float:  # the process's, every thread's (the store's worker's too)
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        return usage.ru_utime + usage.ru_stime
-
-    def kernel_s() -> float:  # the part of cpu_s spent in the kernel (system calls)
-        return resource.getrusage(resource.RUSAGE_SELF).ru_stime
-
-    def switches() -> int:  # its threads' context switches, given up or taken from them
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        return usage.ru_nvcsw + usage.ru_nivcsw
+    def usage() -> dict[str, float]:
+        """The process's CPU (every thread's, the store's worker's too), the part
+        of it in the kernel (system calls), and its threads' context switches."""
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        return {
+            "cpu_s": used.ru_utime + used.ru_stime,
+            "kernel_s": used.ru_stime,
+            "switches": used.ru_nvcsw + used.ru_nivcsw,
+        }
 
     class Share(Spider):
         name = "share"
@@ -241,9 +242,7 @@ def crawl(config: dict[str, Any]) -> None:
                 if counted:  # under valgrind --instr-atstart=no: counted from here
                     callgrind_control("on")
                 result["released"] = time.time()
-                result["cpu_released"] = cpu_s()
-                result["switches_released"] = switches()
-                result["kernel_released"] = kernel_s()
+                released.update(usage())
             for page in range(pages):  # sites interleaved, as in a broad crawl
                 for site in range(sites):
                     if (site * pages + page) % count == index:
@@ -277,24 +276,15 @@ def crawl(config: dict[str, Any]) -> None:
         profile.dump_stats(config["profile"])
     else:
         process.start()
-    if counted and "cpu_released" in result:  # counted until here
+    if counted and released:  # counted until here
         callgrind_control("off")
-    if "cpu_released" in result:  # from the barrier's release to the crawl's end
-        result["cpu_s"] = cpu_s() - result.pop("cpu_released")
-        result["switches"] = switches() - result.pop("switches_released")
-        result["kernel_s"] = kernel_s() - result.pop("kernel_released")
+    if released:  # from the barrier's release to the crawl's end
+        result.update({name: value - released[name] for name, value in usage().items()})
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
     result["stats"] = {k: v for k, v in stats.items() if k.startswith("robotstxt/store")}
     result["errors"] = stats.get("log_count/ERROR", 0)
     print(json.dumps(result))
-
-
-def callgrind_control(switch: str) -> None:
-    """Turn callgrind's counting in this process ``on`` or ``off``."""
-    subprocess.run(
-        ["callgrind_control", "-i", switch, str(os.getpid())], check=True, capture_output=True
-    )
 
 
 async def wait_for_all(folder: Path, index: int, count: int, patience: float = 120.0) -> None:

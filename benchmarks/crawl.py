@@ -403,7 +403,7 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
         from twisted.internet import reactor, task
 
         if options.get("callgrind"):  # under valgrind --instr-atstart=no: count from here
-            subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], check=True)
+            callgrind_control("on")
 
         result["rss_open_kib"] = rss_kib()
         result["started"] = time.perf_counter()
@@ -439,7 +439,7 @@ def crawl(mode: str, port: int, sites: int, pages: int, options: dict[str, Any])
 
     def closed() -> None:
         if options.get("callgrind"):  # counted until here
-            subprocess.run(["callgrind_control", "-i", "off", str(os.getpid())], check=True)
+            callgrind_control("off")
         started = result.pop("started")
         result["elapsed"] = time.perf_counter() - started
         result["elapsed_to_last_response"] = result.pop("last_response", started) - started
@@ -649,6 +649,13 @@ def callgrind_found() -> bool:
         print("valgrind not found: install it (Debian: apt install valgrind)", file=sys.stderr)
         return False
     return True
+
+
+def callgrind_control(switch: str) -> None:
+    """Turn callgrind's counting in this process ``on`` or ``off``."""
+    subprocess.run(
+        ["callgrind_control", "-i", switch, str(os.getpid())], check=True, capture_output=True
+    )
 
 
 def callgrind_total(path: Path) -> int:
