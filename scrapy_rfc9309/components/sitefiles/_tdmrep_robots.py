@@ -39,6 +39,7 @@ class TdmRepRobotsCheck:
         self._settings = settings
         self._kept_copy = kept_copy
         #: site -> the answer read at its fetch's launch, until the fetch starts
+        #: (the answer, not the copy: an evicted copy is not kept alive here)
         self._at_launch: dict[str, str | None] = {}
 
     def keep(self, site: str) -> None:
