@@ -150,6 +150,8 @@ class FakeClusterClock:
         self.lost = False
         self.rank, self.count = rank, count
         self.calls: list[tuple[str, ...]] = []
+        #: the tokens of the turns confirmed at send
+        self.sent: list[str] = []
 
     def _answer(self, *call: Any) -> None:
         self.calls.append(tuple(str(part) for part in call))
@@ -162,10 +164,11 @@ class FakeClusterClock:
 
     def send(self, site: str, delay: float, token: str = "") -> float:
         self._answer("send", site)
+        self.sent.append(token)
         return 0.0
 
     def answered(self, site: str, delay: float, token: str = "") -> float:
-        self._answer("answered", site, round(delay, 3))
+        self._answer("answered", site, round(delay, 3), token)
         return 0.0
 
     def beat(self, token: str, lifetime: float) -> tuple[int, int]:
@@ -211,6 +214,7 @@ def paced(
         prefix="t:",
         crawl_delay=cluster_delay is None,
         cluster_delay=cluster_delay,
+        flight=190.0,
     )
     pacer = ClusterPacer(
         crawler, settings, cast(Any, fake), time, in_thread=synchronous, scheduler=scheduler
@@ -311,7 +315,50 @@ def test_a_redis_back_empty_is_told_this_process_s_last_answer() -> None:
     fake.calls.clear()
     scheduler.advance(1.0)
     assert fired(pacer.wait(SITE)) == 0.0  # the ping answers
-    assert fake.calls == [("ping",), ("answered", SITE, "1.5"), ("take", SITE)]
+    # its answer reached Redis before the outage: no send of it in flight there
+    assert fake.calls == [("ping",), ("answered", SITE, "1.5", ""), ("take", SITE)]
+
+
+def test_close_ends_the_sends_still_in_flight() -> None:
+    """A request sent and never answered (its download cancelled, or replaced by
+    a later middleware): at close its send is ended in Redis as answered, so
+    that no other process waits for it to expire; one answered is not told
+    again."""
+    fake = FakeClusterClock()
+    pacer, _, _ = paced(fake)
+    pacer.set_crawl_delay("http://b.example:80", 1.0)
+    answered, left = Request(SITE + "/p"), Request("http://b.example:80/q")
+    for request in (answered, left):
+        site = request.url.rsplit("/", 1)[0]
+        assert fired(pacer.at_send(site)) == 0.0
+        pacer.sent(request, site)
+    pacer.answered(answered)
+    fake.calls.clear()
+    pacer.close()
+    assert fake.calls == [("answered", "http://b.example:80", "1.0", fake.sent[1])]
+
+
+def test_an_answer_redis_missed_ends_its_send_in_flight_when_redis_is_back() -> None:
+    """``Crawl-delay: 1``: sent at 0, answered at 0.5 while Redis fails (the push
+    lost), Redis back at 1.5 s: it is told that answer, with the send's token,
+    before any turn is asked, so that the send is no longer in flight there
+    (no process waits for it to expire)."""
+    fake = FakeClusterClock()
+    pacer, scheduler, _ = paced(fake)
+    request = Request(SITE + "/p")
+    assert fired(pacer.at_send(SITE)) == 0.0
+    pacer.sent(request, SITE)
+    (token,) = fake.sent
+    assert token
+    scheduler.advance(0.5)
+    fake.lost = True
+    pacer.answered(request)  # the push fails: the outage starts
+    assert pacer.unreachable
+    scheduler.advance(1.0)
+    fake.lost = False
+    fake.calls.clear()
+    assert fired(pacer.wait(SITE)) == 0.0  # the ping answers
+    assert fake.calls == [("ping",), ("answered", SITE, "0.0", token), ("take", SITE)]
 
 
 def test_held_past_the_hold_sends_in_its_own_slot_only() -> None:

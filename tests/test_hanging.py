@@ -282,31 +282,40 @@ class ConcurrencyAtClose:
 
 
 @deferred_f_from_coro_f
-async def test_2_3_a_robots_txt_retry_cancelled_in_its_slot_queue_leaves_the_limit_as_it_was(
+async def test_2_3_a_robots_txt_retry_cancelled_in_its_slot_queue_is_never_sent(
     sites,
 ) -> None:
     """A robots.txt answering 503 is retried by Scrapy's RetryMiddleware; its slot's
-    delay (3 s) holds the retry in the slot's queue, where ROBOTSTXT_DOWNLOAD_TIMEOUT
-    (1 s) cancels it. That retry had raised the downloader's total concurrency as
+    delay (2 s, no jitter) holds the retry in the slot's queue, where
+    ROBOTSTXT_DOWNLOAD_TIMEOUT (0.2 s, given up 1.2 s after the first send)
+    cancels it. Another site's page keeps the crawl open past the delay.
+
+    The retry stayed in Scrapy's queue and was sent when the delay ended, a
+    request the site got and nobody read (RetryMiddleware then logged its
+    503 as an error). It had also raised the downloader's total concurrency as
     it reached the downloader, and never left it (no ``request_left_downloader``):
-    the limit stayed one higher, one page more than CONCURRENT_REQUESTS for the rest
-    of the crawl. It is back to CONCURRENT_REQUESTS once the fetch ends."""
+    one page more than CONCURRENT_REQUESTS for the rest of the crawl. Both are
+    undone as the fetch ends."""
     site = sites(routes={"/robots.txt": status(503)}, default=text("page"))
+    other = sites(routes={"/robots.txt": text("")}, default=delayed(2.6, text("page")))
     ConcurrencyAtClose.seen = []
+    # "jitter" (Scrapy 2.14+) and "randomize_delay" (before): the delay is 2 s
+    no_jitter = {"delay": 2, "jitter": 0, "randomize_delay": False}
     _, stats = await crawl(
-        [site.url("/a")],
+        [site.url("/a"), other.url("/slow")],
         {
             "SCHEDULER_PRIORITY_QUEUE": PLAIN,
             "CONCURRENT_REQUESTS": 4,
             "RETRY_ENABLED": True,
             "RETRY_TIMES": 1,
-            "DOWNLOAD_SLOTS": {f"robots.txt {site.origin}": {"delay": 3}},
-            "ROBOTSTXT_DOWNLOAD_TIMEOUT": 1,
+            "DOWNLOAD_SLOTS": {f"robots.txt {site.origin}": no_jitter},
+            "ROBOTSTXT_DOWNLOAD_TIMEOUT": 0.2,
             "ROBOTSTXT_UNREACHABLE_DEFER": 0,
             "EXTENSIONS": {f"{__name__}.ConcurrencyAtClose": 0},
         },
     )
-    assert site.count("/robots.txt") == 1, site.hits  # the retry never left its queue
+    assert other.count("/slow") == 1  # the crawl was open until after the delay
+    assert site.count("/robots.txt") == 1, site.hits  # the retry was never sent
     assert stats["robotstxt/forbidden/unreachable"] == 1
     assert ConcurrencyAtClose.seen == [4]
 

@@ -7,8 +7,8 @@ changes them loses the optimisation, never the crawl:
 * :func:`wake_engine`: ``engine._slot.nextcall`` (private);
 * :func:`add_to_total_concurrency`:
   ``engine.downloader.total_concurrency`` (public attribute, not documented);
-* :func:`release_file_slot`: ``engine.downloader.slots`` (public attribute)
-  and ``Slot.close()``;
+* :func:`release_file_slot`: ``engine.downloader.slots`` (public attribute),
+  ``Slot.queue`` and ``Slot.close()``;
 * :func:`engine_is_closing`: ``engine._slot.closing`` (private);
 * :func:`page_slot_concurrency`, :func:`in_downloader`:
   ``engine.downloader.slots``, ``.per_slot_settings``, ``.active`` (public
@@ -17,9 +17,12 @@ changes them loses the optimisation, never the crawl:
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, NamedTuple, get_args
+
+from twisted.internet.defer import Deferred
 
 __all__ = [
     "FILES",
@@ -84,19 +87,44 @@ def file_slot(crawler: Any, name: FileName, site: str) -> Iterator[str]:
 
 
 def release_file_slot(crawler: Any, key: str) -> None:
-    """Forget a robots.txt or tdmrep.json download slot once idle (Scrapy would
-    keep it for about a minute): slots never outnumber the downloads in flight."""
+    """Forget a robots.txt or tdmrep.json download slot once its download has
+    ended (Scrapy would keep it for about a minute): slots never outnumber the
+    downloads in flight.
+
+    A download given up while it waited in the slot's queue (a retry that a
+    slot delay holds, cancelled by ``ROBOTSTXT_DOWNLOAD_TIMEOUT`` or at close)
+    stays in Scrapy's queue, which would still send it once the delay ends:
+    the site would get a request nobody reads. One download of each file per
+    site is in flight at most, so whatever is left in the queue when it ends
+    is given up: it is taken out (its waiter cancelled) and the slot's timer
+    stopped."""
     downloader: Any = downloader_of(crawler)
     slots = getattr(downloader, "slots", None)
     if not isinstance(slots, dict):
         return
     slot = slots.get(key)
-    if slot is None or getattr(slot, "active", None) or getattr(slot, "queue", None):
+    if slot is None:
         return
-    del slots[key]
+    _drop_queued(slot)
     close = getattr(slot, "close", None)
     if close is not None:
         close()
+    if not getattr(slot, "active", None):  # else still unwinding: Scrapy forgets it
+        del slots[key]
+
+
+def _drop_queued(slot: Any) -> None:
+    """Take every request out of a download slot's queue, cancelling what
+    waits for it (``(request, Deferred)`` pairs, Scrapy 2.13 to 2.19)."""
+    queue = getattr(slot, "queue", None)
+    if not isinstance(queue, deque) or not queue:
+        return
+    entries = list(queue)
+    queue.clear()
+    for entry in entries:
+        waiter = entry[1] if isinstance(entry, tuple) and len(entry) == 2 else None
+        if isinstance(waiter, Deferred) and not waiter.called:
+            waiter.cancel()
 
 
 def wake_engine(crawler: Any) -> None:

@@ -39,6 +39,16 @@ and waits)::
 The site received the request before answering it, so every later grant
 comes at least the delay after its arrival at the site.
 
+And until the answer, no other turn: a confirmed send leaves its token in
+``{prefix}flight:{<site>}`` until its answer (or its failure) takes it out,
+and no turn is granted or confirmed while it is there (the wait told is at
+least the delay). Without it, a process that wrote its request late, or a
+site slow to answer, let another process's turn go at ``send + delay``:
+before the answer moved the time, perhaps just after the arrival. The token
+lives for the longest a download may last (``DOWNLOAD_TIMEOUT``, plus a
+margin): a process that dies with a request in flight holds its site
+cluster-wide that long at most.
+
 Each process also beats in ``{prefix}alive`` (a sorted set: a process's token
 scored by the end of its last beat's lifetime, Redis's clock; those past it
 removed), which tells it how many processes are alive and
@@ -61,7 +71,20 @@ import redis
 
 from ._store import StoreError
 
-__all__ = ["MAX_DELAY_MS", "ClusterClock", "alive_key", "delay_key", "delay_ms", "turn_key"]
+__all__ = [
+    "DEFAULT_FLIGHT",
+    "MAX_DELAY_MS",
+    "ClusterClock",
+    "alive_key",
+    "delay_key",
+    "delay_ms",
+    "flight_key",
+    "turn_key",
+]
+
+#: Seconds a send stays in flight without its answer, by default: Scrapy's
+#: ``DOWNLOAD_TIMEOUT`` (180 s) and a margin for the answer's call to Redis.
+DEFAULT_FLIGHT = 190.0
 
 #: The longest delay kept in Redis: a day (``ROBOTSTXT_CRAWL_DELAY_MAX`` and
 #: ``ROBOTSTXT_CLUSTER_DELAY`` are bounded by it at start-up). Redis takes
@@ -70,13 +93,15 @@ __all__ = ["MAX_DELAY_MS", "ClusterClock", "alive_key", "delay_key", "delay_ms",
 MAX_DELAY_MS = 86_400_000
 
 #: ``KEYS[1]``: the site's next allowed time, ``KEYS[2]``: the token of its
-#: turn not yet confirmed; ``ARGV[1]``: the delay in ms, ``ARGV[2]``: a token
+#: turn not yet confirmed, ``KEYS[3]``: the token of its request sent and not
+#: yet answered; ``ARGV[1]``: the delay in ms, ``ARGV[2]``: a token
 #: (``''``: none), ``ARGV[3]``: ``'1'`` to confirm the turn of that token at
-#: send, ``ARGV[4]``: the time now in ms (``''``: Redis's own, ``TIME``).
+#: send, ``ARGV[4]``: the time now in ms (``''``: Redis's own, ``TIME``),
+#: ``ARGV[5]``: how long a send's token stays in flight at most, in ms.
 #: Returns 0 when the request may go now (the next time moved ``delay``
-#: past now), else the milliseconds left to wait. ``redis.call('TIME')``
-#: before a write needs effects replication, the default since Redis 5 (and
-#: the only mode from 7).
+#: past now; at send, the token in flight), else the milliseconds left to
+#: wait. ``redis.call('TIME')`` before a write needs effects replication, the
+#: default since Redis 5 (and the only mode from 7).
 _TURN = """
 local now = tonumber(ARGV[4])
 if not now then
@@ -86,19 +111,27 @@ end
 local nxt = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 local delay = tonumber(ARGV[1])
 local token = ARGV[2]
-if ARGV[3] == '1' and token ~= '' and redis.call('GET', KEYS[2]) == token then
+local confirm = ARGV[3] == '1'
+if redis.call('EXISTS', KEYS[3]) == 1 then
+    return math.max(nxt - now, delay)
+end
+if confirm and token ~= '' and redis.call('GET', KEYS[2]) == token then
     redis.call('DEL', KEYS[2])
     if now + delay > nxt then
         redis.call('SET', KEYS[1], now + delay, 'PX', delay + 1000)
     end
+    redis.call('SET', KEYS[3], token, 'PX', tonumber(ARGV[5]))
     return 0
 end
 if now >= nxt then
     redis.call('SET', KEYS[1], now + delay, 'PX', delay + 1000)
-    if ARGV[3] ~= '1' and token ~= '' then
+    if not confirm and token ~= '' then
         redis.call('SET', KEYS[2], token, 'PX', delay + 1000)
     else
         redis.call('DEL', KEYS[2])
+    end
+    if confirm and token ~= '' then
+        redis.call('SET', KEYS[3], token, 'PX', tonumber(ARGV[5]))
     end
     return 0
 end
@@ -106,14 +139,18 @@ return nxt - now
 """
 
 #: ``KEYS`` as :data:`_TURN`; ``ARGV[1]``: the delay in ms, ``ARGV[2]``: the
-#: time now in ms (``''``: Redis's ``TIME``). A request of the
-#: site was answered now: its next time moved to at least ``now + delay``, a
-#: turn granted before and not confirmed withdrawn. Returns 1 when it moved.
+#: time now in ms (``''``: Redis's ``TIME``), ``ARGV[3]``: the token of the
+#: send answered (``''``: none). A request of the site was answered now: its
+#: token no longer in flight, its next time moved to at least ``now + delay``,
+#: a turn granted before and not confirmed withdrawn. Returns 1 when it moved.
 _ANSWERED = """
 local now = tonumber(ARGV[2])
 if not now then
     local t = redis.call('TIME')
     now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+if ARGV[3] ~= '' and redis.call('GET', KEYS[3]) == ARGV[3] then
+    redis.call('DEL', KEYS[3])
 end
 local nxt = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 local delay = tonumber(ARGV[1])
@@ -176,15 +213,34 @@ def turn_key(prefix: str, site: str) -> str:
     return f"{prefix}turn:{{{site}}}"
 
 
+def flight_key(prefix: str, site: str) -> str:
+    """The key of the token of ``site``'s request sent and not yet answered."""
+    return f"{prefix}flight:{{{site}}}"
+
+
+def _keys(prefix: str, site: str) -> list[str]:
+    """The keys of ``site`` the scripts read and move."""
+    return [delay_key(prefix, site), turn_key(prefix, site), flight_key(prefix, site)]
+
+
 class ClusterClock:
     """Per-site next-allowed times in one Redis (see the module docstring)."""
 
     def __init__(
-        self, client: Any, prefix: str, uri: str, *, now: Callable[[], float] | None = None
+        self,
+        client: Any,
+        prefix: str,
+        uri: str,
+        *,
+        now: Callable[[], float] | None = None,
+        flight: float = DEFAULT_FLIGHT,
     ) -> None:
         self._redis = client
         self.prefix = prefix
         self.uri = uri
+        #: the longest a send's token stays in flight (ms): the longest a
+        #: download may last, and a margin
+        self._flight_ms = delay_ms(flight)
         #: the time in seconds the scripts are given (``None``: they read Redis's ``TIME``,
         #: the cluster's one clock)
         self._now = now
@@ -200,11 +256,13 @@ class ClusterClock:
         *,
         timeout: float = 1.0,
         now: Callable[[], float] | None = None,
+        flight: float = DEFAULT_FLIGHT,
     ) -> ClusterClock:
         """A clock on the Redis at ``url``; calls fail after ``timeout`` seconds
         (a Redis that hangs is then seen lost; the crawl calls them off the reactor).
         ``now``: the time in seconds the scripts decide by (a test's manual
-        clock); ``None``, Redis's own."""
+        clock); ``None``, Redis's own. ``flight``: the longest a send stays in
+        flight without its answer (seconds)."""
         from ._redis_connection import cluster_client, cluster_enabled, public_uri
 
         uri = public_uri(url)
@@ -217,7 +275,7 @@ class ClusterClock:
         if cluster_enabled(client):  # the site's key names its slot (hash tag)
             client.close()
             client = cluster_client(url, timeout, uri)
-        return cls(client, prefix, uri, now=now)
+        return cls(client, prefix, uri, now=now, flight=flight)
 
     def _now_ms(self) -> int | str:
         """The scripts' time argument: whole milliseconds, ``''`` for Redis's ``TIME``."""
@@ -232,19 +290,20 @@ class ClusterClock:
     def send(self, site: str, delay: float, token: str = "") -> float:
         """Just before a request of ``site`` is sent: 0.0 when it may go now, its
         turn then counted from now (the turn reserved with ``token``, when no
-        other turn was granted since, or a turn free now); else the seconds to
-        wait before asking again."""
+        other turn was granted since, or a turn free now) and ``token`` in
+        flight until :meth:`answered` with it; else the seconds to wait before
+        asking again."""
         return self._call(site, delay, token, "1")
 
     def answered(self, site: str, delay: float, token: str = "") -> float:
         """A request of ``site`` was answered now (the site received it): its next
         request not before ``delay`` seconds from now, a turn granted before and
-        not yet confirmed withdrawn. Always 0.0 (``token`` is unused: the
-        signature of :meth:`take`)."""
+        not yet confirmed withdrawn, and the send of ``token`` no longer in
+        flight (``''``: none named). Always 0.0."""
         ms = delay_ms(delay)
-        keys = [delay_key(self.prefix, site), turn_key(self.prefix, site)]
+        keys = _keys(self.prefix, site)
         try:
-            self._answered(keys=keys, args=[ms, self._now_ms()])
+            self._answered(keys=keys, args=[ms, self._now_ms(), token])
         except (redis.RedisError, OSError) as exc:
             detail = str(exc) or type(exc).__name__
             raise StoreError(
@@ -282,9 +341,9 @@ class ClusterClock:
 
     def _call(self, site: str, delay: float, token: str, confirm: str) -> float:
         ms = delay_ms(delay)
-        keys = [delay_key(self.prefix, site), turn_key(self.prefix, site)]
+        keys = _keys(self.prefix, site)
         try:
-            left = self._turn(keys=keys, args=[ms, token, confirm, self._now_ms()])
+            left = self._turn(keys=keys, args=[ms, token, confirm, self._now_ms(), self._flight_ms])
         except (redis.RedisError, OSError) as exc:
             detail = str(exc) or type(exc).__name__
             raise StoreError(f"Redis at {self.uri}: taking a site's turn failed: {detail}") from exc

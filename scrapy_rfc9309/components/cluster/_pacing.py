@@ -15,7 +15,10 @@ waits in the downloader when another process was granted a turn meanwhile,
 or, with another scheduler, until the site's turn comes. When the site
 answers (:meth:`ClusterPacer.answered`, the response's headers back), its
 next time moves to at least the answer plus the delay: a send is not an
-arrival, and the site received the request before it answered.
+arrival, and the site received the request before it answered. Until then
+the send is in flight in Redis, and no process is granted a turn of that
+site (a failure ends it too, as an answer; at close, what is still in flight
+is ended so).
 
 Redis lost (a call fails, or takes longer than :data:`CALL_TIMEOUT`): one
 ERROR line per outage (the store logs its own), and the paced sites'
@@ -69,7 +72,8 @@ MAX_SITES_TRACKED = 100_000
 META_WAITED = "_robotstxt_cluster_waited"
 #: ``request.meta`` key: when (``time.monotonic()``) it was first told to wait for its turn
 META_WAIT_SINCE = "_robotstxt_cluster_wait_since"
-#: ``request.meta`` key: the site whose turn it was sent in, until its answer
+#: ``request.meta`` key: the site whose turn it was sent in and the token of
+#: its send, until its answer
 META_SENT = "_robotstxt_cluster_sent"
 
 
@@ -107,6 +111,12 @@ class ClusterPacer:
         #: site -> the token of the turn the queue reserved for its request
         #: handed out, confirmed at send (:meth:`at_send`)
         self._reserved: dict[str, str] = {}
+        #: site -> the token of the turn confirmed at send (:meth:`at_send`),
+        #: until the request goes (:meth:`sent`)
+        self._confirmed: dict[str, str] = {}
+        #: site -> the token of its request sent and not yet answered (in flight
+        #: in Redis: no process is granted the site's turn meanwhile)
+        self._in_flight: dict[str, str] = {}
         self._tokens = (f"{uuid.uuid4().hex[:12]}.{n}" for n in itertools.count())
 
     def set_crawl_delay(self, site: str, delay: float | None) -> None:
@@ -152,45 +162,67 @@ class ClusterPacer:
         come)."""
         delay = self.delay_for(site)
         clock = self._clock
-        token = self._reserved.pop(site, "")
+        token = self._reserved.pop(site, "") or next(self._tokens)
         if not delay or clock is None:
             return succeed(0.0)
-        return self._ask(clock.send, site, delay, token)
+
+        def confirmed(left: float) -> float:
+            if left == 0:
+                self._confirmed[site] = token
+            return left
+
+        return self._ask(clock.send, site, delay, token).addCallback(confirmed)
 
     def sent(self, request: Request, site: str) -> None:
-        """``request`` of ``site`` goes now, in the site's turn: its answer moves
-        the site's next turn (:meth:`answered`)."""
+        """``request`` of ``site`` goes now, in the site's turn: in flight until
+        its answer, which moves the site's next turn (:meth:`answered`)."""
+        token = self._confirmed.pop(site, "")
         if self._clock is not None and self.delay_for(site):
-            request.meta[META_SENT] = site
+            request.meta[META_SENT] = (site, token)
+            if token:
+                self._track(self._in_flight, site, token)
             self._fallback.remember(site)
+
+    @staticmethod
+    def _track(tokens: dict[str, str], site: str, token: str) -> None:
+        if site not in tokens and len(tokens) >= MAX_SITES_TRACKED:
+            tokens.pop(next(iter(tokens)))
+        tokens[site] = token
 
     def answered(self, request: Request) -> None:
         """``request``'s site answered it (its response headers are back, or its
-        response, when the download handler sends no ``headers_received``): the
-        site's next turn not before the delay from now, cluster-wide (the site
-        received the request before it answered). Once per request sent in its
-        turn; a request that fails gets none (its turn counts from its send).
-        The call is made off the reactor, after the site's calls asked before it
-        and before those asked after it (:class:`~._pacing_thread.PacingThreads`)."""
-        site = request.meta.pop(META_SENT, None)
-        if site is None:
+        response, when the download handler sends no ``headers_received``), or
+        its download failed (it may have reached the site): no longer in
+        flight, and the site's next turn not before the delay from now,
+        cluster-wide (the site received the request before it answered). Once
+        per request sent in its turn. The call is made off the reactor, after
+        the site's calls asked before it and before those asked after it
+        (:class:`~._pacing_thread.PacingThreads`)."""
+        sent = request.meta.pop(META_SENT, None)
+        if sent is None:
             return
+        site, token = sent
+        if self._in_flight.get(site) == token:
+            del self._in_flight[site]
         delay = self.delay_for(site)
         clock = self._clock
         if not delay or clock is None:
             return
         self._fallback.remember(site)
         if self._fallback.lost:  # told when Redis answers again
+            self._fallback.unpushed(site, token)
             return
-        self._in_thread(lambda: clock.answered(site, delay), site).addErrback(self._answer_failed)
 
-    def _answer_failed(self, failure: Failure) -> None:
-        exc = failure.value
-        if not isinstance(exc, StoreError):
-            assert exc is not None
-            raise exc  # not Redis's: not disguised as an outage (logged by Twisted)
-        if self._clock is not None:  # not closed meanwhile
-            self._fallback.failed(exc)
+        def failed(failure: Failure) -> None:
+            exc = failure.value
+            if not isinstance(exc, StoreError):
+                assert exc is not None
+                raise exc  # not Redis's: not disguised as an outage (logged by Twisted)
+            if self._clock is not None:  # not closed meanwhile
+                self._fallback.failed(exc)
+                self._fallback.unpushed(site, token)
+
+        self._in_thread(lambda: clock.answered(site, delay, token), site).addErrback(failed)
 
     def start(self) -> None:
         """At the spider's opening: the processes alive counted, every few seconds."""
@@ -257,8 +289,24 @@ class ClusterPacer:
         if self._threads is not None:
             self._threads.stop()
         if self._clock is not None:
+            self._end_flights(self._clock)
             self._clock.close()
             self._clock = None
+
+    def _end_flights(self, clock: ClusterClock) -> None:
+        """At close: the sends still in flight (a download cancelled, a request
+        a later middleware replaced) are ended as answered now, so that no
+        other process waits for them until they expire. Best effort, on the
+        reactor (at close, once): Redis lost, they expire."""
+        flights, self._in_flight = self._in_flight, {}
+        if self._fallback.lost:
+            return
+        for site, token in flights.items():
+            delay = self.delay_for(site)
+            try:
+                clock.answered(site, delay or 0.0, token)
+            except StoreError:
+                return
 
 
 def cluster_pacer(crawler: Crawler, time: Clock) -> ClusterPacer | None:
@@ -277,7 +325,9 @@ def cluster_pacer(crawler: Crawler, time: Clock) -> ClusterPacer | None:
         # the redis package is there: StoreSettings checked it, naming the URI
         from ...sites._cluster_clock import ClusterClock
 
-        clock = ClusterClock.open(settings.redis_url, settings.prefix, timeout=CALL_TIMEOUT)
+        clock = ClusterClock.open(
+            settings.redis_url, settings.prefix, timeout=CALL_TIMEOUT, flight=settings.flight
+        )
         pacer = ClusterPacer(crawler, settings, clock, time)
         from scrapy import signals
 

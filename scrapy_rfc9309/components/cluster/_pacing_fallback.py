@@ -83,6 +83,9 @@ class ClockFallback:
         #: site -> when this process last sent a request of it or had an answer
         #: (told to a Redis that answers again, in case it lost its times)
         self._last: dict[str, float] = {}
+        #: site -> the token of a send answered while Redis was lost or failing
+        #: (still in flight there: told when Redis answers again)
+        self._unpushed: dict[str, str] = {}
 
     @property
     def lost(self) -> bool:
@@ -108,6 +111,16 @@ class ClockFallback:
         if len(last) >= MAX_SITES_TRACKED:
             last.pop(next(iter(last)))
         last[site] = self._now()
+
+    def unpushed(self, site: str, token: str) -> None:
+        """The answer of ``site``'s send ``token`` did not reach Redis: told
+        when Redis answers again."""
+        if not token:
+            return
+        unpushed = self._unpushed
+        if site not in unpushed and len(unpushed) >= MAX_SITES_TRACKED:
+            unpushed.pop(next(iter(unpushed)))
+        unpushed[site] = token
 
     def before_call(self, site: str, delay: float) -> float | None:
         """The seconds a request of ``site`` waits without asking Redis (lost, or
@@ -199,13 +212,18 @@ class ClockFallback:
         if clock is None:
             return
         now = self._now()
-        # a Redis restarted empty lost the sites' next times: ours told again
-        for site, left in list(still_due(self._last.items(), self._delay_for, now)):
+        # a Redis restarted empty lost the sites' next times: ours told again;
+        # and the answers it missed, so that their sends are no longer in flight
+        due = dict(still_due(self._last.items(), self._delay_for, now))
+        for site in self._unpushed.keys() - due.keys():
+            due[site] = 0.0
+        for site, left in due.items():
             try:
-                clock.answered(site, left)
+                clock.answered(site, left, self._unpushed.get(site, ""))
             except StoreError as exc:
                 self.failed(exc)
                 return
+            self._unpushed.pop(site, None)
         lost_for = self.outage.answered(now)
         if lost_for is not None:
             logger.info(

@@ -20,9 +20,13 @@ it confirmed its turn), so the site's answer moves its next turn again: at
 ``headers_received`` (the earliest sign that the site received the request),
 or, for a download handler that sends no such signal, in
 :meth:`ClusterDelayMiddleware.process_response`, the first to see the
-response. A request that fails moves nothing (its turn counts from its send).
-Both calls to Redis are made off the reactor (the pacer's threads): the
-request awaits its confirmation, and the push at the answer runs behind it.
+response. From its send to its answer the request is in flight, and no
+process is granted a turn of its site: a site slow to answer, or a request
+written late, never has the next one arrive within the delay of it. A
+request that fails is treated as answered at its failure (it may have
+reached the site). Both calls to Redis are made off the reactor (the pacer's
+threads): the request awaits its confirmation, and the push at the answer
+runs behind it.
 
 While Redis is lost, a request waits here until Redis answers (or until this
 process's slot, after a long outage: :mod:`._pacing_outage`); if the spider
@@ -44,7 +48,6 @@ from ...sites._site import site_of
 from .._clock import Clock
 from .._engine import engine_is_closing
 from .._report import report_for
-from ..cluster._pacing import META_SENT
 from ..settings._start_up import never_disabled, start_up_errors_logged
 from ..sitefiles._service import site_service
 
@@ -136,7 +139,7 @@ class ClusterDelayMiddleware:
     def process_exception(
         self, request: Request, exception: Exception, spider: Spider | None = None
     ) -> None:
-        request.meta.pop(META_SENT, None)  # failed: its turn counts from its send
+        self.pacer.answered(request)  # failed: no longer in flight, perhaps received
 
     async def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if request.meta.get("dont_obey_robotstxt"):

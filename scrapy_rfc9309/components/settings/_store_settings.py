@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["ClusterDelaySettings", "StoreSettings", "store_archive"]
 
 
+#: Seconds a send stays in flight in Redis past ``DOWNLOAD_TIMEOUT``: the
+#: answer's call to Redis, made after the response, on a lane of its own.
+FLIGHT_MARGIN = 10.0
 #: Seconds a lease on a site's fetch outlives ``DOWNLOAD_TIMEOUT``.
 STORE_LEASE_MARGIN = 30.0
 
@@ -183,6 +186,10 @@ class ClusterDelaySettings:
     #: ``ROBOTSTXT_CLUSTER_DELAY``: seconds between a site's requests for sites
     #: without a Crawl-delay; ``None``: none
     cluster_delay: float | None
+    #: seconds a send stays in flight in Redis without its answer at most (no
+    #: process is granted the site's turn meanwhile): ``DOWNLOAD_TIMEOUT``
+    #: (180 s when 0, no time-out) and :data:`FLIGHT_MARGIN`
+    flight: float
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> ClusterDelaySettings:
@@ -195,9 +202,11 @@ class ClusterDelaySettings:
         url = store.redis_url if store.uri == "redis" else store.uri
         if not (url and url.startswith(("redis://", "rediss://"))):
             url = None
+        timeout = read_number(settings, "DOWNLOAD_TIMEOUT", 180.0, integer=False)
         return cls(
             redis_url=url,
             prefix=store.redis_prefix,
             crawl_delay=crawl_delay,
             cluster_delay=cluster_delay,
+            flight=(timeout if timeout > 0 else 180.0) + FLIGHT_MARGIN,
         )
