@@ -3,8 +3,11 @@
 Run by ``make docs``: ``python docs/check_html.py docs/_build/html``. Exits 1,
 listing what is missing, when a setting, stat key (or family), logger name or
 meta key collected from the source (``code_names.py``) is not on the built
-reference page that should list it, or when a setting has no heading of its
-own (so no anchor to link to) on the settings page.
+reference page that should list it, when a setting has no heading of its
+own (so no anchor to link to) on the settings page, or when a page shows an
+inline code span longer than :data:`LONGEST_CODE` characters (a backtick
+left unpaired, or a line of Markdown read as a list item inside one, turns a
+paragraph into code).
 """
 
 from __future__ import annotations
@@ -24,6 +27,11 @@ SECTION = re.compile(
     r'<section id="([^"]+)">\s*(?:<span id="[^"]*"></span>\s*)*<h([1-6])>(.*?)</h\2>', re.S
 )
 HEADERLINK = re.compile(r'<a class="headerlink".*?</a>', re.S)
+#: An inline code span of a built page.
+INLINE_CODE = re.compile(r'<code class="docutils literal notranslate">(.*?)</code>', re.S)
+#: The longest inline code span a page may show (the longest meant, a log
+#: line, is under 200 characters).
+LONGEST_CODE = 400
 
 
 def page_text(path: Path) -> str:
@@ -46,6 +54,12 @@ def settings_without_anchor(names: set[str], page_html: str) -> list[str]:
     return sorted(name for name in names if name not in headed)
 
 
+def overlong_code(page_html: str) -> list[str]:
+    """The start of each inline code span longer than :data:`LONGEST_CODE`."""
+    spans = (html.unescape(TAG.sub("", span)) for span in INLINE_CODE.findall(page_html))
+    return [span[:60] for span in spans if len(span) > LONGEST_CODE]
+
+
 def main(argv: list[str]) -> int:
     built = Path(argv[1]) if len(argv) > 1 else Path(__file__).parent / "_build" / "html"
     problems = []
@@ -61,6 +75,11 @@ def main(argv: list[str]) -> int:
             page_html = page.read_text(encoding="utf-8")
             for name in settings_without_anchor(names, page_html):
                 problems.append(f"{page}: settings: {name} has no heading (no anchor) of its own")
+    for page in sorted(built.rglob("*.html")):
+        if "_modules" in page.parts:
+            continue
+        for start in overlong_code(page.read_text(encoding="utf-8")):
+            problems.append(f"{page}: inline code of over {LONGEST_CODE} characters: {start!r}...")
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:

@@ -105,6 +105,34 @@ def test_built_settings_page_check_reports_a_setting_without_its_anchor() -> Non
     assert check.settings_without_anchor(names_on_page, page) == ["ROBOTSTXT_CACHE_TTL"]
 
 
+def test_built_page_check_reports_a_paragraph_turned_into_code() -> None:
+    """``make docs`` fails for an inline code span longer than a log line: a
+    backtick left unpaired turns the rest of a paragraph into code."""
+    check = _load_check_html()
+    span = '<code class="docutils literal notranslate"><span class="pre">{}</span></code>'
+    log_line = "robotstxt/cluster_delay/wait_seconds " * 5
+    paragraph = "the rest of the paragraph " * 20
+    page = f"<p>{span.format(log_line)} and {span.format(paragraph)}</p>"
+    assert check.overlong_code(page) == [paragraph[:60]]
+
+
+def test_no_line_of_the_docs_starts_a_list_with_a_plus() -> None:
+    """A paragraph's line that starts with ``+ `` is read as a list item: it
+    cut a code span in two, and the rest of the paragraph was shown as code.
+    The docs use ``-`` for lists."""
+    found = []
+    for page in sorted(DOCS.rglob("*.md")):
+        if "_build" in page.parts:
+            continue
+        fenced = False
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+            elif not fenced and re.match(r"\s*\+ ", line):
+                found.append(f"{page.relative_to(ROOT)}:{number}")
+    assert found == []
+
+
 def test_missing_names_are_reported() -> None:
     """The check fails for a name that is not in backquotes on the page."""
     text = "| `ROBOTSTXT_OBEY` | ... | `robotstxt/forbidden/{cause}` | ROBOTSTXT_MAX_SIZE"
