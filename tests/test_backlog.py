@@ -177,15 +177,24 @@ async def test_rfc9309_2_3_broad_crawl_behind_slow_robots_txt_opens_few_connecti
 
 
 @deferred_f_from_coro_f
-async def test_rfc9309_2_3_no_window_grows_while_robots_txt_answers_are_due(sites) -> None:
+async def test_rfc9309_2_3_no_window_grows_while_robots_txt_answers_are_due(
+    sites, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """20 sites x 5 pages, site k's robots.txt answering after 0.1 + k x
-    0.015 s (all within the 0.5 s after which a robots.txt download counts
-    as slow): while other sites' robots.txt are on their way, no settled
-    site's window grows (their requests will be ready in a moment), so a
-    site's pages do not go two at a time, each pair opening a second
+    0.015 s (all well within the time after which a robots.txt download
+    counts as slow, and a window may grow whatever is due: both raised from
+    0.5 s to 2 s here, so that a loaded machine, stretching the crawl, does
+    not pass them): while other sites' robots.txt are on their way, no
+    settled site's window grows (their requests will be ready in a moment),
+    so a site's pages do not go two at a time, each pair opening a second
     connection. About one connection a site, two for the last few: 22 to
     33 in all, 25 to 33 with two busy processes on two cores; 46 to 57
     when the windows grew meanwhile (measured idle and so loaded)."""
+    from scrapy_rfc9309.components.crawl import _backlog
+    from scrapy_rfc9309.components.sitefiles import _download_slots
+
+    monkeypatch.setattr(_backlog, "GROWTH_HOLD", 2.0)
+    monkeypatch.setattr(_download_slots, "SLOW_AFTER", 2.0)
     delays = [0.1 + k * 0.015 for k in range(20)]
     opened = await _broad_crawl(sites, delays)
     assert sum(opened) <= 2 * len(delays), opened
