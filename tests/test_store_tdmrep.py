@@ -381,3 +381,93 @@ async def test_2_4_a_later_crawl_takes_tdmrep_json_from_the_store_while_in_force
     assert spider.fetched == [site.url("/free")]
     assert site.count("/.well-known/tdmrep.json") == 2  # past its lifetime: fetched again
     assert stats.get("robotstxt/tdmrep/store_used", 0) == 0
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+@deferred_f_from_coro_f
+async def test_2_4_crawls_sharing_a_store_download_a_tdmrep_json_once(
+    sites, tmp_path, request, backend: str
+) -> None:
+    """Two crawls started together on one store (two processes of a cluster,
+    here two crawlers of one process, each with its own lease holder), the
+    site's tdmrep.json answering after 1 s: one crawl downloads it under the
+    store's lease, the other waits for its copy and decides by it (RFC 9309
+    2.4: a cached copy used for its lifetime; W3C TDMRep). Each downloaded it
+    before."""
+    from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+    from twisted.internet.defer import gatherResults
+
+    from .conftest import crawl
+    from .server import delayed, text
+
+    tdmrep = json.dumps([{"location": "/tdm/*", "tdm-reservation": 1}])
+    site = sites(
+        routes={
+            "/robots.txt": text("User-agent: *\nAllow: /\n"),
+            "/.well-known/tdmrep.json": delayed(
+                1.0, text(tdmrep, content_type=b"application/json")
+            ),
+        },
+        default=text("page"),
+    )
+    urls = [site.url("/tdm/a"), site.url("/free")]
+    settings = {
+        "USER_AGENT": "ExampleBot/1.0 (+https://example.com/bot)",
+        "ROBOTSTXT_PURPOSES": ["train-ai"],
+        "ROBOTSTXT_STORE_URI": f"sqlite:///{tmp_path / 'robots.db'}",
+    }
+    if backend == "redis":
+        server = request.getfixturevalue("redis_server")
+        settings["ROBOTSTXT_STORE_URI"] = server.url
+        settings["ROBOTSTXT_STORE_PREFIX"] = request.getfixturevalue("prefix")
+    both = await maybe_deferred_to_future(
+        gatherResults(
+            [deferred_from_coro(crawl(urls, settings)) for _ in range(2)], consumeErrors=True
+        )
+    )
+    assert site.count("/.well-known/tdmrep.json") == 1
+    for spider, _ in both:
+        assert spider.fetched == [site.url("/free")]  # /tdm/a reserved, in both crawls
+    waited = sorted(stats.get("robotstxt/tdmrep/store_waited", 0) for _, stats in both)
+    used = sorted(stats.get("robotstxt/tdmrep/store_used", 0) for _, stats in both)
+    assert waited == [0, 1]
+    assert used == [0, 1]
+
+
+@deferred_f_from_coro_f
+async def test_a_crawl_closing_while_it_downloads_a_tdmrep_json_gives_its_lease_up(
+    sites, tmp_path
+) -> None:
+    """The spider closes (``CLOSESPIDER_TIMEOUT``) while the site's tdmrep.json
+    hangs: its download is cancelled and the store's lease on it given up, so
+    that another process reaching the site does not wait for the lease to
+    expire (``DOWNLOAD_TIMEOUT`` + 30 s)."""
+    from scrapy_rfc9309.components.store._store_tdmrep import lease_key
+
+    from .conftest import crawl
+    from .server import hang, text
+
+    site = sites(
+        routes={
+            "/robots.txt": text("User-agent: *\nAllow: /\n"),
+            "/.well-known/tdmrep.json": hang(),
+        },
+        default=text("page"),
+    )
+    path = tmp_path / "robots.db"
+    _, stats = await crawl(
+        [site.url("/a")],
+        {
+            "USER_AGENT": "ExampleBot/1.0 (+https://example.com/bot)",
+            "ROBOTSTXT_PURPOSES": ["train-ai"],
+            "ROBOTSTXT_STORE_URI": f"sqlite:///{path}",
+            "CLOSESPIDER_TIMEOUT": 1,
+        },
+    )
+    assert site.count("/.well-known/tdmrep.json") == 1
+    assert stats.get("finish_reason") == "closespider_timeout"
+    store = SQLiteStore(str(path))
+    try:
+        assert store.lease_of(lease_key(site.origin)) is None
+    finally:
+        store.close()

@@ -174,9 +174,12 @@ class TdmRepSites:
             expires, rules = self._disallowed(site, refusal)
             self._settle(site, KnownTdmRep(rules, expires))
             return
+        copies = None if self._store is None else self._store.tdmrep
         try:
-            stored = None if self._store is None else await self._store.tdmrep_stored(site)
-            if stored is not None:  # a copy in force, from an earlier run or another process
+            # a copy in force, from an earlier run or another process (which may
+            # be fetching it now: its copy is waited for), or the lease taken
+            stored = None if copies is None else await copies.obtain(site)
+            if stored is not None:
                 self._fetches.done(site)
                 self._settle(site, self._stored(site, *stored))
                 return
@@ -184,6 +187,8 @@ class TdmRepSites:
                 fetched = await self._fetcher.fetch(site, slot, self._is_closing)
         except (CancelledError, asyncio.CancelledError):  # said by abandon_all
             self._fetches.done(site)
+            if copies is not None:
+                copies.fetched(site, None, None)  # its lease given up
             for waiter in self._table.abandon(site):
                 waiter.callback(None)
             return
@@ -194,16 +199,19 @@ class TdmRepSites:
             self._fetches.done(site)
             self.failures.pop(site, None)
             expires, rules = fetched.expires, fetched.rules
-        if not self._settle(site, KnownTdmRep(rules, expires)):
+        settled = self._settle(site, KnownTdmRep(rules, expires))
+        if copies is None:
             return
-        if fetched is not None and fetched.kind is not None and self._store is not None:
+        if settled and fetched is not None and fetched.kind is not None:
             record = fetched.record(  # an internal error is not kept
                 site,
                 now=self.clock.time(),
                 monotonic_now=self.clock.monotonic(),
                 max_size=self.settings.max_size,
             )
-            self._store.tdmrep_fetched(record, fetched.body)
+            copies.fetched(site, record, fetched.body)
+        else:
+            copies.fetched(site, None, None)  # nothing kept: its lease given up
 
     def _settle(self, site: str, known: KnownTdmRep) -> bool:
         """Put ``known`` in force for ``site`` and let its waiters go; ``False``

@@ -39,7 +39,7 @@ from scrapy import signals
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from ...sites._outcome import Kind, SiteOutcome
-from ...sites._records import ReaderLimits, answer_of, exact_iso_time, stored_tdmrep_rules
+from ...sites._records import ReaderLimits, answer_of
 from ...sites._records import usable_until as _usable_until
 from ...sites._store import FetchRecord, RobotsStore, StoreError
 from ...sites._store_uri import SETTING, BadStoreURI, without_password
@@ -48,6 +48,7 @@ from ..settings._setting_values import SettingError
 from ..settings._store_settings import StoreSettings
 from ._store_lookups import INLINE_SITES, PRELOAD_MAX_SITES, PRELOAD_WAIT_SECONDS, StoreLookups
 from ._store_saves import COPY_SEARCH_LIMIT, StoreSaves, last_copy_of, utc_iso
+from ._store_tdmrep import TdmRepCopies
 from ._store_wakeups import ReleaseWakeups
 from ._store_worker import Skipped, StoreWorker
 
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
     from scrapy.http import Request
 
     from ...parser._robotstxt import RobotsTxt
-    from ...parser._tdmrep import TdmRep
     from ..settings._settings import RobotsTxtSettings
 
     #: parse a stored body and announce it (``robots_parsed``) for a request, or
@@ -161,6 +161,18 @@ class StoreBridge:
         )
         #: waits for another process's fetch, woken when the store says it ended
         self._wakeups = ReleaseWakeups(store, reactor, clock)
+        #: the sites' tdmrep.json copies and the leases on their downloads
+        self.tdmrep = TdmRepCopies(
+            self._worker,
+            self._saves,
+            self._wakeups,
+            limits=self.limits,
+            holder=self.holder,
+            lease_seconds=lease_seconds,
+            clock=clock,
+            stats=self.stats,
+            count_bad_record=self._count_bad_record,
+        )
 
     def _count_bad_record(self) -> None:
         self.stats.inc_value(BAD_RECORD_STAT)
@@ -329,37 +341,6 @@ class StoreBridge:
             return None
         return await self._outcome_of(site, *found, request, count=False)
 
-    async def tdmrep_stored(self, site: str) -> tuple[TdmRep, float, str] | None:
-        """The site's newest tdmrep.json copy in the store, when this crawl may use
-        it now: its rules, the monotonic time until which they hold, and what it
-        came to (``stored copy fetched at T: HTTP 200, 2 rules``). ``None``: no copy,
-        one past its lifetime or distrusted (counted in ``robotstxt/store/bad_record``),
-        or a store that does not answer (the crawl then downloads the file)."""
-        if not self.available():
-            return None
-        now = self.clock.time()
-        try:
-            found = await maybe_deferred_to_future(
-                self._worker.call(self.store.tdmrep_at, site, now)
-            )
-        except Skipped:
-            return None
-        except Exception as exc:  # the store failed: said once per outage, the crawl goes on
-            self._worker.failed("reading a tdmrep.json copy", exc)
-            return None
-        if found is None:
-            return None
-        record, body = found
-        answer = answer_of(record, body, site, self.limits, now=now)
-        if answer.problem is not None:
-            self._count_bad_record()
-            return None
-        if answer.usable_until <= now:
-            return None
-        detail = f"stored copy fetched at {exact_iso_time(record.fetched_at)}: {record.detail}"
-        expires = answer.expires_on(wall=now, monotonic=self.clock.monotonic())
-        return stored_tdmrep_rules(answer), expires, detail
-
     # -- after a fetch -------------------------------------------------------------
 
     def fetched(self, site: str, outcome: SiteOutcome, *, kept: bool = False) -> None:
@@ -376,13 +357,6 @@ class StoreBridge:
         if save or held:
             self._saves.fetched(site, outcome, save=save, held=held, kept=kept)
 
-    def tdmrep_fetched(self, record: FetchRecord, body: bytes | None) -> None:
-        """Keep what a site's tdmrep.json fetch came to (off the reactor, with the
-        robots.txt saves), so that ``--at`` decides from it as the crawl did. A
-        store that fails meanwhile keeps none (the crawl goes on)."""
-        if self.available():
-            self._saves.tdmrep(record, body)
-
     def abandoned(self, site: str) -> None:
         """The fetch of ``site`` was cancelled (the spider closes): its lease is given up."""
         if site in self._held:
@@ -398,6 +372,7 @@ class StoreBridge:
         self._worker.closed = True
         for site in list(self._held):
             self.abandoned(site)
+        self.tdmrep.close()
         self._lookups.close()
         self._saves.flush()  # the pending saves go before the store closes
         await self._worker.close(CLOSE_WAIT_SECONDS)

@@ -96,6 +96,8 @@ class StoreSaves:
         self._to_save: list[_Pending] = []
         #: tdmrep.json fetches waiting for the next batch save: (record, body)
         self._tdmrep_to_save: list[tuple[FetchRecord, bytes | None]] = []
+        #: the tdmrep.json leases to give up once the saves before them are made
+        self._tdmrep_to_release: list[str] = []
         self._save_due: Any = None
         self._save_busy = False
 
@@ -129,15 +131,20 @@ class StoreSaves:
         record, body = kept_record(self.store, site, record)
         self.store.save_many([(record, body)], [site] if held else [], self.holder)
 
-    def tdmrep(self, record: FetchRecord, body: bytes | None) -> None:
-        """Keep a tdmrep.json fetch, with the next batch of saves (a store that
-        does not batch: one worker call)."""
+    def tdmrep(
+        self, record: FetchRecord | None, body: bytes | None, release: str | None = None
+    ) -> None:
+        """Keep a tdmrep.json fetch (``None``: nothing to keep), then give the lease
+        ``release`` up (another process waits for the copy), with the next batch
+        of saves (a store that does not batch: one worker call)."""
+        tdmreps = [] if record is None else [(record, body)]
+        releases = [] if release is None else [release]
         if not (self.store.batches or self.store.pipelines):
-            self.worker.write(
-                "saving a tdmrep.json record", 0, self.store.save_tdmrep_many, [(record, body)]
-            )
+            what = "saving a tdmrep.json record" if tdmreps else "releasing a lease"
+            self.worker.write(what, 0, self._save_batch, [], tdmreps, releases)
             return
-        self._tdmrep_to_save.append((record, body))
+        self._tdmrep_to_save.extend(tdmreps)
+        self._tdmrep_to_release.extend(releases)
         if not self._save_busy and self._save_due is None:
             self._save_due = self._reactor.callLater(0, self._send_saves)
 
@@ -160,16 +167,19 @@ class StoreSaves:
         self._save_due = None
         batch, self._to_save = self._to_save, []
         tdmreps, self._tdmrep_to_save = self._tdmrep_to_save, []
-        if not batch and not tdmreps:
+        releases, self._tdmrep_to_release = self._tdmrep_to_release, []
+        if not batch and not tdmreps and not releases:
             return
         records = sum(1 for item in batch if item[1] is not None)
         what = "saving a record" if records or tdmreps else "releasing a lease"
-        done: Deferred[Any] = self.worker.write(what, records, self._save_batch, batch, tdmreps)
+        done: Deferred[Any] = self.worker.write(
+            what, records, self._save_batch, batch, tdmreps, releases
+        )
         self._save_busy = True
 
         def finished(_: Any) -> None:
             self._save_busy = False
-            waiting = self._to_save or self._tdmrep_to_save
+            waiting = self._to_save or self._tdmrep_to_save or self._tdmrep_to_release
             if waiting and self._save_due is None and not self.worker.closed:
                 self._save_due = self._reactor.callLater(0, self._send_saves)
 
@@ -179,20 +189,24 @@ class StoreSaves:
         self,
         batch: list[_Pending],
         tdmreps: list[tuple[FetchRecord, bytes | None]] | None = None,
+        releases: list[str] | None = None,
     ) -> None:
         """On the worker: one store call (the store hashes the bodies, off the
-        reactor), and one for the tdmrep.json fetches."""
+        reactor), one for the tdmrep.json fetches, then the tdmrep.json leases
+        given up (after the copies another process waits for are saved)."""
         records = [(record, body) for _site, record, body, _held in batch if record is not None]
         release = [site for site, _record, _body, held in batch if held]
         if records or release:
             self.store.save_many(records, release, self.holder)
         if tdmreps:
             self.store.save_tdmrep_many(tdmreps)
+        for key in releases or ():
+            self.store.release(key, self.holder)
 
     def flush(self) -> None:
         """At close: the pending saves sent now, before the store closes."""
         if self._save_due is not None:
             self._save_due.cancel()
             self._save_due = None
-        if self._to_save or self._tdmrep_to_save:
+        if self._to_save or self._tdmrep_to_save or self._tdmrep_to_release:
             self._send_saves()
