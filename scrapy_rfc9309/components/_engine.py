@@ -12,7 +12,10 @@ changes them loses the optimisation, never the crawl:
 * :func:`engine_is_closing`: ``engine._slot.closing`` (private);
 * :func:`page_slot_concurrency`, :func:`in_downloader`:
   ``engine.downloader.slots``, ``.per_slot_settings``, ``.active`` (public
-  attributes, not documented).
+  attributes, not documented);
+* :func:`url_slot_key`: ``engine.downloader.ip_concurrency`` (public
+  attribute, not documented) and Scrapy's ``dnscache``, as the downloader's
+  ``get_slot_key`` reads them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, NamedTuple, get_args
 
+from scrapy.resolver import dnscache
+from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 __all__ = [
@@ -37,6 +42,7 @@ __all__ = [
     "page_slot_concurrency",
     "page_slot_key",
     "release_file_slot",
+    "url_slot_key",
     "wake_engine",
 ]
 
@@ -73,6 +79,21 @@ def page_slot_key(downloader: Any, request: Any) -> str:
             meta={key: value for key, value in request.meta.items() if key != "download_slot"}
         )
     return str(downloader.get_slot_key(request))
+
+
+def url_slot_key(downloader: Any, request: Any) -> str | None:
+    """The pages' download slot of ``request``'s host whatever slot the request
+    is in: ``meta["download_slot"]`` may name another (one the spider chose, or
+    the first host's, which Scrapy keeps on a request redirected to another
+    host); ``None`` for a robots.txt or tdmrep.json request (its own slot) or
+    when the downloader does not say (another downloader)."""
+    slot = request.meta.get("download_slot")
+    if isinstance(slot, str) and slot.startswith(_SLOT_PREFIXES):
+        return None
+    key = urlparse_cached(request).hostname or ""
+    if getattr(downloader, "ip_concurrency", 0):  # as Scrapy's get_slot_key
+        key = dnscache.get(key, key)
+    return key
 
 
 @contextmanager

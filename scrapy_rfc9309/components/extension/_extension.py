@@ -22,7 +22,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 
 from ...sites._site import robots_url
-from .._engine import downloader_of, page_slot_key
+from .._engine import downloader_of, page_slot_key, url_slot_key
 from .._report import CrawlReport, report_for
 from ..settings._component_settings import httpcache_honours_noarchive
 from ..settings._crawler_settings import robotstxt_settings
@@ -130,13 +130,22 @@ class RobotsTxtExtension:
         )
 
     def _enforce(self, request: Request, **kwargs: Any) -> None:
-        if not self._floors:
+        """The floor of the slot ``request`` is in, and of its host's pages'
+        slot when it is in another (``meta["download_slot"]``: one the spider
+        chose, or the first host's kept on a redirect): that slot spaces it."""
+        floors = self._floors
+        if not floors:
             return
         downloader = self.crawler.engine.downloader
         key = downloader.get_slot_key(request)
-        floor = self._floors.get(key)
         slot = downloader.slots.get(key)
-        if floor is None or slot is None:
+        if slot is None:
+            return
+        floor = floors.get(key)
+        own = url_slot_key(downloader, request)
+        if own is not None and own != key:
+            floor = max(floor or 0.0, floors.get(own) or 0.0) or None
+        if floor is None:
             return
         if slot.delay < floor:
             slot.delay = floor
