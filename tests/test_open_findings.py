@@ -61,13 +61,6 @@ class DownloadingSpider(Spider):
         yield
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SetAside.must (sitefiles/_set_aside.py) tells a download that was not "
-    "scheduled only by callback=NO_CALLBACK: a plain Request sent with "
-    "engine.download_async is set aside, its sender gets RequestSetAside and the "
-    "response goes to the spider's parse",
-)
 @deferred_f_from_coro_f
 async def test_2_3_a_download_async_request_with_a_callback_reaches_its_sender(sites) -> None:
     """Another scheduler queue, ``CONCURRENT_REQUESTS = 2`` (one may wait in the

@@ -10,6 +10,8 @@ changes them loses the optimisation, never the crawl:
 * :func:`release_file_slot`: ``engine.downloader.slots`` (public attribute),
   ``Slot.queue`` and ``Slot.close()``;
 * :func:`engine_is_closing`: ``engine._slot.closing`` (private);
+* :func:`watch_scheduler`: ``engine._slot.scheduler`` (private) and its
+  public ``next_request``;
 * :func:`page_slot_concurrency`, :func:`in_downloader`:
   ``engine.downloader.slots``, ``.per_slot_settings``, ``.active`` (public
   attributes, not documented);
@@ -21,7 +23,7 @@ changes them loses the optimisation, never the crawl:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, NamedTuple, get_args
 
@@ -44,6 +46,7 @@ __all__ = [
     "release_file_slot",
     "url_slot_key",
     "wake_engine",
+    "watch_scheduler",
 ]
 
 #: The files fetched per site apart from its pages. The download slot of
@@ -159,6 +162,28 @@ def wake_engine(crawler: Any) -> None:
     schedule = getattr(getattr(slot, "nextcall", None), "schedule", None)
     if schedule is not None:
         schedule()
+
+
+def watch_scheduler(crawler: Any, seen: Callable[[Any], None]) -> bool:
+    """Tell ``seen`` of each request the crawl's scheduler hands the engine
+    (its ``next_request`` wrapped on the instance); ``False``: not done (no
+    engine or scheduler yet, or one that does not have them). Requests the
+    engine downloads without the scheduler (``engine.download_async``) are not
+    told."""
+    slot = getattr(engine_of(crawler), "_slot", None)
+    scheduler: Any = getattr(slot, "scheduler", None)
+    next_request = getattr(scheduler, "next_request", None)
+    if not callable(next_request):
+        return False
+
+    def handed_out() -> Any:
+        request = next_request()
+        if request is not None:
+            seen(request)
+        return request
+
+    scheduler.next_request = handed_out
+    return True
 
 
 def add_to_total_concurrency(crawler: Any, delta: int) -> bool:

@@ -13,13 +13,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
+from weakref import WeakSet
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest
 from scrapy.http.request import NO_CALLBACK
 
 from ...sites._site import robots_url
-from .._engine import engine_is_closing, engine_of
+from .._engine import engine_is_closing, engine_of, watch_scheduler
 from ..settings._settings import set_aside_max
 from ._site_files import count_dropped_at_close
 
@@ -84,6 +85,10 @@ class SetAside:
         self._requeued: set[Request] = set()
         #: spider_closed was sent: the scheduler is closed
         self.closed = False
+        #: the requests the scheduler handed out and not yet set aside: only they
+        #: may be (``None``: not known, then requests sent with
+        #: ``callback=NO_CALLBACK`` are told apart instead)
+        self._scheduled: WeakSet[Request] | None = None
         crawler.signals.connect(self._say_if_queue_not_ours, signal=signals.spider_opened)
 
     def _say_if_queue_not_ours(self) -> None:
@@ -91,6 +96,10 @@ class SetAside:
         not ours, robots.txt is not fetched ahead and unreachable sites are not deferred."""
         if self._queues:
             return
+        if self.settings.held_max is not None:
+            scheduled: WeakSet[Request] = WeakSet()
+            if watch_scheduler(self.crawler, scheduled.add):
+                self._scheduled = scheduled
         settings = self.crawler.settings
         defer_set = settings.getpriority("ROBOTSTXT_UNREACHABLE_DEFER") is not None
         logger.log(
@@ -120,18 +129,21 @@ class SetAside:
 
         Only with a scheduler queue that is not ours (ours holds requests of
         pending sites itself), once ``held_max`` requests wait there. Requests
-        that did not come from the scheduler (``callback=NO_CALLBACK``: media
-        pipelines send them with ``engine.download_async``) always wait: their
-        sender awaits their response. Past ``ROBOTSTXT_SET_ASIDE_MAX`` copies in
+        that did not come from the scheduler (media pipelines and extensions
+        send them with ``engine.download_async``) always wait: their sender
+        awaits their response. They are told apart by the scheduler's requests
+        being watched as it hands them out; where it cannot be watched, by
+        ``callback=NO_CALLBACK``. Past ``ROBOTSTXT_SET_ASIDE_MAX`` copies in
         memory, requests wait in the middleware again.
         """
         limit = self.settings.held_max
+        scheduled = self._scheduled
         return (
             limit is not None
             and held >= limit
             and self._aside_count < self._aside_max
             and not self._queues
-            and request.callback is not NO_CALLBACK
+            and (request.callback is not NO_CALLBACK if scheduled is None else request in scheduled)
             and not engine_is_closing(self.crawler)
         )
 
