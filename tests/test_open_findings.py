@@ -120,12 +120,6 @@ async def test_crawl_delay_of_each_requests_own_token_is_honoured(sites) -> None
     assert min(gaps) >= 0.55, gaps
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SiteService.site_for (sitefiles/_service.py) skips any request with "
-    "meta dont_obey_robotstxt, and RedirectMiddleware copies the meta: a site "
-    "reached by a redirect is never checked (Scrapy's own middleware does the same)",
-)
 @deferred_f_from_coro_f
 async def test_2_3_dont_obey_robotstxt_does_not_follow_a_redirect_to_another_site(sites) -> None:
     """A request sent with ``dont_obey_robotstxt`` to one site, redirected by it to

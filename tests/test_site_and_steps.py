@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from scrapy_rfc9309 import RobotsTxt
 from scrapy_rfc9309.parser._steps import run_to_end
-from scrapy_rfc9309.sites._site import robots_url, site_of
+from scrapy_rfc9309.sites._site import exempt_by_meta, robots_url, site_of
 
 
 @pytest.mark.parametrize(
@@ -218,3 +218,35 @@ def test_2_3_the_site_of_a_url_read_twice_is_the_site_read_in_full(url: str) -> 
     assert site_of(url) == _site_of(url)
     assert site_of(url) == _site_of(url)
     assert site_of(url + "/more?q#f") == _site_of(url + "/more?q#f")
+
+
+@pytest.mark.parametrize(
+    ("meta", "url", "exempt"),
+    [
+        ({}, "http://a.example/x", False),
+        ({"dont_obey_robotstxt": False}, "http://a.example/x", False),
+        ({"dont_obey_robotstxt": True}, "http://a.example/x", True),
+        # redirected within the site it was sent to: still exempt
+        (
+            {"dont_obey_robotstxt": True, "redirect_urls": ["http://a.example/old"]},
+            "http://a.example:80/new",
+            True,
+        ),
+        # redirected to another site (another host, scheme or port): checked
+        (
+            {"dont_obey_robotstxt": True, "redirect_urls": ["http://a.example/old"]},
+            "http://b.example/new",
+            False,
+        ),
+        (
+            {"dont_obey_robotstxt": True, "redirect_urls": ["http://a.example/old"]},
+            "https://a.example/new",
+            False,
+        ),
+        ({"dont_obey_robotstxt": True, "redirect_urls": "not a list"}, "http://b.example/", True),
+    ],
+)
+def test_dont_obey_robotstxt_exempts_the_site_the_request_was_sent_to(
+    meta: dict[str, object], url: str, exempt: bool
+) -> None:
+    assert exempt_by_meta(meta, url) is exempt

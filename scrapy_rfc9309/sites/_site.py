@@ -5,9 +5,11 @@ Pure, no Scrapy import.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import ParseResult, SplitResult, urlsplit
 
-__all__ = ["WEB_SCHEMES", "robots_url", "site_of", "site_of_web_url"]
+__all__ = ["WEB_SCHEMES", "exempt_by_meta", "robots_url", "site_of", "site_of_web_url"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
 
@@ -94,3 +96,17 @@ def robots_url(site: str) -> str:
     if parts.port is not None and parts.port == _DEFAULT_PORTS.get(parts.scheme):
         netloc = netloc.rsplit(":", 1)[0]
     return f"{parts.scheme}://{netloc}/robots.txt"
+
+
+def exempt_by_meta(meta: Mapping[str, Any], url: str) -> bool:
+    """Whether a request of ``url`` with ``meta`` is not checked against robots.txt:
+    ``meta["dont_obey_robotstxt"]``, on the site it was sent to. Scrapy's
+    RedirectMiddleware copies the meta to the request it follows: one
+    redirected to another site (``meta["redirect_urls"]``, the first URL's
+    site) is checked, as that site never exempted it."""
+    if not meta.get("dont_obey_robotstxt"):
+        return False
+    sent_to = meta.get("redirect_urls")
+    if not sent_to or not isinstance(sent_to, list) or not isinstance(sent_to[0], str):
+        return True
+    return site_of(sent_to[0]) == site_of(url)

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 
-from ...sites._site import site_of
+from ...sites._site import exempt_by_meta, site_of
 from .._clock import Clock
 from .._engine import engine_is_closing
 from .._report import report_for
@@ -142,7 +142,7 @@ class ClusterDelayMiddleware:
         self.pacer.answered(request)  # failed: no longer in flight, perhaps received
 
     async def process_request(self, request: Request, spider: Spider | None = None) -> None:
-        if request.meta.get("dont_obey_robotstxt"):
+        if "dont_obey_robotstxt" in request.meta and exempt_by_meta(request.meta, request.url):
             return
         site = site_of(request.url)
         if site is None or not self.pacer.delay_for(site):

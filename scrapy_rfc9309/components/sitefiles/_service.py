@@ -24,7 +24,7 @@ from twisted.internet.defer import Deferred
 
 from ...sites._outcome import Kind, SiteOutcome
 from ...sites._request_decision import PENDING, asked_crawl_delay
-from ...sites._site import WEB_SCHEMES, site_of, site_of_web_url
+from ...sites._site import WEB_SCHEMES, exempt_by_meta, site_of, site_of_web_url
 from ...sites._sitetable import SiteState, SiteTable
 from .._clock import Clock, clock_of
 from .._enabled import addon_enabled
@@ -253,9 +253,9 @@ class SiteService:
         Read from the URL each time (:func:`site_of` keeps the sites of recent
         authorities), not with Scrapy's ``urlparse_cached``, which would keep
         the parsed URL with a request waiting in the queue (~400 bytes each)."""
-        if request.meta.get("dont_obey_robotstxt"):
-            return None
         url = request.url
+        if "dont_obey_robotstxt" in request.meta and exempt_by_meta(request.meta, url):
+            return None
         if url.startswith(WEB_SCHEMES):  # most: read without a further call
             return site_of_web_url(url)
         if url.startswith(("data:", "file:")):
