@@ -135,13 +135,6 @@ async def test_2_3_dont_obey_robotstxt_does_not_follow_a_redirect_to_another_sit
     assert stats["robotstxt/forbidden/rule"] == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="RobotsTxtFetcher._outcome (sitefiles/_fetcher.py) makes any NotSupported "
-    "hop NOT_DOWNLOADABLE, even after a redirect: the site's own pages are "
-    "downloadable and go to Scrapy unchecked (robotstxt/passed_unchecked), not "
-    "failed as its WARNING says",
-)
 @deferred_f_from_coro_f
 async def test_2_3_1_2_robots_txt_redirected_to_a_scheme_not_downloadable(sites) -> None:
     """An http site's robots.txt redirects to https, which this crawl cannot
@@ -152,3 +145,4 @@ async def test_2_3_1_2_robots_txt_redirected_to_a_scheme_not_downloadable(sites)
         [site.url("/private/a")], {"DOWNLOAD_HANDLERS": {"https": None}}, allow_errors=True
     )
     assert "robotstxt/passed_unchecked" not in stats, site.hits
+    assert stats["robotstxt/redirect_refused"] == 1  # unavailable (RFC 9309 2.3.1.3)

@@ -181,6 +181,12 @@ class RobotsTxtFetcher:
         if error is not None:
             if ending is Ending.DROPPED:
                 return self.unreachable(f"robots.txt request dropped: {error}", chain)
+            if ending is Ending.NOT_DOWNLOADABLE and len(chain) > 1:
+                # the site's own URL answered (a redirect): the crawler cannot
+                # follow it, as to a scheme it refuses; its pages are downloadable
+                scheme = urlsplit(chain[-1][0]).scheme
+                why = f"a {scheme}: URL this crawler cannot download"
+                return self._refuse_redirect(chain[-1][0], why, chain[-2][1] or 0, chain)
             if ending is Ending.NOT_DOWNLOADABLE:
                 return self.not_downloadable(error, chain)
             self.stats.inc_value(f"robotstxt/exception_count/{exception_key(error)}")
@@ -213,9 +219,9 @@ class RobotsTxtFetcher:
         self.stats.inc_value("robotstxt/redirect_refused")
         outcome = self._unavailable(f"HTTP {status} to {why}, refused", chain)
         logger.warning(
-            "robots.txt redirect to %s refused (%s): only well-formed http and https "
-            "redirects are followed (RFC 9309 2.3.1.2); %s counts as unavailable "
-            "(RFC 9309 2.3.1.3)",
+            "robots.txt redirect to %s refused (%s): a redirect is followed only to a "
+            "well-formed http or https URL this crawler can download (RFC 9309 2.3.1.2); "
+            "%s counts as unavailable (RFC 9309 2.3.1.3)",
             shown_target(target),
             why,
             outcome.source,
