@@ -93,6 +93,32 @@ def test_no_turn_while_a_send_is_in_flight(redis_server: RedisServer, prefix: st
         client.close()
 
 
+def test_a_send_in_flight_lives_a_few_seconds_unless_renewed(
+    redis_server: RedisServer, prefix: str
+) -> None:
+    """A confirmed send's token lives the clock's ``flight`` (10 s by default):
+    its process renews it with each beat while the request is out, so that a
+    process that dies holds the site that long at most. A renewal names its
+    token: another send's is left alone."""
+    client = redis.Redis.from_url(redis_server.url)
+    clock = ClusterClock.open(redis_server.url, prefix)
+    other = ClusterClock.open(redis_server.url, prefix)
+    key = flight_key(prefix, SITE)
+    try:
+        assert clock.send(SITE, 0.05, "a") == 0.0
+        assert 9_000 < client.pttl(key) <= 10_000
+        client.pexpire(key, 3_000)  # time passes
+        other.renew([(SITE, "b")])  # not its send
+        assert client.pttl(key) <= 3_000
+        clock.renew([(SITE, "a")])
+        assert 9_000 < client.pttl(key) <= 10_000
+        assert client.get(key) == b"a"
+    finally:
+        clock.close()
+        other.close()
+        client.close()
+
+
 @pytest.mark.slow
 @deferred_f_from_coro_f
 async def test_crawl_delay_counts_from_the_answer_when_a_send_is_late(

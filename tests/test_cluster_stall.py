@@ -175,6 +175,9 @@ class FakeClusterClock:
         self._answer("beat")
         return self.rank, self.count
 
+    def renew(self, flights: list[tuple[str, str]]) -> None:
+        self._answer("renew", *(part for flight in flights for part in flight))
+
     def ping(self) -> None:
         self._answer("ping")
 
@@ -199,7 +202,10 @@ def fired(answer: Deferred[float]) -> float:
 
 
 def paced(
-    fake: FakeClusterClock, start: float = 1000.0, cluster_delay: float | None = None
+    fake: FakeClusterClock,
+    start: float = 1000.0,
+    cluster_delay: float | None = None,
+    in_thread: Callable[..., Deferred[Any]] | None = None,
 ) -> tuple[ClusterPacer, task.Clock, Any]:
     """A pacer on ``fake`` with a manual clock (``start``: its Unix time at 0),
     ``Crawl-delay: 1`` for :data:`SITE` (with ``cluster_delay``: that
@@ -217,7 +223,12 @@ def paced(
         flight=190.0,
     )
     pacer = ClusterPacer(
-        crawler, settings, cast(Any, fake), time, in_thread=synchronous, scheduler=scheduler
+        crawler,
+        settings,
+        cast(Any, fake),
+        time,
+        in_thread=in_thread or synchronous,
+        scheduler=scheduler,
     )
     if cluster_delay is None:
         pacer.set_crawl_delay(SITE, 1.0)
@@ -336,6 +347,65 @@ def test_close_ends_the_sends_still_in_flight() -> None:
     fake.calls.clear()
     pacer.close()
     assert fake.calls == [("answered", "http://b.example:80", "1.0", fake.sent[1])]
+
+
+def test_each_beat_renews_the_sends_in_flight_until_their_answer() -> None:
+    """A send's token lives a few seconds in Redis: each beat (every 2 s) renews
+    the sends still in flight, and no longer once its answer reached Redis;
+    nor past DOWNLOAD_TIMEOUT plus a margin (190 s here: a request a later
+    middleware replaced gets no answer, and its send is left to expire)."""
+    from scrapy_rfc9309.components.cluster._pacing_fallback import BEAT_SECONDS
+
+    fake = FakeClusterClock()
+    pacer, scheduler, _ = paced(fake)
+    pacer.set_crawl_delay("http://b.example:80", 1.0)
+    answered, left = Request(SITE + "/p"), Request("http://b.example:80/q")
+    for request in (answered, left):
+        site = request.url.rsplit("/", 1)[0]
+        assert fired(pacer.at_send(site)) == 0.0
+        pacer.sent(request, site)
+    fake.calls.clear()
+    scheduler.advance(BEAT_SECONDS)
+    a, b = fake.sent
+    assert ("renew", SITE, a, "http://b.example:80", b) in fake.calls
+    pacer.answered(answered)
+    fake.calls.clear()
+    scheduler.advance(BEAT_SECONDS)
+    assert ("renew", "http://b.example:80", b) in fake.calls
+    scheduler.advance(190.0)
+    fake.calls.clear()
+    scheduler.advance(BEAT_SECONDS)
+    assert [call for call in fake.calls if call[0] == "renew"] == []
+
+
+def test_a_push_still_on_its_thread_at_close_is_ended_by_the_close() -> None:
+    """The spider closes while an answer's push is still on its thread: the close
+    ends that send in Redis itself (it was never cleared, and held the site
+    for every other process until it expired), and the push failing then, on a
+    connection the close shut, is not an error."""
+    fake = FakeClusterClock()
+    pending: list[Deferred[Any]] = []
+
+    def on_thread(call: Callable[[], Any], site: str = "") -> Deferred[Any]:
+        if call.__code__.co_name == "<lambda>" and "answered" in call.__code__.co_names:
+            pending.append(Deferred())  # the push: not run yet
+            return pending[-1]
+        return maybeDeferred(call)
+
+    pacer, _, _ = paced(fake, in_thread=on_thread)
+    request = Request(SITE + "/p")
+    assert fired(pacer.at_send(SITE)) == 0.0
+    pacer.sent(request, SITE)
+    (token,) = fake.sent
+    pacer.answered(request)
+    assert len(pending) == 1
+    fake.calls.clear()
+    pacer.close()
+    assert fake.calls == [("answered", SITE, "1.0", token)]
+    failures: list[Any] = []
+    pending[0].errback(ValueError("I/O operation on closed file"))
+    pending[0].addErrback(failures.append)
+    assert failures == []
 
 
 def test_an_answer_redis_missed_ends_its_send_in_flight_when_redis_is_back() -> None:

@@ -45,9 +45,10 @@ and no turn is granted or confirmed while it is there (the wait told is at
 least the delay). Without it, a process that wrote its request late, or a
 site slow to answer, let another process's turn go at ``send + delay``:
 before the answer moved the time, perhaps just after the arrival. The token
-lives for the longest a download may last (``DOWNLOAD_TIMEOUT``, plus a
-margin): a process that dies with a request in flight holds its site
-cluster-wide that long at most.
+lives a few seconds (the ``flight`` the clock is opened with), renewed by
+its process with each beat while the request is out
+(:meth:`ClusterClock.renew`): a process that dies with a request in flight
+holds its site cluster-wide that long at most.
 
 Each process also beats in ``{prefix}alive`` (a sorted set: a process's token
 scored by the end of its last beat's lifetime, Redis's clock; those past it
@@ -82,9 +83,9 @@ __all__ = [
     "turn_key",
 ]
 
-#: Seconds a send stays in flight without its answer, by default: Scrapy's
-#: ``DOWNLOAD_TIMEOUT`` (180 s) and a margin for the answer's call to Redis.
-DEFAULT_FLIGHT = 190.0
+#: Seconds a send's token stays in flight without being renewed, by default
+#: (its process renews it with each beat, every 2 s, while the request is out).
+DEFAULT_FLIGHT = 10.0
 
 #: The longest delay kept in Redis: a day (``ROBOTSTXT_CRAWL_DELAY_MAX`` and
 #: ``ROBOTSTXT_CLUSTER_DELAY`` are bounded by it at start-up). Redis takes
@@ -171,6 +172,17 @@ def delay_ms(delay: float) -> int:
     return max(1, math.ceil(delay * 1000))
 
 
+#: ``KEYS[1]``: a site's flight key; ``ARGV[1]``: the token of a send, ``ARGV[2]``:
+#: its new lifetime in ms. The send still in flight lives on; another's is left alone.
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return 1
+end
+return 0
+"""
+
+
 #: ``KEYS[1]``: the processes alive (tokens scored by the end of their last
 #: beat's lifetime); ``ARGV[1]``: this process's token, ``ARGV[2]``: the
 #: lifetime of its beat in ms, ``ARGV[3]``: the time now in ms (``''``:
@@ -247,6 +259,7 @@ class ClusterClock:
         self._turn = client.register_script(_TURN)
         self._answered = client.register_script(_ANSWERED)
         self._beat = client.register_script(_BEAT)
+        self._renew = client.register_script(_RENEW)
 
     @classmethod
     def open(
@@ -325,6 +338,18 @@ class ClusterClock:
                 f"Redis at {self.uri}: counting the processes alive failed: {detail}"
             ) from exc
         return int(rank), max(1, int(count))
+
+    def renew(self, flights: list[tuple[str, str]]) -> None:
+        """The sends of this process still in flight (site, token) live on for the
+        clock's ``flight`` from now (made with each beat)."""
+        try:
+            for site, token in flights:
+                self._renew(keys=[flight_key(self.prefix, site)], args=[token, self._flight_ms])
+        except (redis.RedisError, OSError) as exc:
+            detail = str(exc) or type(exc).__name__
+            raise StoreError(
+                f"Redis at {self.uri}: renewing a request in flight failed: {detail}"
+            ) from exc
 
     def leave(self, token: str) -> None:
         """This process (``token``) ends: no longer counted alive (best effort)."""

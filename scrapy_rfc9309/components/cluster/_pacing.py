@@ -102,7 +102,13 @@ class ClusterPacer:
         self._in_thread: InThread = in_thread
         #: while Redis is lost (paced requests held), and its return
         self._fallback = ClockFallback(
-            crawler, clock, time, self.delay_for, in_thread=in_thread, scheduler=scheduler
+            crawler,
+            clock,
+            time,
+            self.delay_for,
+            in_thread=in_thread,
+            scheduler=scheduler,
+            renewing=self._renewing,
         )
         #: site -> its Crawl-delay (capped), set by the extension as robots.txt is parsed
         self._delays: dict[str, float] = {}
@@ -115,8 +121,9 @@ class ClusterPacer:
         #: until the request goes (:meth:`sent`)
         self._confirmed: dict[str, str] = {}
         #: site -> the token of its request sent and not yet answered (in flight
-        #: in Redis: no process is granted the site's turn meanwhile)
-        self._in_flight: dict[str, str] = {}
+        #: in Redis: no process is granted the site's turn meanwhile) and when
+        #: it was sent; renewed with each beat until its answer reaches Redis
+        self._in_flight: dict[str, tuple[str, float]] = {}
         self._tokens = (f"{uuid.uuid4().hex[:12]}.{n}" for n in itertools.count())
 
     def set_crawl_delay(self, site: str, delay: float | None) -> None:
@@ -180,14 +187,27 @@ class ClusterPacer:
         if self._clock is not None and self.delay_for(site):
             request.meta[META_SENT] = (site, token)
             if token:
-                self._track(self._in_flight, site, token)
+                flights = self._in_flight
+                if site not in flights and len(flights) >= MAX_SITES_TRACKED:
+                    flights.pop(next(iter(flights)))
+                flights[site] = (token, self._time.monotonic())
             self._fallback.remember(site)
 
-    @staticmethod
-    def _track(tokens: dict[str, str], site: str, token: str) -> None:
-        if site not in tokens and len(tokens) >= MAX_SITES_TRACKED:
-            tokens.pop(next(iter(tokens)))
-        tokens[site] = token
+    def _renewing(self) -> list[tuple[str, str]]:
+        """The sends to renew in Redis with this beat (site, token): those not
+        answered yet, for ``DOWNLOAD_TIMEOUT`` plus a margin at most (a request
+        a later middleware replaced gets no answer: its send is left to expire)."""
+        oldest = self._time.monotonic() - self.settings.flight
+        flights = self._in_flight
+        for site in [site for site, (_, since) in flights.items() if since < oldest]:
+            del flights[site]
+        return [(site, token) for site, (token, _) in flights.items()]
+
+    def _landed(self, site: str, token: str) -> None:
+        """The answer of ``site``'s send ``token`` reached Redis (or is left to the
+        fallback): no longer renewed."""
+        if self._in_flight.get(site, ("", 0.0))[0] == token:
+            del self._in_flight[site]
 
     def answered(self, request: Request) -> None:
         """``request``'s site answered it (its response headers are back, or its
@@ -202,27 +222,33 @@ class ClusterPacer:
         if sent is None:
             return
         site, token = sent
-        if self._in_flight.get(site) == token:
-            del self._in_flight[site]
         delay = self.delay_for(site)
         clock = self._clock
         if not delay or clock is None:
+            self._landed(site, token)
             return
         self._fallback.remember(site)
         if self._fallback.lost:  # told when Redis answers again
+            self._landed(site, token)
             self._fallback.unpushed(site, token)
             return
 
+        def pushed(_: object) -> None:
+            self._landed(site, token)
+
         def failed(failure: Failure) -> None:
+            if self._clock is None:  # closed meanwhile: the close ended the flight
+                return
             exc = failure.value
             if not isinstance(exc, StoreError):
                 assert exc is not None
                 raise exc  # not Redis's: not disguised as an outage (logged by Twisted)
-            if self._clock is not None:  # not closed meanwhile
-                self._fallback.failed(exc)
-                self._fallback.unpushed(site, token)
+            self._landed(site, token)
+            self._fallback.failed(exc)
+            self._fallback.unpushed(site, token)
 
-        self._in_thread(lambda: clock.answered(site, delay, token), site).addErrback(failed)
+        pushed_or_failed = self._in_thread(lambda: clock.answered(site, delay, token), site)
+        pushed_or_failed.addCallbacks(pushed, failed)
 
     def start(self) -> None:
         """At the spider's opening: the processes alive counted, every few seconds."""
@@ -245,11 +271,12 @@ class ClusterPacer:
 
         def failed(failure: Failure) -> float:
             exc = failure.value
+            if self._clock is None:  # closed meanwhile (its connections too)
+                return self._fallback.lost_wait(site, delay)
             if not isinstance(exc, StoreError):
                 assert exc is not None
                 raise exc  # not Redis's: not disguised as an outage
-            if self._clock is not None:  # not closed meanwhile
-                self._fallback.failed(exc)
+            self._fallback.failed(exc)
             return self._fallback.lost_wait(site, delay)
 
         asked: Deferred[float] = self._in_thread(lambda: call(site, delay, token), site)
@@ -295,13 +322,14 @@ class ClusterPacer:
 
     def _end_flights(self, clock: ClusterClock) -> None:
         """At close: the sends still in flight (a download cancelled, a request
-        a later middleware replaced) are ended as answered now, so that no
-        other process waits for them until they expire. Best effort, on the
-        reactor (at close, once): Redis lost, they expire."""
+        a later middleware replaced, an answer whose push was still on its
+        thread) are ended as answered now, so that no other process waits for
+        them until they expire. Best effort, on the reactor (at close, once):
+        Redis lost, they expire (unrenewed, within seconds)."""
         flights, self._in_flight = self._in_flight, {}
         if self._fallback.lost:
             return
-        for site, token in flights.items():
+        for site, (token, _) in flights.items():
             delay = self.delay_for(site)
             try:
                 clock.answered(site, delay or 0.0, token)
@@ -325,9 +353,7 @@ def cluster_pacer(crawler: Crawler, time: Clock) -> ClusterPacer | None:
         # the redis package is there: StoreSettings checked it, naming the URI
         from ...sites._cluster_clock import ClusterClock
 
-        clock = ClusterClock.open(
-            settings.redis_url, settings.prefix, timeout=CALL_TIMEOUT, flight=settings.flight
-        )
+        clock = ClusterClock.open(settings.redis_url, settings.prefix, timeout=CALL_TIMEOUT)
         pacer = ClusterPacer(crawler, settings, clock, time)
         from scrapy import signals
 

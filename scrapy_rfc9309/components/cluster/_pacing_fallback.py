@@ -59,8 +59,11 @@ class ClockFallback:
         *,
         in_thread: InThread | None = None,
         scheduler: Any = None,
+        renewing: Callable[[], list[tuple[str, str]]] = list,
     ) -> None:
         self.crawler = crawler
+        #: the sends still in flight, renewed in Redis with each beat (site, token)
+        self._renewing = renewing
         self._clock: ClusterClock | None = clock
         self._delay_for = delay_for
         #: the crawl's clock, handed down by the site service (injected in tests)
@@ -178,8 +181,15 @@ class ClockFallback:
         if self.outage.lost:  # tried by a ping, paced requests or none: told when back
             self._try_again()
         else:
-            member = self._member
-            beat = self._in_thread(lambda: clock.beat(member, BEAT_LIFETIME), "")
+            member, flights = self._member, self._renewing()
+
+            def beat_and_renew() -> tuple[int, int]:
+                alive = clock.beat(member, BEAT_LIFETIME)
+                if flights:
+                    clock.renew(flights)
+                return alive
+
+            beat = self._in_thread(beat_and_renew, "")
             beat.addCallbacks(self._beaten, self._beat_failed)
         scheduler = self._scheduler
         if scheduler is None:
@@ -190,11 +200,12 @@ class ClockFallback:
         self._rank, self._count = alive
 
     def _beat_failed(self, failure: Any) -> None:
+        if self._clock is None:  # closed meanwhile (its connections too)
+            return
         exc = failure.value
         if not isinstance(exc, StoreError):
             raise exc  # not Redis's: not disguised as an outage (logged by Twisted)
-        if self._clock is not None:  # not closed meanwhile
-            self.failed(exc)
+        self.failed(exc)
 
     def _try_again(self) -> None:
         """Redis lost: a ping off the reactor (a Redis that hangs must not hold

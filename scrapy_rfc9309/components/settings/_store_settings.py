@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["ClusterDelaySettings", "StoreSettings", "store_archive"]
 
 
-#: Seconds a send stays in flight in Redis past ``DOWNLOAD_TIMEOUT``: the
+#: Seconds a send is kept in flight in Redis past ``DOWNLOAD_TIMEOUT``: the
 #: answer's call to Redis, made after the response, on a lane of its own.
 FLIGHT_MARGIN = 10.0
 #: Seconds a lease on a site's fetch outlives ``DOWNLOAD_TIMEOUT``.
@@ -186,9 +186,9 @@ class ClusterDelaySettings:
     #: ``ROBOTSTXT_CLUSTER_DELAY``: seconds between a site's requests for sites
     #: without a Crawl-delay; ``None``: none
     cluster_delay: float | None
-    #: seconds a send stays in flight in Redis without its answer at most (no
-    #: process is granted the site's turn meanwhile): ``DOWNLOAD_TIMEOUT``
-    #: (180 s when 0, no time-out) and :data:`FLIGHT_MARGIN`
+    #: seconds a send is kept in flight in Redis (renewed with each beat) without
+    #: its answer at most (no process is granted the site's turn meanwhile):
+    #: ``DOWNLOAD_TIMEOUT`` (180 s when 0, no time-out) and :data:`FLIGHT_MARGIN`
     flight: float
 
     @classmethod
