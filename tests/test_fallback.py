@@ -487,3 +487,52 @@ async def test_2_3_set_aside_copies_bounded_by_robotstxt_set_aside_max(sites) ->
     assert stats["robotstxt/set_aside"] <= 5
     assert stats["robotstxt/held/max"] > 2  # past the bound: held in the middleware
     assert_none_lost(spider, stats, len(urls))
+
+
+class CallbackDownloadingSpider(Spider):
+    """``/a``'s callback downloads ``other`` with ``engine.download_async`` and a
+    plain ``Request`` (no ``callback=NO_CALLBACK``), as many extensions do."""
+
+    name = "downloading"
+
+    def __init__(self, page: str = "", other: str = "", held: str = "", **kwargs: Any):
+        super().__init__(**kwargs)
+        self.page, self.other, self.held = page, other, held
+        self.answers: list[Any] = []
+        self.parsed: list[str] = []
+
+    async def start(self) -> Any:
+        yield Request(self.held, self.parse_held, priority=1)
+        yield Request(self.page, self.parse_page)
+
+    def parse_held(self, response: Any) -> None:
+        return None
+
+    def parse(self, response: Any) -> None:  # the default callback
+        self.parsed.append(response.url)
+
+    async def parse_page(self, response: Any) -> Any:
+        try:
+            other = await _compat.download(self.crawler, Request(self.other))
+            self.answers.append(other.status)
+        except Exception as error:
+            self.answers.append(repr(error))
+        return
+        yield
+
+
+@deferred_f_from_coro_f
+async def test_2_3_a_download_async_request_with_a_callback_reaches_its_sender(sites) -> None:
+    """Another scheduler queue, ``CONCURRENT_REQUESTS = 2`` (one may wait in the
+    middleware, ``/c`` does): ``/b``, downloaded by a callback with
+    ``engine.download_async``, must wait for its robots.txt and reach its sender."""
+    first = sites(routes={"/robots.txt": status(404)}, default=PAGE)
+    other = sites(routes={"/robots.txt": delayed(0.5, status(404))}, default=PAGE)
+    crawler = get_crawler(
+        CallbackDownloadingSpider, {**BASE_SETTINGS, "CONCURRENT_REQUESTS": 2, **PLAIN}
+    )
+    await _compat.crawl(crawler, page=first.url("/a"), other=other.url("/b"), held=other.url("/c"))
+    spider = crawler.spider
+    assert isinstance(spider, CallbackDownloadingSpider)
+    assert spider.parsed == []  # not handed to the spider's callback instead
+    assert spider.answers == [200]

@@ -637,3 +637,16 @@ async def test_2_3_1_4_the_download_bound_runs_on_the_crawls_clock(sites) -> Non
     assert took < 10, took
     assert stats["robotstxt/forbidden/unreachable"] == 1
     assert "robots.txt unreachable (timed out after 30 s)" in spider.dropped[url]
+
+
+@deferred_f_from_coro_f
+async def test_2_3_1_2_robots_txt_redirected_to_a_scheme_not_downloadable(sites) -> None:
+    """An http site's robots.txt redirects to https, which this crawl cannot
+    download: its http pages are not passed unchecked."""
+    site = sites(default=PAGE)
+    site.routes["/robots.txt"] = redirect(site.url("/r").replace("http://", "https://"))
+    _, stats = await crawl(
+        [site.url("/private/a")], {"DOWNLOAD_HANDLERS": {"https": None}}, allow_errors=True
+    )
+    assert "robotstxt/passed_unchecked" not in stats, site.hits
+    assert stats["robotstxt/redirect_refused"] == 1  # unavailable (RFC 9309 2.3.1.3)

@@ -377,3 +377,18 @@ def test_our_own_download_time_bound_counts_as_scrapy_s_download_timeout() -> No
     scrapy_s = getattr(scrapy.exceptions, "DownloadTimeoutError", TwistedTimeout)
     assert exception_key(DownloadTimedOut(1.0)) == str(scrapy_s)
     assert exception_key(ConnectionRefusedError()) == str(ConnectionRefusedError)
+
+
+@deferred_f_from_coro_f
+async def test_2_3_dont_obey_robotstxt_does_not_follow_a_redirect_to_another_site(sites) -> None:
+    """A request sent with ``dont_obey_robotstxt`` to one site, redirected by it to
+    another site's disallowed page: that page is not downloaded."""
+    other = sites(
+        host="127.0.0.2",
+        routes={"/robots.txt": text("User-agent: *\nDisallow: /private\n")},
+        default=PAGE,
+    )
+    site = sites(routes={"/api": redirect(other.url("/private/y"))}, default=PAGE)
+    _, stats = await crawl([site.url("/api")], {}, meta={"dont_obey_robotstxt": True})
+    assert other.count("/private/y") == 0, other.hits
+    assert stats["robotstxt/forbidden/rule"] == 1
