@@ -7,7 +7,6 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
-import pytest
 from scrapy import Request, Spider
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
@@ -79,12 +78,6 @@ class AgentsSpider(Spider):
         return None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="RobotsTxtFetches._tell_crawl_delay (sitefiles/_robotstxt_fetches.py) reads "
-    "the Crawl-delay for the token of the request that started the fetch only: "
-    "later requests obeying as another token whose group asks a delay are not spaced",
-)
 @deferred_f_from_coro_f
 async def test_crawl_delay_of_each_requests_own_token_is_honoured(sites) -> None:
     """``/first`` is sent as OtherBot (no Crawl-delay for it); the pages sent
@@ -100,3 +93,50 @@ async def test_crawl_delay_of_each_requests_own_token_is_honoured(sites) -> None
     gaps = [later - earlier for earlier, later in pairwise(times)]
     assert len(gaps) == 3
     assert min(gaps) >= 0.55, gaps
+
+
+class _Told:
+    """A Crawl-delay listener keeping what it was told."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[str, float | None]] = []
+
+    def crawl_delay_in_force(self, site: str, delay: float | None) -> None:
+        self.told.append((site, delay))
+
+
+def test_the_delay_told_is_the_longest_of_the_tokens_requests_obey_as() -> None:
+    """The site's delay is the longest its robots.txt asks of the crawl's token
+    (MyBot), ``ROBOTSTXT_ALSO_OBEY``'s (none here) and each token a request of
+    it obeyed as; told again only when a new token's is longer. A request
+    obeying as the crawl's token looks nothing up."""
+    from scrapy_rfc9309.components.sitefiles._crawl_delay import (
+        CrawlDelays,
+        crawl_delay_listeners,
+    )
+    from scrapy_rfc9309.parser._robotstxt import RobotsTxt
+    from scrapy_rfc9309.sites._outcome import Kind, SiteOutcome
+
+    robots = RobotsTxt.parse(
+        b"User-agent: mybot\nCrawl-delay: 1\nDisallow: /a\n\n"
+        b"User-agent: slowbot\nCrawl-delay: 3\nDisallow: /b\n\n"
+        b"User-agent: fastbot\nCrawl-delay: 0.5\nDisallow: /c\n"
+    )
+    outcome = SiteOutcome(Kind.PARSED, robots, "HTTP 200", 0.0)
+    crawler = get_crawler(Spider)
+    listener = _Told()
+    crawl_delay_listeners(crawler).append(listener)
+    delays = CrawlDelays(crawler, "MyBot", ())
+    site = "http://a.example:80"
+    delays.in_force(site, outcome, "FastBot")  # fetched for a request sent as FastBot
+    assert listener.told == [(site, 1.0)]  # the crawl's token's is the longer
+    delays.obeyed_as(site, outcome, "MyBot")
+    delays.obeyed_as(site, outcome, "FastBot")
+    assert listener.told == [(site, 1.0)]
+    delays.obeyed_as(site, outcome, "SlowBot")
+    assert listener.told == [(site, 1.0), (site, 3.0)]
+    delays.obeyed_as(site, outcome, "SlowBot")  # told once
+    delays.in_force(site, outcome, "MyBot")  # fetched again: as read for the crawl's token
+    assert listener.told[-1] == (site, 1.0)
+    delays.obeyed_as(site, outcome, "SlowBot")
+    assert listener.told[-1] == (site, 3.0)

@@ -8,16 +8,29 @@ unreachable (RFC 9309 2.4). The extension listens (it floors the site's
 download slot and tells the cluster pacer); nothing depends on a signal's
 arguments. Found through the crawler (:func:`crawl_delay_listeners`); the
 delay is the decision's (``sites._request_decision.asked_crawl_delay``).
+
+A site's delay is the longest its robots.txt asks of the tokens the crawl's
+requests of it obey as (:class:`CrawlDelays`): the crawl's own and
+``ROBOTSTXT_ALSO_OBEY``'s, and each token a request brings with its own
+``User-Agent`` header, told again as such a request is allowed.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from ...sites._request_decision import asked_crawl_delay
+
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["CrawlDelayListener", "crawl_delay_listeners"]
+    from ...sites._outcome import SiteOutcome
+
+__all__ = ["CrawlDelayListener", "CrawlDelays", "crawl_delay_listeners"]
+
+#: Sites whose requests obeyed as another token than the crawl's, remembered;
+#: beyond, the oldest are forgotten (their delay stays as told).
+MAX_SITES_TRACKED = 100_000
 
 #: The crawler attribute the listeners are kept in.
 _ATTRIBUTE = "_robotstxt_crawl_delay_listeners"
@@ -38,3 +51,58 @@ def crawl_delay_listeners(crawler: Crawler) -> list[CrawlDelayListener]:
         listeners = []
         setattr(crawler, _ATTRIBUTE, listeners)
     return listeners
+
+
+class CrawlDelays:
+    """Tells the listeners each site's Crawl-delay: the longest its robots.txt in
+    force asks of the crawl's token, ``ROBOTSTXT_ALSO_OBEY``'s, and each token a
+    request of the site obeyed as (its own ``User-Agent`` header)."""
+
+    def __init__(self, crawler: Crawler, token: str, also_obey: tuple[str, ...]) -> None:
+        self._crawler = crawler
+        #: the token requests without a header of their own obey as
+        self._token = token
+        self._also = also_obey
+        #: site -> the other tokens its delay was read for, and the delay told
+        #: (only sites some request of which obeyed as another token)
+        self._others: dict[str, tuple[frozenset[str], float | None]] = {}
+
+    def in_force(self, site: str, outcome: SiteOutcome, token: str) -> None:
+        """``outcome`` came into force for ``site``, fetched for a request obeying
+        as ``token``: its delay told (the crawl's token's read too)."""
+        listeners = crawl_delay_listeners(self._crawler)
+        if not listeners:
+            return
+        others: frozenset[str] = frozenset() if token == self._token else frozenset((token,))
+        delay = asked_crawl_delay(outcome, (self._token, *others, *self._also))
+        self._others.pop(site, None)
+        if others:
+            self._remember(site, others, delay)
+        for listener in listeners:
+            listener.crawl_delay_in_force(site, delay)
+
+    def obeyed_as(self, site: str, outcome: SiteOutcome, token: str) -> None:
+        """A request of ``site`` obeying as ``token`` is allowed by ``outcome``: if
+        its group asks a longer delay than told, the longer one is told."""
+        if token == self._token:  # most requests: nothing looked up
+            return
+        known = self._others.get(site)
+        if known is not None and token in known[0]:
+            return
+        listeners = crawl_delay_listeners(self._crawler)
+        if not listeners:
+            return
+        tokens = (known[0] if known is not None else frozenset()) | {token}
+        own = (self._token, *self._also)
+        told = known[1] if known is not None else asked_crawl_delay(outcome, own)
+        delay = asked_crawl_delay(outcome, (self._token, *tokens, *self._also))
+        self._remember(site, tokens, delay)
+        if delay is not None and (told is None or delay > told):
+            for listener in listeners:
+                listener.crawl_delay_in_force(site, delay)
+
+    def _remember(self, site: str, tokens: frozenset[str], delay: float | None) -> None:
+        others = self._others
+        if site not in others and len(others) >= MAX_SITES_TRACKED:
+            others.pop(next(iter(others)))
+        others[site] = (tokens, delay)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ...parser._tdmrep import TdmRep
     from ...sites._outcome import SiteOutcome
     from ..settings._settings import RobotsTxtSettings
+    from ._crawl_delay import CrawlDelays
     from ._usage_gate import UsageGate
 
 __all__ = ["RequestDecisions"]
@@ -42,8 +43,16 @@ class RequestDecisions:
     """Each request's decision for one crawl, made once (RFC 9309 2.2.2, with the
     usage preferences of the declared purposes)."""
 
-    def __init__(self, settings: RobotsTxtSettings, usage: UsageGate | None) -> None:
+    def __init__(
+        self,
+        settings: RobotsTxtSettings,
+        usage: UsageGate | None,
+        crawl_delays: CrawlDelays | None = None,
+    ) -> None:
         self.settings = settings
+        #: told of each request allowed, with the token it obeys as (its group's
+        #: Crawl-delay applies to the site too)
+        self._crawl_delays = crawl_delays
         #: ROBOTSTXT_ALSO_OBEY, ROBOTSTXT_PURPOSES, ...: how each request is decided
         self.policy = settings.policy
         self._usage = usage
@@ -73,6 +82,8 @@ class RequestDecisions:
         if made is not None and made[0] is outcome and made[1] == token and made[2] is rules:
             return made[3]
         decision = decide_request(outcome, request.url, site, token, self.policy, rules)
+        if decision.fetch and self._crawl_delays is not None:
+            self._crawl_delays.obeyed_as(site, outcome, token)
         if keep and decision.cause != PENDING:
             self._decided[request] = (outcome, token, rules, decision)
         return decision

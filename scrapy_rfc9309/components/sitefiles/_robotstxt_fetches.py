@@ -22,9 +22,8 @@ from typing import TYPE_CHECKING
 from twisted.internet.defer import CancelledError, Deferred
 
 from ...sites._outcome import Kind, SiteOutcome
-from ...sites._request_decision import asked_crawl_delay
 from ...sites._site import robots_url
-from ._crawl_delay import crawl_delay_listeners
+from ._crawl_delay import CrawlDelays
 from ._download_slots import SLOW_FACTOR
 from ._fetch_log import SiteCounts, internal_error, log_outcome, warn_refetched_evicted
 from ._fetch_mode import CRAWL, FetchMode
@@ -76,8 +75,13 @@ class RobotsTxtFetches:
         queued: Callable[[], bool],
         record: CrawlRecord | None = None,
         mode: FetchMode = CRAWL,
+        crawl_delays: CrawlDelays | None = None,
     ) -> None:
         self.crawler = crawler
+        #: tells each site's Crawl-delay as its outcome comes into force
+        self._crawl_delays = crawl_delays or CrawlDelays(
+            crawler, settings.token_of(None), settings.also_obey
+        )
         #: how outcomes are kept, and whether an unreachable site is deferred
         self._mode = mode
         self.settings = settings
@@ -163,15 +167,9 @@ class RobotsTxtFetches:
 
     def _tell_crawl_delay(self, site: str, outcome: SiteOutcome, request: Request | None) -> None:
         """Tell the crawl's listeners the Crawl-delay of the outcome now in force
-        for ``site``: of our product token (the page's, or the crawl's when it
-        was fetched for none) and ``ROBOTSTXT_ALSO_OBEY``'s, the longest."""
-        listeners = crawl_delay_listeners(self.crawler)
-        if not listeners:
-            return
-        token = self.settings.token_of(request)
-        delay = asked_crawl_delay(outcome, (token, *self.settings.also_obey))
-        for listener in listeners:
-            listener.crawl_delay_in_force(site, delay)
+        for ``site`` (:class:`~._crawl_delay.CrawlDelays`: of our product token,
+        the page's, and ``ROBOTSTXT_ALSO_OBEY``'s, the longest)."""
+        self._crawl_delays.in_force(site, outcome, self.settings.token_of(request))
 
     def _refetched_evicted(self, site: str) -> None:
         """``site``'s robots.txt is downloaded again only because the bound evicted

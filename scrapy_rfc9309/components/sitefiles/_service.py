@@ -37,6 +37,7 @@ from ..settings._crawler_settings import robotstxt_settings
 from ..settings._setting_names import warn_unknown_settings
 from ..store._store_bridge import open_bridge
 from ._close_watchdog import CloseWatchdog
+from ._crawl_delay import CrawlDelays
 from ._decisions import RequestDecisions
 from ._deferral import Deferrals
 from ._fetch_log import log_start
@@ -182,8 +183,11 @@ class SiteService:
         #: ROBOTSTXT_PURPOSES: the usage gate, and the tdmrep.json of each site it needs
         self.usage = _usage_gate(self) if settings.purposes else None
         self.tdmrep: TdmRepSites | None = None if self.usage is None else self.usage.tdmrep
+        #: each site's Crawl-delay, told as its robots.txt comes into force and
+        #: as requests obeying as other tokens are allowed
+        crawl_delays = CrawlDelays(crawler, settings.token_of(None), settings.also_obey)
         #: each request's decision, made once (the queue's pop, the middleware)
-        self.decisions = RequestDecisions(settings, self.usage)
+        self.decisions = RequestDecisions(settings, self.usage, crawl_delays)
         self.deferrals = Deferrals(
             self._table,
             settings,
@@ -211,6 +215,7 @@ class SiteService:
             queued=lambda: bool(self._queues),
             record=self.record,
             mode=mode,
+            crawl_delays=crawl_delays,
         )
         #: the robots.txt downloads in flight, and the sites waiting for one
         self._launcher = self._fetches.launcher
