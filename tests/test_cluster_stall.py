@@ -380,17 +380,19 @@ def test_each_beat_renews_the_sends_in_flight_until_their_answer() -> None:
 
 def test_a_push_still_on_its_thread_at_close_is_ended_by_the_close() -> None:
     """The spider closes while an answer's push is still on its thread: the close
-    ends that send in Redis itself (it was never cleared, and held the site
-    for every other process until it expired), and the push failing then, on a
-    connection the close shut, is not an error."""
+    ends that send in Redis itself, off the reactor too (it was never cleared,
+    and held the site for every other process until it expired), before the
+    connections are closed; and the push failing then, on a connection the
+    close shut, is not an error."""
     fake = FakeClusterClock()
-    pending: list[Deferred[Any]] = []
+    calls: list[Deferred[Any]] = []
 
     def on_thread(call: Callable[[], Any], site: str = "") -> Deferred[Any]:
-        if call.__code__.co_name == "<lambda>" and "answered" in call.__code__.co_names:
-            pending.append(Deferred())  # the push: not run yet
-            return pending[-1]
-        return maybeDeferred(call)
+        if len(calls) == 2:  # the answer's push (after the turn and the beat): not run yet
+            calls.append(Deferred())
+            return calls[-1]
+        calls.append(maybeDeferred(call))
+        return calls[-1]
 
     pacer, _, _ = paced(fake, in_thread=on_thread)
     request = Request(SITE + "/p")
@@ -398,13 +400,16 @@ def test_a_push_still_on_its_thread_at_close_is_ended_by_the_close() -> None:
     pacer.sent(request, SITE)
     (token,) = fake.sent
     pacer.answered(request)
-    assert len(pending) == 1
+    push = calls[2]
+    assert not push.called
     fake.calls.clear()
-    pacer.close()
+    closed = pacer.close()
+    assert closed.called  # the end ran at once here (in a crawl: on a thread)
     assert fake.calls == [("answered", SITE, "1.0", token)]
+    assert len(calls) == 4  # the end went through the threads, not the reactor
     failures: list[Any] = []
-    pending[0].errback(ValueError("I/O operation on closed file"))
-    pending[0].addErrback(failures.append)
+    push.errback(ValueError("I/O operation on closed file"))
+    push.addErrback(failures.append)
     assert failures == []
 
 

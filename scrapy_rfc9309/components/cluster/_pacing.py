@@ -43,7 +43,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from twisted.internet.defer import Deferred, succeed
+from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.python.failure import Failure
 
 from ...sites._store import StoreError
@@ -67,6 +67,8 @@ logger = logging.getLogger("scrapy_rfc9309.store")
 CALL_TIMEOUT = 1.0
 #: sites whose Crawl-delay is remembered; beyond, the oldest are forgotten
 MAX_SITES_TRACKED = 100_000
+#: seconds the close waits at most for the sends still in flight to be ended in Redis
+CLOSE_WAIT_SECONDS = 2.0
 
 #: ``request.meta`` key: the request was counted in ``robotstxt/cluster_delay/waited``
 META_WAITED = "_robotstxt_cluster_waited"
@@ -110,6 +112,8 @@ class ClusterPacer:
             scheduler=scheduler,
             renewing=self._renewing,
         )
+        #: the close's timer (an ``IReactorTime``; ``None``: the reactor)
+        self._scheduler = scheduler
         #: site -> its Crawl-delay (capped), set by the extension as robots.txt is parsed
         self._delays: dict[str, float] = {}
         #: our scheduler queue paces the requests it hands out (the middleware then does not)
@@ -311,30 +315,61 @@ class ClusterPacer:
         if stats is not None:
             stats.inc_value(key, value)
 
-    def close(self) -> None:
-        self._fallback.close()
-        if self._threads is not None:
-            self._threads.stop()
-        if self._clock is not None:
-            self._end_flights(self._clock)
-            self._clock.close()
-            self._clock = None
+    async def spider_closed(self) -> None:
+        """``spider_closed``: :meth:`close`, waited for."""
+        from scrapy.utils.defer import maybe_deferred_to_future
 
-    def _end_flights(self, clock: ClusterClock) -> None:
-        """At close: the sends still in flight (a download cancelled, a request
-        a later middleware replaced, an answer whose push was still on its
-        thread) are ended as answered now, so that no other process waits for
-        them until they expire. Best effort, on the reactor (at close, once):
-        Redis lost, they expire (unrenewed, within seconds)."""
+        await maybe_deferred_to_future(self.close())
+
+    def close(self) -> Deferred[None]:
+        """At the spider's close: the sends still in flight ended in Redis, off the
+        reactor (:meth:`_end_flights`), then the threads stopped and the
+        connections closed. The close waits for the ends at most
+        :data:`CLOSE_WAIT_SECONDS`."""
+        self._fallback.close()
+        clock = self._clock
+        if clock is None:
+            return succeed(None)
+
+        def closed(_: object) -> None:
+            self._clock = None
+            if self._threads is not None:
+                self._threads.stop()
+            clock.close()
+
+        return self._end_flights(clock).addBoth(closed)
+
+    def _end_flights(self, clock: ClusterClock) -> Deferred[None]:
+        """The sends still in flight at close (a download cancelled, a request a
+        later middleware replaced, an answer whose push is still on its
+        thread) are ended as answered now, on their sites' threads (after
+        what is asked there already), so that no other process waits for
+        them until they expire. Fires once they are done, failed, or after
+        :data:`CLOSE_WAIT_SECONDS`; Redis lost, they expire (unrenewed, within
+        seconds)."""
         flights, self._in_flight = self._in_flight, {}
-        if self._fallback.lost:
-            return
-        for site, (token, _) in flights.items():
-            delay = self.delay_for(site)
-            try:
-                clock.answered(site, delay or 0.0, token)
-            except StoreError:
-                return
+        if not flights or self._fallback.lost:
+            return succeed(None)
+
+        def end(site: str, token: str) -> Callable[[], float]:
+            delay = self.delay_for(site) or 0.0
+            return lambda: clock.answered(site, delay, token)
+
+        ends = [self._in_thread(end(site, token), site) for site, (token, _) in flights.items()]
+        done: Deferred[None] = Deferred()
+
+        def over(_: object = None) -> None:
+            if not done.called:
+                done.callback(None)
+
+        scheduler = self._scheduler
+        if scheduler is None:
+            from twisted.internet import reactor as scheduler
+        timer = scheduler.callLater(CLOSE_WAIT_SECONDS, over)
+        ended = DeferredList(ends, consumeErrors=True)
+        ended.addBoth(over)
+        ended.addBoth(lambda _: timer.cancel() if timer.active() else None)
+        return done
 
 
 def cluster_pacer(crawler: Crawler, time: Clock) -> ClusterPacer | None:
@@ -358,5 +393,5 @@ def cluster_pacer(crawler: Crawler, time: Clock) -> ClusterPacer | None:
         from scrapy import signals
 
         crawler.signals.connect(pacer.start, signal=signals.spider_opened)
-        crawler.signals.connect(pacer.close, signal=signals.spider_closed)
+        crawler.signals.connect(pacer.spider_closed, signal=signals.spider_closed)
     return pacer
