@@ -330,6 +330,18 @@ def test_a_redis_back_empty_is_told_this_process_s_last_answer() -> None:
     assert fake.calls == [("ping",), ("answered", SITE, "1.5", ""), ("take", SITE)]
 
 
+def two_sites_sent(pacer: ClusterPacer) -> tuple[Request, Request]:
+    """A request of :data:`SITE` and one of another site (``Crawl-delay: 1``
+    both), each sent in its turn."""
+    pacer.set_crawl_delay("http://b.example:80", 1.0)
+    requests = Request(SITE + "/p"), Request("http://b.example:80/q")
+    for request in requests:
+        site = request.url.rsplit("/", 1)[0]
+        assert fired(pacer.at_send(site)) == 0.0
+        pacer.sent(request, site)
+    return requests
+
+
 def test_close_ends_the_sends_still_in_flight() -> None:
     """A request sent and never answered (its download cancelled, or replaced by
     a later middleware): at close its send is ended in Redis as answered, so
@@ -337,12 +349,7 @@ def test_close_ends_the_sends_still_in_flight() -> None:
     again."""
     fake = FakeClusterClock()
     pacer, _, _ = paced(fake)
-    pacer.set_crawl_delay("http://b.example:80", 1.0)
-    answered, left = Request(SITE + "/p"), Request("http://b.example:80/q")
-    for request in (answered, left):
-        site = request.url.rsplit("/", 1)[0]
-        assert fired(pacer.at_send(site)) == 0.0
-        pacer.sent(request, site)
+    answered, _ = two_sites_sent(pacer)
     pacer.answered(answered)
     fake.calls.clear()
     pacer.close()
@@ -358,12 +365,7 @@ def test_each_beat_renews_the_sends_in_flight_until_their_answer() -> None:
 
     fake = FakeClusterClock()
     pacer, scheduler, _ = paced(fake)
-    pacer.set_crawl_delay("http://b.example:80", 1.0)
-    answered, left = Request(SITE + "/p"), Request("http://b.example:80/q")
-    for request in (answered, left):
-        site = request.url.rsplit("/", 1)[0]
-        assert fired(pacer.at_send(site)) == 0.0
-        pacer.sent(request, site)
+    answered, _ = two_sites_sent(pacer)
     fake.calls.clear()
     scheduler.advance(BEAT_SECONDS)
     a, b = fake.sent

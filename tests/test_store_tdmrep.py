@@ -18,6 +18,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -338,6 +339,20 @@ async def test_history_lists_tdmrep_copies_and_prune_counts_them(tmp_path: Path)
     assert "0 archive records, 1 bodies, 1 tdmrep.json records" in output
 
 
+def purpose_settings(tmp_path: Path, request: Any, backend: str) -> dict[str, Any]:
+    """A crawl declaring the purpose ``train-ai``, with a SQLite or Redis store."""
+    settings: dict[str, Any] = {
+        "USER_AGENT": "ExampleBot/1.0 (+https://example.com/bot)",
+        "ROBOTSTXT_PURPOSES": ["train-ai"],
+        "ROBOTSTXT_STORE_URI": f"sqlite:///{tmp_path / 'robots.db'}",
+    }
+    if backend == "redis":
+        server = request.getfixturevalue("redis_server")
+        settings["ROBOTSTXT_STORE_URI"] = server.url
+        settings["ROBOTSTXT_STORE_PREFIX"] = request.getfixturevalue("prefix")
+    return settings
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "redis"])
 @deferred_f_from_coro_f
 async def test_2_4_a_later_crawl_takes_tdmrep_json_from_the_store_while_in_force(
@@ -361,15 +376,8 @@ async def test_2_4_a_later_crawl_takes_tdmrep_json_from_the_store_while_in_force
         default=text("page"),
     )
     urls = [site.url("/tdm/a"), site.url("/free")]
-    settings = {
-        "USER_AGENT": "ExampleBot/1.0 (+https://example.com/bot)",
-        "ROBOTSTXT_PURPOSES": ["train-ai"],
-        "ROBOTSTXT_STORE_URI": f"sqlite:///{tmp_path / 'robots.db'}",
-    }
-    if backend == "redis":  # another process of a cluster reads it as a later run does
-        server = request.getfixturevalue("redis_server")
-        settings["ROBOTSTXT_STORE_URI"] = server.url
-        settings["ROBOTSTXT_STORE_PREFIX"] = request.getfixturevalue("prefix")
+    # with Redis, another process of a cluster reads it as a later run does
+    settings = purpose_settings(tmp_path, request, backend)
     for run in (1, 2):
         spider, stats = await crawl(urls, settings)
         assert spider.fetched == [site.url("/free")], run  # /tdm/a reserved, both runs
@@ -411,15 +419,7 @@ async def test_2_4_crawls_sharing_a_store_download_a_tdmrep_json_once(
         default=text("page"),
     )
     urls = [site.url("/tdm/a"), site.url("/free")]
-    settings = {
-        "USER_AGENT": "ExampleBot/1.0 (+https://example.com/bot)",
-        "ROBOTSTXT_PURPOSES": ["train-ai"],
-        "ROBOTSTXT_STORE_URI": f"sqlite:///{tmp_path / 'robots.db'}",
-    }
-    if backend == "redis":
-        server = request.getfixturevalue("redis_server")
-        settings["ROBOTSTXT_STORE_URI"] = server.url
-        settings["ROBOTSTXT_STORE_PREFIX"] = request.getfixturevalue("prefix")
+    settings = purpose_settings(tmp_path, request, backend)
     both = await maybe_deferred_to_future(
         gatherResults(
             [deferred_from_coro(crawl(urls, settings)) for _ in range(2)], consumeErrors=True
