@@ -370,8 +370,16 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Red
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
         assert created.returncode == 0, created.stdout + created.stderr
-        client = redis.Redis.from_url(nodes[0].url)
-        until(lambda: client.cluster("info").get("cluster_state") == "ok", 20, "the cluster")
+        # each node says the cluster is up only once gossip told it every slot:
+        # a node asked before answers CLUSTERDOWN
+        clients = [redis.Redis.from_url(node.url) for node in nodes]
+        until(
+            lambda: all(c.cluster("info").get("cluster_state") == "ok" for c in clients),
+            20,
+            "every node of the cluster",
+        )
+        for client in clients:
+            client.close()
         yield nodes
     finally:
         for node in nodes:
