@@ -1,8 +1,9 @@
-"""The two places where scrapy-rfc9309 reaches into Scrapy's engine. Scrapy glue.
+"""Where scrapy-rfc9309 reaches into Scrapy's engine and downloader. Scrapy glue.
 
-Scrapy has no public call for either; both read attributes present from
-Scrapy 2.13 to 2.19 and do nothing when they are missing, so an engine that
-changes them loses the optimisation, never the crawl:
+Scrapy has no public call for any of these; each reads attributes present
+from Scrapy 2.13 to 2.19 and does nothing (or falls back) when they are
+missing, so an engine that changes them loses the optimisation, never the
+crawl:
 
 * :func:`wake_engine`: ``engine._slot.nextcall`` (private);
 * :func:`add_to_total_concurrency`:
