@@ -250,3 +250,15 @@ def test_dont_obey_robotstxt_exempts_the_site_the_request_was_sent_to(
     meta: dict[str, object], url: str, exempt: bool
 ) -> None:
     assert exempt_by_meta(meta, url) is exempt
+
+
+def test_a_bounded_dictionary_forgets_its_oldest_entry_first() -> None:
+    from scrapy_rfc9309.sites._bounded import put_bounded
+
+    kept: dict[str, int] = {}
+    for number, key in enumerate("abc"):
+        put_bounded(kept, key, number, 3)
+    put_bounded(kept, "b", 10, 3)  # a key kept: nothing forgotten
+    assert kept == {"a": 0, "b": 10, "c": 2}
+    put_bounded(kept, "d", 3, 3)
+    assert kept == {"b": 10, "c": 2, "d": 3}

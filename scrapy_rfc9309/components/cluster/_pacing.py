@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.python.failure import Failure
 
+from ...sites._bounded import put_bounded
 from ...sites._store import StoreError
 from ..settings._store_settings import ClusterDelaySettings
 from ._pacing_fallback import ClockFallback
@@ -138,9 +139,7 @@ class ClusterPacer:
             return
         if not self.settings.crawl_delay:
             return
-        if site not in self._delays and len(self._delays) >= MAX_SITES_TRACKED:
-            self._delays.pop(next(iter(self._delays)))
-        self._delays[site] = delay
+        put_bounded(self._delays, site, delay, MAX_SITES_TRACKED)
 
     def delay_for(self, site: str) -> float | None:
         """Seconds between ``site``'s requests across the cluster; ``None``: not paced."""
@@ -158,9 +157,8 @@ class ClusterPacer:
 
         def reserved(left: float) -> float:
             if left == 0:
-                if site not in self._reserved and len(self._reserved) >= MAX_SITES_TRACKED:
-                    self._reserved.pop(next(iter(self._reserved)))  # never confirmed (dropped)
-                self._reserved[site] = token
+                # the oldest never confirmed (dropped) are forgotten first
+                put_bounded(self._reserved, site, token, MAX_SITES_TRACKED)
             return left
 
         return self._ask(clock.take, site, delay, token).addCallback(reserved)
@@ -191,10 +189,8 @@ class ClusterPacer:
         if self._clock is not None and self.delay_for(site):
             request.meta[META_SENT] = (site, token)
             if token:
-                flights = self._in_flight
-                if site not in flights and len(flights) >= MAX_SITES_TRACKED:
-                    flights.pop(next(iter(flights)))
-                flights[site] = (token, self._time.monotonic())
+                flight = (token, self._time.monotonic())
+                put_bounded(self._in_flight, site, flight, MAX_SITES_TRACKED)
             self._fallback.remember(site)
 
     def _renewing(self) -> list[tuple[str, str]]:

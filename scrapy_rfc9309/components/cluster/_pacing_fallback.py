@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ...sites._bounded import put_bounded
 from ...sites._store import StoreError
 from . import _pacing_outage
 from ._pacing_outage import HOLD_SECONDS, ClockOutage, slot_wait, still_due
@@ -109,21 +110,14 @@ class ClockFallback:
 
     def remember(self, site: str) -> None:
         """A request of ``site`` was sent or answered now."""
-        last = self._last
-        last.pop(site, None)  # the latest last: the oldest are forgotten first
-        if len(last) >= MAX_SITES_TRACKED:
-            last.pop(next(iter(last)))
-        last[site] = self._now()
+        self._last.pop(site, None)  # the latest last: the oldest are forgotten first
+        put_bounded(self._last, site, self._now(), MAX_SITES_TRACKED)
 
     def unpushed(self, site: str, token: str) -> None:
         """The answer of ``site``'s send ``token`` did not reach Redis: told
         when Redis answers again."""
-        if not token:
-            return
-        unpushed = self._unpushed
-        if site not in unpushed and len(unpushed) >= MAX_SITES_TRACKED:
-            unpushed.pop(next(iter(unpushed)))
-        unpushed[site] = token
+        if token:
+            put_bounded(self._unpushed, site, token, MAX_SITES_TRACKED)
 
     def before_call(self, site: str, delay: float) -> float | None:
         """The seconds a request of ``site`` waits without asking Redis (lost, or

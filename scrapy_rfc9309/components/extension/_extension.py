@@ -21,6 +21,7 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request
 
+from ...sites._bounded import put_bounded
 from ...sites._site import robots_url
 from .._engine import downloader_of, page_slot_key, url_slot_key
 from .._report import CrawlReport, report_for
@@ -93,9 +94,7 @@ class RobotsTxtExtension:
             return
         request = Request(robots_url(site))  # a URL of the site: its pages' slot
         key = page_slot_key(downloader, request)
-        if key not in self._floors and len(self._floors) >= MAX_SLOTS_TRACKED:
-            self._floors.pop(next(iter(self._floors)))
-        self._floors[key] = floor
+        put_bounded(self._floors, key, floor, MAX_SLOTS_TRACKED)
         if not self._enforcing:
             self._enforcing = True
             self.crawler.signals.connect(self._enforce, signal=signals.request_reached_downloader)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from ...sites._bounded import put_bounded
 from ...sites._request_decision import asked_crawl_delay
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ class CrawlDelays:
         delay = asked_crawl_delay(outcome, (self._token, *others, *self._also))
         self._others.pop(site, None)
         if others:
-            self._remember(site, others, delay)
+            put_bounded(self._others, site, (others, delay), MAX_SITES_TRACKED)
         for listener in listeners:
             listener.crawl_delay_in_force(site, delay)
 
@@ -96,13 +97,7 @@ class CrawlDelays:
         own = (self._token, *self._also)
         told = known[1] if known is not None else asked_crawl_delay(outcome, own)
         delay = asked_crawl_delay(outcome, (self._token, *tokens, *self._also))
-        self._remember(site, tokens, delay)
+        put_bounded(self._others, site, (tokens, delay), MAX_SITES_TRACKED)
         if delay is not None and (told is None or delay > told):
             for listener in listeners:
                 listener.crawl_delay_in_force(site, delay)
-
-    def _remember(self, site: str, tokens: frozenset[str], delay: float | None) -> None:
-        others = self._others
-        if site not in others and len(others) >= MAX_SITES_TRACKED:
-            others.pop(next(iter(others)))
-        others[site] = (tokens, delay)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ...parser._tdmrep import TDMREP_PATH, TdmRep
 from ...parser._usage import needs_tdmrep
+from ...sites._bounded import put_bounded
 from ._site_files import drop_at_close
 from ._tdmrep_sites import TdmRepSites
 
@@ -100,9 +101,7 @@ class UsageGate:
         rule), at INFO, once per fetch (each fetch gives a new :class:`TdmRep`)."""
         if self._findings_told.get(site) is rules:
             return
-        if len(self._findings_told) >= MAX_FINDINGS_TOLD:
-            self._findings_told.pop(next(iter(self._findings_told)))
-        self._findings_told[site] = rules
+        put_bounded(self._findings_told, site, rules, MAX_FINDINGS_TOLD)
         logger.info(
             "tdmrep.json of %s: %s",
             site,
