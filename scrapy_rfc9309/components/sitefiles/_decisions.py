@@ -47,7 +47,7 @@ class RequestDecisions:
         self,
         settings: RobotsTxtSettings,
         usage: UsageGate | None,
-        crawl_delays: CrawlDelays | None = None,
+        crawl_delays: CrawlDelays,
     ) -> None:
         self.settings = settings
         #: told of each request allowed, with the token it obeys as (its group's
@@ -82,7 +82,7 @@ class RequestDecisions:
         if made is not None and made[0] is outcome and made[1] == token and made[2] is rules:
             return made[3]
         decision = decide_request(outcome, request.url, site, token, self.policy, rules)
-        if decision.fetch and self._crawl_delays is not None:
+        if decision.fetch:
             self._crawl_delays.obeyed_as(site, outcome, token)
         if keep and decision.cause != PENDING:
             self._decided[request] = (outcome, token, rules, decision)

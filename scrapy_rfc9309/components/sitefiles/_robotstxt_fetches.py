@@ -23,7 +23,6 @@ from twisted.internet.defer import CancelledError, Deferred
 
 from ...sites._outcome import Kind, SiteOutcome
 from ...sites._site import robots_url
-from ._crawl_delay import CrawlDelays
 from ._download_slots import SLOW_FACTOR
 from ._fetch_log import SiteCounts, internal_error, log_outcome, warn_refetched_evicted
 from ._fetch_mode import CRAWL, FetchMode
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from ..record._crawl_record import CrawlRecord
     from ..settings._settings import RobotsTxtSettings
     from ..store._store_bridge import StoreBridge
+    from ._crawl_delay import CrawlDelays
     from ._deferral import Deferrals
     from ._fetcher import RobotsTxtFetcher
     from ._set_aside import SetAside
@@ -73,15 +73,13 @@ class RobotsTxtFetches:
         set_aside: SetAside,
         release: Callable[[str], None],
         queued: Callable[[], bool],
+        crawl_delays: CrawlDelays,
         record: CrawlRecord | None = None,
         mode: FetchMode = CRAWL,
-        crawl_delays: CrawlDelays | None = None,
     ) -> None:
         self.crawler = crawler
         #: tells each site's Crawl-delay as its outcome comes into force
-        self._crawl_delays = crawl_delays or CrawlDelays(
-            crawler, settings.token_of(None), settings.also_obey
-        )
+        self._crawl_delays = crawl_delays
         #: how outcomes are kept, and whether an unreachable site is deferred
         self._mode = mode
         self.settings = settings
