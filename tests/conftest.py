@@ -65,6 +65,13 @@ def no_signal_handler_errors() -> Iterator[None]:
 
 #: A value for :func:`crawl` settings that removes the key from the base settings.
 UNSET: Any = object()
+#: :func:`crawl` settings with the add-on alone enabling the components, as a
+#: user's settings do (the base settings' middleware and ROBOTSTXT_OBEY taken off).
+ADDON_ONLY: dict[str, Any] = {
+    "ADDONS": {"scrapy_rfc9309.Addon": 100},
+    "DOWNLOADER_MIDDLEWARES": {},
+    "ROBOTSTXT_OBEY": UNSET,
+}
 
 
 class RecordingSpider(Spider):

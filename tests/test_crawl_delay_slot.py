@@ -13,15 +13,10 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_rfc9309.components import _compat
 
-from .conftest import BASE_SETTINGS, UNSET, crawl
+from .conftest import ADDON_ONLY, BASE_SETTINGS, crawl
 from .server import redirect, text
 
 PAGE = text("<html>page</html>", content_type=b"text/html")
-ADDON_ONLY: dict[str, Any] = {
-    "ADDONS": {"scrapy_rfc9309.Addon": 100},
-    "DOWNLOADER_MIDDLEWARES": {},
-    "ROBOTSTXT_OBEY": UNSET,
-}
 DELAYED = "User-agent: *\nCrawl-delay: 0.6\n"
 
 

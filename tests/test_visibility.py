@@ -21,15 +21,10 @@ from scrapy_rfc9309.components.settings._report_settings import ReportSettings, 
 from scrapy_rfc9309.components.settings._setting_values import SettingError
 
 from .clock import SkippingClock
-from .conftest import BASE_SETTINGS, UNSET, RecordingSpider, crawl
+from .conftest import ADDON_ONLY, BASE_SETTINGS, UNSET, RecordingSpider, crawl
 from .server import delayed, redirect, sequence, status, text
 
 PAGE = text("<html>page</html>", content_type=b"text/html")
-ADDON_ONLY: dict[str, Any] = {
-    "ADDONS": {"scrapy_rfc9309.Addon": 100},
-    "DOWNLOADER_MIDDLEWARES": {},
-    "ROBOTSTXT_OBEY": UNSET,
-}
 ROBOTS = "User-agent: *\nDisallow: /a\nDisallow: /b\nAllow: /b/open\nDisallow: /c\n"
 
 
